@@ -1,0 +1,56 @@
+"""Build the compiled core ``sparsecal._core`` (Cython, OpenMP when available)."""
+import os
+import sys
+import tempfile
+import subprocess
+
+import numpy as np
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+
+def _openmp_flags():
+    """Return (compile, link) flags for OpenMP, or empty lists if the compiler lacks it."""
+    if os.environ.get("SPARSECAL_NO_OPENMP"):
+        return [], []
+    if sys.platform == "win32":
+        return ["/openmp"], []
+    cc = os.environ.get("CC", "cc")
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "omp.c")
+        with open(src, "w") as f:
+            f.write("#include <omp.h>\nint main(void){return omp_get_max_threads() > 0 ? 0 : 1;}\n")
+        try:
+            subprocess.run([cc, "-fopenmp", src, "-o", os.path.join(tmp, "omp")],
+                           check=True, capture_output=True)
+        except (OSError, subprocess.CalledProcessError):
+            return [], []
+    return ["-fopenmp"], ["-fopenmp"]
+
+
+omp_compile, omp_link = _openmp_flags()
+extra_compile = [] if sys.platform == "win32" else ["-O3"]
+
+extensions = [
+    Extension(
+        "sparsecal._core",
+        ["sparsecal/_core.pyx"],
+        include_dirs=[np.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
+        extra_compile_args=extra_compile + omp_compile,
+        extra_link_args=omp_link,
+    )
+]
+
+setup(
+    ext_modules=cythonize(
+        extensions,
+        compiler_directives={
+            "language_level": 3,
+            "boundscheck": False,
+            "wraparound": False,
+            "cdivision": True,
+            "initializedcheck": False,
+        },
+    )
+)

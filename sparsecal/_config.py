@@ -1,0 +1,24 @@
+"""Thread count used by the compiled kernels."""
+import os
+
+__all__ = ["get_n_threads"]
+
+
+def get_n_threads(n_threads=None):
+    """Number of threads for a kernel call.
+
+    ``n_threads=None`` means the ``SPARSECAL_NUM_THREADS`` environment variable if
+    set, else the CPUs this process may run on. Results never depend on it.
+    """
+    if n_threads is None:
+        env = os.environ.get("SPARSECAL_NUM_THREADS")
+        if env:
+            n_threads = int(env)
+        elif hasattr(os, "sched_getaffinity"):
+            n_threads = len(os.sched_getaffinity(0))
+        else:
+            n_threads = os.cpu_count() or 1
+    n_threads = int(n_threads)
+    if n_threads < 1:
+        raise ValueError(f"n_threads must be >= 1, got {n_threads}")
+    return n_threads

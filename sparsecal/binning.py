@@ -1,0 +1,189 @@
+"""Sorting and binning of scores: the statistics every metric is computed from.
+
+Equal-mass (adaptive) binning follows Nguyen & O'Connor 2015, Algorithm 1: sort
+by score ascending (stable: ties keep entry order), cut into bins of ``bin_size``
+points and merge a short last bin into the one before it; or, given ``n_bins``,
+bin ``i`` holds sorted ranks ``[floor(i*n/B), floor((i+1)*n/B))``. Binning is by
+rank, so tied scores may fall in different bins. Fixed-width bins split [0, 1]
+into ``n_bins`` equal intervals.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _core
+from ._config import get_n_threads
+from ._validation import (as_float_array, check_labels, check_positive_int,
+                          check_probabilities)
+
+__all__ = ["BinStats", "argsort_scores", "equal_mass_bin_starts", "equal_mass_bins",
+           "fixed_width_bins", "lookup_bins"]
+
+
+@dataclass(frozen=True)
+class BinStats:
+    """Per-bin sufficient statistics (mergeable: sums and counts).
+
+    Attributes
+    ----------
+    count : ndarray of int64
+    sum_score, sum_label : ndarray of float64
+    lower, upper : ndarray of float64
+        Smallest and largest score in each bin (NaN for an empty fixed-width bin).
+    edges : ndarray of float64 or None
+        The bin edges for fixed-width bins, None for equal-mass bins.
+    """
+
+    count: np.ndarray
+    sum_score: np.ndarray
+    sum_label: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    edges: np.ndarray = None
+
+    @property
+    def n_bins(self):
+        return self.count.shape[0]
+
+    @property
+    def mean_score(self):
+        """Mean score per bin (q-hat of Algorithm 1, step 4); NaN when empty."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return self.sum_score / self.count
+
+    @property
+    def mean_label(self):
+        """Empirical positive rate per bin (p-hat of Algorithm 1, step 4)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return self.sum_label / self.count
+
+    def boundaries(self):
+        """Inner boundaries for :func:`lookup_bins`, so that the bins cover [0, 1]
+        with no gap: fixed-width bins use their edges; equal-mass bins cut halfway
+        between one bin's largest score and the next bin's smallest."""
+        if self.edges is not None:
+            return self.edges[1:-1].copy()
+        return (self.upper[:-1] + self.lower[1:]) / 2.0
+
+
+def argsort_scores(scores, *, n_threads=None):
+    """Stable ascending argsort of float scores, and the sorted scores.
+
+    An LSD radix sort on the float bit patterns (11-bit digits, trivial digits
+    skipped), parallel over threads; the same order as
+    ``np.argsort(scores, kind="stable")`` (-0.0 and 0.0 count as equal).
+
+    Parameters
+    ----------
+    scores : array_like of float32 or float64, shape (n,)
+        No NaN; any other finite or infinite value is allowed.
+
+    Returns
+    -------
+    perm : ndarray of int64, shape (n,)
+    sorted_scores : ndarray, shape (n,), same dtype as ``scores``
+    """
+    x = np.ascontiguousarray(as_float_array(scores, "scores"))
+    if np.isnan(x).any():
+        raise ValueError("scores contains NaN, which has no place in a sort order")
+    perm = np.empty(x.shape[0], dtype=np.int64)
+    sorted_x = np.empty_like(x)
+    _core.argsort_floats(x, perm, sorted_x, get_n_threads(n_threads))
+    return perm, sorted_x
+
+
+def equal_mass_bin_starts(n, n_bins=None, bin_size=None):
+    """Sorted-rank boundaries of equal-mass bins (Nguyen & O'Connor, Algorithm 1).
+
+    Exactly one of ``n_bins`` and ``bin_size`` is given. With ``bin_size=k`` bins
+    hold ``k`` ranks and a last bin shorter than ``k`` is merged into the one
+    before it (a single bin when ``n < k``). With ``n_bins=B`` bin ``i`` holds ranks
+    ``[floor(i*n/B), floor((i+1)*n/B))``; with ``n < B`` the empty bins are dropped.
+
+    Returns
+    -------
+    starts : ndarray of int64, shape (n_bins_used + 1,)
+        Bin ``b`` holds ranks ``starts[b]:starts[b + 1]``.
+    """
+    if (n_bins is None) == (bin_size is None):
+        raise ValueError("give exactly one of n_bins and bin_size")
+    n = int(n)
+    if n <= 0:
+        raise ValueError("cannot bin an empty set of scores")
+    if n_bins is not None:
+        n_bins = check_positive_int(n_bins, "n_bins")
+        starts = np.arange(n_bins + 1, dtype=np.int64) * n // n_bins
+        return np.unique(starts)
+    bin_size = check_positive_int(bin_size, "bin_size")
+    n_full = max(n // bin_size, 1)
+    starts = np.arange(n_full + 1, dtype=np.int64) * bin_size
+    starts[-1] = n   # the short remainder joins the last full bin
+    return starts
+
+
+def equal_mass_bins(scores, labels, *, n_bins=None, bin_size=None, n_threads=None):
+    """Statistics of equal-mass bins (Nguyen & O'Connor 2015, Algorithm 1).
+
+    Parameters
+    ----------
+    scores : array_like of float, shape (n,)
+        Probabilities in [0, 1].
+    labels : array_like of {0, 1} or bool, shape (n,)
+    n_bins, bin_size : int
+        Exactly one: see :func:`equal_mass_bin_starts`. Default ``n_bins=10``.
+
+    Returns
+    -------
+    BinStats
+        Independent of input order up to ties, which are broken by input order.
+    """
+    if n_bins is None and bin_size is None:
+        n_bins = 10
+    x = check_probabilities(scores, "scores")
+    if x.shape[0] == 0:
+        raise ValueError("cannot bin an empty set of scores")
+    y = check_labels(labels, "labels", x.shape[0])
+    starts = equal_mass_bin_starts(x.shape[0], n_bins=n_bins, bin_size=bin_size)
+    perm, sorted_x = argsort_scores(x, n_threads=n_threads)
+    return _equal_mass_from_sorted(sorted_x, y, perm, starts)
+
+
+def _equal_mass_from_sorted(sorted_scores, labels, perm, starts):
+    k = starts.shape[0] - 1
+    count = np.empty(k, dtype=np.int64)
+    sums = [np.empty(k) for _ in range(4)]
+    _core.equal_mass_bin_stats(sorted_scores, labels, perm, starts, count, *sums)
+    return BinStats(count, *sums)
+
+
+def fixed_width_bins(scores, labels, *, n_bins=10):
+    """Statistics of ``n_bins`` equal-width bins ``[i/B, (i+1)/B)`` over [0, 1]
+    (the last bin includes 1.0). Empty bins are kept, with count 0."""
+    n_bins = check_positive_int(n_bins, "n_bins")
+    x = check_probabilities(scores, "scores")
+    if x.shape[0] == 0:
+        raise ValueError("cannot bin an empty set of scores")
+    y = check_labels(labels, "labels", x.shape[0])
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    count = np.empty(n_bins, dtype=np.int64)
+    sums = [np.empty(n_bins) for _ in range(4)]
+    _core.fixed_bin_stats(x, y, edges, count, *sums)
+    return BinStats(count, *sums, edges=edges)
+
+
+def lookup_bins(scores, boundaries, *, n_threads=None):
+    """Bin index of each score: the number of ``boundaries`` ``<=`` it.
+
+    Same as ``np.searchsorted(boundaries, scores, side="right")``: with the
+    inner boundaries of :meth:`BinStats.boundaries`, every score in [0, 1] (1.0
+    and scores outside the fitted range included) gets a bin.
+    """
+    x = check_probabilities(scores, "scores")
+    b = np.ascontiguousarray(np.asarray(boundaries, dtype=np.float64))
+    if b.ndim != 1:
+        raise ValueError(f"boundaries must be 1-dimensional, got shape {b.shape}")
+    if b.size and (np.isnan(b).any() or (np.diff(b) < 0).any()):
+        raise ValueError("boundaries must be sorted ascending and not NaN")
+    out = np.empty(x.shape[0], dtype=np.int64)
+    _core.lookup_bins(x, b, out, get_n_threads(n_threads))
+    return out

@@ -1,0 +1,78 @@
+"""Isotonic regression by pool adjacent violators (PAV), on the compiled core.
+
+The fit pools tied x values (weighted mean of y), runs PAV with sample weights and
+clips the fitted values to ``[y_min, y_max]``; prediction interpolates linearly
+between fitted points and is constant outside them. Same function as
+scikit-learn's ``IsotonicRegression(y_min, y_max, out_of_bounds="clip")``, except
+that only exactly equal x values are ties (scikit-learn also pools x values
+closer than ``np.finfo(dtype).resolution``, 1e-6 for float32).
+Used for recalibration in Kranzlein et al. 2021 (Section 2.2) after Zadrozny &
+Elkan 2002.
+"""
+import numpy as np
+
+from . import _core
+from ._config import get_n_threads
+from ._validation import as_float_array, check_finite, check_sample_weight
+from .binning import argsort_scores
+
+__all__ = ["isotonic_fit", "isotonic_predict"]
+
+
+def isotonic_fit(x, y, sample_weight=None, *, y_min=0.0, y_max=1.0, n_threads=None):
+    """Fit a non-decreasing function of ``x`` to ``y`` by weighted least squares.
+
+    Parameters
+    ----------
+    x : array_like of float, shape (n,)
+        Finite inputs (scores); float32 and float64 are used without copying.
+    y : array_like of float or {0, 1}, shape (n,)
+        Targets (labels); uint8/bool/float32/float64 used without copying.
+    sample_weight : array_like of float, shape (n,), optional
+        Non-negative weights; points with weight 0 are ignored.
+    y_min, y_max : float
+        Fitted values are clipped to this range.
+
+    Returns
+    -------
+    x_knots, y_knots : ndarray of float64
+        The fitted function's knots: the endpoints of its constant pieces, for
+        :func:`isotonic_predict`.
+    """
+    x = check_finite(x, "x")
+    n = x.shape[0]
+    y = np.asarray(y)
+    if y.shape != (n,):
+        raise ValueError(f"y has shape {y.shape}, expected ({n},) like x")
+    if y.dtype == np.bool_:
+        y = y.view(np.uint8)
+    elif y.dtype not in (np.uint8, np.float32, np.float64):
+        y = as_float_array(y, "y")
+    y = np.ascontiguousarray(y)
+    if y.dtype != np.uint8 and n and not np.isfinite(y).all():
+        raise ValueError("y must be finite")
+    w = check_sample_weight(sample_weight, n)
+    if n == 0 or (w is not None and not (w > 0).any()):
+        raise ValueError("isotonic_fit needs at least one point with positive weight")
+    if not y_min <= y_max:
+        raise ValueError(f"y_min ({y_min}) must not exceed y_max ({y_max})")
+    perm, xs = argsort_scores(x, n_threads=n_threads)
+    return _core.isotonic_fit_sorted(xs, y, w, perm, float(y_min), float(y_max))
+
+
+def isotonic_predict(x, x_knots, y_knots, *, n_threads=None):
+    """Evaluate a fitted isotonic function at ``x`` (output dtype of ``x``).
+
+    Linear interpolation between knots (``np.interp``), constant beyond the
+    first and last knot.
+    """
+    x = np.ascontiguousarray(as_float_array(x, "x"))
+    if np.isnan(x).any():
+        raise ValueError("x contains NaN")
+    xk = np.ascontiguousarray(x_knots, dtype=np.float64)
+    yk = np.ascontiguousarray(y_knots, dtype=np.float64)
+    if xk.ndim != 1 or xk.shape != yk.shape or xk.shape[0] == 0:
+        raise ValueError("x_knots and y_knots must be non-empty 1-D arrays of one length")
+    out = np.empty_like(x)
+    _core.isotonic_predict(x, xk, yk, out, get_n_threads(n_threads))
+    return out
