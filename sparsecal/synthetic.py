@@ -1,0 +1,121 @@
+"""A synthetic CCG-like tagger with known, frequency-dependent miscalibration.
+
+For demos, tests and benchmarks: a Zipfian tagset (426 tags by default, the most
+frequent tag near 22% of training tokens as CCG's ``N``), per-token true tag
+distributions that are sparse (most entries far below 1e-4) and a tagger whose
+reported scores are overconfident on frequent tags and underconfident on rare
+ones, the pattern Kranzlein et al. 2021 observe (Section 3.3).
+
+Generative story per token: a latent tag ``c`` is drawn from the tag prior; the
+true distribution ``p`` is a softmax with a large logit on ``c``, smaller ones on a
+few confusable tags and a low background; the gold tag is drawn from ``p`` (so
+``p`` is perfectly calibrated); the tagger reports ``p_j ** tau_j`` renormalised,
+with ``tau_j < 1`` for frequent tags (sharper, overconfident at high scores)
+rising to ``tau_j > 1`` for rare tags (underconfident).
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validation import check_positive_int
+
+__all__ = ["SyntheticTagger", "make_tagger_outputs"]
+
+
+@dataclass(frozen=True)
+class SyntheticTagger:
+    """Outputs of a synthetic tagger on one split.
+
+    Attributes
+    ----------
+    scores : ndarray of float32, shape (n_tokens, n_tags)
+        The tagger's (miscalibrated) probabilities; rows sum to 1.
+    gold : ndarray of int32, shape (n_tokens,)
+    true_probs : ndarray of float32 or None
+        The calibrated distribution the gold tags were drawn from.
+    train_counts : dict
+        Training gold count per tag index, ``{tag: count}`` like the JSON count
+        files (the same for every split of one tagger).
+    """
+
+    scores: np.ndarray
+    gold: np.ndarray
+    true_probs: np.ndarray
+    train_counts: np.ndarray
+
+
+def _tag_prior(n_tags, zipf_exponent):
+    ranks = np.arange(1, n_tags + 1, dtype=np.float64)
+    prior = ranks ** -zipf_exponent
+    return prior / prior.sum()
+
+
+def make_tagger_outputs(n_tokens=20000, n_tags=426, *, split_seed=0, tagger_seed=0,
+                        zipf_exponent=1.1, n_train=927497, miscalibration=1.0,
+                        n_confusable=3, keep_true_probs=False, chunk_tokens=8192):
+    """Generate one split of synthetic tagger outputs.
+
+    Parameters
+    ----------
+    n_tokens, n_tags : int
+        Size of the split and of the tagset.
+    split_seed : int
+        Seed of this split's tokens (use different seeds for dev and test).
+    tagger_seed : int
+        Seed of the tagger itself (tag prior sample of training counts); keep it
+        fixed across splits of one tagger.
+    zipf_exponent : float, default=1.1
+        Tag frequencies follow a Zipf law with this exponent (1.1 puts the top
+        tag at ~22% as in CCGbank).
+    n_train : int
+        Training tokens behind ``train_counts``.
+    miscalibration : float, default=1.0
+        Scales the distortion ``tau``; 0 gives a perfectly calibrated tagger.
+    n_confusable : int, default=3
+        Tags per token that compete with the latent tag.
+    keep_true_probs : bool, default=False
+        Also return the calibrated distributions (doubles the memory).
+
+    Returns
+    -------
+    SyntheticTagger
+    """
+    n_tokens = check_positive_int(n_tokens, "n_tokens")
+    n_tags = check_positive_int(n_tags, "n_tags")
+    if n_tags < n_confusable + 2:
+        raise ValueError(f"n_tags must be at least n_confusable + 2 = {n_confusable + 2}")
+    prior = _tag_prior(n_tags, zipf_exponent)
+    tagger_rng = np.random.default_rng(tagger_seed)
+    train_counts = dict(enumerate(tagger_rng.multinomial(n_train, prior).tolist()))
+    # tau runs from 1 - 0.25m (most frequent) to 1 + 0.35m (rarest), by log frequency.
+    log_f = np.log(prior)
+    rarity = (log_f.max() - log_f) / (log_f.max() - log_f.min())
+    tau = (1.0 + miscalibration * (-0.25 + 0.6 * rarity)).astype(np.float32)
+
+    rng = np.random.default_rng(split_seed)
+    scores = np.empty((n_tokens, n_tags), dtype=np.float32)
+    gold = np.empty(n_tokens, dtype=np.int32)
+    true_probs = np.empty_like(scores) if keep_true_probs else None
+    confuse_prior = np.sqrt(prior) / np.sqrt(prior).sum()
+    for r0 in range(0, n_tokens, chunk_tokens):
+        m = min(chunk_tokens, n_tokens - r0)
+        rows = np.arange(m)[:, None]
+        logits = rng.normal(-5.0, 1.0, size=(m, n_tags))
+        latent = rng.choice(n_tags, size=m, p=prior)
+        strength = rng.normal(9.0, 2.0, size=m)
+        confusable = rng.choice(n_tags, size=(m, n_confusable), p=confuse_prior)
+        logits[rows, confusable] = (strength[:, None]
+                                    * rng.uniform(0.0, 0.8, size=(m, n_confusable)))
+        logits[rows[:, 0], latent] = strength
+        logits -= logits.max(axis=1, keepdims=True)
+        p = np.exp(logits)
+        p /= p.sum(axis=1, keepdims=True)
+        u = rng.random(m)[:, None]
+        g = np.minimum((np.cumsum(p, axis=1) < u).sum(axis=1), n_tags - 1)
+        reported = np.exp(tau * np.log(np.maximum(p, 1e-30)))
+        reported /= reported.sum(axis=1, keepdims=True)
+        scores[r0:r0 + m] = reported
+        gold[r0:r0 + m] = g
+        if keep_true_probs:
+            true_probs[r0:r0 + m] = p
+    return SyntheticTagger(scores, gold, true_probs, train_counts)
