@@ -1,0 +1,180 @@
+"""One-call evaluation of a tagger's marginal calibration, and comparisons.
+
+``evaluate`` reports what Kranzlein, Liu & Schneider 2021 (Table 1) report per
+tagger: SMCE over all thresholded entries, GMCE per tag-frequency group, the group
+summary rows; optionally per-tag CE (Kumar et al.'s MCE) and top-label ECE; every
+binned CE with a 95% interval (Nguyen & O'Connor, Algorithm 2, or bootstrap).
+``compare`` gives the absolute and relative change between two evaluations, as in
+the paper's Table 1 (relative change = (after - before) / before).
+"""
+import json
+import math
+from dataclasses import dataclass, field
+
+from .groups import TagGroups
+from .metrics import gmce, mce, smce, top_label_ece
+
+__all__ = ["EvaluationResult", "Comparison", "evaluate", "compare"]
+
+
+def _ce_dict(ce):
+    return None if ce is None else ce.to_dict()
+
+
+def _num(x, digits=4):
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def _ce_cell(d):
+    if d is None:
+        return "—"
+    if d.get("ci_low") is None:
+        return _num(d["value"])
+    return f"{_num(d['value'])} [{_num(d['ci_low'])}, {_num(d['ci_high'])}]"
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    """Calibration of one set of entries; see :func:`evaluate`.
+
+    Attributes
+    ----------
+    smce : CalibrationError
+    gmce : list of CalibrationError or None (one per group, None if empty)
+    groups : list of dict
+        :meth:`TagGroups.summary` rows (with entries and tokens).
+    mce : MarginalCalibrationError or None
+    top_label_ece : CalibrationError or None
+    settings : dict
+        threshold, n_bins, ci method, samples, seed, grouping kind.
+    """
+
+    smce: object
+    gmce: list
+    groups: list
+    mce: object = None
+    top_label_ece: object = None
+    settings: dict = field(default_factory=dict)
+
+    def to_dict(self):
+        out = {"settings": dict(self.settings), "smce": _ce_dict(self.smce),
+               "gmce": [_ce_dict(c) for c in self.gmce], "groups": self.groups}
+        if self.mce is not None:
+            out["mce"] = {"value": self.mce.value, "min_entries": self.mce.min_entries,
+                          "per_tag": {str(t): c.to_dict() for t, c in self.mce.per_tag.items()},
+                          "too_few": {str(t): n for t, n in self.mce.too_few.items()}}
+        if self.top_label_ece is not None:
+            out["top_label_ece"] = self.top_label_ece.to_dict()
+        return out
+
+    def to_json(self, path=None, indent=2):
+        """JSON text of :meth:`to_dict`; written to ``path`` if given."""
+        text = json.dumps(self.to_dict(), indent=indent, allow_nan=True)
+        if path is not None:
+            from ._io import atomic_write_text
+            atomic_write_text(path, text + "\n")
+        return text
+
+    def to_markdown(self):
+        """SMCE, then one row per group: tags, training share, entries, tokens, GMCE."""
+        d = self.to_dict()
+        s = d["settings"]
+        lines = [f"Threshold {s.get('threshold')}, {s.get('n_bins')} equal-mass bins, "
+                 f"95% CI: {s.get('ci') or 'none'}", "",
+                 f"**SMCE** {_ce_cell(d['smce'])} over {d['smce']['n']:,} entries", ""]
+        has_share = any("train_share_min" in g for g in d["groups"])
+        head = ["Group", "Tag types"] + (["Train share"] if has_share else []) + \
+            ["Entries", "Tokens", "GMCE [95% CI]"]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for g, ce in zip(d["groups"], d["gmce"]):
+            row = [str(g["group"]), str(g["tag_types"])]
+            if has_share:
+                row.append(f"[{g['train_share_min']:.1%}, {g['train_share_max']:.1%}]"
+                           if g["tag_types"] else "—")
+            row += [f"{g.get('entries', 0):,}", f"{g.get('tokens', 0):,}", _ce_cell(ce)]
+            lines.append("| " + " | ".join(row) + " |")
+        if "mce" in d:
+            lines += ["", f"**MCE** (per tag, >= {d['mce']['min_entries']} entries): "
+                          f"{_num(d['mce']['value'])} over {len(d['mce']['per_tag'])} tags; "
+                          f"{len(d['mce']['too_few'])} tags had too few entries"]
+        if "top_label_ece" in d:
+            lines += ["", f"**Top-label ECE** ({d['top_label_ece']['n_bins']} bins): "
+                          f"{_ce_cell(d['top_label_ece'])}"]
+        return "\n".join(lines)
+
+
+def evaluate(entries, groups=None, *, n_bins=10, ci="simulation", n_samples=None, seed=0,
+             per_tag=False, min_entries=100, top_label=False):
+    """Evaluate marginal calibration of thresholded entries.
+
+    Parameters
+    ----------
+    entries : Entries
+    groups : TagGroups, optional
+        Defaults to SCW (one group of all tags).
+    n_bins : int, default=10
+        Equal-mass bins (Kranzlein et al. use 10).
+    ci : {"simulation", "bootstrap", None}, default="simulation"
+    n_samples, seed :
+        Passed to the CI (see :func:`sparsecal.calibration_error`).
+    per_tag : bool, default=False
+        Also compute per-tag CE and MCE over tags with ``min_entries`` entries.
+    top_label : bool, default=False
+        Also compute top-label ECE (20 fixed-width bins, Jagannatha & Yu 2020).
+
+    Returns
+    -------
+    EvaluationResult
+    """
+    if groups is None:
+        n_tags = entries.n_tags if entries.n_tags is not None else int(entries.tag.max()) + 1
+        groups = TagGroups.scw(n_tags)
+    kw = dict(ci=ci, n_samples=n_samples, seed=seed)
+    return EvaluationResult(
+        smce=smce(entries, n_bins=n_bins, **kw),
+        gmce=gmce(entries, groups, n_bins=n_bins, **kw),
+        groups=groups.summary(entries),
+        mce=mce(entries, min_entries=min_entries, n_bins=n_bins, **kw) if per_tag else None,
+        top_label_ece=top_label_ece(entries, **kw) if top_label else None,
+        settings={"threshold": entries.threshold, "n_bins": n_bins, "ci": ci,
+                  "n_samples": n_samples, "seed": seed, "grouping": groups.kind,
+                  "n_groups": groups.n_groups})
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Before/after change of SMCE and every GMCE (Kranzlein et al., Table 1)."""
+
+    rows: list   # dicts: name, before, after, change, relative_change
+
+    def to_dict(self):
+        return {"rows": self.rows}
+
+    def to_markdown(self, label_before="before", label_after="after"):
+        lines = [f"| Metric | {label_before} | {label_after} | change | relative |",
+                 "|---|---|---|---|---|"]
+        for r in self.rows:
+            rel = "—" if r["relative_change"] is None else f"{r['relative_change']:+.1%}"
+            lines.append(f"| {r['name']} | {_num(r['before'])} | {_num(r['after'])} | "
+                         f"{_num(r['change'], 4) if r['change'] is not None else '—'} | {rel} |")
+        return "\n".join(lines)
+
+
+def compare(before, after):
+    """Absolute and relative change from ``before`` to ``after`` (two
+    :class:`EvaluationResult` over the same groups)."""
+    if len(before.gmce) != len(after.gmce):
+        raise ValueError(f"the evaluations have different groups ({len(before.gmce)} vs "
+                         f"{len(after.gmce)})")
+    pairs = [("SMCE", before.smce, after.smce)]
+    pairs += [(f"GMCE group {g + 1}", b, a)
+              for g, (b, a) in enumerate(zip(before.gmce, after.gmce))]
+    rows = []
+    for name, b, a in pairs:
+        bv = None if b is None else b.value
+        av = None if a is None else a.value
+        change = None if bv is None or av is None else av - bv
+        rel = None if change is None or bv == 0 else change / bv
+        rows.append({"name": name, "before": bv, "after": av, "change": change,
+                     "relative_change": rel})
+    return Comparison(rows)
