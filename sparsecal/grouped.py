@@ -1,0 +1,248 @@
+"""Recalibration per tag group: SCW, TFG or per tag (with fallback), and K-fold.
+
+Kranzlein, Liu & Schneider 2021, Sections 2.2 and 3.3: one binary calibrator is fit
+on the pooled dev entries of each group (SCW: one group; TFG: one per frequency
+group) and applied to test entries of the same group. Per-tag calibration falls
+back to a coarser grouping (e.g. the tag's TFG group) where a tag has too few dev
+entries. K-fold cross-fitting (lecture notes ``004``, "K-fold") gives calibrated
+dev scores for an honest evaluation of a recalibration set-up.
+"""
+import warnings
+
+import numpy as np
+
+from ._validation import check_positive_int
+from .calibrators import BaseCalibrator, NotFittedError, clone
+from .entries import Entries, threshold as threshold_entries
+from .groups import TagGroups, partition_by_group
+
+__all__ = ["GroupedCalibrator", "cross_fit_predict"]
+
+
+class GroupedCalibrator:
+    """One clone of a binary calibrator per tag group.
+
+    Parameters
+    ----------
+    base : BaseCalibrator
+        The calibrator to clone per group (e.g. ``IsotonicCalibrator()``).
+    groups : TagGroups
+        The grouping to calibrate by (SCW, TFG, per-tag, custom).
+    fallback : TagGroups, optional
+        For a group with fewer than ``min_entries`` dev entries, each of its tags
+        uses the calibrator of its ``fallback`` group instead (fit on all dev
+        entries of that group), e.g. per-tag with TFG fallback.
+    min_entries : int, default=1
+        Dev entries a group needs to get its own calibrator. A group (or
+        fallback group) with fewer keeps its scores unchanged, with a warning.
+    renormalize : bool, default=False
+        In :meth:`transform_dense`, rescale each row to sum to 1 after
+        calibration. Off by default: the paper evaluates unnormalised scores
+        (Section 3.1) and leaves normalisation open (Section 6).
+
+    Attributes
+    ----------
+    calibrators_ : list of BaseCalibrator or None
+        Primary group calibrators, then fallback group calibrators (None where a
+        group had too little dev data).
+    tag_to_calibrator_ : ndarray of int64, shape (n_tags,)
+        Index into ``calibrators_`` used for each tag (-1: left unchanged).
+    threshold_ : float
+        Threshold of the dev entries; :meth:`transform_dense` calibrates the
+        scores at or above it.
+    """
+
+    def __init__(self, base, groups, *, fallback=None, min_entries=1, renormalize=False):
+        self.base = base
+        self.groups = groups
+        self.fallback = fallback
+        self.min_entries = min_entries
+        self.renormalize = renormalize
+
+    def __repr__(self):
+        return (f"GroupedCalibrator(base={self.base!r}, groups={self.groups!r}, "
+                f"fallback={self.fallback!r}, min_entries={self.min_entries})")
+
+    def _check_params(self):
+        if not isinstance(self.base, BaseCalibrator):
+            raise TypeError(f"base must be a sparsecal calibrator, got {self.base!r}")
+        if not isinstance(self.groups, TagGroups):
+            raise TypeError("groups must be a TagGroups")
+        if self.fallback is not None and self.fallback.n_tags != self.groups.n_tags:
+            raise ValueError("fallback must cover the same tags as groups")
+        check_positive_int(self.min_entries, "min_entries")
+
+    def fit(self, entries, sample_weight=None):
+        """Fit one calibrator per group on dev ``entries``."""
+        self._check_params()
+        if not isinstance(entries, Entries):
+            raise TypeError("fit takes Entries (see sparsecal.threshold)")
+        if len(entries) == 0:
+            raise ValueError("no dev entries to fit on")
+        w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        if w is not None and w.shape != (len(entries),):
+            raise ValueError(f"sample_weight must have shape ({len(entries)},)")
+        calibrators, tag_map = [], np.full(self.groups.n_tags, -1, dtype=np.int64)
+        weak = self._fit_grouping(self.groups, entries, w, calibrators, tag_map,
+                                  np.ones(self.groups.n_tags, dtype=bool))
+        if self.fallback is not None and weak.any():
+            self._fit_grouping(self.fallback, entries, w, calibrators, tag_map, weak)
+        left = np.flatnonzero(tag_map < 0)
+        seen = np.unique(entries.tag)
+        uncalibrated = np.intersect1d(left, seen)
+        if uncalibrated.size:
+            warnings.warn(f"{uncalibrated.size} tags with dev entries are in groups with "
+                          f"fewer than min_entries={self.min_entries} dev entries: their "
+                          "scores are left unchanged", stacklevel=2)
+        self.calibrators_ = calibrators
+        self.tag_to_calibrator_ = tag_map
+        self.threshold_ = entries.threshold
+        return self
+
+    def _fit_grouping(self, groups, entries, w, calibrators, tag_map, tags_wanted):
+        """Fit a calibrator for every group of ``groups`` holding a wanted tag;
+        returns the wanted tags whose group had too few entries."""
+        perm, offsets = groups.partition(entries)
+        weak = np.zeros(groups.n_tags, dtype=bool)
+        for g in range(groups.n_groups):
+            members = tags_wanted & (groups.tag_to_group == g)
+            if not members.any():
+                continue
+            idx = perm[offsets[g]:offsets[g + 1]]
+            if idx.size < self.min_entries:
+                weak |= members
+                continue
+            cal = clone(self.base).fit(entries.score[idx], entries.label[idx],
+                                       None if w is None else w[idx])
+            tag_map[members] = len(calibrators)
+            calibrators.append(cal)
+        return weak
+
+    def _check_fitted(self):
+        if not hasattr(self, "calibrators_"):
+            raise NotFittedError("this GroupedCalibrator is not fitted: call fit first")
+
+    def _calibrate(self, scores, tags):
+        """Calibrated copy of ``scores`` (1-D) whose tags are ``tags``."""
+        out = scores.copy()
+        if tags.size and (tags.min() < 0 or tags.max() >= self.groups.n_tags):
+            bad = tags[(tags < 0) | (tags >= self.groups.n_tags)][0]
+            raise ValueError(f"unknown tag {bad}: the calibrator covers tags "
+                             f"0..{self.groups.n_tags - 1}")
+        n_cal = len(self.calibrators_)
+        # Tags left unchanged go to an extra, last partition.
+        mapping = np.where(self.tag_to_calibrator_ < 0, n_cal, self.tag_to_calibrator_)
+        perm, offsets = partition_by_group(tags, mapping, n_cal + 1)
+        for c, cal in enumerate(self.calibrators_):
+            idx = perm[offsets[c]:offsets[c + 1]]
+            if idx.size:
+                out[idx] = cal.predict(scores[idx])
+        return out
+
+    def transform(self, entries):
+        """Entries with calibrated scores (same order, tags, labels, tokens)."""
+        self._check_fitted()
+        if not isinstance(entries, Entries):
+            raise TypeError("transform takes Entries (see sparsecal.threshold)")
+        return entries.with_scores(self._calibrate(entries.score, entries.tag))
+
+    def transform_dense(self, scores, out=None, *, chunk_rows=None):
+        """Calibrate a dense score matrix: entries ``>= threshold_`` get their
+        group's calibrated score, the rest are left as they are.
+
+        Streams over row chunks, so ``scores`` may be a memory map larger than
+        memory; pass ``out`` (an array or memory map of the same shape and dtype,
+        e.g. from ``np.lib.format.open_memmap``) to write there.
+
+        Returns
+        -------
+        ndarray, the calibrated matrix (``out`` if given)
+        """
+        self._check_fitted()
+        if not hasattr(scores, "dtype") or not hasattr(scores, "shape"):
+            scores = np.asarray(scores)
+        if scores.ndim != 2 or scores.shape[1] != self.groups.n_tags:
+            raise ValueError(f"scores must have shape [n_tokens, {self.groups.n_tags}], "
+                             f"got {scores.shape}")
+        if out is None:
+            out = np.empty(scores.shape, dtype=scores.dtype)
+        elif out.shape != scores.shape or out.dtype != scores.dtype:
+            raise ValueError(f"out must have shape {scores.shape} and dtype {scores.dtype}")
+        n_tags = scores.shape[1]
+        if chunk_rows is None:
+            chunk_rows = max(1, (32 << 20) // (n_tags * scores.dtype.itemsize))
+        gold = None
+        for r0 in range(0, scores.shape[0], chunk_rows):
+            block = np.asarray(scores[r0:r0 + chunk_rows])
+            rows = block.shape[0]
+            if gold is None or gold.shape[0] != rows:
+                gold = np.full(rows, -1, dtype=np.int64)
+            e = threshold_entries(block, gold, self.threshold_)
+            flat = e.token * n_tags + e.tag
+            result = block.copy()
+            result.reshape(-1)[flat] = self._calibrate(e.score, e.tag)
+            if self.renormalize:
+                sums = result.sum(axis=1, keepdims=True)
+                np.divide(result, sums, out=result, where=sums > 0)
+            out[r0:r0 + rows] = result
+        return out
+
+    def transform_file(self, scores_path, out_path, *, chunk_rows=None):
+        """Calibrate a ``.npy`` score matrix into a new ``.npy`` file, streaming
+        both (memory maps); written atomically (temporary file + rename), so a
+        failure leaves no partial output."""
+        from ._io import atomic_path
+        scores = np.load(scores_path, mmap_mode="r")
+        with atomic_path(out_path, suffix=".npy") as tmp:
+            out = np.lib.format.open_memmap(tmp, mode="w+", dtype=scores.dtype,
+                                            shape=scores.shape)
+            self.transform_dense(scores, out, chunk_rows=chunk_rows)
+            out.flush()
+            del out
+        return out_path
+
+    def save(self, path):
+        """Save to directory ``path`` (JSON + npz; see :mod:`sparsecal.persistence`)."""
+        from .persistence import save_grouped
+        self._check_fitted()
+        save_grouped(self, path)
+
+    @classmethod
+    def load(cls, path):
+        from .persistence import load_grouped
+        return load_grouped(path)
+
+
+def cross_fit_predict(calibrator, entries, *, n_folds=5, seed=0):
+    """Calibrated dev scores by K-fold cross-fitting (lecture notes ``004``, K-fold).
+
+    Tokens are shuffled (seeded) into ``n_folds`` folds; for each fold a clone of
+    ``calibrator`` (a :class:`GroupedCalibrator`) is fit on the entries of the
+    other folds and calibrates the entries of this fold. The calibrated scores of
+    all folds are pooled, so every dev entry is calibrated by a model that did
+    not see its token. Evaluate the pooled scores (not an average over folds).
+
+    Returns
+    -------
+    Entries
+        ``entries`` with the pooled, cross-fitted calibrated scores.
+    """
+    n_folds = check_positive_int(n_folds, "n_folds")
+    if n_folds < 2:
+        raise ValueError("n_folds must be at least 2")
+    if entries.token is None:
+        raise ValueError("cross-fitting splits by token: entries need their tokens")
+    n_tokens = entries.n_tokens if entries.n_tokens is not None else int(entries.token.max()) + 1
+    fold_of_token = np.random.default_rng(seed).permutation(n_tokens) % n_folds
+    fold = fold_of_token[entries.token]
+    out = entries.score.copy()
+    for k in range(n_folds):
+        held = fold == k
+        if not held.any():
+            continue
+        model = GroupedCalibrator(clone(calibrator.base), calibrator.groups,
+                                  fallback=calibrator.fallback,
+                                  min_entries=calibrator.min_entries)
+        model.fit(entries.take(~held))
+        out[held] = model.transform(entries.take(held)).score
+    return entries.with_scores(out)
