@@ -1,0 +1,109 @@
+"""Temperature scaling (Guo et al. 2017) on a tagger's logits, before the softmax.
+
+One scalar ``T > 0`` minimises the negative log-likelihood of the gold tags under
+``softmax(logits / T)`` on dev; it is then applied to new logits. Streams over row
+chunks, so a memory-mapped logit matrix never needs to fit in memory.
+"""
+import numpy as np
+from scipy.optimize import minimize_scalar
+from scipy.special import logsumexp, softmax
+
+from ._validation import FLOAT_DTYPES, check_gold
+
+__all__ = ["TemperatureScaling"]
+
+_CHUNK_BYTES = 32 << 20
+
+
+def _rows(logits):
+    return max(1, _CHUNK_BYTES // (logits.shape[1] * logits.dtype.itemsize))
+
+
+def _check_logits(logits):
+    if not hasattr(logits, "dtype") or not hasattr(logits, "shape"):
+        logits = np.asarray(logits)
+    if logits.dtype not in FLOAT_DTYPES:
+        raise TypeError(f"logits must be float32 or float64, got dtype {logits.dtype}")
+    if logits.ndim != 2 or logits.shape[0] == 0 or logits.shape[1] < 2:
+        raise ValueError(f"logits must be [n_tokens, n_tags] with n_tags >= 2, got "
+                         f"shape {logits.shape}")
+    return logits
+
+
+class TemperatureScaling:
+    """Temperature scaling of logits.
+
+    Parameters
+    ----------
+    bounds : (float, float), default=(0.05, 20.0)
+        Search interval for ``T``.
+
+    Attributes
+    ----------
+    temperature_ : float
+    """
+
+    def __init__(self, bounds=(0.05, 20.0)):
+        self.bounds = bounds
+
+    def get_params(self, deep=True):
+        return {"bounds": self.bounds}
+
+    def __repr__(self):
+        return f"TemperatureScaling(bounds={self.bounds!r})"
+
+    def fit(self, logits, gold):
+        """Fit ``T`` on dev logits ``[n_tokens, n_tags]`` and gold tag indices
+        (tokens with gold -1 are ignored)."""
+        logits = _check_logits(logits)
+        gold = check_gold(gold, logits.shape[0], logits.shape[1])
+        keep = gold >= 0
+        if not keep.any():
+            raise ValueError("no token has a gold tag")
+        step = _rows(logits)
+        # Each chunk's finiteness is checked once, while reading the gold logits.
+        gold_logit = np.empty(logits.shape[0])
+        for r0 in range(0, logits.shape[0], step):
+            block = np.asarray(logits[r0:r0 + step], dtype=np.float64)
+            if not np.isfinite(block).all():
+                i, j = np.argwhere(~np.isfinite(block))[0]
+                raise ValueError(f"logits[{r0 + i}, {j}] = {block[i, j]!r} is not finite")
+            g = np.where(keep[r0:r0 + step], gold[r0:r0 + step], 0)
+            gold_logit[r0:r0 + step] = block[np.arange(block.shape[0]), g]
+
+        def nll(log_t):
+            t = np.exp(log_t)
+            total = 0.0
+            for r0 in range(0, logits.shape[0], step):
+                block = np.asarray(logits[r0:r0 + step], dtype=np.float64) / t
+                k = keep[r0:r0 + step]
+                total += np.sum(logsumexp(block[k], axis=1) - gold_logit[r0:r0 + step][k] / t)
+            return total / keep.sum()
+
+        lo, hi = self.bounds
+        if not 0 < lo < hi:
+            raise ValueError(f"bounds must satisfy 0 < low < high, got {self.bounds!r}")
+        res = minimize_scalar(nll, bounds=(np.log(lo), np.log(hi)), method="bounded",
+                              options={"xatol": 1e-6})
+        self.temperature_ = float(np.exp(res.x))
+        return self
+
+    def transform(self, logits, out=None):
+        """Calibrated probabilities ``softmax(logits / T)`` (dtype of ``logits``),
+        row chunk by row chunk; ``out`` may be a preallocated array or memmap."""
+        if not hasattr(self, "temperature_"):
+            raise ValueError("this TemperatureScaling is not fitted: call fit first")
+        logits = _check_logits(logits)
+        if out is None:
+            out = np.empty(logits.shape, dtype=logits.dtype)
+        step = _rows(logits)
+        for r0 in range(0, logits.shape[0], step):
+            block = np.asarray(logits[r0:r0 + step], dtype=np.float64)
+            if not np.isfinite(block).all():
+                raise ValueError(f"logits rows {r0}..{r0 + block.shape[0] - 1} hold a "
+                                 "non-finite value")
+            out[r0:r0 + block.shape[0]] = softmax(block / self.temperature_, axis=1)
+        return out
+
+    def fit_transform(self, logits, gold):
+        return self.fit(logits, gold).transform(logits)
