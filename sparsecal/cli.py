@@ -1,72 +1,295 @@
-"""The ``sparsecal`` command line (``python -m sparsecal``)."""
+"""The ``sparsecal`` command line (``python -m sparsecal``).
+
+Exit codes: 0 success, 1 bad input or failure (the message names the file and
+the problem), 2 wrong usage.
+"""
 import argparse
+import os
 import sys
 import time
 
-import numpy as np
-
-__all__ = ["main"]
+__all__ = ["main", "build_parser"]
 
 
-def _fmt_ce(ce):
-    if ce is None:
-        return "      —"
-    if ce.ci_low is None:
-        return f"{ce.value:.4f}"
-    return f"{ce.value:.4f} [{ce.ci_low:.4f}, {ce.ci_high:.4f}]"
+class _Console:
+    """Messages on stdout, progress on stderr (silenced by --quiet)."""
+
+    def __init__(self, quiet=False):
+        self.quiet = quiet
+
+    def info(self, text=""):
+        if not self.quiet:
+            print(text)
+
+    def progress(self, label):
+        """A callable ``(done, total)`` drawing a progress bar on stderr."""
+        if self.quiet:
+            return None
+        start = time.perf_counter()
+
+        def update(done, total):
+            if not sys.stderr.isatty() and done < total:
+                return
+            frac = done / total if total else 1.0
+            bar = "#" * int(30 * frac)
+            sys.stderr.write(f"\r{label:<12} [{bar:<30}] {frac:6.1%} "
+                             f"{time.perf_counter() - start:6.1f} s")
+            if done >= total:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+        return update
 
 
-def _demo(args):
+# ----------------------------------------------------------------- inputs -- #
+
+def _entries_from_args(args, console, scores=None, gold=None, entries=None, label="scores"):
+    """Entries from --entries, or from --scores/--gold thresholded."""
     from .entries import threshold
-    from .groups import TagGroups
-    from .metrics import gmce, smce
-    from .synthetic import make_tagger_outputs
+    from .io import load_entries, load_gold, load_scores
+    if entries:
+        return load_entries(entries)
+    if not scores or not gold:
+        raise ValueError(f"give {label} and its gold tags (or --entries)")
+    matrix = load_scores(scores)
+    gold_arr = load_gold(gold, tag_index=getattr(args, "tag_index", None))
+    if gold_arr.shape[0] != matrix.shape[0]:
+        raise ValueError(f"{gold!r} has {gold_arr.shape[0]} tokens but {scores!r} has "
+                         f"{matrix.shape[0]} rows")
+    try:
+        return threshold(matrix, gold_arr, args.threshold,
+                         progress=console.progress("thresholding"))
+    except ValueError as exc:
+        raise ValueError(f"{scores!r}: {exc}") from None
 
-    start = time.perf_counter()
-    data = make_tagger_outputs(args.tokens, n_tags=426, split_seed=args.seed)
-    n_tokens, n_tags = data.scores.shape
-    print(f"Synthetic CCG-like tagger: {n_tokens:,} tokens x {n_tags} tags "
-          f"({data.scores.size:,} scores), accuracy "
-          f"{np.mean(data.scores.argmax(1) == data.gold):.1%}")
-    entries = threshold(data.scores, data.gold, args.threshold)
-    print(f"Entries with score >= {args.threshold}: {len(entries):,} "
-          f"({len(entries) / data.scores.size:.2%} of all scores)")
-    groups = TagGroups.from_counts(data.train_counts, args.groups)
-    overall = smce(entries, n_bins=args.bins, ci="simulation", seed=args.seed)
-    per_group = gmce(entries, groups, n_bins=args.bins, ci="simulation", seed=args.seed)
-    print(f"\nSMCE ({args.bins} equal-mass bins, 95% CI by simulation): {_fmt_ce(overall)}\n")
-    print("Group  tags  train share        entries   tokens  GMCE [95% CI]")
-    for row, ce in zip(groups.summary(entries), per_group):
-        print(f"{row['group']:>5}  {row['tag_types']:>4}  "
-              f"[{row['train_share_min']:6.2%}, {row['train_share_max']:6.2%}]  "
-              f"{row['entries']:>9,}  {row['tokens']:>7,}  {_fmt_ce(ce)}")
-    print(f"\n(done in {time.perf_counter() - start:.1f} s)")
+
+def _groups_from_args(args, n_tags, console):
+    from .groups import TagGroups
+    if getattr(args, "train_counts", None):
+        return TagGroups.from_counts(args.train_counts, args.groups, n_tags=n_tags,
+                                     tag_index=getattr(args, "tag_index", None))
+    console.info("(no --train-counts: evaluating all tags as one group, SCW)")
+    return TagGroups.scw(n_tags)
+
+
+# --------------------------------------------------------------- commands -- #
+
+def _cmd_evaluate(args, console):
+    from .evaluation import evaluate
+    entries = _entries_from_args(args, console, args.scores, args.gold, args.entries)
+    groups = _groups_from_args(args, entries.n_tags, console)
+    result = evaluate(entries, groups, n_bins=args.bins,
+                      ci="simulation" if args.ci else None, per_tag=args.per_tag,
+                      top_label=True, seed=args.seed)
+    console.info(result.to_markdown())
+    if args.json:
+        result.to_json(args.json)
+        console.info(f"\nwrote {args.json}")
+    if args.save_entries:
+        from .io import save_entries
+        save_entries(args.save_entries, entries)
+        console.info(f"wrote {args.save_entries}")
     return 0
 
 
+def _cmd_fit(args, console):
+    from .comparison import METHODS
+    from .grouped import GroupedCalibrator
+    from .groups import TagGroups
+    entries = _entries_from_args(args, console, args.scores, args.gold, args.entries)
+    n_tags = entries.n_tags
+    base = METHODS[args.method][1](args.bins, args.seed)
+    if args.grouping == "scw":
+        model = GroupedCalibrator(base, TagGroups.scw(n_tags))
+    else:
+        if not args.train_counts:
+            raise ValueError(f"--grouping {args.grouping} needs --train-counts")
+        tfg = _groups_from_args(args, n_tags, console)
+        if args.grouping == "tfg":
+            model = GroupedCalibrator(base, tfg)
+        else:
+            model = GroupedCalibrator(base, TagGroups.per_tag(n_tags), fallback=tfg,
+                                      min_entries=args.min_entries)
+    model.fit(entries)
+    model.save(args.output)
+    console.info(f"fitted {len(model.calibrators_)} {METHODS[args.method][0]} "
+                 f"calibrator(s) ({args.grouping}) on {len(entries):,} entries; saved to "
+                 f"{args.output}")
+    return 0
+
+
+def _cmd_apply(args, console):
+    from .grouped import GroupedCalibrator
+    from .io import load_scores
+    model = GroupedCalibrator.load(args.calibrator)
+    if not args.output.endswith(".npy"):
+        raise ValueError(f"output {args.output!r} must be a .npy file")
+    scores = load_scores(args.scores)
+    if scores.shape[1] != model.groups.n_tags:
+        raise ValueError(f"{args.scores!r} has {scores.shape[1]} tags but the calibrator "
+                         f"was fit for {model.groups.n_tags}")
+    model.transform_file(args.scores, args.output, progress=console.progress("calibrating"))
+    console.info(f"wrote {args.output}")
+    return 0
+
+
+def _cmd_compare(args, console):
+    from .comparison import compare_methods
+    dev = _entries_from_args(args, console, args.dev, args.dev_gold, args.dev_entries,
+                             label="--dev")
+    test = _entries_from_args(args, console, args.test, args.test_gold, args.test_entries,
+                              label="--test")
+    if dev.n_tags != test.n_tags:
+        raise ValueError(f"dev has {dev.n_tags} tags but test has {test.n_tags}")
+    groups = _groups_from_args(args, dev.n_tags, console)
+    result = compare_methods(dev, test, groups, methods=args.methods, n_bins=args.bins,
+                             seed=args.seed)
+    console.info(result.to_markdown())
+    if args.json:
+        import json
+        from ._io import atomic_write_text
+        atomic_write_text(args.json, json.dumps(result.to_dict(), indent=2) + "\n")
+        console.info(f"\nwrote {args.json}")
+    return 0
+
+
+def _cmd_groups(args, console):
+    import numpy as np
+
+    from .groups import TagGroups
+    groups = TagGroups.from_counts(args.train_counts, args.groups, n_tags=args.n_tags,
+                                   tag_index=args.tag_index)
+    console.info("| Group | Tag types | Train tokens | Train share | Most frequent tags |")
+    console.info("|---|---|---|---|---|")
+    for row in groups.summary():
+        members = groups.members(row["group"] - 1)
+        top = members[np.argsort(-groups.train_counts[members], kind="stable")[:5]]
+        names = ", ".join(groups.tag_names[t] if groups.tag_names else str(t) for t in top)
+        share = (f"[{row['train_share_min']:.1%}, {row['train_share_max']:.1%}]"
+                 if members.size else "—")
+        console.info(f"| {row['group']} | {row['tag_types']} | {row['train_count']:,} | "
+                     f"{share} | {names}{' …' if members.size > 5 else ''} |")
+    return 0
+
+
+def _cmd_demo(args, console):
+    from .comparison import compare_methods
+    from .entries import threshold
+    from .evaluation import evaluate
+    from .groups import TagGroups
+    from .synthetic import make_tagger_outputs
+
+    start = time.perf_counter()
+    dev = make_tagger_outputs(args.tokens, split_seed=args.seed + 1)
+    test = make_tagger_outputs(args.tokens, split_seed=args.seed + 2)
+    n_tokens, n_tags = test.scores.shape
+    acc = float((test.scores.argmax(1) == test.gold).mean())
+    console.info(f"Synthetic CCG-like tagger (sparsecal.synthetic): dev and test of "
+                 f"{n_tokens:,} tokens x {n_tags} tags each, test accuracy {acc:.1%}")
+    dev_entries = threshold(dev.scores, dev.gold, args.threshold)
+    test_entries = threshold(test.scores, test.gold, args.threshold)
+    console.info(f"Test entries with score >= {args.threshold}: {len(test_entries):,} "
+                 f"({len(test_entries) / test.scores.size:.2%} of all scores)\n")
+    groups = TagGroups.from_counts(dev.train_counts, args.groups)
+    console.info("## Uncalibrated test set\n")
+    before = evaluate(test_entries, groups, n_bins=args.bins, top_label=True, seed=args.seed)
+    console.info(before.to_markdown())
+    console.info("\n## Recalibrated on dev, evaluated on test (Kranzlein et al. Table 1)\n")
+    result = compare_methods(dev_entries, test_entries, groups, n_bins=args.bins,
+                             seed=args.seed)
+    console.info(result.to_markdown())
+    console.info(f"\n(done in {time.perf_counter() - start:.1f} s)")
+    return 0
+
+
+# ----------------------------------------------------------------- parser -- #
+
+def _add_common(p, scores=True):
+    if scores:
+        p.add_argument("--scores", help="score matrix [n_tokens, n_tags] (.npy/.npz/.pt)")
+        p.add_argument("--gold", help="gold tags (.npy, or .txt: one index or tag per line)")
+        p.add_argument("--entries", help="thresholded entries (.npz from --save-entries) "
+                                         "instead of --scores/--gold")
+    p.add_argument("--tag-index", help="JSON {tag: column}, for tag strings in gold or "
+                                       "train counts")
+    p.add_argument("--train-counts", help="JSON {tag: training count} for TFG groups")
+    p.add_argument("--groups", type=int, default=5, help="TFG groups (default: 5)")
+    p.add_argument("--threshold", type=float, default=0.01,
+                   help="keep scores >= this (default: 0.01)")
+    p.add_argument("--bins", type=int, default=10, help="equal-mass bins (default: 10)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+
+
 def build_parser():
+    from .comparison import METHODS
     parser = argparse.ArgumentParser(
         prog="sparsecal",
         description="Measure and repair the calibration of taggers with large, sparse "
-                    "tagsets.")
-    sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="evaluate a generated CCG-like tagger "
-                                       "(the built-in default job)")
-    demo.add_argument("--tokens", type=int, default=50000,
-                      help="tokens to generate (default: 50000)")
-    demo.add_argument("--threshold", type=float, default=0.01)
-    demo.add_argument("--groups", type=int, default=5, help="TFG groups (default: 5)")
-    demo.add_argument("--bins", type=int, default=10)
-    demo.add_argument("--seed", type=int, default=0)
-    demo.set_defaults(func=_demo)
+                    "tagsets (Kranzlein et al. 2021; Nguyen & O'Connor 2015).")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("evaluate", help="SMCE/GMCE table with confidence intervals")
+    _add_common(p)
+    p.add_argument("--ci", action="store_true", help="95%% intervals (Algorithm 2)")
+    p.add_argument("--per-tag", action="store_true", help="also per-tag CE / MCE")
+    p.add_argument("--json", help="write the numbers as JSON here")
+    p.add_argument("--save-entries", help="also save the thresholded entries (.npz)")
+    p.set_defaults(func=_cmd_evaluate)
+
+    p = sub.add_parser("fit", help="fit a grouped recalibration model on dev outputs")
+    _add_common(p)
+    p.add_argument("--method", choices=sorted(METHODS), default="isotonic")
+    p.add_argument("--grouping", choices=["scw", "tfg", "per-tag"], default="tfg")
+    p.add_argument("--min-entries", type=int, default=100,
+                   help="per-tag: dev entries a tag needs, else its TFG group's model")
+    p.add_argument("-o", "--output", required=True, help="directory to save it in")
+    p.set_defaults(func=_cmd_fit)
+
+    p = sub.add_parser("apply", help="apply a fitted calibrator to a score matrix")
+    p.add_argument("calibrator", help="directory written by 'sparsecal fit'")
+    p.add_argument("--scores", required=True, help="score matrix (.npy, memory-mapped)")
+    p.add_argument("-o", "--output", required=True, help="calibrated matrix (.npy)")
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.set_defaults(func=_cmd_apply)
+
+    p = sub.add_parser("compare", help="every method x {SCW, TFG}: the paper's Table 1")
+    _add_common(p, scores=False)
+    for split in ("dev", "test"):
+        p.add_argument(f"--{split}", help=f"{split} score matrix")
+        p.add_argument(f"--{split}-gold", help=f"{split} gold tags")
+        p.add_argument(f"--{split}-entries", help=f"{split} thresholded entries (.npz)")
+    p.add_argument("--methods", nargs="+", choices=sorted(METHODS), default=list(METHODS))
+    p.add_argument("--json", help="write the numbers as JSON here")
+    p.set_defaults(func=_cmd_compare)
+
+    p = sub.add_parser("groups", help="the TFG group summary table")
+    p.add_argument("--train-counts", required=True, help="JSON {tag: count}")
+    p.add_argument("--tag-index", help="JSON {tag: column}")
+    p.add_argument("--n-tags", type=int, help="tag inventory size (default: from the index)")
+    p.add_argument("--groups", type=int, default=5)
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.set_defaults(func=_cmd_groups)
+
+    p = sub.add_parser("demo", help="the built-in default job on a generated CCG-like "
+                                    "tagger")
+    p.add_argument("--tokens", type=int, default=50000, help="tokens per split")
+    p.add_argument("--threshold", type=float, default=0.01)
+    p.add_argument("--groups", type=int, default=5)
+    p.add_argument("--bins", type=int, default=10)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.set_defaults(func=_cmd_demo)
     return parser
 
 
 def main(argv=None):
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
+    console = _Console(args.quiet)
     try:
-        return args.func(args)
-    except (ValueError, TypeError, OSError) as exc:
-        print(f"sparsecal: error: {exc}", file=sys.stderr)
+        return args.func(args, console)
+    except (ValueError, TypeError, OSError, ImportError) as exc:
+        print(f"sparsecal {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"sparsecal {args.command}: interrupted", file=sys.stderr)
         return 1

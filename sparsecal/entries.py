@@ -118,7 +118,7 @@ def _raise_invalid(block, row_offset):
 
 
 def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
-              n_threads=None):
+              n_threads=None, progress=None):
     """Entries of a dense score matrix with ``score >= threshold``.
 
     Streams over row chunks of ``scores`` (a memory map is read once, in order),
@@ -140,6 +140,8 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
         Tokens with gold -1 contribute negative entries only, or are dropped.
     n_threads : int, optional
         Threads for the kernel (see :func:`sparsecal._config.get_n_threads`).
+    progress : callable, optional
+        Called as ``progress(rows_done, n_tokens)`` after each row chunk.
 
     Returns
     -------
@@ -187,6 +189,8 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
         _core.threshold_fill(block, gold[r0:r0 + rows], t, rows_per_block, start, r0,
                              *out, n_threads)
         size = need
+        if progress is not None:
+            progress(r0 + rows, n_tokens)
     for arr in out:
         arr.resize(size, refcheck=False)
     entries = Entries._trusted(*out, n_tags, n_tokens, t)

@@ -146,13 +146,14 @@ class GroupedCalibrator:
             raise TypeError("transform takes Entries (see sparsecal.threshold)")
         return entries.with_scores(self._calibrate(entries.score, entries.tag))
 
-    def transform_dense(self, scores, out=None, *, chunk_rows=None):
+    def transform_dense(self, scores, out=None, *, chunk_rows=None, progress=None):
         """Calibrate a dense score matrix: entries ``>= threshold_`` get their
         group's calibrated score, the rest are left as they are.
 
         Streams over row chunks, so ``scores`` may be a memory map larger than
         memory; pass ``out`` (an array or memory map of the same shape and dtype,
-        e.g. from ``np.lib.format.open_memmap``) to write there.
+        e.g. from ``np.lib.format.open_memmap``) to write there; ``progress`` is
+        called as ``progress(rows_done, n_tokens)`` after each chunk.
 
         Returns
         -------
@@ -185,9 +186,11 @@ class GroupedCalibrator:
                 sums = result.sum(axis=1, keepdims=True)
                 np.divide(result, sums, out=result, where=sums > 0)
             out[r0:r0 + rows] = result
+            if progress is not None:
+                progress(r0 + rows, scores.shape[0])
         return out
 
-    def transform_file(self, scores_path, out_path, *, chunk_rows=None):
+    def transform_file(self, scores_path, out_path, *, chunk_rows=None, progress=None):
         """Calibrate a ``.npy`` score matrix into a new ``.npy`` file, streaming
         both (memory maps); written atomically (temporary file + rename), so a
         failure leaves no partial output."""
@@ -196,7 +199,7 @@ class GroupedCalibrator:
         with atomic_path(out_path, suffix=".npy") as tmp:
             out = np.lib.format.open_memmap(tmp, mode="w+", dtype=scores.dtype,
                                             shape=scores.shape)
-            self.transform_dense(scores, out, chunk_rows=chunk_rows)
+            self.transform_dense(scores, out, chunk_rows=chunk_rows, progress=progress)
             out.flush()
             del out
         return out_path
