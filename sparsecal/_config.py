@@ -4,12 +4,20 @@ import os
 __all__ = ["get_n_threads"]
 
 
-def get_n_threads(n_threads=None):
-    """Number of threads for a kernel call.
+#: Below this many items a kernel runs on one thread: starting an OpenMP team
+#: costs more than the work (tens of milliseconds on a loaded machine).
+PARALLEL_MIN_ITEMS = 1 << 18
 
-    ``n_threads=None`` means the ``SPARSECAL_NUM_THREADS`` environment variable if
-    set, else the CPUs this process may run on. Results never depend on it.
+
+def get_n_threads(n_threads=None, n_items=None):
+    """Number of threads for a kernel call over ``n_items`` items.
+
+    ``n_threads=None`` means one thread for fewer than ``PARALLEL_MIN_ITEMS``
+    items, else the ``SPARSECAL_NUM_THREADS`` environment variable if set, else
+    the CPUs this process may run on. Results never depend on it.
     """
+    if n_threads is None and n_items is not None and n_items < PARALLEL_MIN_ITEMS:
+        return 1
     if n_threads is None:
         env = os.environ.get("SPARSECAL_NUM_THREADS")
         if env:

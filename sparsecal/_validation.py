@@ -86,15 +86,16 @@ def check_gold(gold, n_tokens, n_tags, name="gold"):
             f"{name} has {arr.shape[0]} tokens but scores has {n_tokens} rows")
     if arr.dtype.kind not in "iu":
         raise TypeError(f"{name} must hold integer tag indices, got dtype {arr.dtype}")
-    arr = arr.astype(np.int64, copy=False)
     if arr.size:
+        # Checked in the caller's dtype: a huge uint64 must not wrap around to -1.
         bad = (arr < -1) | (arr >= n_tags)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(
                 f"{name}[{i}] = {arr[i]} is out of range: tag indices must lie in "
                 f"[0, {n_tags}) (or be -1 for 'no gold tag')")
-    return arr
+    # Contiguous: the kernels take row slices of it as C-contiguous memoryviews.
+    return np.ascontiguousarray(arr, dtype=np.int64)
 
 
 def check_unit_interval(value, name):
@@ -115,5 +116,7 @@ def check_positive_int(value, name):
 
 def check_choice(value, name, choices):
     if value not in choices:
-        raise ValueError(f"{name} must be one of {sorted(choices)!r}, got {value!r}")
+        # sorted by repr: choices may mix types (None and strings)
+        raise ValueError(f"{name} must be one of {sorted(choices, key=repr)!r}, "
+                         f"got {value!r}")
     return value

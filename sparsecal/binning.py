@@ -60,10 +60,16 @@ class BinStats:
     def boundaries(self):
         """Inner boundaries for :func:`lookup_bins`, so that the bins cover [0, 1]
         with no gap: fixed-width bins use their edges; equal-mass bins cut halfway
-        between one bin's largest score and the next bin's smallest."""
+        between one bin's largest score and the next bin's smallest (at the
+        latter when halfway rounds onto the former), so a score lying in one
+        bin only is looked up in that bin."""
         if self.edges is not None:
             return self.edges[1:-1].copy()
-        return (self.upper[:-1] + self.lower[1:]) / 2.0
+        below, above = self.upper[:-1], self.lower[1:]
+        half = (below + above) / 2.0
+        # Between adjacent floats halfway rounds to one of them; if it rounds down
+        # onto ``below``, cut at ``above`` so that ``below`` stays in its own bin.
+        return np.where(half > below, half, above)
 
 
 def argsort_scores(scores, *, n_threads=None):
@@ -88,7 +94,7 @@ def argsort_scores(scores, *, n_threads=None):
         raise ValueError("scores contains NaN, which has no place in a sort order")
     perm = np.empty(x.shape[0], dtype=np.int64)
     sorted_x = np.empty_like(x)
-    _core.argsort_floats(x, perm, sorted_x, get_n_threads(n_threads))
+    _core.argsort_floats(x, perm, sorted_x, get_n_threads(n_threads, x.shape[0]))
     return perm, sorted_x
 
 
@@ -185,5 +191,5 @@ def lookup_bins(scores, boundaries, *, n_threads=None):
     if b.size and (np.isnan(b).any() or (np.diff(b) < 0).any()):
         raise ValueError("boundaries must be sorted ascending and not NaN")
     out = np.empty(x.shape[0], dtype=np.int64)
-    _core.lookup_bins(x, b, out, get_n_threads(n_threads))
+    _core.lookup_bins(x, b, out, get_n_threads(n_threads, x.shape[0]))
     return out

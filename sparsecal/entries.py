@@ -161,7 +161,7 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
     gold = check_gold(gold, n_tokens, n_tags)
     t = check_unit_interval(threshold, "threshold")
     check_choice(missing_gold, "missing_gold", {"negatives", "drop"})
-    n_threads = get_n_threads(n_threads)
+    n_threads = get_n_threads(n_threads, n_tokens * n_tags)
 
     dtype = scores.dtype
     row_bytes = n_tags * dtype.itemsize

@@ -259,8 +259,11 @@ class TagGroups:
                 row["entries"] = int(offsets[g + 1] - offsets[g])
                 if entries.token is not None:
                     tok = entries.token[perm[offsets[g]:offsets[g + 1]]]
-                    # Entries of a group are in token order: count distinct runs.
-                    row["tokens"] = int(np.count_nonzero(np.diff(tok)) + 1) if tok.size else 0
+                    steps = np.diff(tok)
+                    if (steps < 0).any():   # not in token order (hand-built entries)
+                        row["tokens"] = int(np.unique(tok).size)
+                    else:   # the usual case: count distinct runs, O(n)
+                        row["tokens"] = int(np.count_nonzero(steps) + 1) if tok.size else 0
         return rows
 
 
@@ -283,12 +286,22 @@ def partition_by_group(tag, tag_to_group, n_groups=None):
         original order.
     offsets : ndarray of int64, shape (n_groups + 1,)
     """
-    tag = np.ascontiguousarray(tag, dtype=np.int32)
+    tag = np.asarray(tag)
     if tag.ndim != 1:
         raise ValueError(f"tag must be 1-dimensional, got shape {tag.shape}")
+    if tag.dtype.kind not in "iu":
+        raise TypeError(f"tag must hold integers, got dtype {tag.dtype}")
     mapping = np.ascontiguousarray(tag_to_group, dtype=np.int64)
     if mapping.ndim != 1 or mapping.shape[0] == 0:
         raise ValueError("tag_to_group must be a non-empty 1-D array")
+    if tag.dtype != np.int32 and tag.size:
+        # Range-check before narrowing to int32, so no tag wraps onto a valid one.
+        unknown = (tag < 0) | (tag >= mapping.shape[0])
+        if unknown.any():
+            i = int(np.flatnonzero(unknown)[0])
+            raise ValueError(f"tag[{i}] = {tag[i]} is an unknown tag: tag_to_group "
+                             f"covers tags 0..{mapping.shape[0] - 1}")
+    tag = np.ascontiguousarray(tag, dtype=np.int32)
     if n_groups is None:
         n_groups = int(mapping.max()) + 1
     if mapping.min() < 0 or mapping.max() >= n_groups:

@@ -74,5 +74,5 @@ def isotonic_predict(x, x_knots, y_knots, *, n_threads=None):
     if xk.ndim != 1 or xk.shape != yk.shape or xk.shape[0] == 0:
         raise ValueError("x_knots and y_knots must be non-empty 1-D arrays of one length")
     out = np.empty_like(x)
-    _core.isotonic_predict(x, xk, yk, out, get_n_threads(n_threads))
+    _core.isotonic_predict(x, xk, yk, out, get_n_threads(n_threads, x.shape[0]))
     return out

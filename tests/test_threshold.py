@@ -15,6 +15,15 @@ from sparsecal import Entries, threshold
 DTYPES = [np.float32, np.float64]
 
 
+@pytest.fixture(autouse=True)
+def _one_thread_by_default(monkeypatch):
+    """Kernels run single-threaded unless a test passes ``n_threads``: the
+    multi-threaded paths are exercised explicitly (results never depend on the
+    thread count), and many tiny calls then do not pay for OpenMP fork/join on
+    a busy machine."""
+    monkeypatch.setenv("SPARSECAL_NUM_THREADS", "1")
+
+
 # --------------------------------------------------------------------------- #
 # Reference and helpers                                                        #
 # --------------------------------------------------------------------------- #
@@ -58,7 +67,7 @@ def make_scores(rng, n_tokens, n_tags, dtype, t=0.01):
     flat = s.reshape(-1)
     n = flat.size
     tt = np.asarray(t, dtype)
-    specials = np.array([0.0, 1.0, tt, np.nextafter(tt, dtype(0)),
+    specials = np.array([0.0, -0.0, 1.0, tt, np.nextafter(tt, dtype(0)),
                          np.nextafter(tt, dtype(1)), 0.5, 0.25], dtype=dtype)
     specials = specials[(specials >= 0) & (specials <= 1)]
     k = max(1, n // 4)
@@ -76,7 +85,7 @@ def make_gold(rng, n_tokens, n_tags, missing_fraction=0.2):
 @pytest.fixture
 def small_chunks(monkeypatch):
     """Force many row chunks (a few rows each) through the streaming loop."""
-    monkeypatch.setattr(entries_mod, "_CHUNK_BYTES", 512)
+    monkeypatch.setattr(entries_mod, "_CHUNK_BYTES", 4096)
 
 
 # --------------------------------------------------------------------------- #
@@ -84,10 +93,11 @@ def small_chunks(monkeypatch):
 # --------------------------------------------------------------------------- #
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("t", [0.0, 0.01, 0.25, 0.5, 0.9999, 1.0])
+@pytest.mark.parametrize("t", [0.0, 1e-50, 0.01, 0.1, 0.25, 0.5, 0.9999, 1.0])
 @pytest.mark.parametrize("shape", [(1, 1), (1, 37), (41, 1), (53, 17), (200, 426)])
 def test_matches_reference(dtype, t, shape):
-    rng = np.random.default_rng(zlib.crc32(repr((np.dtype(dtype).char, t, shape)).encode()))
+    seed = zlib.crc32(repr((np.dtype(dtype).char, t, shape)).encode())
+    rng = np.random.default_rng(seed)
     s = make_scores(rng, *shape, dtype, t)
     gold = make_gold(rng, shape[0], shape[1])
     for missing in ("negatives", "drop"):
@@ -211,12 +221,13 @@ def test_gold_integer_dtypes(gold_dtype):
 # --------------------------------------------------------------------------- #
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("chunk_bytes", [1, 8, 512, 4096, 1 << 16])
+@pytest.mark.parametrize("chunk_bytes", [1, 200, 1000, 1 << 16])
 @pytest.mark.parametrize("n_threads", [1, 2, 3])
 def test_many_chunks_equal_one_chunk(monkeypatch, dtype, chunk_bytes, n_threads):
+    # chunk_bytes=1: one row per chunk (a row is larger than the chunk size)
     rng = np.random.default_rng(5)
-    s = make_scores(rng, 257, 31, dtype)
-    gold = make_gold(rng, 257, 31)
+    s = make_scores(rng, 67, 31, dtype)
+    gold = make_gold(rng, 67, 31)
     whole = threshold(s, gold, 0.01, n_threads=n_threads)
     monkeypatch.setattr(entries_mod, "_CHUNK_BYTES", chunk_bytes)
     chunked = threshold(s, gold, 0.01, n_threads=n_threads)
@@ -229,12 +240,12 @@ def test_many_chunks_equal_one_chunk(monkeypatch, dtype, chunk_bytes, n_threads)
 def test_output_growth_across_chunks(monkeypatch, dtype):
     # More survivors than the initial output capacity (2**16 here): the output
     # arrays must grow between chunks without losing entries.
-    monkeypatch.setattr(entries_mod, "_CHUNK_BYTES", 3000)
+    monkeypatch.setattr(entries_mod, "_CHUNK_BYTES", 30000)
     rng = np.random.default_rng(6)
     s = make_scores(rng, 310, 300, dtype)
     gold = make_gold(rng, 310, 300)
-    for t in (0.0, 1e-4):
-        e = threshold(s, gold, t, n_threads=2)
+    for t, n_threads in ((0.0, 2), (1e-4, 1)):
+        e = threshold(s, gold, t, n_threads=n_threads)
         assert_matches(e, reference(s, gold, t), dtype)
     assert len(threshold(s, gold, 0.0)) == 310 * 300 > 1 << 16
 
@@ -264,7 +275,6 @@ def test_memmap_many_chunks(tmp_path, small_chunks, dtype, order):
 def test_memmap_larger_than_real_chunk(tmp_path):
     """The one large test: a read-only memory map of ~10 MiB (> _CHUNK_BYTES)
     with the real chunk size."""
-    assert entries_mod._CHUNK_BYTES == 8 << 20
     rng = np.random.default_rng(8)
     n_tokens, n_tags = 6200, 426
     logits = rng.standard_normal((n_tokens, n_tags), dtype=np.float32) * 3
@@ -341,6 +351,8 @@ def test_n_threads_env(monkeypatch):
     gold = make_gold(rng, 20, 5)
     monkeypatch.setenv("SPARSECAL_NUM_THREADS", "2")
     assert_matches(threshold(s, gold), reference(s, gold), np.float64)
+    monkeypatch.delenv("SPARSECAL_NUM_THREADS")   # all CPUs of this process
+    assert_matches(threshold(s, gold), reference(s, gold), np.float64)
     with pytest.raises(ValueError, match="n_threads"):
         threshold(s, gold, n_threads=0)
 
@@ -388,7 +400,7 @@ def test_exported_from_package():
 @pytest.mark.parametrize("where", [(0, 0), (3, 2), (250, 30)])
 def test_invalid_score_names_row_and_col(monkeypatch, dtype, bad, what, where):
     # small chunks: the row number must be global, not relative to the chunk
-    monkeypatch.setattr(entries_mod, "_CHUNK_BYTES", 1024)
+    monkeypatch.setattr(entries_mod, "_CHUNK_BYTES", 4096)
     rng = np.random.default_rng(14)
     s = make_scores(rng, 260, 31, dtype)
     if bad == "next1":
@@ -396,7 +408,7 @@ def test_invalid_score_names_row_and_col(monkeypatch, dtype, bad, what, where):
     s[where] = bad
     s[where[0] + 1:, :] = np.nan   # later bad values must not be reported first
     with pytest.raises(ValueError, match=rf"scores\[{where[0]}, {where[1]}\].*{what}"):
-        threshold(s, np.zeros(260, dtype=np.int64), 0.01)
+        threshold(s, np.zeros(260, dtype=np.int64), 0.01, n_threads=1)
 
 
 def test_invalid_score_under_threshold_still_raises():
@@ -479,3 +491,70 @@ def test_threshold_not_a_number(t):
 def test_bad_missing_gold_option():
     with pytest.raises(ValueError, match="missing_gold"):
         threshold(np.full((2, 2), 0.5), [0, -1], missing_gold="positives")
+    with pytest.raises(ValueError, match="missing_gold"):
+        threshold(np.full((2, 2), 0.5), [0, -1], missing_gold=None)
+
+
+# --------------------------------------------------------------------------- #
+# The Entries container                                                        #
+# --------------------------------------------------------------------------- #
+
+def test_entries_constructor_dtypes_and_no_copy():
+    score = np.array([0.2, 0.9, 0.5], dtype=np.float32)
+    tag = np.array([3, 0, 7], dtype=np.int32)
+    label = np.array([False, True, False])
+    token = np.array([0, 0, 1], dtype=np.int64)
+    e = Entries(score, tag, label, token, n_tags=8, n_tokens=2, threshold=0.1)
+    assert e.score.dtype == np.float32 and e.tag.dtype == np.int32
+    assert e.label.dtype == np.uint8 and e.token.dtype == np.int64
+    for a, b in ((e.score, score), (e.tag, tag), (e.label, label), (e.token, token)):
+        assert np.shares_memory(a, b)
+    np.testing.assert_array_equal(e.label, [0, 1, 0])
+    assert len(e) == 3 and e.n_tags == 8 and e.n_tokens == 2 and e.threshold == 0.1
+    assert "n=3" in repr(e) and "positives=1" in repr(e)
+    e2 = Entries([0.5], np.array([2], dtype=np.int64), [1])
+    assert e2.tag.dtype == np.int32 and e2.token is None and e2.score.dtype == np.float64
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    ({"score": [0.5, 1.5]}, ValueError, "score"),
+    ({"score": [0.5, np.nan]}, ValueError, "NaN"),
+    ({"tag": [0]}, ValueError, "tag has shape"),
+    ({"tag": [0.0, 1.0]}, TypeError, "tag"),
+    ({"tag": [0, -1]}, ValueError, "non-negative"),
+    ({"tag": [0, 2**31]}, ValueError, "int32"),
+    ({"tag": [0, 4], "n_tags": 4}, ValueError, "n_tags"),
+    ({"label": [0, 2]}, ValueError, "0 or 1"),
+    ({"label": [0]}, ValueError, "label"),
+    ({"token": [0]}, ValueError, "token"),
+    ({"token": [0.0, 1.0]}, TypeError, "token"),
+    ({"threshold": 2.0}, ValueError, "threshold"),
+])
+def test_entries_constructor_errors(kwargs, exc, match):
+    args = {"score": [0.5, 0.2], "tag": [0, 1], "label": [1, 0], "token": [0, 1]}
+    args.update(kwargs)
+    extra = {k: args.pop(k) for k in ("n_tags", "threshold") if k in args}
+    with pytest.raises(exc, match=match):
+        Entries(args["score"], args["tag"], args["label"], args["token"], **extra)
+
+
+def test_entries_take_and_with_scores():
+    rng = np.random.default_rng(15)
+    s = make_scores(rng, 30, 6, np.float64)
+    gold = make_gold(rng, 30, 6)
+    e = threshold(s, gold, 0.01)
+    mask = e.label == 1
+    sub = e.take(mask)
+    np.testing.assert_array_equal(sub.score, e.score[mask])
+    np.testing.assert_array_equal(sub.token, e.token[mask])
+    assert (sub.label == 1).all() and sub.n_tags == 6 and sub.threshold == 0.01
+    idx = np.array([2, 0, 1])
+    np.testing.assert_array_equal(e.take(idx).tag, e.tag[idx])
+    new = e.with_scores(np.full(len(e), 0.5, dtype=np.float32))
+    assert new.score.dtype == np.float32 and (new.score == 0.5).all()
+    assert new.tag is e.tag and new.label is e.label and new.token is e.token
+    np.testing.assert_array_equal(e.score, threshold(s, gold, 0.01).score)
+    with pytest.raises(ValueError, match="shape"):
+        e.with_scores(np.full(len(e) + 1, 0.5))
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        e.with_scores(np.full(len(e), 1.5))
