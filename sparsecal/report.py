@@ -1,0 +1,190 @@
+"""A self-contained calibration report: HTML page, figures (PNG + SVG), numbers (JSON).
+
+``write_report`` evaluates test entries (SMCE, GMCE per TFG group, per-tag CE,
+top-label ECE, all with Algorithm-2 intervals), and, given dev entries, runs every
+recalibration method x {SCW, TFG} (Kranzlein et al. 2021, Table 1 and Figs. 2-3).
+The page references only files it wrote, opens offline, and the whole directory
+is written to a temporary sibling and renamed into place.
+"""
+import html
+import json
+import os
+import re
+import shutil
+import tempfile
+
+from . import plots
+from .calibrators import IsotonicCalibrator
+from .comparison import METHODS, compare_methods
+from .evaluation import compare, evaluate
+from .grouped import GroupedCalibrator
+
+__all__ = ["write_report", "markdown_to_html"]
+
+MARKER = "<!-- sparsecal report -->"
+
+_CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;
+padding:0 1em;color:#222;line-height:1.45}h1,h2{font-weight:600}table{border-collapse:
+collapse;margin:1em 0;font-size:.92em}td,th{border:1px solid #ccc;padding:.3em .6em;
+text-align:right}th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
+figure{margin:1.5em 0}figure img{max-width:min(100%,880px);border:1px solid #eee}figcaption{
+font-size:.9em;color:#555}.note{color:#555;font-size:.9em}"""
+
+
+def markdown_to_html(text):
+    """The small markdown subset ``to_markdown`` methods produce: pipe tables,
+    ``**bold**`` and plain paragraphs."""
+    out, table = [], []
+
+    def inline(s):
+        return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", html.escape(s))
+
+    def flush():
+        if not table:
+            return
+        rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in table]
+        body = [r for r in rows[1:] if not all(set(c) <= set("-: ") for c in r)]
+        out.append("<table><tr>" + "".join(f"<th>{inline(c)}</th>" for c in rows[0])
+                   + "</tr>" + "".join("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in r)
+                                       + "</tr>" for r in body) + "</table>")
+        table.clear()
+
+    for line in text.splitlines():
+        if line.strip().startswith("|"):
+            table.append(line)
+            continue
+        flush()
+        if line.strip():
+            out.append(f"<p>{inline(line)}</p>")
+    flush()
+    return "\n".join(out)
+
+
+def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_bins=10,
+                 seed=0, title="Calibration report", notes=None):
+    """Write a report directory and return the path of its ``index.html``.
+
+    Parameters
+    ----------
+    out_dir : str or path
+        Created (or replaced, if it holds an earlier sparsecal report).
+    test : Entries
+        The entries to evaluate.
+    groups : TagGroups
+        Tag groups for GMCE (usually TFG).
+    dev : Entries, optional
+        Dev entries: with them every method in ``methods`` is fit on dev with SCW
+        and TFG and evaluated on ``test``, and the TFG isotonic result is shown
+        as "after" in the figures.
+    notes : str, optional
+        A paragraph about the data shown at the top.
+    """
+    out_dir = os.fspath(out_dir)
+    if os.path.exists(out_dir) and not _is_report(out_dir):
+        raise FileExistsError(f"{out_dir!r} exists and is not a sparsecal report: "
+                              "choose another output directory")
+    kw = dict(n_bins=n_bins, ci="simulation", seed=seed)
+    before = evaluate(test, groups, per_tag=True, top_label=True, **kw)
+    curves = {"uncalibrated": before}
+    entries = {"uncalibrated": test}
+    comparison = after = None
+    if dev is not None:
+        comparison = compare_methods(dev, test, groups, methods=methods, **kw)
+        calibrated = GroupedCalibrator(IsotonicCalibrator(), groups).fit(dev).transform(test)
+        after = evaluate(calibrated, groups, per_tag=True, top_label=True, **kw)
+        curves["TFG isotonic"] = after
+        entries["TFG isotonic"] = calibrated
+
+    parent = os.path.dirname(os.path.abspath(out_dir))
+    tmp = tempfile.mkdtemp(prefix=".tmp-report-", dir=parent)
+    try:
+        figures = _figures(tmp, curves, entries, before, comparison, groups)
+        numbers = {"evaluation": before.to_dict()}
+        if comparison is not None:
+            numbers["after_tfg_isotonic"] = after.to_dict()
+            numbers["comparison"] = comparison.to_dict()
+        with open(os.path.join(tmp, "numbers.json"), "w", encoding="utf-8") as f:
+            json.dump(numbers, f, indent=2)
+        page = _page(title, notes, before, after, comparison, figures)
+        with open(os.path.join(tmp, "index.html"), "w", encoding="utf-8") as f:
+            f.write(page)
+        if os.path.exists(out_dir):
+            old = tmp + "-old"
+            os.replace(out_dir, old)
+            os.replace(tmp, out_dir)
+            shutil.rmtree(old)
+        else:
+            os.replace(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return os.path.join(out_dir, "index.html")
+
+
+def _is_report(path):
+    try:
+        with open(os.path.join(path, "index.html"), encoding="utf-8") as f:
+            return MARKER in f.read(4096)
+    except OSError:
+        return False
+
+
+def _figures(directory, curves, entries, before, comparison, groups):
+    """Render every figure to PNG and SVG; returns [(name, caption)]."""
+    os.makedirs(os.path.join(directory, "figures"))
+    figs = []
+
+    def save(name, fig, caption):
+        plots.save_figure(fig, os.path.join(directory, "figures", name), ("png", "svg"))
+        figs.append((name, caption))
+
+    smce = {k: v.smce for k, v in curves.items()}
+    save("reliability", plots.reliability_diagram(
+        smce, scores=[e.score for e in entries.values()], scale="logit"),
+        "Calibration curve of all thresholded entries (SMCE), 10 equal-mass bins with "
+        "Algorithm-2 95% bars, and the score distribution (Nguyen & O'Connor Fig. 1d; "
+        "logit axes spread out scores near 0.01 and 1).")
+    save("groups", plots.group_reliability(curves, scale="logit"),
+         "Calibration curve per tag frequency group (GMCE).")
+    if comparison is not None:
+        tfg = {METHODS[m][0]: r for (m, g), r in comparison.after.items() if g == "tfg"}
+        scw = {METHODS[m][0]: r for (m, g), r in comparison.after.items() if g == "scw"}
+        save("methods", plots.method_comparison(
+            plots.comparison_table(comparison.before, tfg, scw)),
+            "Calibration error before (circles) and after recalibration with TFG "
+            "(arrows) and SCW (squares), per method and group (Kranzlein et al. Figs. 2-3).")
+    if before.mce is not None and before.mce.per_tag:
+        save("per_tag", plots.per_tag_ce({k: v.mce for k, v in curves.items()},
+                                         tag_names=groups),
+             "Per-tag calibration error of the most frequent tags with 95% intervals "
+             "(Nguyen & O'Connor Fig. 4).")
+    save("modified_reliability", plots.modified_reliability(
+        {k: e for k, e in entries.items()}),
+        "Top-label accuracy minus confidence per confidence bin; marker area is the "
+        "bin size (Jagannatha & Yu Fig. 1).")
+    return figs
+
+
+def _page(title, notes, before, after, comparison, figures):
+    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>{MARKER}",
+             f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>",
+             f"<h1>{html.escape(title)}</h1>"]
+    if notes:
+        parts.append(f"<p>{html.escape(notes)}</p>")
+    parts += ["<h2>Calibration of the test outputs</h2>", markdown_to_html(before.to_markdown())]
+    if comparison is not None:
+        parts += ["<h2>Recalibration: every method x {SCW, TFG}</h2>",
+                  "<p class='note'>Fit on dev, evaluated on test; relative change vs. "
+                  "uncalibrated in parentheses (Kranzlein et al. 2021, Table 1).</p>",
+                  markdown_to_html(comparison.to_markdown()),
+                  "<h2>Before and after TFG isotonic recalibration</h2>",
+                  markdown_to_html(compare(before, after).to_markdown(
+                      "uncalibrated", "TFG isotonic"))]
+    parts.append("<h2>Figures</h2>")
+    for name, caption in figures:
+        parts.append(f"<figure><img src='figures/{name}.png' alt='{html.escape(caption)}'>"
+                     f"<figcaption>{html.escape(caption)} "
+                     f"(<a href='figures/{name}.svg'>SVG</a>)</figcaption></figure>")
+    parts.append("<p class='note'>All numbers: <a href='numbers.json'>numbers.json</a>. "
+                 "Made with sparsecal.</p></body></html>")
+    return "\n".join(parts)
