@@ -119,7 +119,13 @@ def clone(calibrator):
 
 
 def _weighted_equal_mass(sorted_x, y, w, perm, n_bins, bin_size):
-    """Equal-mass bin statistics; with weights, bins hold equal total weight."""
+    """Equal-mass bin statistics; with weights, bins hold equal total weight.
+
+    With weights (zero-weight points dropped), bin ``j`` starts at the first
+    point whose cumulative weight, itself included, exceeds ``j * W / B``
+    (``j * bin_size * W / n`` given ``bin_size``): with unit weights these are
+    exactly the unweighted rank bins.
+    """
     n = sorted_x.shape[0]
     if w is None:
         starts = equal_mass_bin_starts(n, n_bins=n_bins, bin_size=bin_size)
@@ -128,16 +134,43 @@ def _weighted_equal_mass(sorted_x, y, w, perm, n_bins, bin_size):
     keep = ws > 0
     sx, ws, ys = sorted_x[keep].astype(np.float64), ws[keep], y[perm][keep]
     n_kept = sx.shape[0]
-    k = n_bins if n_bins is not None else max(n_kept // bin_size, 1)
-    before = np.concatenate(([0.0], np.cumsum(ws)[:-1]))
+    cum = np.cumsum(ws)
+    total = cum[-1]
+    if n_bins is not None:
+        k = n_bins
+        cuts = np.arange(1, k) * total / k
+    else:
+        k = max(n_kept // bin_size, 1)
+        cuts = np.arange(1, k) * bin_size * total / n_kept
     starts = np.unique(np.concatenate((
-        np.searchsorted(before, np.arange(k) * ws.sum() / k, side="left"), [n_kept])))
+        [0], np.searchsorted(cum, cuts, side="right"), [n_kept])))
     count = np.diff(starts)
     sum_w = np.add.reduceat(ws, starts[:-1])
-    # Weighted bins: "count" is the total weight, sums are weighted.
+    # Weighted bins: "count" is the number of points, means are weighted.
     return BinStats(count, np.add.reduceat(ws * sx, starts[:-1]) / sum_w * count,
                     np.add.reduceat(ws * ys, starts[:-1]) / sum_w * count,
                     sx[starts[:-1]], sx[starts[1:] - 1])
+
+
+def _bin_means_by_lookup(keys, values, w, boundaries):
+    """Per-bin (weighted) mean of ``values`` over the points that
+    ``lookup_bins(keys, boundaries)`` puts in each bin -- the rule ``predict``
+    uses -- after dropping every boundary below a bin that no (positively
+    weighted) point falls in. So tied keys are never split between bins (rank
+    cuts inside a run of ties would otherwise give the tied value the statistics
+    of a bin that holds only part of the run), and every bin has a value.
+
+    Returns ``(boundaries, means)`` with ``len(means) == len(boundaries) + 1``.
+    """
+    boundaries = np.unique(boundaries)
+    ww = np.ones(keys.shape[0]) if w is None else w
+    mass = np.bincount(lookup_bins(keys, boundaries), weights=ww,
+                       minlength=boundaries.shape[0] + 1)
+    boundaries = boundaries[mass[:-1] > 0]   # the last bin always holds the top key
+    idx = lookup_bins(keys, boundaries)
+    k = boundaries.shape[0] + 1
+    mass = np.bincount(idx, weights=ww, minlength=k)
+    return boundaries, np.bincount(idx, weights=ww * values, minlength=k) / mass
 
 
 class HistogramBinning(BaseCalibrator):
@@ -147,7 +180,9 @@ class HistogramBinning(BaseCalibrator):
     A score is mapped to the dev positive rate of its bin. Bins cover [0, 1] with
     no gap: between two dev bins the cut is halfway between the largest score of
     one and the smallest of the next; scores below / above the dev range (and
-    1.0) fall in the first / last bin.
+    1.0) fall in the first / last bin. The rate of a bin is taken over the dev
+    points looked up in it, so a run of tied dev scores is never split: where a
+    rank cut falls inside one, the bins it would split are merged.
 
     Parameters
     ----------
@@ -168,8 +203,10 @@ class HistogramBinning(BaseCalibrator):
         bin_size = None if self.bin_size is None else check_positive_int(self.bin_size, "bin_size")
         perm, sorted_x = argsort_scores(x)
         bins = _weighted_equal_mass(sorted_x, y, w, perm, n_bins, bin_size)
-        self.boundaries_ = bins.boundaries()
-        self.bin_rates_ = bins.mean_label
+        # Rates are taken over the dev points that lookup puts in each bin, so a
+        # dev score is mapped to the rate of the bin it is looked up in.
+        self.boundaries_, self.bin_rates_ = _bin_means_by_lookup(
+            x, y.astype(np.float64), w, bins.boundaries())
         return self
 
     def _predict(self, x):
@@ -210,7 +247,10 @@ class ScalingBinning(BaseCalibrator):
 
     Dev is split at random (seeded) into two halves. Isotonic regression is fit
     on the first; the second half's scaled scores are cut into equal-mass bins,
-    and each bin outputs the mean scaled score of the second-half points in it.
+    and each bin outputs the mean scaled score of the second-half points looked
+    up in it. Isotonic output is a step function, so rank cuts usually fall
+    inside runs of tied scaled scores; the bins such a cut would split are
+    merged (as in Kumar et al.'s code, which re-bins the points by value).
     Those bin means are computed on dev only, never on the data being calibrated
     (unlike the paper's reference code, which computes them on test data).
 
@@ -239,12 +279,19 @@ class ScalingBinning(BaseCalibrator):
             raise ValueError("the first dev half has zero total weight")
         self.x_knots_, self.y_knots_ = isotonic_fit(x[first], y[first], w1)
         scaled = isotonic_predict(x[second], self.x_knots_, self.y_knots_)
+        w2 = None if w is None else w[second]
+        if w2 is not None and not (w2 > 0).any():
+            raise ValueError("the second dev half has zero total weight")
         perm, sorted_z = argsort_scores(scaled)
-        # Bin the scaled scores; the bin value is their mean (sum_score / count).
-        bins = _weighted_equal_mass(sorted_z, y[second], None if w is None else w[second],
-                                    perm, n_bins, None)
-        self.boundaries_ = bins.boundaries()
-        self.bin_values_ = bins.mean_score
+        # Equal-mass bins of the scaled scores; a bin's value is the mean scaled
+        # score of the second-half points looked up in it (as Kumar et al.'s
+        # reference code re-bins them). Isotonic output is a step function, so
+        # rank cuts fall inside runs of tied values; the bin statistics must
+        # follow the lookup, or a tied value gets the mean of a bin that holds
+        # only part of its run plus higher values.
+        bins = _weighted_equal_mass(sorted_z, y[second], w2, perm, n_bins, None)
+        self.boundaries_, self.bin_values_ = _bin_means_by_lookup(
+            scaled, scaled.astype(np.float64), w2, bins.boundaries())
         return self
 
     def _predict(self, x):
@@ -309,7 +356,10 @@ class PlattCalibrator(BaseCalibrator):
             r = -weights * z * expit(-margin)          # d loss / d (a s + g)
             return loss, np.array([np.sum(r * s), np.sum(r)])
 
-        result = minimize(objective, np.array([1.0, 0.0]), jac=True, method="L-BFGS-B")
+        # Tight tolerances: two parameters, so this costs little, and the defaults
+        # (gtol=1e-5) stop ~1e-5 away from the optimum.
+        result = minimize(objective, np.array([1.0, 0.0]), jac=True, method="L-BFGS-B",
+                          options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10000})
         self.slope_, self.offset_ = (float(v) for v in result.x)
         return self
 

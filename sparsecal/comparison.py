@@ -6,6 +6,8 @@ groups) before and after, with absolute and relative change.
 """
 from dataclasses import dataclass
 
+import numpy as np
+
 from .calibrators import HistogramBinning, IsotonicCalibrator, PlattCalibrator, ScalingBinning
 from .evaluation import evaluate
 from .grouped import GroupedCalibrator
@@ -39,6 +41,7 @@ class MethodComparison:
     before: object
     after: dict
     groups: object
+    test_tokens: int = None
 
     def columns(self):
         """Column names: "All", then "Group 1".. "Group G"."""
@@ -53,15 +56,13 @@ class MethodComparison:
                 "methods": {f"{m}/{g}": self.values(r) for (m, g), r in self.after.items()},
                 "groups": self.before.groups}
 
-    def to_markdown(self, groups_shown=None):
+    def to_markdown(self, all_groups=False):
         """Table 1 layout: rows None and method x {1 group (SCW), G groups (TFG)};
-        columns All (SMCE) and the chosen groups (default first and last, GMCE),
-        each as value and relative change; then entries, tag types, training
-        share range and tokens per column."""
+        columns All (SMCE) and groups (first and last, or all; GMCE), each as
+        value (relative change); then entries, tag types, training share range
+        and tokens with any entry per column."""
         G = self.groups.n_groups
-        shown = [0, G - 1] if groups_shown is None else list(groups_shown)
-        if G == 1:
-            shown = [0]
+        shown = list(range(G)) if all_groups or G <= 2 else [0, G - 1]
         cols = [0] + [g + 1 for g in shown]
         names = ["All (SMCE)"] + [f"Group {g + 1} (GMCE)" for g in shown]
         base = self.values(self.before)
@@ -74,16 +75,24 @@ class MethodComparison:
             lines.append(f"| {METHODS[method][0]} | {n} | "
                          + " | ".join(_cell(vals[c], base[c]) for c in cols) + " |")
         rows = self.before.groups
-        total_entries = sum(r.get("entries", 0) for r in rows)
-        lines.append("| Entries | | " + " | ".join(
-            [f"{total_entries:,}"] + [f"{rows[g].get('entries', 0):,}" for g in shown]) + " |")
-        lines.append("| Tag types | | " + " | ".join(
-            [str(sum(r["tag_types"] for r in rows))]
-            + [str(rows[g]["tag_types"]) for g in shown]) + " |")
+        total = {"entries": sum(r.get("entries", 0) for r in rows),
+                 "tag_types": sum(r["tag_types"] for r in rows),
+                 "tokens": self.test_tokens}
         if "train_share_min" in rows[0]:
-            lines.append("| Tag freq in train | | | " + " | ".join(
-                f"[{rows[g]['train_share_min']:.1%}, {rows[g]['train_share_max']:.1%}]"
-                for g in shown) + " |")
+            total["train_share_min"] = min(r["train_share_min"] for r in rows if r["tag_types"])
+            total["train_share_max"] = max(r["train_share_max"] for r in rows if r["tag_types"])
+        columns = [total] + [rows[g] for g in shown]
+
+        def bottom(label, fmt):
+            lines.append(f"| {label} | | " + " | ".join(fmt(c) for c in columns) + " |")
+
+        bottom("Entries", lambda c: f"{c.get('entries', 0):,}")
+        bottom("Tag types", lambda c: str(c["tag_types"]))
+        if "train_share_min" in total:
+            bottom("Tag freq in train", lambda c: (
+                f"[{c['train_share_min']:.1%}, {c['train_share_max']:.1%}]"
+                if c["tag_types"] else "—"))
+        bottom("Tokens", lambda c: "—" if c.get("tokens") is None else f"{c['tokens']:,}")
         return "\n".join(lines)
 
 
@@ -130,4 +139,5 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
             base = METHODS[method][1](n_bins, seed)
             model = GroupedCalibrator(base, scw if grouping == "scw" else groups).fit(dev)
             after[(method, grouping)] = evaluate(model.transform(test), groups, **kw)
-    return MethodComparison(before, after, groups)
+    tokens = None if test.token is None else int(np.unique(test.token).size)
+    return MethodComparison(before, after, groups, tokens)

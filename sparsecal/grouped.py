@@ -88,12 +88,14 @@ class GroupedCalibrator:
         if self.fallback is not None and weak.any():
             self._fit_grouping(self.fallback, entries, w, calibrators, tag_map, weak)
         left = np.flatnonzero(tag_map < 0)
-        seen = np.unique(entries.tag)
-        uncalibrated = np.intersect1d(left, seen)
-        if uncalibrated.size:
-            warnings.warn(f"{uncalibrated.size} tags with dev entries are in groups with "
-                          f"fewer than min_entries={self.min_entries} dev entries: their "
-                          "scores are left unchanged", stacklevel=2)
+        if left.size:
+            # Also tags with no dev entry at all: their test scores are left
+            # unchanged just the same, which the caller must know about.
+            with_dev = np.intersect1d(left, np.unique(entries.tag)).size
+            warnings.warn(f"{left.size} tags ({with_dev} of them with dev entries) are in "
+                          f"groups with fewer than min_entries={self.min_entries} dev "
+                          "entries and have no fallback calibrator: their scores are left "
+                          "unchanged", stacklevel=2)
         self.calibrators_ = calibrators
         self.tag_to_calibrator_ = tag_map
         self.threshold_ = entries.threshold

@@ -18,6 +18,7 @@ import json
 import os
 import shutil
 import tempfile
+import zipfile
 
 import numpy as np
 
@@ -77,7 +78,6 @@ def _plain(params):
 
 
 def load_grouped(path):
-    from .grouped import GroupedCalibrator
     path = os.fspath(path)
     meta_path = os.path.join(path, "calibrator.json")
     try:
@@ -87,13 +87,27 @@ def load_grouped(path):
         raise ValueError(f"{path!r} is not a saved calibrator (no calibrator.json)") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"{meta_path!r} is not valid JSON: {exc}") from None
-    if meta.get("format") != FORMAT:
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ValueError(f"{meta_path!r} is not a {FORMAT} file")
     if meta.get("version") != VERSION:
         raise ValueError(f"{meta_path!r} has format version {meta.get('version')!r}; "
                          f"this sparsecal reads version {VERSION}")
-    with np.load(os.path.join(path, "arrays.npz"), allow_pickle=False) as npz:
-        arrays = {k: npz[k] for k in npz.files}
+    arrays_path = os.path.join(path, "arrays.npz")
+    try:
+        with np.load(arrays_path, allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+    except FileNotFoundError:
+        raise ValueError(f"{path!r} is not a complete saved calibrator (no arrays.npz)") from None
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"{arrays_path!r} is not a readable .npz file: {exc}") from None
+    try:
+        return _build(meta, arrays)
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"{meta_path!r} is malformed ({type(exc).__name__}: {exc})") from None
+
+
+def _build(meta, arrays):
+    from .grouped import GroupedCalibrator
     n_tags = meta["n_tags"]
 
     def groups_from(key, info):
@@ -117,7 +131,8 @@ def load_grouped(path):
         cal_arrays = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
         calibrators.append(cls.from_state(info, cal_arrays))
     tag_map = arrays.get("tag_to_calibrator")
-    if tag_map is None or tag_map.shape != (n_tags,) or tag_map.max() >= len(calibrators):
+    if (tag_map is None or tag_map.shape != (n_tags,) or tag_map.dtype.kind not in "iu"
+            or tag_map.max() >= len(calibrators) or tag_map.min() < -1):
         raise ValueError("saved calibrator: tag_to_calibrator is missing or inconsistent")
     model.calibrators_ = calibrators
     model.tag_to_calibrator_ = tag_map.astype(np.int64)

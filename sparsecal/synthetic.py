@@ -41,7 +41,7 @@ class SyntheticTagger:
     scores: np.ndarray
     gold: np.ndarray
     true_probs: np.ndarray
-    train_counts: np.ndarray
+    train_counts: dict
 
 
 def _tag_prior(n_tags, zipf_exponent):

@@ -96,6 +96,9 @@ class TemperatureScaling:
         logits = _check_logits(logits)
         if out is None:
             out = np.empty(logits.shape, dtype=logits.dtype)
+        elif getattr(out, "shape", None) != logits.shape:
+            raise ValueError(f"out must have shape {logits.shape}, got "
+                             f"{getattr(out, 'shape', None)}")
         step = _rows(logits)
         for r0 in range(0, logits.shape[0], step):
             block = np.asarray(logits[r0:r0 + step], dtype=np.float64)
