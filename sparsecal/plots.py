@@ -86,6 +86,23 @@ def _check_ax(ax, name="ax"):
     return ax
 
 
+def _panel_axes(axes, n, what, nrows, ncols, figsize, **subplot_kw):
+    """A grid of ``n`` panels: new (``axes=None``) or the caller's axes.
+
+    Returns ``(fig, panels, spare)``: the first ``n`` axes and the unused ones
+    of a new grid (none when the caller gave the axes)."""
+    if axes is None:
+        fig = _new_figure(figsize)
+        grid = list(fig.subplots(nrows, ncols, squeeze=False, **subplot_kw).ravel())
+        return fig, grid[:n], grid[n:]
+    panels = list(np.ravel(np.asarray(axes, dtype=object)))
+    if len(panels) < n:
+        raise ValueError(f"got {len(panels)} axes for {n} {what}")
+    for a in panels:
+        _check_ax(a, "axes")
+    return panels[0].figure, panels[:n], []
+
+
 def _is_evaluation(x):
     # Duck-typed so that plots.py does not import evaluation (and vice versa).
     return hasattr(x, "smce") and hasattr(x, "gmce") and hasattr(x, "groups")
@@ -576,20 +593,9 @@ def group_reliability(per_group_results, group_names=None, *, labels=None, ncols
     allx = np.concatenate([np.r_[t["mean_score"], t["mean_label"]] for t in tabs])
     lo, hi = _scale_limits(allx, scale)
     with _style():
-        if axes is None:
-            fig = _new_figure((panel_size[0] * ncols, panel_size[1] * nrows + 0.6))
-            ax_grid = fig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False)
-            axes_list = list(ax_grid.ravel())
-            spare = axes_list[n_groups:]
-            axes_list = axes_list[:n_groups]
-        else:
-            axes_list = list(np.ravel(np.asarray(axes, dtype=object)))
-            if len(axes_list) < n_groups:
-                raise ValueError(f"got {len(axes_list)} axes for {n_groups} groups")
-            for a in axes_list:
-                _check_ax(a, "axes")
-            fig, spare = axes_list[0].figure, []
-            axes_list = axes_list[:n_groups]
+        fig, axes_list, spare = _panel_axes(
+            axes, n_groups, "groups", nrows, ncols,
+            (panel_size[0] * ncols, panel_size[1] * nrows + 0.6), sharex=True, sharey=True)
         handles = {}
         # Scales first: setting the scale of a shared axis resets its limits.
         for a in axes_list:
@@ -788,21 +794,11 @@ def method_comparison(table, columns=None, *, ncols=None, axes=None, title=None,
     nrows = -(-n_cols // ncols)
     height = panel_size[1] or (0.9 + row_height * n_methods)
     with _style():
-        if axes is None:
-            fig = _new_figure((panel_size[0] * ncols + 0.7, height * nrows + 0.9))
-            grid = fig.subplots(nrows, ncols, sharey=True, squeeze=False)
-            axes_list = list(grid.ravel())
-            for a in axes_list[n_cols:]:
-                a.axis("off")
-            axes_list = axes_list[:n_cols]
-        else:
-            axes_list = list(np.ravel(np.asarray(axes, dtype=object)))
-            if len(axes_list) < n_cols:
-                raise ValueError(f"got {len(axes_list)} axes for {n_cols} columns")
-            for a in axes_list:
-                _check_ax(a, "axes")
-            fig = axes_list[0].figure
-            axes_list = axes_list[:n_cols]
+        fig, axes_list, spare = _panel_axes(
+            axes, n_cols, "columns", nrows, ncols,
+            (panel_size[0] * ncols + 0.7, height * nrows + 0.9), sharey=True)
+        for a in spare:
+            a.axis("off")
         y = np.arange(n_methods)
         for j, (a, col) in enumerate(zip(axes_list, columns)):
             vals = np.concatenate([clean[m][k][j:j + 1] for m in methods for k in clean[m]])
