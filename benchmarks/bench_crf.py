@@ -1,0 +1,262 @@
+"""Benchmark of CRF token marginals (``sparsecal.crf``), run by hand::
+
+    .venv/bin/python benchmarks/bench_crf.py            # full table (~2-4 min)
+    .venv/bin/python benchmarks/bench_crf.py --quick    # C=50 and 598, fewer reps
+    .venv/bin/python benchmarks/bench_crf.py --stream 1000000   # corpus streaming
+
+For C in {50, 426, 598}, B=32 sentences of N=40 tokens, float32 and float64, it
+times ``marginals`` with the lean backend (1 and 2 torch threads), the
+log-space backend and, where feasible, torch-struct, and reports:
+
+- tokens/s (median over repetitions, first call excluded);
+- peak memory of one call: the rise of the process's peak RSS over its RSS
+  before the call, each configuration in a fresh subprocess (coarse: page
+  granular, includes allocator slack);
+- floor: the machine's own rate for the same matrix products, ``[B, C] @ [C, C]``
+  with ``torch.mm(out=)``, measured in the same process with the same threads.
+  A forward-backward needs ``2 (N-1)`` such products (each ~``B C^2``
+  multiply-adds), so ``floor_time = 2 (N-1) t_mm`` and lean's efficiency is
+  ``floor_time / lean_time``;
+- agreement with the float64 log-space reference (max |difference| of the
+  marginals, which are probabilities in [0, 1]).
+
+torch-struct builds ``[B, N-1, C, C]`` edge potentials and log-semiring matrix
+products with ``O(C^3)`` work and a ``[B, bin_N/2, C, C, C]`` temporary at the
+first level of its parallel scan (``bin_N = 64`` for N=40), kept for autograd:
+about 6 GiB at C=50, B=32 in float64. So it is timed on B=8 at C=50 and B=1 at
+C=100 (tokens/s is per token), and extrapolated by ``C^3`` to 426 and 598, where
+its temporaries alone would need terabytes.
+"""
+import argparse
+import math
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+B, N = 32, 40
+
+
+def _rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _maxrss_bytes():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def worker(C, dtype_name, backend, threads, reps, batch):
+    import torch
+    from sparsecal import crf
+
+    torch.set_num_threads(threads)
+    dtype = getattr(torch, dtype_name)
+    g = torch.Generator().manual_seed(C)
+    # tagger-like logits and a trained-looking transition matrix, made in place in
+    # the target dtype so that the set-up leaves no peak above the baseline
+    e = torch.empty(batch, N, C, dtype=dtype).normal_(0, 3, generator=g)
+    T = torch.empty(C, C, dtype=dtype).normal_(0, 1, generator=g)
+    kw = dict(backend=backend, num_threads=threads)
+    out = {"C": C, "dtype": dtype_name, "backend": backend, "threads": threads,
+           "B": batch, "N": N}
+
+    # initialise torch / MKL code paths on a tiny problem first, so that the
+    # measured call's peak is its own working memory
+    crf.marginals(torch.zeros(1, 3, C, dtype=dtype), T, backend="lean", num_threads=threads)
+    base = _rss_bytes()
+    peak0 = _maxrss_bytes()
+    t0 = time.perf_counter()
+    m = crf.marginals(e, T, **kw)
+    first = time.perf_counter() - t0
+    peak1 = _maxrss_bytes()
+    out["peak_mib"] = (peak1 - base) / 2**20 if peak1 > peak0 else None
+    out["peak_floor_mib"] = (peak0 - base) / 2**20   # set-up's own peak (upper bound)
+    times = [first] if reps == 0 else []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        crf.marginals(e, T, **kw)
+        times.append(time.perf_counter() - t0)
+    out["time_s"] = statistics.median(times)
+    out["tokens_per_s"] = batch * N / out["time_s"]
+
+    if backend == "lean":
+        a = torch.rand(batch, C, dtype=dtype)
+        M = torch.rand(C, C, dtype=dtype)
+        o = torch.empty(batch, C, dtype=dtype)
+        for _ in range(10):
+            torch.mm(a, M, out=o)
+        n_mm = 2 * (N - 1)
+        tm = []
+        for _ in range(max(3, reps)):
+            t0 = time.perf_counter()
+            for _ in range(n_mm):
+                torch.mm(a, M, out=o)
+            tm.append(time.perf_counter() - t0)
+        out["floor_s"] = statistics.median(tm)
+        out["mm_gflops"] = 2 * batch * C * C * n_mm / out["floor_s"] / 1e9
+        out["efficiency"] = out["floor_s"] / out["time_s"]
+        if threads == 1:
+            ref = crf.marginals(e.double(), T.double(), backend="log", num_threads=1)
+            diff = (m.double() - ref).abs()
+            out["max_abs_diff_vs_log64"] = float(diff.max())
+            big = ref >= 1e-6
+            out["max_rel_diff_vs_log64"] = float((diff[big] / ref[big]).max())
+    return out
+
+
+def stream_worker(n_tokens, C):
+    """Peak memory and speed of ``stream_entries`` over a generated corpus."""
+    import numpy as np
+    import torch
+    from sparsecal import crf
+
+    torch.set_num_threads(1)
+    T = torch.empty(C, C).normal_(0, 1, generator=torch.Generator().manual_seed(1))
+
+    def batches():
+        g = torch.Generator().manual_seed(2)
+        done = 0
+        while done < n_tokens:
+            L = torch.randint(10, N + 1, (B,), generator=g)
+            gold = torch.randint(0, C, (B, N), generator=g)
+            # a tagger-like peak at the gold tag (93%) or elsewhere
+            e = torch.empty(B, N, C).normal_(0, 2, generator=g)
+            top = torch.where(torch.rand(B, N, generator=g) < 0.93, gold,
+                              torch.randint(0, C, (B, N), generator=g))
+            e.scatter_add_(2, top[..., None], torch.full((B, N, 1), 9.0))
+            gold[torch.arange(N)[None] >= L[:, None]] = -1
+            done += int(L.sum())
+            yield dict(emissions=e, transitions=T, lengths=L, gold=gold)
+
+    crf.stream_entries([next(batches())])                            # warm-up
+    base = _rss_bytes()
+    peak0 = _maxrss_bytes()
+    t0 = time.perf_counter()
+    ent = crf.stream_entries(batches)
+    dt = time.perf_counter() - t0
+    peak1 = _maxrss_bytes()
+    entry_bytes = sum(getattr(ent, a).nbytes for a in ("score", "tag", "label", "token"))
+    return {"tokens": ent.n_tokens, "C": C, "entries": len(ent), "time_s": dt,
+            "tokens_per_s": ent.n_tokens / dt,
+            "peak_rise_mib": (peak1 - max(base, peak0)) / 2**20 if peak1 > peak0 else 0.0,
+            "rss_before_mib": base / 2**20,
+            "entries_mib": entry_bytes / 2**20,
+            "dense_mib": ent.n_tokens * C * 4 / 2**20}
+
+
+def run_config(C, dtype, backend, threads, reps, batch=B):
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", str(C), dtype, backend,
+           str(threads), str(reps), str(batch)]
+    env = dict(os.environ)
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        raise RuntimeError(f"worker {cmd[2:]} failed:\n{r.stderr}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def fmt_mib(row):
+    if row.get("peak_mib") is None:
+        return f"<= {row['peak_floor_mib']:.1f}"
+    return f"{row['peak_mib']:.1f}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="C=50 and 598, fewer reps")
+    ap.add_argument("--json", help="also write the rows to this file")
+    ap.add_argument("--stream", type=int, metavar="TOKENS",
+                    help="only time stream_entries over a generated corpus of about "
+                         "TOKENS tokens with C=598 tags (float32)")
+    ap.add_argument("--worker", nargs=6, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.stream:
+        r = stream_worker(args.stream, 598)
+        print(json.dumps(r))
+        print(f"stream_entries: {r['tokens']:,} tokens x {r['C']} tags in "
+              f"{r['time_s']:.1f} s ({r['tokens_per_s']:,.0f} tokens/s), "
+              f"{r['entries']:,} entries ({r['entries_mib']:.1f} MiB); peak RSS rose "
+              f"{r['peak_rise_mib']:.1f} MiB over {r['rss_before_mib']:.0f} MiB, vs "
+              f"{r['dense_mib']:,.0f} MiB for the dense float32 marginals")
+        return
+    if args.worker:
+        C, dtype, backend, threads, reps, batch = args.worker
+        print(json.dumps(worker(int(C), dtype, backend, int(threads), int(reps),
+                                int(batch))))
+        return
+
+    import torch
+    sizes = [50, 598] if args.quick else [50, 426, 598]
+    lean_reps = 5 if args.quick else 15
+    rows = []
+    print(f"# CRF token marginals, B={B}, N={N}; torch {torch.__version__}, "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}", flush=True)
+    for C in sizes:
+        for dtype in ("float32", "float64"):
+            for threads in (1, 2):
+                rows.append(run_config(C, dtype, "lean", threads, lean_reps))
+                print(rows[-1], flush=True)
+            rows.append(run_config(C, dtype, "log", 1, 1 if C > 100 else 3))
+            print(rows[-1], flush=True)
+            if C == 50:
+                rows.append(run_config(C, dtype, "torch-struct", 1, 0, batch=8))
+                print(rows[-1], flush=True)
+    # growth of torch-struct's time with C at equal batch size (B=1)
+    ts50 = run_config(50, "float64", "torch-struct", 1, 0, batch=1)
+    ts100 = run_config(100, "float64", "torch-struct", 1, 0, batch=1)
+    print(ts50, ts100, flush=True)
+
+    print()
+    print("| C | dtype | backend | threads | tokens/s | ms / batch | peak MiB | "
+          "lean / matmul floor | vs log f64: max abs / max rel (p >= 1e-6) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        eff = f"{100 * r['efficiency']:.0f}% ({r['mm_gflops']:.0f} GFLOP/s mm)" \
+            if "efficiency" in r else ""
+        diff = (f"{r['max_abs_diff_vs_log64']:.1e} / {r['max_rel_diff_vs_log64']:.1e}"
+                if "max_abs_diff_vs_log64" in r else "")
+        name = r["backend"] + (f" (B={r['B']})" if r["B"] != B else "")
+        print(f"| {r['C']} | {r['dtype']} | {name} | {r['threads']} | "
+              f"{r['tokens_per_s']:,.0f} | {1e3 * r['time_s']:.1f} | {fmt_mib(r)} | "
+              f"{eff} | {diff} |")
+    ts = {r["dtype"]: r for r in rows if r["backend"] == "torch-struct"}
+    if ts:
+        r64 = ts["float64"]
+        expo = math.log(ts50["time_s"] / ts100["time_s"] * 1.0) / math.log(50 / 100)
+        print()
+        print(f"torch-struct measured (float64, one sentence of N={N}): C=50 "
+              f"{ts50['time_s']:.2f} s, peak {fmt_mib(ts50)} MiB; C=100 "
+              f"{ts100['time_s']:.2f} s, peak {fmt_mib(ts100)} MiB: time grows as "
+              f"C^{expo:.1f} (asymptotically C^3).")
+        for C in (426, 598):
+            lo, hi = sorted(((C / 50) ** expo, (C / 50) ** 3))
+            print(f"torch-struct extrapolated to C={C}, B={B} from C=50, B=8 "
+                  f"({r64['tokens_per_s']:,.1f} tokens/s): "
+                  f"{r64['tokens_per_s'] / hi:.2g} to {r64['tokens_per_s'] / lo:.2g} "
+                  f"tokens/s (scaled by C^3 and C^{expo:.1f}), i.e. "
+                  f"{B * N / (r64['tokens_per_s'] / lo) / 60:,.0f}-"
+                  f"{B * N / (r64['tokens_per_s'] / hi) / 60:,.0f} min per batch; "
+                  f"its first scan level alone holds B*32*C^3 float64 values = "
+                  f"{B * 32 * C ** 3 * 8 / 2**30:,.0f} GiB (infeasible here)")
+    for r in rows:
+        if r["backend"] == "lean" and r["threads"] == 1:
+            item = 4 if r["dtype"] == "float32" else 8
+            r["model_mib"] = (2 * r["B"] * N * r["C"] + r["C"] ** 2) * item / 2**20
+    print()
+    print("lean working memory model: 2 B N C + C^2 values (time-major alphas and "
+          "the output or the scaled emissions; exp(transitions)): " + ", ".join(
+              f"C={r['C']} {r['dtype']}: {r['model_mib']:.1f} MiB"
+              for r in rows if "model_mib" in r))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"rows": rows, "torch_struct_c100_b4": ts100}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
