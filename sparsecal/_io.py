@@ -2,9 +2,30 @@
 so that a failure (or a kill) never leaves a half-written file at the target."""
 import contextlib
 import os
-import tempfile
+import secrets
 
-__all__ = ["atomic_path", "atomic_write_text"]
+__all__ = ["atomic_path", "atomic_write_text", "make_temp"]
+
+
+def make_temp(directory, prefix=".tmp-", suffix="", *, is_dir=False):
+    """Create a new, uniquely named empty file (or directory) in ``directory``
+    and return its path.
+
+    Unlike ``tempfile.mkstemp``/``mkdtemp`` (private: 0o600/0o700) it gets the
+    permissions ``open``/``mkdir`` would give (0o666/0o777 less the umask), which
+    the rename then carries over to the output.
+    """
+    for _ in range(1000):
+        path = os.path.join(directory, f"{prefix}{secrets.token_hex(4)}{suffix}")
+        try:
+            if is_dir:
+                os.mkdir(path, 0o777)
+            else:
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(f"no free temporary name in {directory!r}")
 
 
 @contextlib.contextmanager
@@ -13,9 +34,10 @@ def atomic_path(path, suffix=""):
     ``path``, on error it is removed."""
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=suffix, dir=directory)
-    os.close(fd)
+    tmp = make_temp(directory, ".tmp-", suffix)
     try:
+        with contextlib.suppress(OSError):   # replacing a file keeps its mode
+            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
         yield tmp
         os.replace(tmp, path)
     except BaseException:

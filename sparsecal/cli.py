@@ -44,6 +44,8 @@ class _Console:
 
 def _entries_from_args(args, console, scores=None, gold=None, entries=None, label="scores"):
     """Entries from --entries, or from --scores/--gold thresholded."""
+    import numpy as np
+
     from .entries import threshold
     from .io import load_entries, load_gold, load_scores
     if entries:
@@ -55,6 +57,12 @@ def _entries_from_args(args, console, scores=None, gold=None, entries=None, labe
     if gold_arr.shape[0] != matrix.shape[0]:
         raise ValueError(f"{gold!r} has {gold_arr.shape[0]} tokens but {scores!r} has "
                          f"{matrix.shape[0]} rows")
+    bad = (gold_arr < -1) | (gold_arr >= matrix.shape[1])
+    if bad.any():   # checked here, so that the message names the gold file
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{gold!r}: gold tag {gold_arr[i]} of token {i} is out of range: "
+                         f"{scores!r} has {matrix.shape[1]} tags (columns 0.."
+                         f"{matrix.shape[1] - 1}; -1 marks 'no gold tag')")
     try:
         return threshold(matrix, gold_arr, args.threshold,
                          progress=console.progress("thresholding"))
@@ -62,11 +70,27 @@ def _entries_from_args(args, console, scores=None, gold=None, entries=None, labe
         raise ValueError(f"{scores!r}: {exc}") from None
 
 
+def _tfg_groups(train_counts, n_groups, n_tags=None, tag_index=None):
+    """TFG groups from a JSON counts file; every error names the file."""
+    from ._validation import check_positive_int
+    from .groups import TagGroups, _read_json
+    from .io import load_tag_index
+    check_positive_int(n_groups, "--groups")
+    index = load_tag_index(tag_index) if tag_index else None
+    counts = _read_json(train_counts, "train counts")
+    try:
+        return TagGroups.from_counts(counts, n_groups, n_tags=n_tags, tag_index=index)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"train counts {train_counts!r}"
+                         + (f" (with tag index {tag_index!r})" if tag_index else "")
+                         + f": {exc}") from None
+
+
 def _groups_from_args(args, n_tags, console):
     from .groups import TagGroups
     if getattr(args, "train_counts", None):
-        return TagGroups.from_counts(args.train_counts, args.groups, n_tags=n_tags,
-                                     tag_index=getattr(args, "tag_index", None))
+        return _tfg_groups(args.train_counts, args.groups, n_tags,
+                           getattr(args, "tag_index", None))
     console.info("(no --train-counts: evaluating all tags as one group, SCW)")
     return TagGroups.scw(n_tags)
 
@@ -118,16 +142,30 @@ def _cmd_fit(args, console):
 
 
 def _cmd_apply(args, console):
+    import numpy as np
+
+    from ._io import atomic_path
     from .grouped import GroupedCalibrator
     from .io import load_scores
     model = GroupedCalibrator.load(args.calibrator)
     if not args.output.endswith(".npy"):
         raise ValueError(f"output {args.output!r} must be a .npy file")
+    out_dir = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(out_dir):
+        raise ValueError(f"output {args.output!r}: directory {out_dir!r} does not exist")
     scores = load_scores(args.scores)
     if scores.shape[1] != model.groups.n_tags:
         raise ValueError(f"{args.scores!r} has {scores.shape[1]} tags but the calibrator "
                          f"was fit for {model.groups.n_tags}")
-    model.transform_file(args.scores, args.output, progress=console.progress("calibrating"))
+    progress = console.progress("calibrating")
+    try:
+        if os.path.splitext(args.scores)[1].lower() == ".npy":   # streamed (memory maps)
+            model.transform_file(args.scores, args.output, progress=progress)
+        else:   # .npz / .pt: already read into memory
+            with atomic_path(args.output, suffix=".npy") as tmp:
+                np.save(tmp, model.transform_dense(scores, progress=progress))
+    except ValueError as exc:   # e.g. NaN or values outside [0, 1]
+        raise ValueError(f"{args.scores!r}: {exc}") from None
     console.info(f"wrote {args.output}")
     return 0
 
@@ -172,9 +210,7 @@ def _cmd_report(args, console):
 def _cmd_groups(args, console):
     import numpy as np
 
-    from .groups import TagGroups
-    groups = TagGroups.from_counts(args.train_counts, args.groups, n_tags=args.n_tags,
-                                   tag_index=args.tag_index)
+    groups = _tfg_groups(args.train_counts, args.groups, args.n_tags, args.tag_index)
     console.info("| Group | Tag types | Train tokens | Train share | Most frequent tags |")
     console.info("|---|---|---|---|---|")
     for row in groups.summary():
@@ -274,7 +310,8 @@ def build_parser():
 
     p = sub.add_parser("apply", help="apply a fitted calibrator to a score matrix")
     p.add_argument("calibrator", help="directory written by 'sparsecal fit'")
-    p.add_argument("--scores", required=True, help="score matrix (.npy, memory-mapped)")
+    p.add_argument("--scores", required=True, help="score matrix (.npy: streamed, "
+                                                    "memory-mapped; .npz/.pt: in memory)")
     p.add_argument("-o", "--output", required=True, help="calibrated matrix (.npy)")
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=_cmd_apply)

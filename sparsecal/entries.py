@@ -118,7 +118,7 @@ def _raise_invalid(block, row_offset):
 
 
 def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
-              n_threads=None, progress=None):
+              token_offset=0, n_threads=None, progress=None):
     """Entries of a dense score matrix with ``score >= threshold``.
 
     Streams over row chunks of ``scores`` (a memory map is read once, in order),
@@ -138,6 +138,10 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
         Kranzlein et al. 2021, Section 3.1.
     missing_gold : {"negatives", "drop"}, default="negatives"
         Tokens with gold -1 contribute negative entries only, or are dropped.
+    token_offset : int, default=0
+        Index of the first row of ``scores`` in a larger corpus: added to the
+        entries' tokens and to the row named in error messages, for callers
+        that stream a matrix chunk by chunk.
     n_threads : int, optional
         Threads for the kernel (see :func:`sparsecal._config.get_n_threads`).
     progress : callable, optional
@@ -160,6 +164,8 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
         raise ValueError(f"scores is empty (shape {scores.shape})")
     gold = check_gold(gold, n_tokens, n_tags)
     t = check_unit_interval(threshold, "threshold")
+    if not isinstance(token_offset, (int, np.integer)) or token_offset < 0:
+        raise ValueError(f"token_offset must be a non-negative integer, got {token_offset!r}")
     check_choice(missing_gold, "missing_gold", {"negatives", "drop"})
     n_threads = get_n_threads(n_threads, n_tokens * n_tags)
 
@@ -179,15 +185,15 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
         n_invalid = np.empty(n_blocks, dtype=np.int64)
         _core.threshold_count(block, t, rows_per_block, kept, n_invalid, n_threads)
         if n_invalid.any():
-            _raise_invalid(block, r0)
+            _raise_invalid(block, token_offset + r0)
         start = size + np.concatenate(([0], np.cumsum(kept[:-1])))
         need = size + int(kept.sum())
         if need > capacity:
             capacity = max(need, capacity + capacity // 2)
             for arr in out:   # realloc: large arrays grow in place (mremap)
                 arr.resize(capacity, refcheck=False)
-        _core.threshold_fill(block, gold[r0:r0 + rows], t, rows_per_block, start, r0,
-                             *out, n_threads)
+        _core.threshold_fill(block, gold[r0:r0 + rows], t, rows_per_block, start,
+                             token_offset + r0, *out, n_threads)
         size = need
         if progress is not None:
             progress(r0 + rows, n_tokens)
@@ -195,5 +201,5 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
         arr.resize(size, refcheck=False)
     entries = Entries._trusted(*out, n_tags, n_tokens, t)
     if missing_gold == "drop" and (gold < 0).any():
-        entries = entries.take(gold[entries.token] >= 0)
+        entries = entries.take(gold[entries.token - token_offset] >= 0)
     return entries

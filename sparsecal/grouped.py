@@ -180,8 +180,8 @@ class GroupedCalibrator:
             rows = block.shape[0]
             if gold is None or gold.shape[0] != rows:
                 gold = np.full(rows, -1, dtype=np.int64)
-            e = threshold_entries(block, gold, self.threshold_)
-            flat = e.token * n_tags + e.tag
+            e = threshold_entries(block, gold, self.threshold_, token_offset=r0)
+            flat = (e.token - r0) * n_tags + e.tag
             result = block.copy()
             result.reshape(-1)[flat] = self._calibrate(e.score, e.tag)
             if self.renormalize:

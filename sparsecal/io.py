@@ -12,6 +12,7 @@ Every error names the file and the problem.
 """
 import json
 import os
+import zipfile
 
 import numpy as np
 
@@ -42,38 +43,28 @@ def load_scores(path, *, key=None):
     """
     _exists(path, "scores")
     ext = os.path.splitext(_name(path))[1].lower()
-    try:
-        if ext == ".npy":
-            arr = np.load(path, mmap_mode="r", allow_pickle=False)
-        elif ext == ".npz":
-            with np.load(path, allow_pickle=False) as npz:
-                names = npz.files
-                if key is None:
-                    if len(names) != 1:
-                        raise ValueError(f"{_name(path)!r} holds arrays {names}: name one "
-                                         "with key")
-                    key = names[0]
-                if key not in names:
-                    raise ValueError(f"{_name(path)!r} has no array {key!r} (it has {names})")
-                arr = npz[key]
-        elif ext == ".pt":
-            try:
-                import torch
-            except ImportError:
-                raise ImportError(f"reading {_name(path)!r} needs torch: pip install "
-                                  "\"sparsecal[torch]\"") from None
-            obj = torch.load(path, map_location="cpu", weights_only=True)
-            if isinstance(obj, dict) and key is not None:
-                obj = obj[key]
-            if not isinstance(obj, torch.Tensor):
-                raise ValueError(f"{_name(path)!r} does not hold a tensor"
-                                 + ("" if key else " (name one with key)"))
-            arr = obj.detach().numpy()
-        else:
-            raise ValueError(f"{_name(path)!r}: unknown score file type {ext!r} "
-                             "(use .npy, .npz or .pt)")
-    except (OSError, EOFError) as exc:
-        raise ValueError(f"cannot read scores from {_name(path)!r}: {exc}") from None
+    if ext not in (".npy", ".npz", ".pt"):
+        raise ValueError(f"{_name(path)!r}: unknown score file type {ext!r} "
+                         "(use .npy, .npz or .pt)")
+    if ext == ".pt":
+        arr = _load_tensor(path, key)
+    else:
+        try:
+            if ext == ".npy":
+                arr = np.load(path, mmap_mode="r", allow_pickle=False)
+            else:
+                with np.load(path, allow_pickle=False) as npz:
+                    names = npz.files
+                    if key is None and len(names) == 1:
+                        key = names[0]
+                    arr = npz[key] if key in names else None
+        except (OSError, EOFError, ValueError, zipfile.BadZipFile) as exc:
+            # A corrupt or truncated file: numpy's message does not name it.
+            raise ValueError(f"cannot read scores from {_name(path)!r}: {exc}") from None
+        if arr is None:
+            if key is None:
+                raise ValueError(f"{_name(path)!r} holds arrays {names}: name one with key")
+            raise ValueError(f"{_name(path)!r} has no array {key!r} (it has {names})")
     if arr.ndim != 2:
         raise ValueError(f"{_name(path)!r}: scores must be a 2-D [n_tokens, n_tags] "
                          f"matrix, got shape {arr.shape}")
@@ -81,6 +72,32 @@ def load_scores(path, *, key=None):
         raise ValueError(f"{_name(path)!r}: scores must be float32 or float64, got "
                          f"{arr.dtype}")
     return arr
+
+
+def _load_tensor(path, key):
+    try:
+        import torch
+    except ImportError:
+        raise ImportError(f"reading {_name(path)!r} needs torch: pip install "
+                          "\"sparsecal[torch]\"") from None
+    try:
+        obj = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:   # torch raises many types (UnpicklingError, RuntimeError)
+        first_line = (str(exc).splitlines() or [""])[0]
+        raise ValueError(f"cannot read scores from {_name(path)!r}: "
+                         f"{type(exc).__name__}: {first_line}") from None
+    if isinstance(obj, dict) and key is not None:
+        if key not in obj:
+            raise ValueError(f"{_name(path)!r} has no tensor {key!r} (it has {list(obj)})")
+        obj = obj[key]
+    if not isinstance(obj, torch.Tensor):
+        raise ValueError(f"{_name(path)!r} does not hold a tensor"
+                         + ("" if key else " (name one with key)"))
+    try:
+        return obj.detach().cpu().numpy()
+    except (TypeError, RuntimeError) as exc:   # e.g. bfloat16 has no numpy dtype
+        raise ValueError(f"{_name(path)!r}: cannot convert the tensor ({obj.dtype}) to "
+                         f"numpy: {exc}; save it as float32") from None
 
 
 def load_tag_index(path):
@@ -108,7 +125,7 @@ def load_gold(path, *, tag_index=None):
     if ext == ".npy":
         try:
             gold = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as exc:
+        except (OSError, EOFError, ValueError) as exc:
             raise ValueError(f"cannot read gold tags from {_name(path)!r}: {exc}") from None
         if gold.ndim != 1 or gold.dtype.kind not in "iu":
             raise ValueError(f"{_name(path)!r}: gold must be a 1-D integer array, got "
@@ -116,8 +133,11 @@ def load_gold(path, *, tag_index=None):
         return gold
     if ext != ".txt":
         raise ValueError(f"{_name(path)!r}: unknown gold file type {ext!r} (use .npy or .txt)")
-    with open(path, encoding="utf-8") as f:
-        lines = [line.strip() for line in f]
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = [line.strip() for line in f]
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{_name(path)!r} is not a UTF-8 text file: {exc}") from None
     if lines and lines[-1] == "":
         lines.pop()
     if tag_index is not None:
@@ -130,12 +150,14 @@ def load_gold(path, *, tag_index=None):
                                  "in the tag index)")
             out[i] = index[tag]
         return out
-    try:
-        return np.array([int(t) for t in lines], dtype=np.int64)
-    except ValueError:
-        bad = next(i for i, t in enumerate(lines) if not t.lstrip("-").isdigit())
-        raise ValueError(f"{_name(path)!r} line {bad + 1}: {lines[bad]!r} is not a tag index "
-                         "(pass a tag index JSON to read tag strings)") from None
+    out = np.empty(len(lines), dtype=np.int64)
+    for i, t in enumerate(lines):
+        try:
+            out[i] = int(t)
+        except (ValueError, OverflowError):   # OverflowError: beyond int64
+            raise ValueError(f"{_name(path)!r} line {i + 1}: {t!r} is not a tag index "
+                             "(pass a tag index JSON to read tag strings)") from None
+    return out
 
 
 def save_entries(path, entries):
@@ -156,13 +178,21 @@ def load_entries(path):
     """Read entries written by :func:`save_entries` (validated)."""
     _exists(path, "entries")
     try:
-        with np.load(path, allow_pickle=False) as npz:
+        loaded = np.load(path, mmap_mode="r", allow_pickle=False)   # mmap: a stray .npy
+        if not isinstance(loaded, np.lib.npyio.NpzFile):   # a plain .npy array
+            raise ValueError("not an .npz archive")
+        with loaded as npz:
             data = {k: npz[k] for k in npz.files}
-    except (OSError, ValueError) as exc:
+    except (OSError, EOFError, ValueError, zipfile.BadZipFile) as exc:
         raise ValueError(f"cannot read entries from {_name(path)!r}: {exc}") from None
     if "metadata" not in data:
         raise ValueError(f"{_name(path)!r} is not a sparsecal entries file (no metadata)")
-    meta = json.loads(str(data["metadata"]))
+    try:
+        meta = json.loads(str(data["metadata"]))
+    except json.JSONDecodeError:
+        meta = None
+    if not isinstance(meta, dict):
+        raise ValueError(f"{_name(path)!r} is not a sparsecal entries file (bad metadata)")
     if meta.get("format") != ENTRIES_FORMAT or meta.get("version") != ENTRIES_VERSION:
         raise ValueError(f"{_name(path)!r}: expected {ENTRIES_FORMAT} version "
                          f"{ENTRIES_VERSION}, got {meta.get('format')} {meta.get('version')}")
@@ -173,5 +203,7 @@ def load_entries(path):
         return Entries(data["score"], data["tag"], data["label"], data.get("token"),
                        n_tags=meta["n_tags"], n_tokens=meta["n_tokens"],
                        threshold=meta["threshold"])
+    except KeyError as exc:
+        raise ValueError(f"{_name(path)!r}: metadata lacks {exc}") from None
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{_name(path)!r}: {exc}") from None

@@ -17,11 +17,11 @@ classes and array shapes.
 import json
 import os
 import shutil
-import tempfile
 import zipfile
 
 import numpy as np
 
+from ._io import make_temp
 from .calibrators import CALIBRATORS
 from .groups import TagGroups
 
@@ -54,7 +54,7 @@ def save_grouped(model, path):
         meta["calibrators"].append({"class": type(cal).__name__, **state})
         arrays.update({f"c{i}.{name}": a for name, a in cal_arrays.items()})
     parent = os.path.dirname(os.path.abspath(path))
-    tmp = tempfile.mkdtemp(prefix=".tmp-calibrator-", dir=parent)
+    tmp = make_temp(parent, ".tmp-calibrator-", is_dir=True)
     try:
         with open(os.path.join(tmp, "calibrator.json"), "w", encoding="utf-8") as f:
             json.dump(meta, f, indent=2)

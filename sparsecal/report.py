@@ -11,9 +11,11 @@ import json
 import os
 import re
 import shutil
-import tempfile
+
+import numpy as np
 
 from . import plots
+from ._io import make_temp
 from .calibrators import IsotonicCalibrator
 from .comparison import METHODS, compare_methods
 from .evaluation import compare, evaluate
@@ -22,6 +24,7 @@ from .grouped import GroupedCalibrator
 __all__ = ["write_report", "markdown_to_html"]
 
 MARKER = "<!-- sparsecal report -->"
+MIN_TAG_ENTRIES = 100   # entries a tag needs for its own CE (per-tag figure, MCE)
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;
 padding:0 1em;color:#222;line-height:1.45}h1,h2{font-weight:600}table{border-collapse:
@@ -83,20 +86,25 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
     if os.path.exists(out_dir) and not _is_report(out_dir):
         raise FileExistsError(f"{out_dir!r} exists and is not a sparsecal report: "
                               "choose another output directory")
+    # Per-tag CE needs a tag with MIN_TAG_ENTRIES entries; a small test set may
+    # have none (evaluate would raise): the report then goes without it.
+    per_tag = len(test) > 0 and int(np.bincount(test.tag).max()) >= MIN_TAG_ENTRIES
     kw = dict(n_bins=n_bins, ci="simulation", seed=seed)
-    before = evaluate(test, groups, per_tag=True, top_label=True, **kw)
+    before = evaluate(test, groups, per_tag=per_tag, min_entries=MIN_TAG_ENTRIES,
+                      top_label=True, **kw)
     curves = {"uncalibrated": before}
     entries = {"uncalibrated": test}
     comparison = after = None
     if dev is not None:
         comparison = compare_methods(dev, test, groups, methods=methods, **kw)
         calibrated = GroupedCalibrator(IsotonicCalibrator(), groups).fit(dev).transform(test)
-        after = evaluate(calibrated, groups, per_tag=True, top_label=True, **kw)
+        after = evaluate(calibrated, groups, per_tag=per_tag, min_entries=MIN_TAG_ENTRIES,
+                         top_label=True, **kw)
         curves["TFG isotonic"] = after
         entries["TFG isotonic"] = calibrated
 
     parent = os.path.dirname(os.path.abspath(out_dir))
-    tmp = tempfile.mkdtemp(prefix=".tmp-report-", dir=parent)
+    tmp = make_temp(parent, ".tmp-report-", is_dir=True)   # mkdtemp would be 0o700
     try:
         figures = _figures(tmp, curves, entries, before, comparison, groups)
         numbers = {"evaluation": before.to_dict()}
@@ -111,7 +119,11 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
         if os.path.exists(out_dir):
             old = tmp + "-old"
             os.replace(out_dir, old)
-            os.replace(tmp, out_dir)
+            try:
+                os.replace(tmp, out_dir)
+            except BaseException:
+                os.replace(old, out_dir)   # put the earlier report back
+                raise
             shutil.rmtree(old)
         else:
             os.replace(tmp, out_dir)

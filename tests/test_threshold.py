@@ -558,3 +558,23 @@ def test_entries_take_and_with_scores():
         e.with_scores(np.full(len(e) + 1, 0.5))
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         e.with_scores(np.full(len(e), 1.5))
+
+
+def test_token_offset_shifts_tokens_and_error_rows():
+    sc = sparsecal
+    rng = np.random.default_rng(7)
+    scores = rng.dirichlet(np.ones(6) * 0.3, size=50)
+    gold = rng.integers(0, 6, 50)
+    plain = sc.threshold(scores, gold, 0.05)
+    shifted = sc.threshold(scores, gold, 0.05, token_offset=1000)
+    np.testing.assert_array_equal(shifted.token, plain.token + 1000)
+    np.testing.assert_array_equal(shifted.score, plain.score)
+    gold[3] = -1
+    dropped = sc.threshold(scores, gold, 0.05, missing_gold="drop", token_offset=10)
+    assert 13 not in dropped.token and dropped.token.min() >= 10
+    bad = scores.copy()
+    bad[7, 2] = np.nan
+    with pytest.raises(ValueError, match=r"scores\[1007, 2\]"):
+        sc.threshold(bad, gold, 0.05, token_offset=1000)
+    with pytest.raises(ValueError, match="token_offset"):
+        sc.threshold(scores, gold, 0.05, token_offset=-1)

@@ -1,0 +1,291 @@
+"""Tests of ``sparsecal.io`` (score, gold, tag-index and entries files) and of
+the atomic writes in ``sparsecal._io``."""
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sparsecal import Entries, threshold
+from sparsecal._io import atomic_path, atomic_write_text
+from sparsecal.io import (ENTRIES_FORMAT, ENTRIES_VERSION, load_entries, load_gold,
+                          load_scores, load_tag_index, save_entries)
+from sparsecal.synthetic import make_tagger_outputs
+
+N_TAGS = 40
+
+
+@pytest.fixture(scope="module")
+def tagger():
+    return make_tagger_outputs(300, n_tags=N_TAGS, split_seed=3, n_train=5000)
+
+
+def umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def names_in(directory):
+    return sorted(p.name for p in Path(directory).iterdir())
+
+
+# ------------------------------------------------------------ load_scores -- #
+
+def test_npy_is_memory_mapped(tagger, tmp_path):
+    np.save(tmp_path / "s.npy", tagger.scores)
+    arr = load_scores(tmp_path / "s.npy")
+    assert isinstance(arr, np.memmap) and arr.dtype == np.float32
+    np.testing.assert_array_equal(arr, tagger.scores)
+
+
+def test_npz_single_array(tagger, tmp_path):
+    np.savez_compressed(tmp_path / "s.npz", whatever=tagger.scores)
+    arr = load_scores(tmp_path / "s.npz")
+    assert arr.dtype == np.float32
+    np.testing.assert_array_equal(arr, tagger.scores)
+    np.testing.assert_array_equal(load_scores(str(tmp_path / "s.npz")), tagger.scores)
+
+
+def test_npz_several_arrays_need_a_key(tagger, tmp_path):
+    path = tmp_path / "s.npz"
+    np.savez(path, scores=tagger.scores, logits=np.log(tagger.scores + 1e-9))
+    np.testing.assert_array_equal(load_scores(path, key="scores"), tagger.scores)
+    with pytest.raises(ValueError, match=r"s\.npz.*\['scores', 'logits'\].*key"):
+        load_scores(path)
+    with pytest.raises(ValueError, match=r"s\.npz.*no array 'probs'"):
+        load_scores(path, key="probs")
+
+
+def test_pt_tensor(tagger, tmp_path):
+    torch = pytest.importorskip("torch")
+    torch.save(torch.from_numpy(tagger.scores.copy()), tmp_path / "s.pt")
+    arr = load_scores(tmp_path / "s.pt")
+    assert isinstance(arr, np.ndarray) and arr.dtype == np.float32
+    np.testing.assert_array_equal(arr, tagger.scores)
+    t64 = torch.from_numpy(tagger.scores.astype(np.float64)).requires_grad_()
+    torch.save({"probs": t64, "other": torch.zeros(3)}, tmp_path / "d.pt")
+    np.testing.assert_array_equal(load_scores(tmp_path / "d.pt", key="probs"),
+                                  tagger.scores.astype(np.float64))
+    with pytest.raises(ValueError, match=r"d\.pt.*no tensor 'nope'"):
+        load_scores(tmp_path / "d.pt", key="nope")
+    with pytest.raises(ValueError, match=r"d\.pt.*does not hold a tensor"):
+        load_scores(tmp_path / "d.pt")
+
+
+def test_pt_errors_name_the_file(tmp_path):
+    torch = pytest.importorskip("torch")
+    (tmp_path / "bad.pt").write_bytes(b"not a torch file")
+    with pytest.raises(ValueError, match=r"cannot read scores from '.*bad\.pt'"):
+        load_scores(tmp_path / "bad.pt")
+    torch.save(torch.zeros(3, 4, dtype=torch.bfloat16), tmp_path / "bf16.pt")
+    with pytest.raises(ValueError, match=r"bf16\.pt.*bfloat16"):
+        load_scores(tmp_path / "bf16.pt")
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda p: np.save(p / "x.npy", np.zeros(5, np.float32)), r"x\.npy.*2-D.*\(5,\)"),
+    (lambda p: np.save(p / "x.npy", np.zeros((2, 3, 4))), r"x\.npy.*2-D"),
+    (lambda p: np.save(p / "x.npy", np.zeros((2, 3), np.int64)), r"x\.npy.*got int64"),
+    (lambda p: np.save(p / "x.npy", np.zeros((2, 3), np.float16)), r"x\.npy.*got float16"),
+    (lambda p: (p / "x.npy").write_bytes(b"\x93NUMPY\x01\x00junk"),
+     r"cannot read scores from '.*x\.npy'"),
+    (lambda p: (p / "x.npy").write_bytes(b""), r"cannot read scores from '.*x\.npy'"),
+    (lambda p: np.save(p / "x.npy", np.array([{"a": 1}], dtype=object)),
+     r"cannot read scores from '.*x\.npy'"),
+    (lambda p: (p / "x.npz").write_bytes(b"PK\x03\x04junk"),
+     r"cannot read scores from '.*x\.npz'"),
+    (lambda p: (p / "x.csv").write_text("0.5"), r"x\.csv.*unknown score file type '\.csv'"),
+    (lambda p: (p / "x").write_text("0.5"), r"unknown score file type ''"),
+])
+def test_bad_score_files(tmp_path, make, match):
+    make(tmp_path)
+    path = next(tmp_path.iterdir())
+    with pytest.raises(ValueError, match=match):
+        load_scores(path)
+
+
+def test_missing_score_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"scores file '.*absent\.npy' does not exist"):
+        load_scores(tmp_path / "absent.npy")
+    (tmp_path / "dir.npy").mkdir()
+    with pytest.raises(FileNotFoundError, match="dir.npy"):
+        load_scores(tmp_path / "dir.npy")
+
+
+# ---------------------------------------------------- load_gold / tag index -- #
+
+def test_gold_npy_and_txt(tagger, tmp_path):
+    np.save(tmp_path / "g.npy", tagger.gold)
+    np.testing.assert_array_equal(load_gold(tmp_path / "g.npy"), tagger.gold)
+    (tmp_path / "g.txt").write_text("".join(f" {g}\n" for g in tagger.gold) + "\n")
+    txt = load_gold(tmp_path / "g.txt")
+    assert txt.dtype == np.int64
+    np.testing.assert_array_equal(txt, tagger.gold)
+    (tmp_path / "neg.txt").write_text("3\n-1\n0")   # -1: no gold tag; no final newline
+    np.testing.assert_array_equal(load_gold(tmp_path / "neg.txt"), [3, -1, 0])
+
+
+def test_gold_tag_strings(tagger, tmp_path):
+    names = [f"S[{i}]\\NP" for i in range(N_TAGS)]
+    index = {n: i for i, n in enumerate(names)}
+    (tmp_path / "index.json").write_text(json.dumps(index))
+    (tmp_path / "g.txt").write_text("".join(names[g] + "\n" for g in tagger.gold))
+    np.testing.assert_array_equal(load_gold(tmp_path / "g.txt",
+                                            tag_index=tmp_path / "index.json"), tagger.gold)
+    np.testing.assert_array_equal(load_gold(tmp_path / "g.txt", tag_index=index),
+                                  tagger.gold)
+    lines = [names[g] for g in tagger.gold]
+    lines[6] = "S[dcl]"
+    (tmp_path / "bad.txt").write_text("\n".join(lines))
+    with pytest.raises(ValueError, match=r"bad\.txt' line 7: unknown tag 'S\[dcl\]'"):
+        load_gold(tmp_path / "bad.txt", tag_index=index)
+
+
+@pytest.mark.parametrize("text, line, token", [
+    ("1\n2\nNN\n", 3, "NN"), ("1\n\n2\n", 2, ""), ("1.5\n", 1, "1.5"),
+    ("4\n" + "9" * 30 + "\n", 2, "9" * 30),   # too large for int64
+])
+def test_gold_txt_bad_lines(tmp_path, text, line, token):
+    (tmp_path / "g.txt").write_text(text)
+    with pytest.raises(ValueError, match=rf"g\.txt' line {line}: '{token}' is not a tag "
+                                         "index"):
+        load_gold(tmp_path / "g.txt")
+
+
+def test_gold_bad_files(tmp_path):
+    np.save(tmp_path / "f.npy", np.zeros(4))
+    with pytest.raises(ValueError, match=r"f\.npy.*1-D integer array, got float64"):
+        load_gold(tmp_path / "f.npy")
+    np.save(tmp_path / "m.npy", np.zeros((2, 2), np.int32))
+    with pytest.raises(ValueError, match=r"m\.npy.*shape \(2, 2\)"):
+        load_gold(tmp_path / "m.npy")
+    (tmp_path / "e.npy").write_bytes(b"")
+    with pytest.raises(ValueError, match=r"cannot read gold tags from '.*e\.npy'"):
+        load_gold(tmp_path / "e.npy")
+    (tmp_path / "g.csv").write_text("1")
+    with pytest.raises(ValueError, match=r"g\.csv.*unknown gold file type"):
+        load_gold(tmp_path / "g.csv")
+    (tmp_path / "latin1.txt").write_bytes("N\xe9\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=r"latin1\.txt' is not a UTF-8 text file"):
+        load_gold(tmp_path / "latin1.txt")
+    with pytest.raises(FileNotFoundError, match=r"gold file '.*nope\.txt'"):
+        load_gold(tmp_path / "nope.txt")
+
+
+def test_tag_index_errors(tmp_path):
+    (tmp_path / "ok.json").write_text('{"N": 0, "NP": 1}')
+    assert load_tag_index(tmp_path / "ok.json") == {"N": 0, "NP": 1}
+    (tmp_path / "bad.json").write_text('{"N": 0,')
+    with pytest.raises(ValueError, match=r"bad\.json' is not valid JSON"):
+        load_tag_index(tmp_path / "bad.json")
+    (tmp_path / "str.json").write_text('{"N": "0"}')
+    with pytest.raises(ValueError, match=r"str\.json' must map tag strings to integer"):
+        load_tag_index(tmp_path / "str.json")
+    (tmp_path / "list.json").write_text('["N"]')
+    with pytest.raises(ValueError, match="list.json"):
+        load_tag_index(tmp_path / "list.json")
+    with pytest.raises(FileNotFoundError, match="tag index file"):
+        load_tag_index(tmp_path / "none.json")
+
+
+# ------------------------------------------------------------------ entries -- #
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_entries_round_trip(tagger, tmp_path, dtype):
+    entries = threshold(tagger.scores.astype(dtype), tagger.gold, 0.02)
+    path = tmp_path / "e.npz"
+    save_entries(path, entries)
+    assert names_in(tmp_path) == ["e.npz"]   # no temporary file left
+    loaded = load_entries(path)
+    assert loaded.score.dtype == dtype
+    for name in ("score", "tag", "label", "token"):
+        np.testing.assert_array_equal(getattr(loaded, name), getattr(entries, name))
+        assert getattr(loaded, name).dtype == getattr(entries, name).dtype
+    assert (loaded.n_tags, loaded.n_tokens, loaded.threshold) == (N_TAGS, 300, 0.02)
+    with np.load(path) as npz:
+        meta = json.loads(str(npz["metadata"]))
+    assert meta == {"format": ENTRIES_FORMAT, "version": ENTRIES_VERSION, "n_tags": N_TAGS,
+                    "n_tokens": 300, "threshold": 0.02, "dtype": np.dtype(dtype).name}
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask()
+
+
+def test_entries_without_tokens(tmp_path):
+    entries = Entries(np.array([0.5, 0.25], np.float32), [1, 0], [1, 0], n_tags=3)
+    save_entries(tmp_path / "e.npz", entries)
+    loaded = load_entries(tmp_path / "e.npz")
+    assert loaded.token is None and loaded.n_tokens is None and loaded.n_tags == 3
+    np.testing.assert_array_equal(loaded.score, [0.5, 0.25])
+
+
+def test_save_entries_replaces_atomically(tagger, tmp_path, monkeypatch):
+    first = threshold(tagger.scores, tagger.gold, 0.5)
+    path = tmp_path / "e.npz"
+    save_entries(path, first)
+    before = path.read_bytes()
+
+    def broken_savez(f, **arrays):
+        f.write(b"partial")
+        raise OSError("disk full (simulated)")
+    monkeypatch.setattr(np, "savez", broken_savez)
+    with pytest.raises(OSError, match="disk full"):
+        save_entries(path, threshold(tagger.scores, tagger.gold, 0.01))
+    assert names_in(tmp_path) == ["e.npz"]   # the temporary file was removed
+    assert path.read_bytes() == before
+
+
+def test_load_entries_rejects_foreign_files(tagger, tmp_path):
+    np.savez(tmp_path / "foreign.npz", score=np.zeros(2), tag=np.zeros(2, int))
+    with pytest.raises(ValueError, match=r"foreign\.npz' is not a sparsecal entries file"):
+        load_entries(tmp_path / "foreign.npz")
+    np.savez(tmp_path / "other.npz", metadata=np.array(json.dumps({"format": "x"})))
+    with pytest.raises(ValueError, match=r"other\.npz.*expected sparsecal\.Entries"):
+        load_entries(tmp_path / "other.npz")
+    np.savez(tmp_path / "text.npz", metadata=np.array("not json"))
+    with pytest.raises(ValueError, match=r"text\.npz' is not a sparsecal entries file"):
+        load_entries(tmp_path / "text.npz")
+    meta = {"format": ENTRIES_FORMAT, "version": ENTRIES_VERSION + 1}
+    np.savez(tmp_path / "v2.npz", metadata=np.array(json.dumps(meta)))
+    with pytest.raises(ValueError, match=r"v2\.npz.*version 1, got sparsecal\.Entries 2"):
+        load_entries(tmp_path / "v2.npz")
+    meta = {"format": ENTRIES_FORMAT, "version": ENTRIES_VERSION, "n_tags": 3,
+            "n_tokens": 2, "threshold": 0.0}
+    np.savez(tmp_path / "short.npz", metadata=np.array(json.dumps(meta)), score=np.zeros(2))
+    with pytest.raises(ValueError, match=r"short\.npz' lacks arrays \['tag', 'label'\]"):
+        load_entries(tmp_path / "short.npz")
+    np.savez(tmp_path / "bad.npz", metadata=np.array(json.dumps(meta)),
+             score=np.array([0.5, 2.0]), tag=np.array([0, 1]), label=np.array([1, 0]))
+    with pytest.raises(ValueError, match=r"bad\.npz.*\[0, 1\]"):
+        load_entries(tmp_path / "bad.npz")
+    np.save(tmp_path / "plain.npy", np.zeros(3))
+    with pytest.raises(ValueError, match=r"cannot read entries from '.*plain\.npy'"):
+        load_entries(tmp_path / "plain.npy")
+    (tmp_path / "junk.npz").write_bytes(b"PK\x03\x04junk")
+    with pytest.raises(ValueError, match=r"cannot read entries from '.*junk\.npz'"):
+        load_entries(tmp_path / "junk.npz")
+
+
+# ----------------------------------------------------------------- _io -- #
+
+def test_atomic_write_text(tmp_path):
+    path = tmp_path / "out.json"
+    atomic_write_text(path, "one")
+    assert path.read_text() == "one" and names_in(tmp_path) == ["out.json"]
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask()
+    os.chmod(path, 0o640)
+    atomic_write_text(path, "two")
+    assert path.read_text() == "two"
+    assert path.stat().st_mode & 0o777 == 0o640   # replacing keeps the file's mode
+
+
+def test_atomic_path_failure_keeps_the_target(tmp_path):
+    path = tmp_path / "out.npy"
+    path.write_bytes(b"old")
+    with pytest.raises(KeyboardInterrupt):
+        with atomic_path(path, suffix=".npy") as tmp:
+            assert Path(tmp).parent == tmp_path and Path(tmp).name.startswith(".tmp-")
+            assert tmp.endswith(".npy")
+            Path(tmp).write_bytes(b"new, half written")
+            raise KeyboardInterrupt
+    assert path.read_bytes() == b"old" and names_in(tmp_path) == ["out.npy"]

@@ -1,0 +1,365 @@
+"""Tests of the HTML report (``sparsecal report``, ``sparsecal demo``,
+``sparsecal.report``).
+
+Figures are the slow part, so two reports are rendered: ``sparsecal demo
+--tokens 3000`` (run through the installed console script) writes one with
+recalibration (dev split, method comparison), and ``sparsecal report`` without
+--dev is then written over it, checking that a re-run replaces the directory.
+Every link of a page must point to a file inside its report directory.
+"""
+import contextlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from types import SimpleNamespace
+from urllib.parse import urlparse
+
+import numpy as np
+import pytest
+
+from sparsecal import GroupedCalibrator, IsotonicCalibrator, TagGroups, evaluate, threshold
+from sparsecal import report as report_module
+from sparsecal.cli import main
+from sparsecal.comparison import METHODS, compare_methods
+from sparsecal.report import MARKER, markdown_to_html
+from sparsecal.synthetic import make_tagger_outputs
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+DEMO_TOKENS = 3000
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    d = tmp_path_factory.mktemp("report-data")
+    dev = make_tagger_outputs(1500, split_seed=1)
+    test = make_tagger_outputs(1500, split_seed=2)
+    for name, arr in [("dev.npy", dev.scores), ("dev_gold.npy", dev.gold),
+                      ("test.npy", test.scores), ("test_gold.npy", test.gold)]:
+        np.save(d / name, arr)
+    counts = {str(k): v for k, v in dev.train_counts.items()}
+    (d / "counts.json").write_text(json.dumps(counts))
+    return SimpleNamespace(
+        p=lambda name: str(d / name),
+        dev=threshold(dev.scores, dev.gold), test=threshold(test.scores, test.gold),
+        groups=TagGroups.from_counts(counts, 5, n_tags=dev.scores.shape[1]))
+
+
+def run_quietly(argv):
+    """``main(argv)`` in a module fixture (no capsys): (rc, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main([str(a) for a in argv])
+    return rc, out.getvalue(), err.getvalue()
+
+
+def report_argv(data, out_dir, *, title, dev=False):
+    argv = ["report", "--test", data.p("test.npy"), "--test-gold", data.p("test_gold.npy"),
+            "--train-counts", data.p("counts.json"), "--title", title, "-o", str(out_dir)]
+    if dev:
+        argv += ["--dev", data.p("dev.npy"), "--dev-gold", data.p("dev_gold.npy")]
+    return argv
+
+
+def console_script():
+    exe = Path(sys.executable).parent / "sparsecal"
+    if not exe.is_file():
+        pytest.skip(f"console script not installed next to {sys.executable}")
+    return str(exe)
+
+
+@pytest.fixture(scope="module")
+def reports(data, tmp_path_factory):
+    """``sparsecal demo`` writes ``live`` (snapshotted to ``demo``); then
+    ``sparsecal report`` without --dev is written over ``live`` (a re-run)."""
+    root = tmp_path_factory.mktemp("reports")
+    live = root / "report"
+    demo = subprocess.run([console_script(), "demo", "--tokens", str(DEMO_TOKENS), "-o",
+                           str(live)], capture_output=True, text=True, timeout=600)
+    assert demo.returncode == 0, demo.stderr
+    snapshot = root / "snapshot-demo"
+    shutil.copytree(live, snapshot)
+    (live / "stale.txt").write_text("from an earlier run")
+    (live / "figures" / "old.png").write_bytes(PNG_MAGIC)
+    rc, out, err = run_quietly(report_argv(data, live, title="Run <B> & co"))
+    assert rc == 0, err
+    return SimpleNamespace(root=root, demo=snapshot, demo_proc=demo, rerun=live,
+                           rerun_out=out, rerun_err=err)
+
+
+@pytest.fixture(scope="module")
+def demo_data():
+    """The demo's dev and test entries and groups, rebuilt with the API."""
+    dev = make_tagger_outputs(DEMO_TOKENS, split_seed=1)
+    test = make_tagger_outputs(DEMO_TOKENS, split_seed=2)
+    return SimpleNamespace(dev=threshold(dev.scores, dev.gold),
+                           test=threshold(test.scores, test.gold),
+                           groups=TagGroups.from_counts(dev.train_counts, 5))
+
+
+class Links(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.links = []
+
+    def handle_starttag(self, tag, attrs):
+        self.links += [(tag, name, value) for name, value in attrs
+                       if name in ("src", "href")]
+
+
+def links_of(report_dir):
+    parser = Links()
+    parser.feed((report_dir / "index.html").read_text(encoding="utf-8"))
+    return parser.links
+
+
+def check_links(report_dir):
+    links = links_of(report_dir)
+    assert links, "the page links to nothing"
+    root = report_dir.resolve()
+    for tag, name, value in links:
+        parsed = urlparse(value)
+        assert not parsed.scheme and not parsed.netloc, value   # no http:, file:, data:
+        assert not value.startswith("/") and not os.path.isabs(value), value
+        target = (report_dir / value).resolve()
+        assert target.is_relative_to(root), value
+        assert target.is_file() and target.stat().st_size > 0, value
+    return links
+
+
+def figure_files(report_dir):
+    return sorted(p.name for p in (report_dir / "figures").iterdir())
+
+
+def table_rows(text):
+    return [[c.strip() for c in line.strip().strip("|").split("|")]
+            for line in text.splitlines() if line.startswith("|")
+            and not line.startswith("|---")]
+
+
+# ------------------------------------------------------------------- demo -- #
+
+def test_demo_prints_smce_and_table_1(reports, demo_data):
+    proc = reports.demo_proc
+    assert "Traceback" not in proc.stderr
+    out = proc.stdout
+    assert f"{DEMO_TOKENS:,} tokens x 426 tags" in out
+    before = evaluate(demo_data.test, demo_data.groups, top_label=True)
+    assert (f"**SMCE** {before.smce.value:.4f} [{before.smce.ci_low:.4f}, "
+            f"{before.smce.ci_high:.4f}] over {len(demo_data.test):,} entries") in out
+    table = compare_methods(demo_data.dev, demo_data.test, demo_data.groups).to_markdown()
+    assert table in out   # Table 1: None, every method x {1, 5} groups, bottom rows
+    names = [r[:2] for r in table_rows(table)]
+    assert ["None", ""] in names
+    for m in METHODS:
+        assert [METHODS[m][0], "1"] in names and [METHODS[m][0], "5"] in names
+    assert f"Report with figures: {reports.rerun / 'index.html'}" in out
+
+
+def test_demo_report_files(reports):
+    d = reports.demo
+    assert sorted(p.name for p in d.iterdir()) == ["figures", "index.html", "numbers.json"]
+    names = figure_files(d)
+    stems = {n.rsplit(".", 1)[0] for n in names}
+    assert {"reliability", "groups", "methods", "per_tag", "modified_reliability"} <= stems
+    assert names == sorted(f"{s}.{ext}" for s in stems for ext in ("png", "svg"))
+    for stem in stems:
+        png = (d / "figures" / f"{stem}.png").read_bytes()
+        assert len(png) > 1000 and png.startswith(PNG_MAGIC)
+        svg = (d / "figures" / f"{stem}.svg").read_text(encoding="utf-8")
+        assert "<svg" in svg and svg.rstrip().endswith("</svg>")
+
+
+def test_demo_report_links_stay_inside_the_directory(reports):
+    d = reports.demo
+    links = check_links(d)
+    targets = {value for _, _, value in links}
+    assert "numbers.json" in targets
+    for name in figure_files(d):   # every figure is shown (PNG) or linked (SVG)
+        assert f"figures/{name}" in targets
+    page = (d / "index.html").read_text(encoding="utf-8")
+    assert "http://" not in page and "https://" not in page
+    assert str(d) not in page and str(reports.rerun) not in page
+
+
+def test_demo_report_page_content(reports):
+    page = (reports.demo / "index.html").read_text(encoding="utf-8")
+    assert MARKER in page
+    assert "<title>sparsecal demo: a synthetic CCG-like tagger</title>" in page
+    assert "<h2>Recalibration: every method x {SCW, TFG}</h2>" in page
+    for m in METHODS:
+        assert f"<td>{METHODS[m][0]}</td>" in page
+    assert "<strong>SMCE</strong>" in page and "**" not in page
+    assert not re.search(r"<td>\s*\|", page)
+
+
+def test_demo_report_numbers_equal_the_api(reports, demo_data):
+    numbers = json.loads((reports.demo / "numbers.json").read_text())
+    assert set(numbers) == {"evaluation", "after_tfg_isotonic", "comparison"}
+    kw = dict(ci="simulation", seed=0)
+    before = evaluate(demo_data.test, demo_data.groups, per_tag=True, top_label=True, **kw)
+    assert numbers["evaluation"] == json.loads(before.to_json())
+    after = GroupedCalibrator(IsotonicCalibrator(), demo_data.groups).fit(
+        demo_data.dev).transform(demo_data.test)
+    assert numbers["after_tfg_isotonic"] == json.loads(
+        evaluate(after, demo_data.groups, per_tag=True, top_label=True, **kw).to_json())
+    comparison = compare_methods(demo_data.dev, demo_data.test, demo_data.groups)
+    assert numbers["comparison"]["methods"] == comparison.to_dict()["methods"]
+    assert numbers["comparison"]["none"] == comparison.to_dict()["none"]
+
+
+# ------------------------------------------------- re-run, without --dev -- #
+
+def test_rerun_replaces_the_report(reports):
+    d = reports.rerun
+    assert not (d / "stale.txt").exists()
+    assert not (d / "figures" / "old.png").exists()
+    page = (d / "index.html").read_text(encoding="utf-8")
+    assert "<title>Run &lt;B&gt; &amp; co</title>" in page   # escaped
+    assert "synthetic CCG-like tagger" not in page
+    assert [p.name for p in reports.root.iterdir() if p.name.startswith(".tmp-")] == []
+    assert f"wrote the report: {d / 'index.html'}" in reports.rerun_out
+    assert "(no --train-counts" not in reports.rerun_out
+
+
+def test_report_without_dev_has_no_method_comparison(reports, data):
+    d = reports.rerun
+    names = figure_files(d)
+    stems = {n.rsplit(".", 1)[0] for n in names}
+    assert "methods" not in stems
+    assert {"reliability", "groups", "modified_reliability"} <= stems
+    assert names == sorted(f"{s}.{ext}" for s in stems for ext in ("png", "svg"))
+    for stem in stems:
+        assert (d / "figures" / f"{stem}.png").read_bytes().startswith(PNG_MAGIC)
+    check_links(d)
+    numbers = json.loads((d / "numbers.json").read_text())
+    assert set(numbers) == {"evaluation"}
+    expected = evaluate(data.test, data.groups, ci="simulation", per_tag=True,
+                        top_label=True, seed=0)
+    assert numbers["evaluation"] == json.loads(expected.to_json())
+    page = (d / "index.html").read_text(encoding="utf-8")
+    assert "Recalibration" not in page and "Isotonic Regression" not in page
+
+
+def test_report_directory_has_ordinary_permissions(reports):
+    mask = os.umask(0o022)
+    os.umask(mask)
+    for d in (reports.rerun, reports.rerun / "figures"):
+        assert d.stat().st_mode & 0o777 == 0o777 & ~mask, d
+
+
+def test_report_with_dev_passes_everything_on(data, capsys, tmp_path, monkeypatch):
+    """``report --dev`` plumbing (rendering is covered by the demo report)."""
+    calls = []
+
+    def fake_write_report(out_dir, test, groups, **kw):
+        calls.append((out_dir, test, groups, kw))
+        return os.path.join(out_dir, "index.html")
+    monkeypatch.setattr(report_module, "write_report", fake_write_report)
+    argv = report_argv(data, tmp_path / "r", title="T", dev=True) + [
+        "--methods", "platt", "histogram", "--bins", "7", "--seed", "4"]
+    assert main(argv) == 0
+    (out_dir, test, groups, kw), = calls
+    assert out_dir == str(tmp_path / "r")
+    np.testing.assert_array_equal(test.score, data.test.score)
+    np.testing.assert_array_equal(kw["dev"].score, data.dev.score)
+    assert groups == data.groups
+    assert kw["methods"] == ["platt", "histogram"]
+    assert (kw["n_bins"], kw["seed"], kw["title"]) == (7, 4, "T")
+    assert "wrote the report" in capsys.readouterr().out
+
+
+def test_report_on_a_small_test_set_without_per_tag_ce(data, tmp_path, monkeypatch):
+    """No tag with 100 entries: the report goes without per-tag CE (it used to
+    raise). Figures are stubbed out (they are checked above)."""
+    tagger = make_tagger_outputs(200, split_seed=5)
+    small = threshold(tagger.scores, tagger.gold)
+    assert np.bincount(small.tag).max() < 100
+
+    def no_figures(directory, *args):
+        os.mkdir(os.path.join(directory, "figures"))
+        return []
+    monkeypatch.setattr(report_module, "_figures", no_figures)
+    path = report_module.write_report(tmp_path / "r", small, data.groups)
+    numbers = json.loads((tmp_path / "r" / "numbers.json").read_text())
+    assert "mce" not in numbers["evaluation"] and "top_label_ece" in numbers["evaluation"]
+    assert path == os.path.join(tmp_path / "r", "index.html")
+
+
+# ----------------------------------------------------------- failures -- #
+
+def test_report_refuses_a_directory_that_is_not_a_report(data, capsys, tmp_path):
+    target = tmp_path / "my-files"
+    target.mkdir()
+    (target / "keep.txt").write_text("precious")
+    (target / "index.html").write_text("<html>my own page</html>")
+    rc = main(report_argv(data, target, title="x"))
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert str(target) in err and "not a sparsecal report" in err
+    assert "Traceback" not in err
+    assert sorted(p.name for p in target.iterdir()) == ["index.html", "keep.txt"]
+    assert (target / "keep.txt").read_text() == "precious"
+    assert (target / "index.html").read_text() == "<html>my own page</html>"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["my-files"]
+
+
+def test_report_refuses_a_file(data, capsys, tmp_path):
+    target = tmp_path / "report"
+    target.write_text("not a directory")
+    assert main(report_argv(data, target, title="x")) == 1
+    assert "not a sparsecal report" in capsys.readouterr().err
+    assert target.read_text() == "not a directory"
+
+
+def test_report_failure_keeps_the_earlier_report(data, capsys, tmp_path, monkeypatch):
+    target = tmp_path / "report"
+    (target / "figures").mkdir(parents=True)
+    page = f"<html>{MARKER} earlier report</html>"
+    (target / "index.html").write_text(page)
+
+    def broken_figures(directory, *args):
+        (Path(directory) / "figures").mkdir()
+        raise OSError("disk full (simulated)")
+    monkeypatch.setattr(report_module, "_figures", broken_figures)
+    rc = main(report_argv(data, target, title="x"))
+    err = capsys.readouterr().err
+    assert rc == 1 and "disk full" in err
+    assert (target / "index.html").read_text() == page
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]   # no temp dirs
+
+
+# ------------------------------------------------------- markdown_to_html -- #
+
+def test_markdown_table_to_html():
+    md = "| Group | GMCE |\n|---|---:|\n| 1 | 0.0123 |\n| 2 | — |"
+    assert markdown_to_html(md) == ("<table><tr><th>Group</th><th>GMCE</th></tr>"
+                                    "<tr><td>1</td><td>0.0123</td></tr>"
+                                    "<tr><td>2</td><td>—</td></tr></table>")
+
+
+def test_markdown_bold_paragraphs_and_escaping():
+    md = "**SMCE** 0.02 over 1,000 entries\n\nscores < 0.01 & **a<b**"
+    assert markdown_to_html(md) == ("<p><strong>SMCE</strong> 0.02 over 1,000 entries</p>\n"
+                                    "<p>scores &lt; 0.01 &amp; <strong>a&lt;b</strong></p>")
+
+
+def test_markdown_text_between_tables():
+    md = "| a |\n|---|\n| **1** |\ntext\n| b |\n|---|\n| 2 |"
+    html = markdown_to_html(md)
+    assert html.count("<table>") == 2
+    assert "<td><strong>1</strong></td>" in html and "<p>text</p>" in html
+    assert html.index("<th>a</th>") < html.index("<p>text</p>") < html.index("<th>b</th>")
+
+
+def test_markdown_of_an_evaluation(data):
+    result = evaluate(data.test, data.groups, ci=None)
+    html = markdown_to_html(result.to_markdown())
+    assert html.count("<tr>") == 1 + data.groups.n_groups
+    assert "|" not in html and "---" not in html
+    assert f"<strong>SMCE</strong> {result.smce.value:.4f}" in html
