@@ -170,7 +170,7 @@ def fixed_width_bins(scores, labels, *, n_bins=10):
     if x.shape[0] == 0:
         raise ValueError("cannot bin an empty set of scores")
     y = check_labels(labels, "labels", x.shape[0])
-    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    edges = np.arange(n_bins + 1) / n_bins   # i/B exactly rounded: 0.3 is in [0.3, 0.4)
     count = np.empty(n_bins, dtype=np.int64)
     sums = [np.empty(n_bins) for _ in range(4)]
     _core.fixed_bin_stats(x, y, edges, count, *sums)

@@ -27,6 +27,8 @@ __all__ = ["CalibrationError", "MarginalCalibrationError", "BrierDecomposition",
            "top_label", "top_label_ece", "brier_decomposition", "reliability_table"]
 
 _Z95 = 1.959963984540054
+# Normal draws held at once by Algorithm 2 (samples x bins), ~32 MiB of float64.
+_SIM_BLOCK_ELEMENTS = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -169,8 +171,16 @@ def _simulation_ci(bins, norm, n_samples, seed):
     q = bins.sum_score[nonempty] / count
     p = bins.sum_label[nonempty] / count
     sd = np.sqrt(p * (1.0 - p) / count)
-    p_star = np.clip(p + sd * rng.standard_normal((n_samples, p.shape[0])), 0.0, 1.0)
-    ce = _ce(count / count.sum(), np.abs(q - p_star), norm)
+    weights = count / count.sum()
+    # Draw in blocks of samples so memory stays bounded with many bins (bin_size
+    # of 100 over 10^8 entries is 10^6 bins); a Generator's stream does not depend
+    # on the block shape, so the result equals one (n_samples, n_bins) draw.
+    rows = max(1, _SIM_BLOCK_ELEMENTS // p.shape[0])
+    ce = np.empty(n_samples)
+    for s0 in range(0, n_samples, rows):
+        m = min(rows, n_samples - s0)
+        p_star = np.clip(p + sd * rng.standard_normal((m, p.shape[0])), 0.0, 1.0)
+        ce[s0:s0 + m] = _ce(weights, np.abs(q - p_star), norm)
     mean, spread = ce.mean(), ce.std(ddof=1) if n_samples > 1 else 0.0
     return float(mean - _Z95 * spread), float(mean + _Z95 * spread)
 
@@ -234,18 +244,18 @@ def _entries_arg(entries):
     return entries
 
 
-def smce(entries, *, n_bins=10, bin_size=None, ci=None, n_samples=None, seed=0):
+def smce(entries, *, n_bins=None, bin_size=None, ci=None, n_samples=None, seed=0):
     """Shared marginal calibration error (Kranzlein et al. 2021, eq. 2): RMS
     calibration error over the thresholded entries of all tags pooled, with
-    equal-mass bins."""
+    equal-mass bins (``n_bins`` or ``bin_size``; default 10 bins)."""
     entries = _entries_arg(entries)
     return calibration_error(entries.score, entries.label, n_bins=n_bins,
                              bin_size=bin_size, ci=ci, n_samples=n_samples, seed=seed)
 
 
-def gmce(entries, groups, *, n_bins=10, bin_size=None, ci=None, n_samples=None, seed=0):
+def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, n_samples=None, seed=0):
     """Grouped marginal calibration error (Kranzlein et al. 2021, eq. 3): SMCE over
-    the entries of each tag group.
+    the entries of each tag group (``n_bins`` or ``bin_size``; default 10 bins).
 
     Returns
     -------

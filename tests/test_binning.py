@@ -59,7 +59,7 @@ def ref_equal_mass(x, y, starts):
 
 
 def ref_fixed_bin_index(x, n_bins):
-    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    edges = np.arange(n_bins + 1) / n_bins
     idx = np.searchsorted(edges, np.asarray(x, dtype=np.float64), side="right") - 1
     return np.minimum(idx, n_bins - 1)          # 1.0 belongs to the last bin
 
@@ -371,8 +371,7 @@ def test_equal_mass_bad_bin_args():
 def edge_heavy_scores(rng, n, B, dtype):
     """Scores on and next to the bin edges (as linspace and as i/B compute them),
     plus 0, 1 and random values."""
-    edges = np.linspace(0.0, 1.0, B + 1)
-    cand = [edges, np.arange(B + 1) / B, np.arange(B + 1) * (1.0 / B),
+    cand = [np.linspace(0.0, 1.0, B + 1), np.arange(B + 1) / B, np.arange(B + 1) * (1.0 / B),
             np.array([0.0, 1.0, 0.3, 0.1 * 3, 0.7, 0.1 * 7])]
     cand = np.concatenate(cand).astype(dtype)
     near = np.concatenate([np.nextafter(cand, dtype(0)), np.nextafter(cand, dtype(1))])
@@ -390,8 +389,8 @@ def test_fixed_width_vs_reference(dtype, B):
     y = (rng.random(x.size) < 0.5).astype(np.uint8)
     stats = fixed_width_bins(x, y, n_bins=B)
     assert_stats_equal(stats, ref_fixed(x, y, B))
-    np.testing.assert_array_equal(stats.edges, np.linspace(0, 1, B + 1))
-    np.testing.assert_array_equal(stats.boundaries(), np.linspace(0, 1, B + 1)[1:-1])
+    np.testing.assert_array_equal(stats.edges, np.arange(B + 1) / B)
+    np.testing.assert_array_equal(stats.boundaries(), (np.arange(B + 1) / B)[1:-1])
     # the bins of lookup_bins agree with the bins of the statistics
     idx = lookup_bins(x, stats.boundaries())
     np.testing.assert_array_equal(idx, ref_fixed_bin_index(x, B))
@@ -573,3 +572,10 @@ def test_boundaries_single_bin():
     assert stats.boundaries().shape == (0,)
     np.testing.assert_array_equal(lookup_bins([0.0, 0.3, 1.0], stats.boundaries()),
                                   [0, 0, 0])
+
+
+def test_fixed_width_edge_value_falls_in_the_bin_it_starts():
+    """0.3 is the left edge of [0.3, 0.4): it belongs to bin 3 of 10 (linspace's
+    0.30000000000000004 would put it in bin 2)."""
+    stats = fixed_width_bins(np.array([0.3, 0.7, 0.1]), np.array([1, 0, 0]), n_bins=10)
+    assert stats.count[3] == 1 and stats.count[7] == 1 and stats.count[1] == 1

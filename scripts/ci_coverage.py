@@ -1,0 +1,186 @@
+#!/usr/bin/env python
+"""Coverage of sparsecal's 95% calibration-error intervals on synthetic data.
+
+Setting (Nguyen's thesis, Section 4.3): predictions ``q ~ Beta(a, b)``, labels
+``y ~ Bernoulli(t(q))`` with
+
+- calibrated:    ``t(q) = q``;
+- miscalibrated: ``t(q) = max(0, q - k)`` for ``q <= 0.5``, ``min(1, q + k)``
+  otherwise (the thesis prints ``min(0, ...)``, a typo).
+
+The estimator is ``calibration_error(q, y, n_bins=B)``: CE_2 over ``B`` equal-mass
+bins (SMCE's default, ``B = 10``). Its target, the "true CE", is the population
+value of the *binned* quantity: the bins are the population B-quantiles of q and
+
+    CE_2^pop = sqrt( sum_i (1/B) * (E[q | bin i] - E[t(q) | bin i])^2 ),
+
+the limit of the estimator as n -> infinity with B fixed (computed by numerical
+integration over the Beta quantile function). For the calibrated case it is 0.
+
+For every replicate we draw fresh data, compute the Algorithm-2 interval
+(``ci="simulation"``, 10,000 draws, ``mean +- 1.96 sd``) and the bootstrap
+percentile interval (``ci="bootstrap"``, 1,000 replicates that re-bin) and
+record whether each contains CE_2^pop. Prints a markdown table (see
+docs/ci_coverage.md for the discussion of the numbers).
+
+    .venv/bin/python scripts/ci_coverage.py                 # 200 reps, n = 1e3, 1e4, 1e5
+    .venv/bin/python scripts/ci_coverage.py --reps 50 --ns 1000 10000 --jobs 2
+"""
+import argparse
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+from scipy import integrate, stats
+
+Z95 = 1.959963984540054
+
+
+def t_true(q, k):
+    """Realistic frequency P(y = 1 | q): identity for k = 0, else the thesis' t(p)."""
+    q = np.asarray(q, dtype=np.float64)
+    return np.where(q <= 0.5, np.maximum(0.0, q - k), np.minimum(1.0, q + k))
+
+
+def _gap_of_u(u, a, b, k):
+    """q - t(q) at the u-quantile of Beta(a, b)."""
+    q = stats.beta.ppf(u, a, b)
+    return float(q - t_true(q, k))
+
+
+def _breaks(a, b, k):
+    """Quantile levels where q - t(q) jumps or kinks (q = k, 0.5, 1 - k)."""
+    return sorted({float(stats.beta.cdf(v, a, b)) for v in (k, 0.5, 1.0 - k)} - {0.0, 1.0})
+
+
+def population_binned_ce(a, b, k, n_bins=10, norm=2):
+    """CE_p of the population: equal-mass bins at the B-quantiles of q ~ Beta(a, b),
+    per-bin gap ``E[q - t(q) | bin]``, equal weights 1/B."""
+    if k == 0:
+        return 0.0
+    gaps = []
+    breaks = _breaks(a, b, k)
+    for i in range(n_bins):
+        lo, hi = i / n_bins, (i + 1) / n_bins
+        pts = [p for p in breaks if lo < p < hi]
+        val, _ = integrate.quad(_gap_of_u, lo, hi, args=(a, b, k), points=pts or None,
+                                limit=200, epsabs=1e-13, epsrel=1e-11)
+        gaps.append(abs(val) * n_bins)
+    gaps = np.array(gaps)
+    if norm == np.inf:
+        return float(gaps.max())
+    return float(np.mean(gaps ** norm) ** (1.0 / norm))
+
+
+def analytic_ce(a, b, k):
+    """Unbinned CE_2 = sqrt(E[(q - t(q))^2]) (the limit of infinitely many bins)."""
+    val, _ = integrate.quad(lambda u: _gap_of_u(u, a, b, k) ** 2, 0.0, 1.0,
+                            points=_breaks(a, b, k) or None, limit=200)
+    return float(np.sqrt(val))
+
+
+def draw(n, a, b, k, rng):
+    q = rng.beta(a, b, n)
+    y = (rng.random(n) < t_true(q, k)).astype(np.uint8)
+    return q, y
+
+
+def one_replicate(args):
+    """Intervals of one replicate: (estimate, sim_lo, sim_hi, boot_lo, boot_hi)."""
+    n, a, b, k, n_bins, n_sim, n_boot, seed = args
+    import sparsecal as sc
+    rng = np.random.default_rng(seed)
+    q, y = draw(n, a, b, k, rng)
+    sim = sc.calibration_error(q, y, n_bins=n_bins, ci="simulation", n_samples=n_sim,
+                               seed=rng)
+    out = [sim.value, sim.ci_low, sim.ci_high]
+    if n_boot:
+        boot = sc.calibration_error(q, y, n_bins=n_bins, ci="bootstrap",
+                                    n_samples=n_boot, seed=rng)
+        out += [boot.ci_low, boot.ci_high]
+    else:
+        out += [np.nan, np.nan]
+    return out
+
+
+def coverage(n, k, *, a=0.5, b=0.5, n_bins=10, reps=200, n_sim=10000, n_boot=1000,
+             seed=0, pool=None, truth="binned"):
+    """Run ``reps`` replicates; return the table row as a dict.
+
+    ``truth="binned"`` (default) targets the population value of the binned
+    quantity; ``truth="analytic"`` the unbinned sqrt(E[(q - t(q))^2]), to show how
+    much the choice matters."""
+    truth = (population_binned_ce(a, b, k, n_bins) if truth == "binned"
+             else analytic_ce(a, b, k))
+    root = np.random.SeedSequence([seed, n, int(round(k * 1000)), n_bins])
+    seeds = [int(s.generate_state(1)[0]) for s in root.spawn(reps)]
+    jobs = [(n, a, b, k, n_bins, n_sim, n_boot, s) for s in seeds]
+    rows = np.array(list(pool.map(one_replicate, jobs, chunksize=4) if pool
+                         else map(one_replicate, jobs)))
+    est, slo, shi, blo, bhi = rows.T
+    res = {"n": n, "k": k, "truth": truth, "reps": reps, "mean_estimate": est.mean(),
+           "sim_cover": np.mean((slo <= truth) & (truth <= shi)),
+           "sim_above": np.mean(slo > truth),   # interval entirely above the truth
+           "sim_width": np.mean(shi - slo)}
+    if n_boot:
+        res.update(boot_cover=np.mean((blo <= truth) & (truth <= bhi)),
+                   boot_above=np.mean(blo > truth), boot_width=np.mean(bhi - blo))
+    # Monte-Carlo sd of the estimator across replicates vs Algorithm 2's sd.
+    res["est_sd"] = est.std(ddof=1)
+    res["sim_sd"] = np.mean((shi - slo) / (2 * Z95))
+    return res
+
+
+def markdown(results, a, b, n_bins, truth="binned"):
+    head = (f"| case | n | true CE_2 ({truth}) | mean estimate | Alg. 2 coverage "
+            "| Alg. 2 above | Alg. 2 mean width | bootstrap coverage | bootstrap above "
+            "| bootstrap mean width | sd of estimate | Alg. 2 sd |")
+    lines = [f"q ~ Beta({a}, {b}), {n_bins} equal-mass bins, "
+             f"{results[0]['reps']} replicates per row; 'above' = share of intervals "
+             "lying entirely above the truth.", "", head,
+             "|" + "---|" * (head.count("|") - 1)]
+    for r in results:
+        case = "calibrated" if r["k"] == 0 else f"miscalibrated k={r['k']:g}"
+        boot = (f"{r['boot_cover']:.1%} | {r['boot_above']:.1%} | {r['boot_width']:.4f}"
+                if "boot_cover" in r else "- | - | -")
+        lines.append(f"| {case} | {r['n']:,} | {r['truth']:.4f} | {r['mean_estimate']:.4f} | "
+                     f"{r['sim_cover']:.1%} | {r['sim_above']:.1%} | {r['sim_width']:.4f} | "
+                     f"{boot} | {r['est_sd']:.4f} | {r['sim_sd']:.4f} |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reps", type=int, default=200)
+    ap.add_argument("--ns", type=int, nargs="+", default=[1000, 10000, 100000])
+    ap.add_argument("--ks", type=float, nargs="+", default=[0.0, 0.1],
+                    help="miscalibration shifts (0 = calibrated)")
+    ap.add_argument("--shape", type=float, nargs=2, default=[0.5, 0.5], metavar=("A", "B"))
+    ap.add_argument("--n-bins", type=int, default=10)
+    ap.add_argument("--n-sim", type=int, default=10000)
+    ap.add_argument("--n-boot", type=int, default=1000, help="0 skips the bootstrap")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--truth", choices=["binned", "analytic"], default="binned",
+                    help="target: population binned CE_2 (default) or unbinned CE_2")
+    args = ap.parse_args(argv)
+    a, b = args.shape
+    os.environ.setdefault("SPARSECAL_NUM_THREADS", "1")   # one thread per worker
+    results = []
+    t0 = time.time()
+    with ProcessPoolExecutor(args.jobs) as pool:
+        for k in args.ks:
+            for n in args.ns:
+                results.append(coverage(n, k, a=a, b=b, n_bins=args.n_bins, reps=args.reps,
+                                        n_sim=args.n_sim, n_boot=args.n_boot,
+                                        seed=args.seed, pool=pool, truth=args.truth))
+                print(f"# done k={k} n={n} ({time.time() - t0:.0f} s)", file=sys.stderr)
+    print(markdown(results, a, b, args.n_bins, args.truth))
+    print(f"\nunbinned analytic CE_2 for k={max(args.ks)}: "
+          f"{analytic_ce(a, b, max(args.ks)):.4f}")
+
+
+if __name__ == "__main__":
+    main()
