@@ -38,6 +38,7 @@ from torch import nn
 
 import sparsecal as sc
 from sparsecal import crf
+from sparsecal.comparison import compare_methods
 
 UNK_TAG = "<UNK>"   # dev/test tags never seen in train (like CCG's <UNKNOWN>)
 
@@ -211,8 +212,9 @@ def accuracy(model, encoded):
     return correct / total
 
 
-def marginal_entries(model, encoded, threshold, n_tags):
-    """Thresholded token marginals of a whole split, tokens in corpus order."""
+def marginal_entries(model, encoded, threshold, n_tags, dense_out=None):
+    """Thresholded token marginals of a whole split, tokens in corpus order;
+    with ``dense_out`` ([n_tokens, n_tags]) the dense marginals go there too."""
     order = []
 
     def batches():
@@ -220,11 +222,14 @@ def marginal_entries(model, encoded, threshold, n_tags):
             order.append(idx)
             yield pot
 
-    entries = crf.stream_entries(batches(), threshold=threshold, n_tags=n_tags)
+    entries = crf.stream_entries(batches(), threshold=threshold, n_tags=n_tags,
+                                 dense_out=dense_out)
     # stream_entries numbers tokens in batch order; map them back to corpus order.
     sent_start = np.concatenate(([0], np.cumsum(encoded.lengths)))
     batch_tokens = np.concatenate([np.concatenate(
         [np.arange(sent_start[i], sent_start[i + 1]) for i in idx]) for idx in order])
+    if dense_out is not None:
+        dense_out[batch_tokens] = dense_out.copy()
     token = batch_tokens[entries.token]
     sort = np.argsort(token, kind="stable")
     return sc.Entries(entries.score[sort], entries.tag[sort], entries.label[sort],
@@ -235,8 +240,11 @@ def marginal_entries(model, encoded, threshold, n_tags):
 # ------------------------------------------------------------------ main -- #
 
 def run(data_dir, out_dir, *, limit=None, epochs=8, threshold=0.01, n_groups=5, seed=0,
-        log=print):
-    """Train, extract marginals, evaluate, recalibrate; returns the summary dict."""
+        save_scores=False, log=print):
+    """Train, extract marginals, evaluate, recalibrate; returns the summary dict.
+
+    With ``save_scores`` the dense dev/test marginals, gold tags, training counts
+    and tag index are written to ``out_dir`` for ``sparsecal evaluate/compare``."""
     torch.set_num_threads(1)   # faster than 2 on a 2-core machine (docs/performance.md)
     os.makedirs(out_dir, exist_ok=True)
     train_s = read_conllu(os.path.join(data_dir, "en_ewt-ud-train.conllu.xz"), limit)
@@ -254,10 +262,23 @@ def run(data_dir, out_dir, *, limit=None, epochs=8, threshold=0.01, n_groups=5, 
     test_acc = accuracy(model, test)
     log(f"test accuracy (Viterbi): {test_acc:.2%}")
 
-    dev_e = marginal_entries(model, dev, threshold, n_tags)
-    test_e = marginal_entries(model, test, threshold, n_tags)
-    groups = sc.TagGroups.from_counts({t: counts[t] for t in tags[:-1]}, n_groups,
-                                      tag_index=tag_index, n_tags=n_tags)
+    dense = {}
+    if save_scores:
+        dense = {name: np.empty((int(enc.lengths.sum()), n_tags), dtype=np.float32)
+                 for name, enc in (("dev", dev), ("test", test))}
+    dev_e = marginal_entries(model, dev, threshold, n_tags, dense.get("dev"))
+    test_e = marginal_entries(model, test, threshold, n_tags, dense.get("test"))
+    train_counts = {t: counts[t] for t in tags[:-1]}
+    if save_scores:   # the inputs of the sparsecal command line
+        for name, enc in (("dev", dev), ("test", test)):
+            np.save(os.path.join(out_dir, f"{name}_scores.npy"), dense[name])
+            np.save(os.path.join(out_dir, f"{name}_gold.npy"), np.concatenate(enc.gold))
+        for fname, obj in (("train_counts.json", train_counts),
+                           ("tag_index.json", tag_index)):
+            with open(os.path.join(out_dir, fname), "w", encoding="utf-8") as f:
+                json.dump(obj, f, indent=1)
+    groups = sc.TagGroups.from_counts(train_counts, n_groups, tag_index=tag_index,
+                                      n_tags=n_tags)
     before = sc.evaluate(test_e, groups, ci="simulation", seed=seed, top_label=True)
     model_cal = sc.GroupedCalibrator(sc.IsotonicCalibrator(), groups).fit(dev_e)
     after = sc.evaluate(model_cal.transform(test_e), groups, ci="simulation", seed=seed,
@@ -267,9 +288,12 @@ def run(data_dir, out_dir, *, limit=None, epochs=8, threshold=0.01, n_groups=5, 
     log(before.to_markdown())
     log("\n## TFG isotonic recalibration (fit on dev), test\n")
     log(change.to_markdown("uncalibrated", "TFG isotonic"))
+    table = compare_methods(dev_e, test_e, groups, seed=seed)
+    log("\n## Every method x {SCW, TFG} (Kranzlein et al. 2021, Table 1 layout), test\n")
+    log(table.to_markdown(all_groups=True))
     summary = {"test_accuracy": test_acc, "n_tags": n_tags, "threshold": threshold,
                "before": before.to_dict(), "after": after.to_dict(),
-               "change": change.to_dict()}
+               "change": change.to_dict(), "table1": table.to_dict()}
     with open(os.path.join(out_dir, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=2)
     model_cal.save(os.path.join(out_dir, "tfg_isotonic"))
@@ -283,8 +307,11 @@ def main(argv=None):
     parser.add_argument("--epochs", type=int, default=8)
     parser.add_argument("--limit", type=int, help="sentences per split (quick runs)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--save-scores", action="store_true",
+                        help="also save dense dev/test marginals for the CLI")
     args = parser.parse_args(argv)
-    run(args.data, args.out, limit=args.limit, epochs=args.epochs, seed=args.seed)
+    run(args.data, args.out, limit=args.limit, epochs=args.epochs, seed=args.seed,
+        save_scores=args.save_scores)
 
 
 if __name__ == "__main__":
