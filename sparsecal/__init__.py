@@ -6,6 +6,14 @@ training frequency (:class:`TagGroups`), and measure marginal calibration
 per group (:class:`GroupedCalibrator` around :class:`IsotonicCalibrator`,
 :class:`HistogramBinning`, :class:`ScalingBinning`, :class:`PlattCalibrator`).
 """
+import os as _os
+
+# Idle OpenMP threads sleep instead of spinning: on a busy machine spinning
+# threads fight for the cores and a kernel's team start-up cost grows from
+# microseconds to tens of milliseconds (docs/performance.md). Only if unset, and
+# only before this package's OpenMP runtime loads.
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 from .binning import (BinStats, argsort_scores, equal_mass_bin_starts, equal_mass_bins,
                       fixed_width_bins, lookup_bins)
 from .calibrators import (HistogramBinning, IsotonicCalibrator, PlattCalibrator,

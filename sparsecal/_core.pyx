@@ -52,12 +52,20 @@ cdef inline int64_t _count_rows(const floating[:, ::1] scores, Py_ssize_t r0,
                                 int64_t* n_invalid) noexcept nogil:
     cdef Py_ssize_t i, j, m = scores.shape[1]
     cdef int64_t kept = 0, bad = 0
+    cdef int32_t row_kept, row_bad
+    cdef const floating* row
     cdef floating x
     for i in range(r0, r1):
+        # Branch-free integer reductions over a contiguous row: vectorised by -O3.
+        row = &scores[i, 0]
+        row_kept = 0
+        row_bad = 0
         for j in range(m):
-            x = scores[i, j]
-            kept = kept + (x >= t)
-            bad = bad + ((x != x) | (x < 0) | (x > 1))
+            x = row[j]
+            row_kept = row_kept + (x >= t)
+            row_bad = row_bad | ((not (x >= 0)) | (not (x <= 1)))   # NaN fails both
+        kept += row_kept
+        bad += row_bad
     n_invalid[0] = bad
     return kept
 
@@ -84,12 +92,14 @@ cdef inline void _fill_rows(const floating[:, ::1] scores, const int64_t[::1] go
                             floating[::1] out_score, int32_t[::1] out_tag,
                             uint8_t[::1] out_label, int64_t[::1] out_token) noexcept nogil:
     cdef Py_ssize_t i, j, m = scores.shape[1]
+    cdef const floating* row
     cdef floating x
     cdef int64_t g
     for i in range(r0, r1):
         g = gold[i]
+        row = &scores[i, 0]
         for j in range(m):
-            x = scores[i, j]
+            x = row[j]
             if x >= t:
                 out_score[pos] = x
                 out_tag[pos] = <int32_t> j
