@@ -191,7 +191,9 @@ def _check_scale(scale, name="scale"):
     return scale
 
 
-def _set_scale(ax, axis, scale):
+def _set_scale(ax, axis, scale, max_ticks=None):
+    """Set a linear / log / logit scale; ``max_ticks`` thins the major ticks of
+    a logit axis (its labels such as ``1 - 10^-4`` are wide: small panels)."""
     if scale == "linear":
         return
     setter = ax.set_xscale if axis == "x" else ax.set_yscale
@@ -199,6 +201,10 @@ def _set_scale(ax, axis, scale):
         setter("log", nonpositive="mask")
     else:
         setter("logit", nonpositive="mask")
+        if max_ticks is not None:
+            from matplotlib.ticker import LogitLocator
+            target = ax.xaxis if axis == "x" else ax.yaxis
+            target.set_major_locator(LogitLocator(nbins=max_ticks))
 
 
 def _scale_limits(values, scale, margin=0.3):
@@ -599,7 +605,7 @@ def group_reliability(per_group_results, group_names=None, *, labels=None, ncols
         handles = {}
         # Scales first: setting the scale of a shared axis resets its limits.
         for a in axes_list:
-            _set_scale(a, "x", scale)
+            _set_scale(a, "x", scale, max_ticks=3)
             _set_scale(a, "y", scale)
         pad = 0.02 if scale == "linear" else 0
         for g, (a, row) in enumerate(zip(axes_list, grid)):
@@ -968,7 +974,8 @@ def per_tag_ce(mce_result_or_dict, tag_names=None, top=20, *, labels=None, count
     rows = []
     for t in tags:
         n = n_of(t)
-        rows.append(f"{names(t)}  (n={int(n):,})" if n is not None else names(t))
+        rows.append(f"{_shorten(names(t))}  (n={int(n):,})" if n is not None
+                    else _shorten(names(t)))
     n_models = len(models)
     extra = []
     if show_mean:
@@ -978,7 +985,10 @@ def per_tag_ce(mce_result_or_dict, tag_names=None, top=20, *, labels=None, count
             extra.append(f"MCE, all {n_all} tags")
     n_rows = len(rows) + len(extra)
     if figsize is None:
-        figsize = (6.4, 1.5 + (0.17 + 0.09 * n_models) * n_rows)
+        # Room for the tick labels (about 0.075 in per character) beside a bar
+        # area of at least 4 in.
+        label_in = 0.075 * max((len(r) for r in rows), default=10)
+        figsize = (max(6.4, 4.2 + label_in), 1.5 + (0.17 + 0.09 * n_models) * n_rows)
     bar_h = 0.8 / n_models
     with _style():
         if ax is None:
@@ -1061,6 +1071,16 @@ def per_tag_ce(mce_result_or_dict, tag_names=None, top=20, *, labels=None, count
         if title:
             ax.set_title(title, pad=22 if legend_above else 6)
     return fig
+
+
+def _shorten(name, width=34):
+    """A tag name cut to ``width`` characters with an ellipsis in the middle, so
+    long compound tags (``VERB|Mood=Ind|Number=Sing|...``) keep both ends."""
+    name = str(name)
+    if len(name) <= width:
+        return name
+    keep = width - 1
+    return name[:keep - keep // 2] + "…" + name[-(keep // 2):]
 
 
 def _tag_name_func(tag_names):
