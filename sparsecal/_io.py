@@ -3,8 +3,9 @@ so that a failure (or a kill) never leaves a half-written file at the target."""
 import contextlib
 import os
 import secrets
+import shutil
 
-__all__ = ["atomic_path", "atomic_write_text", "make_temp"]
+__all__ = ["atomic_directory", "atomic_path", "atomic_write_text", "make_temp"]
 
 
 def make_temp(directory, prefix=".tmp-", suffix="", *, is_dir=False):
@@ -50,3 +51,35 @@ def atomic_write_text(path, text):
     with atomic_path(path) as tmp:
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
+
+
+@contextlib.contextmanager
+def atomic_directory(path, replaceable, what):
+    """Yield a new temporary directory beside ``path`` to fill; on success it
+    takes the place of ``path``, on error it is removed.
+
+    An existing ``path`` is replaced only if ``replaceable(path)`` is true (else
+    ``FileExistsError`` naming ``what``, before anything is written); if the final
+    rename fails, the earlier directory is put back.
+    """
+    path = os.fspath(path)
+    if os.path.exists(path) and not replaceable(path):
+        raise FileExistsError(f"{path!r} exists and is not {what}: choose another "
+                              "output path")
+    tmp = make_temp(os.path.dirname(os.path.abspath(path)), ".tmp-dir-", is_dir=True)
+    try:
+        yield tmp
+        if os.path.exists(path):
+            old = tmp + "-old"
+            os.replace(path, old)
+            try:
+                os.replace(tmp, path)
+            except BaseException:
+                os.replace(old, path)
+                raise
+            shutil.rmtree(old)
+        else:
+            os.replace(tmp, path)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

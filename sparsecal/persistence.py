@@ -16,12 +16,11 @@ classes and array shapes.
 """
 import json
 import os
-import shutil
 import zipfile
 
 import numpy as np
 
-from ._io import make_temp
+from ._io import atomic_directory
 from .calibrators import CALIBRATORS
 from .groups import TagGroups
 
@@ -53,24 +52,14 @@ def save_grouped(model, path):
         state, cal_arrays = cal.get_state()
         meta["calibrators"].append({"class": type(cal).__name__, **state})
         arrays.update({f"c{i}.{name}": a for name, a in cal_arrays.items()})
-    parent = os.path.dirname(os.path.abspath(path))
-    tmp = make_temp(parent, ".tmp-calibrator-", is_dir=True)
-    try:
+    with atomic_directory(path, _is_saved_calibrator, "a saved calibrator") as tmp:
         with open(os.path.join(tmp, "calibrator.json"), "w", encoding="utf-8") as f:
             json.dump(meta, f, indent=2)
         np.savez(os.path.join(tmp, "arrays.npz"), **arrays)
-        if os.path.exists(path):
-            if not os.path.isfile(os.path.join(path, "calibrator.json")):
-                raise FileExistsError(f"{path!r} exists and is not a saved calibrator")
-            old = path + ".old-" + os.path.basename(tmp)
-            os.replace(path, old)
-            os.replace(tmp, path)
-            shutil.rmtree(old)
-        else:
-            os.replace(tmp, path)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+
+
+def _is_saved_calibrator(path):
+    return os.path.isfile(os.path.join(path, "calibrator.json"))
 
 
 def _plain(params):

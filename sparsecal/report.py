@@ -10,12 +10,11 @@ import html
 import json
 import os
 import re
-import shutil
 
 import numpy as np
 
 from . import plots
-from ._io import make_temp
+from ._io import atomic_directory
 from .calibrators import IsotonicCalibrator
 from .comparison import METHODS, compare_methods
 from .evaluation import compare, evaluate
@@ -83,29 +82,23 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
         A paragraph about the data shown at the top.
     """
     out_dir = os.fspath(out_dir)
-    if os.path.exists(out_dir) and not _is_report(out_dir):
-        raise FileExistsError(f"{out_dir!r} exists and is not a sparsecal report: "
-                              "choose another output directory")
     # Per-tag CE needs a tag with MIN_TAG_ENTRIES entries; a small test set may
     # have none (evaluate would raise): the report then goes without it.
     per_tag = len(test) > 0 and int(np.bincount(test.tag).max()) >= MIN_TAG_ENTRIES
     kw = dict(n_bins=n_bins, ci="simulation", seed=seed)
-    before = evaluate(test, groups, per_tag=per_tag, min_entries=MIN_TAG_ENTRIES,
-                      top_label=True, **kw)
-    curves = {"uncalibrated": before}
-    entries = {"uncalibrated": test}
-    comparison = after = None
-    if dev is not None:
-        comparison = compare_methods(dev, test, groups, methods=methods, **kw)
-        calibrated = GroupedCalibrator(IsotonicCalibrator(), groups).fit(dev).transform(test)
-        after = evaluate(calibrated, groups, per_tag=per_tag, min_entries=MIN_TAG_ENTRIES,
-                         top_label=True, **kw)
-        curves["TFG isotonic"] = after
-        entries["TFG isotonic"] = calibrated
-
-    parent = os.path.dirname(os.path.abspath(out_dir))
-    tmp = make_temp(parent, ".tmp-report-", is_dir=True)   # mkdtemp would be 0o700
-    try:
+    with atomic_directory(out_dir, _is_report, "a sparsecal report") as tmp:
+        before = evaluate(test, groups, per_tag=per_tag, min_entries=MIN_TAG_ENTRIES,
+                          top_label=True, **kw)
+        curves = {"uncalibrated": before}
+        entries = {"uncalibrated": test}
+        comparison = after = None
+        if dev is not None:
+            comparison = compare_methods(dev, test, groups, methods=methods, **kw)
+            calibrated = GroupedCalibrator(IsotonicCalibrator(), groups).fit(dev).transform(test)
+            after = evaluate(calibrated, groups, per_tag=per_tag,
+                             min_entries=MIN_TAG_ENTRIES, top_label=True, **kw)
+            curves["TFG isotonic"] = after
+            entries["TFG isotonic"] = calibrated
         figures = _figures(tmp, curves, entries, before, comparison, groups)
         numbers = {"evaluation": before.to_dict()}
         if comparison is not None:
@@ -116,20 +109,6 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
         page = _page(title, notes, before, after, comparison, figures)
         with open(os.path.join(tmp, "index.html"), "w", encoding="utf-8") as f:
             f.write(page)
-        if os.path.exists(out_dir):
-            old = tmp + "-old"
-            os.replace(out_dir, old)
-            try:
-                os.replace(tmp, out_dir)
-            except BaseException:
-                os.replace(old, out_dir)   # put the earlier report back
-                raise
-            shutil.rmtree(old)
-        else:
-            os.replace(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return os.path.join(out_dir, "index.html")
 
 
