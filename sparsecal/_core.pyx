@@ -86,26 +86,45 @@ def threshold_count(const floating[:, ::1] scores, double threshold,
             kept[b] = _count_rows(scores, r0, r1, t, &n_invalid[b])
 
 
+cdef enum:
+    FILL_SEG = 512      # columns per flag segment (a row of <= 512 tags is one)
+
+
 cdef inline void _fill_rows(const floating[:, ::1] scores, const int64_t[::1] gold,
                             Py_ssize_t r0, Py_ssize_t r1, floating t,
                             int64_t pos, int64_t token_offset,
                             floating[::1] out_score, int32_t[::1] out_tag,
                             uint8_t[::1] out_label, int64_t[::1] out_token) noexcept nogil:
-    cdef Py_ssize_t i, j, m = scores.shape[1]
+    # Survivors are sparse (~0.4% at t = 0.01): first write x >= t of a row
+    # segment as bytes (a branch-free loop the C compiler vectorizes), then read
+    # the flags 8 at a time and only look closer at words that are not zero.
+    cdef Py_ssize_t i, j, j0, w, seg, m = scores.shape[1]
     cdef const floating* row
-    cdef floating x
+    cdef uint8_t flags[FILL_SEG + 8]
+    cdef uint64_t word
     cdef int64_t g
     for i in range(r0, r1):
         g = gold[i]
         row = &scores[i, 0]
-        for j in range(m):
-            x = row[j]
-            if x >= t:
-                out_score[pos] = x
-                out_tag[pos] = <int32_t> j
-                out_label[pos] = g == j
-                out_token[pos] = token_offset + i
-                pos = pos + 1
+        j0 = 0
+        while j0 < m:
+            seg = min(<Py_ssize_t> FILL_SEG, m - j0)
+            for j in range(seg):
+                flags[j] = row[j0 + j] >= t
+            memset(&flags[seg], 0, 8)
+            w = 0
+            while w < seg:
+                memcpy(&word, &flags[w], 8)
+                if word != 0:
+                    for j in range(w, w + 8):
+                        if flags[j]:
+                            out_score[pos] = row[j0 + j]
+                            out_tag[pos] = <int32_t> (j0 + j)
+                            out_label[pos] = g == j0 + j
+                            out_token[pos] = token_offset + i
+                            pos = pos + 1
+                w += 8
+            j0 += FILL_SEG
 
 
 def threshold_fill(const floating[:, ::1] scores, const int64_t[::1] gold,
@@ -509,33 +528,68 @@ def isotonic_fit_sorted(const floating[::1] xs, const target_t[::1] y,
     return ux_np[:k].copy(), uy_np[:k].copy()
 
 
+cdef inline Py_ssize_t _bucket(double v, double x0, double scale,
+                               Py_ssize_t n_buckets) noexcept nogil:
+    """Monotone (non-decreasing in v) bucket index in [0, n_buckets]; NaN
+    (only possible with NaN knots) maps to 0, so lookups stay in bounds."""
+    cdef double f = (v - x0) * scale
+    if not f > 0:
+        return 0
+    if f >= n_buckets:
+        return n_buckets
+    return <Py_ssize_t> f
+
+
 def isotonic_predict(const floating[::1] x, const double[::1] x_knots,
                      const double[::1] y_knots, floating[::1] out, int n_threads):
     """Piecewise-linear interpolation through the knots, constant outside them
-    (``np.interp`` after clipping x to the knot range)."""
-    cdef Py_ssize_t i, lo, hi, mid, n = x.shape[0], m = x_knots.shape[0]
-    cdef double v, x0, x1
+    (``np.interp`` after clipping x to the knot range).
+
+    Branch-free per point: clip ``v`` to the knot range; a table over ~4
+    buckets per knot (``start[b]``: first knot whose bucket is ``>= b``; the
+    bucket map is monotone) bounds the knots bracketing ``v`` to
+    ``[start[b] - 1, start[b + 1]]``; a fixed number of conditional-move
+    bisection steps (enough for the most crowded bucket) finds the last knot
+    ``<= v``. Same bracket and same arithmetic as a plain bisection, so the
+    same result bit for bit; slopes are computed once per segment."""
+    cdef Py_ssize_t i, lo, size, half, step, b, kb, n = x.shape[0], m = x_knots.shape[0]
+    cdef Py_ssize_t n_buckets = 1, widest = 1
+    cdef int n_steps = 0
+    cdef double v, x_first = x_knots[0], x_last = x_knots[m - 1], scale = 0.0
+    slope_np = np.zeros(m, dtype=np.float64)
+    cdef double[::1] slope = slope_np
+    for i in range(m - 1):   # the expression of the former loop, hoisted
+        slope[i] = (y_knots[i + 1] - y_knots[i]) / (x_knots[i + 1] - x_knots[i])
+    while n_buckets < 4 * m and n_buckets < (1 << 22):
+        n_buckets *= 2
+    start_np = np.empty(n_buckets + 2, dtype=np.int64)
+    cdef int64_t[::1] start = start_np
+    if m > 1 and x_last > x_first:
+        scale = n_buckets / (x_last - x_first)
     with nogil:
+        b = 0
+        for i in range(m):
+            kb = _bucket(x_knots[i], x_first, scale, n_buckets)
+            while b <= kb:
+                start[b] = i
+                b += 1
+        while b <= n_buckets + 1:
+            start[b] = m
+            b += 1
+        for b in range(n_buckets + 1):   # candidates of bucket b: [start[b] - 1, start[b + 1]]
+            widest = max(widest, min(start[b + 1] + 1, m) - max(start[b] - 1, 0))
+        while (<Py_ssize_t> 1 << n_steps) < widest:
+            n_steps += 1
         for i in prange(n, schedule="static", num_threads=n_threads):
-            v = x[i]
-            if v <= x_knots[0]:
-                out[i] = <floating> y_knots[0]
-                continue
-            if v >= x_knots[m - 1]:
-                out[i] = <floating> y_knots[m - 1]
-                continue
-            lo = 0
-            hi = m - 1
-            while hi - lo > 1:   # invariant: x_knots[lo] < v < x_knots[hi]
-                mid = (lo + hi) // 2
-                if x_knots[mid] <= v:
-                    lo = mid
-                else:
-                    hi = mid
-            x0 = x_knots[lo]
-            x1 = x_knots[hi]
-            out[i] = <floating> ((y_knots[hi] - y_knots[lo]) / (x1 - x0) * (v - x0)
-                                 + y_knots[lo])
+            v = min(max(<double> x[i], x_first), x_last)
+            b = _bucket(v, x_first, scale, n_buckets)
+            lo = max(start[b] - 1, 0)
+            size = min(start[b + 1] + 1, m) - lo   # answer in [lo, lo + size)
+            for step in range(n_steps):
+                half = size >> 1
+                lo = lo + half if x_knots[lo + half] <= v else lo
+                size = size - half
+            out[i] = <floating> (slope[lo] * (v - x_knots[lo]) + y_knots[lo])
 
 
 # --------------------------------------------------------------------------- #

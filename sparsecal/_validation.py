@@ -58,9 +58,13 @@ def check_labels(y, name, n):
         return np.ascontiguousarray(arr).view(np.uint8)
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be 0/1 or boolean, got dtype {arr.dtype}")
-    if arr.size and not np.isin(arr, (0, 1)).all():
-        i = int(np.flatnonzero(~np.isin(arr, (0, 1)))[0])
-        raise ValueError(f"{name} must be 0 or 1; {name}[{i}] = {arr[i]!r}")
+    if arr.size:
+        # min/max for integers: one cheap pass (np.isin costs 0.35 s at 1e8)
+        ok = (arr.min() >= 0 and arr.max() <= 1) if arr.dtype.kind in "iu" \
+            else bool(((arr == 0) | (arr == 1)).all())
+        if not ok:
+            i = int(np.flatnonzero((arr != 0) & (arr != 1))[0])
+            raise ValueError(f"{name} must be 0 or 1; {name}[{i}] = {arr[i]!r}")
     return np.ascontiguousarray(arr, dtype=np.uint8)
 
 
