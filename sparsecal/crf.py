@@ -354,23 +354,25 @@ def _log_fb(ch, rows=None, dtype=None):
     return torch.cat(la), torch.cat(lb), torch.cat(lz), ef, L
 
 
-def _log_token(ch, rows=None, dtype=None):
+def _log_fb_with_paths(ch, rows=None, dtype=None):
+    """:func:`_log_fb`, raising for a sentence without any possible tag sequence."""
     la, lb, lz, ef, L = _log_fb(ch, rows, dtype)
     bad = ~torch.isfinite(lz)
     if bad.any():
         idx = torch.nonzero(bad)[:, 0]
         raise _no_path_error(ch, idx if rows is None else _rows_index(rows, ch)[idx])
+    return la, lb, lz, ef, L
+
+
+def _log_token(ch, rows=None, dtype=None):
+    la, lb, lz, ef, L = _log_fb_with_paths(ch, rows, dtype)
     m = torch.exp(la + lb - lz[:, None, None])
     real = torch.arange(ch.n, device=ch.device)[None] < L[:, None]
     return m * real[..., None]
 
 
 def _log_pairs(ch, rows=None, dtype=None):
-    la, lb, lz, ef, L = _log_fb(ch, rows, dtype)
-    bad = ~torch.isfinite(lz)
-    if bad.any():
-        idx = torch.nonzero(bad)[:, 0]
-        raise _no_path_error(ch, idx if rows is None else _rows_index(rows, ch)[idx])
+    la, lb, lz, ef, L = _log_fb_with_paths(ch, rows, dtype)
     T = ch.T.to(ef.dtype)
     n = ch.n
     if n < 2:
