@@ -86,6 +86,15 @@ def _check_ax(ax, name="ax"):
     return ax
 
 
+def _single_axes(ax, figsize):
+    """``(fig, ax)``: a new one-panel figure, or the caller's axes and figure."""
+    if ax is None:
+        fig = _new_figure(figsize)
+        return fig, fig.add_subplot()
+    _check_ax(ax)
+    return ax.figure, ax
+
+
 def _panel_axes(axes, n, what, nrows, ncols, figsize, **subplot_kw):
     """A grid of ``n`` panels: new (``axes=None``) or the caller's axes.
 
@@ -991,12 +1000,7 @@ def per_tag_ce(mce_result_or_dict, tag_names=None, top=20, *, labels=None, count
         figsize = (max(6.4, 4.2 + label_in), 1.5 + (0.17 + 0.09 * n_models) * n_rows)
     bar_h = 0.8 / n_models
     with _style():
-        if ax is None:
-            fig = _new_figure(figsize)
-            ax = fig.add_subplot()
-        else:
-            _check_ax(ax)
-            fig = ax.figure
+        fig, ax = _single_axes(ax, figsize)
         ypos = np.arange(n_rows, dtype=float)
         ypos[len(rows):] += 0.6   # gap before the summary rows
         any_ci = False
@@ -1183,12 +1187,7 @@ def modified_reliability(results, labels=None, n_bins=20, *, binning="fixed", no
     scale_area = max_marker_area / cmax
     from matplotlib.lines import Line2D
     with _style():
-        if ax is None:
-            fig = _new_figure(figsize)
-            ax = fig.add_subplot()
-        else:
-            _check_ax(ax)
-            fig = ax.figure
+        fig, ax = _single_axes(ax, figsize)
         ax.axhline(0.0, color=_GREY, linestyle=":", linewidth=1.3, zorder=1)
         handles, names = [], []
         ymax, xmin = 0.0, 1.0
