@@ -86,6 +86,12 @@ def _check_ax(ax, name="ax"):
     return ax
 
 
+def _bins_phrase(ce):
+    """"10 equal-mass bins" / "20 fixed-width bins" for a CalibrationError."""
+    kind = "fixed-width" if ce.bins.edges is not None else "equal-mass"
+    return f"{ce.bins.n_bins} {kind} bins"
+
+
 def _single_axes(ax, figsize):
     """``(fig, ax)``: a new one-panel figure, or the caller's axes and figure."""
     if ax is None:
@@ -428,10 +434,8 @@ def reliability_diagram(results, labels=None, *, scores=None, scale="linear", ys
         _diagonal(ax, max(xlo, ylo), min(xhi, yhi), label="perfect calibration")
         ax.set_ylabel("empirical frequency of the label")
         ax.grid(True, color="#E5E5E5", linewidth=0.6)
-        ce0 = curves[0][1]
-        kind = "fixed-width" if ce0.bins.edges is not None else "equal-mass"
         if title is None:
-            title = f"Calibration curve ({ce0.bins.n_bins} {kind} bins)"
+            title = f"Calibration curve ({_bins_phrase(curves[0][1])})"
         if title:
             ax.set_title(title)
         leg_title = "error bars: 95% interval of each bin's label rate"
@@ -1226,10 +1230,8 @@ def modified_reliability(results, labels=None, n_bins=20, *, binning="fixed", no
                 va="top", color=_GREY, fontsize=8, style="italic")
         ax.text(0.01, 0.02, "overconfident", transform=ax.transAxes, ha="left",
                 va="bottom", color=_GREY, fontsize=8, style="italic")
-        ce0 = curves[0][1]
-        kind = "fixed-width" if ce0.bins.edges is not None else "equal-mass"
         if title is None:
-            title = f"Modified reliability plot ({ce0.bins.n_bins} {kind} bins)"
+            title = f"Modified reliability plot ({_bins_phrase(curves[0][1])})"
         if title:
             ax.set_title(title)
         leg1 = ax.legend(handles, names, loc="upper right")

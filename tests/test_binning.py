@@ -9,13 +9,7 @@ from sparsecal import (BinStats, equal_mass_bin_starts, equal_mass_bins,
 DTYPES = [np.float32, np.float64]
 
 
-@pytest.fixture(autouse=True)
-def _one_thread_by_default(monkeypatch):
-    """Kernels run single-threaded unless a test passes ``n_threads``: the
-    multi-threaded paths are exercised explicitly (results never depend on the
-    thread count), and many tiny calls then do not pay for OpenMP fork/join on
-    a busy machine."""
-    monkeypatch.setenv("SPARSECAL_NUM_THREADS", "1")
+pytestmark = pytest.mark.usefixtures("one_thread_by_default")
 
 
 # --------------------------------------------------------------------------- #

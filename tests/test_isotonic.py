@@ -14,13 +14,7 @@ from sparsecal import isotonic_fit, isotonic_predict
 TOL = 1e-12
 
 
-@pytest.fixture(autouse=True)
-def _one_thread_by_default(monkeypatch):
-    """Kernels run single-threaded unless a test passes ``n_threads``: the
-    multi-threaded paths are exercised explicitly (results never depend on the
-    thread count), and many tiny calls then do not pay for OpenMP fork/join on
-    a busy machine."""
-    monkeypatch.setenv("SPARSECAL_NUM_THREADS", "1")
+pytestmark = pytest.mark.usefixtures("one_thread_by_default")
 
 
 def sklearn_predict(x, y, w, q, y_min=0.0, y_max=1.0):
