@@ -1,4 +1,4 @@
-"""Build the compiled core ``sparsecal._core`` (Cython, OpenMP when available)."""
+"""Build the compiled core ``sparsecal.core._core`` (Cython, OpenMP when available)."""
 import os
 import sys
 import tempfile
@@ -33,8 +33,8 @@ extra_compile = [] if sys.platform == "win32" else ["-O3"]
 
 extensions = [
     Extension(
-        "sparsecal._core",
-        ["sparsecal/_core.pyx"],
+        "sparsecal.core._core",
+        ["sparsecal/core/_core.pyx"],
         include_dirs=[np.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
         extra_compile_args=extra_compile + omp_compile,

@@ -20,10 +20,10 @@ import pytest
 
 import _data
 import sparsecal
-from sparsecal.binning import _equal_mass_from_sorted
+from sparsecal.core.binning import _equal_mass_from_sorted
 
 try:
-    from sparsecal.entries import _CHUNK_BYTES
+    from sparsecal.core.entries import _CHUNK_BYTES
 except ImportError:
     _CHUNK_BYTES = 8 << 20
 

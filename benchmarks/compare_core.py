@@ -57,10 +57,10 @@ sys.path.insert(0, HERE)
 import _data  # noqa: E402
 
 import sparsecal  # noqa: E402
-from sparsecal.binning import _equal_mass_from_sorted  # noqa: E402
+from sparsecal.core.binning import _equal_mass_from_sorted  # noqa: E402
 
 try:
-    from sparsecal.entries import _CHUNK_BYTES
+    from sparsecal.core.entries import _CHUNK_BYTES
 except ImportError:   # the chunk size of sparsecal.threshold, for the baselines
     _CHUNK_BYTES = 8 << 20
 
@@ -700,7 +700,7 @@ def build_fingerprint():
     """Which compiled core was measured: the extension's path, its mtime and
     the md5 of the _core.pyx next to it (the tree may change between runs)."""
     import hashlib
-    from sparsecal import _core
+    from sparsecal.core import _core
     so = _core.__file__
     pyx = os.path.join(os.path.dirname(so), "_core.pyx")
     digest = "n/a"
@@ -799,7 +799,7 @@ def main():
         cfg["repeats"] = args.repeats
     info = machine_info()
     print("== Machine: " + ", ".join(f"{k}={v}" for k, v in info.items()))
-    print(f"== sparsecal default n_threads: {sparsecal._config.get_n_threads()}; "
+    print(f"== sparsecal default n_threads: {sparsecal.core.threads.get_n_threads()}; "
           f"load average at start: {os.getloadavg()}", flush=True)
     results = dict(machine=info, config=cfg, started=time.strftime("%Y-%m-%d %H:%M:%S"))
     t0 = time.perf_counter()

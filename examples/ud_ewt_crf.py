@@ -38,7 +38,7 @@ from torch import nn
 
 import sparsecal as sc
 from sparsecal import crf
-from sparsecal.comparison import compare_methods
+from sparsecal.calibration.comparison import compare_methods
 
 UNK_TAG = "<UNK>"   # dev/test tags never seen in train (like CCG's <UNKNOWN>)
 

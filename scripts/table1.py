@@ -20,9 +20,9 @@ import sys
 import time
 
 import sparsecal as sc
-from sparsecal.comparison import compare_methods
-from sparsecal.io import load_gold, load_scores
-from sparsecal.synthetic import make_tagger_outputs
+from sparsecal.calibration.comparison import compare_methods
+from sparsecal.io.arrays import load_gold, load_scores
+from sparsecal.datasets.synthetic import make_tagger_outputs
 
 
 def parse_args(argv=None):

@@ -14,17 +14,17 @@ import os as _os
 # only before this package's OpenMP runtime loads.
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from .binning import (BinStats, argsort_scores, equal_mass_bin_starts, equal_mass_bins,
+from .core.binning import (BinStats, argsort_scores, equal_mass_bin_starts, equal_mass_bins,
                       fixed_width_bins, lookup_bins)
-from .calibrators import (HistogramBinning, IsotonicCalibrator, PlattCalibrator,
+from .calibration.binary import (HistogramBinning, IsotonicCalibrator, PlattCalibrator,
                           ScalingBinning, clone)
-from .entries import Entries, threshold
-from .evaluation import compare, evaluate
-from .grouped import GroupedCalibrator, cross_fit_predict
-from .groups import TagGroups, load_train_counts, partition_by_group
-from .isotonic import isotonic_fit, isotonic_predict
-from .temperature import TemperatureScaling
-from .metrics import (BrierDecomposition, CalibrationError, MarginalCalibrationError,
+from .core.entries import Entries, threshold
+from .metrics.evaluation import compare, evaluate
+from .calibration.grouped import GroupedCalibrator, cross_fit_predict
+from .core.groups import TagGroups, load_train_counts, partition_by_group
+from .core.isotonic import isotonic_fit, isotonic_predict
+from .calibration.temperature import TemperatureScaling
+from .metrics.binned import (BrierDecomposition, CalibrationError, MarginalCalibrationError,
                       brier_decomposition, calibration_error, gmce, mce,
                       reliability_table, smce, top_label, top_label_ece)
 

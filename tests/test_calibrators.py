@@ -16,7 +16,7 @@ from sklearn.linear_model import LogisticRegression
 
 from sparsecal import (HistogramBinning, IsotonicCalibrator, PlattCalibrator, ScalingBinning,
                        clone)
-from sparsecal.calibrators import CALIBRATORS, NotFittedError
+from sparsecal.calibration.binary import CALIBRATORS, NotFittedError
 
 ALL = [HistogramBinning, IsotonicCalibrator, ScalingBinning, PlattCalibrator]
 

@@ -1,6 +1,6 @@
 """Tests of the ``sparsecal`` command line (``sparsecal.cli``).
 
-Most commands run in-process through ``sparsecal.cli.main([...])`` (output via
+Most commands run in-process through ``sparsecal.cli.main.main([...])`` (output via
 capsys); a representative handful run as real processes (``python -m sparsecal``
 and the installed console script) to check exit codes, stderr and atomic output
 under SIGKILL. Every expected number is recomputed with the library API on the
@@ -21,10 +21,10 @@ import numpy as np
 import pytest
 
 from sparsecal import GroupedCalibrator, TagGroups, evaluate, threshold
-from sparsecal.cli import main
-from sparsecal.comparison import METHODS, compare_methods
-from sparsecal.io import load_entries
-from sparsecal.synthetic import make_tagger_outputs
+from sparsecal.cli.main import main
+from sparsecal.calibration.comparison import METHODS, compare_methods
+from sparsecal.io.arrays import load_entries
+from sparsecal.datasets.synthetic import make_tagger_outputs
 
 N_TAGS = 426
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -390,8 +390,8 @@ def test_apply_bad_value_message_names_the_row_in_the_file(data, capsys, tmp_pat
 
 _SLOW_APPLY = textwrap.dedent("""
     import sys, time
-    from sparsecal.grouped import GroupedCalibrator
-    from sparsecal.cli import main
+    from sparsecal.calibration.grouped import GroupedCalibrator
+    from sparsecal.cli.main import main
 
     original = GroupedCalibrator.transform_dense
 

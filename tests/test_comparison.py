@@ -8,8 +8,8 @@ import pytest
 
 from sparsecal import (GroupedCalibrator, HistogramBinning, IsotonicCalibrator,
                        PlattCalibrator, ScalingBinning, TagGroups, evaluate, threshold)
-from sparsecal.comparison import METHODS, MethodComparison, compare_methods
-from sparsecal.synthetic import make_tagger_outputs
+from sparsecal.calibration.comparison import METHODS, MethodComparison, compare_methods
+from sparsecal.datasets.synthetic import make_tagger_outputs
 
 N_TAGS = 120
 

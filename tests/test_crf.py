@@ -15,7 +15,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import sparsecal  # noqa: E402
-from sparsecal import crf  # noqa: E402
+from sparsecal.crf import chain as crf  # noqa: E402
 
 F64 = torch.float64
 TOL = 1e-10

@@ -14,7 +14,7 @@ import pytest
 from sparsecal import (Entries, GroupedCalibrator, HistogramBinning, IsotonicCalibrator,
                        PlattCalibrator, ScalingBinning, TagGroups, clone, cross_fit_predict,
                        threshold)
-from sparsecal.synthetic import make_tagger_outputs
+from sparsecal.datasets.synthetic import make_tagger_outputs
 
 N_TAGS = 60
 BASES = [HistogramBinning(), IsotonicCalibrator(), ScalingBinning(seed=3),

@@ -10,7 +10,7 @@ import pytest
 
 import sparsecal as sc
 from sparsecal import Entries, TagGroups, load_train_counts, partition_by_group, threshold
-from sparsecal.synthetic import make_tagger_outputs
+from sparsecal.datasets.synthetic import make_tagger_outputs
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

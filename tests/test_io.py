@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from sparsecal import Entries, threshold
-from sparsecal._io import atomic_path, atomic_write_text
-from sparsecal.io import (ENTRIES_FORMAT, ENTRIES_VERSION, load_entries, load_gold,
+from sparsecal.io.atomic import atomic_path, atomic_write_text
+from sparsecal.io.arrays import (ENTRIES_FORMAT, ENTRIES_VERSION, load_entries, load_gold,
                           load_scores, load_tag_index, save_entries)
-from sparsecal.synthetic import make_tagger_outputs
+from sparsecal.datasets.synthetic import make_tagger_outputs
 
 N_TAGS = 40
 

@@ -13,9 +13,9 @@ import pytest
 from scipy import stats
 
 import sparsecal as sc
-import sparsecal.metrics as metrics_mod
+import sparsecal.metrics.binned as metrics_mod
 from sparsecal import Entries, TagGroups, threshold
-from sparsecal.synthetic import make_tagger_outputs
+from sparsecal.datasets.synthetic import make_tagger_outputs
 
 NORMS = [1, 2, np.inf]
 

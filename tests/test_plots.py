@@ -18,8 +18,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch
 
 import sparsecal as sc
-from sparsecal import plots
-from sparsecal.synthetic import make_tagger_outputs
+from sparsecal.plotting import figures as plots
+from sparsecal.datasets.synthetic import make_tagger_outputs
 
 
 # --------------------------------------------------------------------------- #
@@ -60,7 +60,7 @@ def render(fig):
 def test_module_needs_no_display_and_no_pyplot(tmp_path):
     code = textwrap.dedent(f"""
         import sys
-        import sparsecal.plots as p
+        import sparsecal.plotting.figures as p
         assert "matplotlib" not in sys.modules, "importing plots imported matplotlib"
         import numpy as np
         from sparsecal import calibration_error

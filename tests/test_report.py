@@ -24,11 +24,11 @@ import numpy as np
 import pytest
 
 from sparsecal import GroupedCalibrator, IsotonicCalibrator, TagGroups, evaluate, threshold
-from sparsecal import report as report_module
-from sparsecal.cli import main
-from sparsecal.comparison import METHODS, compare_methods
-from sparsecal.report import MARKER, markdown_to_html
-from sparsecal.synthetic import make_tagger_outputs
+from sparsecal.plotting import report as report_module
+from sparsecal.cli.main import main
+from sparsecal.calibration.comparison import METHODS, compare_methods
+from sparsecal.plotting.report import MARKER, markdown_to_html
+from sparsecal.datasets.synthetic import make_tagger_outputs
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 DEMO_TOKENS = 3000

@@ -11,7 +11,7 @@ import pytest
 
 from sparsecal import (GroupedCalibrator, HistogramBinning, IsotonicCalibrator,
                        PlattCalibrator, ScalingBinning, TagGroups, evaluate, smce, threshold)
-from sparsecal.synthetic import SyntheticTagger, make_tagger_outputs
+from sparsecal.datasets.synthetic import SyntheticTagger, make_tagger_outputs
 
 N_TOKENS = 40000
 METHODS = {"histogram": HistogramBinning, "isotonic": IsotonicCalibrator,

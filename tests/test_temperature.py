@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp, softmax
 
-import sparsecal.temperature as temperature_module
+import sparsecal.calibration.temperature as temperature_module
 from sparsecal import TemperatureScaling
 
 

@@ -27,7 +27,7 @@ import pytest
 from scipy import integrate, special
 
 import sparsecal as sc
-from sparsecal.binning import equal_mass_bin_starts
+from sparsecal.core.binning import equal_mass_bin_starts
 
 SHAPES = [(0.5, 0.5), (2.0, 5.0)]
 K = 0.1

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import sparsecal
-import sparsecal.entries as entries_mod
+import sparsecal.core.entries as entries_mod
 from sparsecal import Entries, threshold
 
 DTYPES = [np.float32, np.float64]

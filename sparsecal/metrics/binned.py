@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import check_choice, check_labels, check_positive_int, check_probabilities
-from .binning import BinStats, argsort_scores, equal_mass_bin_starts, fixed_width_bins
-from .binning import _equal_mass_from_sorted
-from .entries import Entries
-from .groups import partition_by_group
+from ..core.validation import check_choice, check_labels, check_positive_int, check_probabilities
+from ..core.binning import BinStats, argsort_scores, equal_mass_bin_starts, fixed_width_bins
+from ..core.binning import _equal_mass_from_sorted
+from ..core.entries import Entries
+from ..core.groups import partition_by_group
 
 __all__ = ["CalibrationError", "MarginalCalibrationError", "BrierDecomposition",
            "bin_statistics", "calibration_error", "ce_from_bins", "smce", "gmce", "mce",

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from . import _core
-from ._validation import check_positive_int
+from .validation import check_positive_int
 
 __all__ = ["TagGroups", "load_train_counts", "partition_by_group"]
 

@@ -46,8 +46,8 @@ def _entries_from_args(args, console, scores=None, gold=None, entries=None, labe
     """Entries from --entries, or from --scores/--gold thresholded."""
     import numpy as np
 
-    from .entries import threshold
-    from .io import load_entries, load_gold, load_scores
+    from ..core.entries import threshold
+    from ..io.arrays import load_entries, load_gold, load_scores
     if entries:
         return load_entries(entries)
     if not scores or not gold:
@@ -72,9 +72,9 @@ def _entries_from_args(args, console, scores=None, gold=None, entries=None, labe
 
 def _tfg_groups(train_counts, n_groups, n_tags=None, tag_index=None):
     """TFG groups from a JSON counts file; every error names the file."""
-    from ._validation import check_positive_int
-    from .groups import TagGroups, _read_json
-    from .io import load_tag_index
+    from ..core.validation import check_positive_int
+    from ..core.groups import TagGroups, _read_json
+    from ..io.arrays import load_tag_index
     check_positive_int(n_groups, "--groups")
     index = load_tag_index(tag_index) if tag_index else None
     counts = _read_json(train_counts, "train counts")
@@ -87,7 +87,7 @@ def _tfg_groups(train_counts, n_groups, n_tags=None, tag_index=None):
 
 
 def _groups_from_args(args, n_tags, console):
-    from .groups import TagGroups
+    from ..core.groups import TagGroups
     if getattr(args, "train_counts", None):
         return _tfg_groups(args.train_counts, args.groups, n_tags,
                            getattr(args, "tag_index", None))
@@ -98,7 +98,7 @@ def _groups_from_args(args, n_tags, console):
 # --------------------------------------------------------------- commands -- #
 
 def _cmd_evaluate(args, console):
-    from .evaluation import evaluate
+    from ..metrics.evaluation import evaluate
     entries = _entries_from_args(args, console, args.scores, args.gold, args.entries)
     groups = _groups_from_args(args, entries.n_tags, console)
     result = evaluate(entries, groups, n_bins=args.bins,
@@ -109,16 +109,16 @@ def _cmd_evaluate(args, console):
         result.to_json(args.json)
         console.info(f"\nwrote {args.json}")
     if args.save_entries:
-        from .io import save_entries
+        from ..io.arrays import save_entries
         save_entries(args.save_entries, entries)
         console.info(f"wrote {args.save_entries}")
     return 0
 
 
 def _cmd_fit(args, console):
-    from .comparison import METHODS
-    from .grouped import GroupedCalibrator
-    from .groups import TagGroups
+    from ..calibration.comparison import METHODS
+    from ..calibration.grouped import GroupedCalibrator
+    from ..core.groups import TagGroups
     entries = _entries_from_args(args, console, args.scores, args.gold, args.entries)
     n_tags = entries.n_tags
     base = METHODS[args.method][1](args.bins, args.seed)
@@ -144,9 +144,9 @@ def _cmd_fit(args, console):
 def _cmd_apply(args, console):
     import numpy as np
 
-    from ._io import atomic_path
-    from .grouped import GroupedCalibrator
-    from .io import load_scores
+    from ..io.atomic import atomic_path
+    from ..calibration.grouped import GroupedCalibrator
+    from ..io.arrays import load_scores
     model = GroupedCalibrator.load(args.calibrator)
     if not args.output.endswith(".npy"):
         raise ValueError(f"output {args.output!r} must be a .npy file")
@@ -171,7 +171,7 @@ def _cmd_apply(args, console):
 
 
 def _cmd_compare(args, console):
-    from .comparison import compare_methods
+    from ..calibration.comparison import compare_methods
     dev = _entries_from_args(args, console, args.dev, args.dev_gold, args.dev_entries,
                              label="--dev")
     test = _entries_from_args(args, console, args.test, args.test_gold, args.test_entries,
@@ -184,14 +184,14 @@ def _cmd_compare(args, console):
     console.info(result.to_markdown())
     if args.json:
         import json
-        from ._io import atomic_write_text
+        from ..io.atomic import atomic_write_text
         atomic_write_text(args.json, json.dumps(result.to_dict(), indent=2) + "\n")
         console.info(f"\nwrote {args.json}")
     return 0
 
 
 def _cmd_report(args, console):
-    from .report import write_report
+    from ..plotting.report import write_report
     test = _entries_from_args(args, console, args.test, args.test_gold, args.test_entries,
                               label="--test")
     dev = None
@@ -225,11 +225,11 @@ def _cmd_groups(args, console):
 
 
 def _cmd_demo(args, console):
-    from .comparison import compare_methods
-    from .entries import threshold
-    from .evaluation import evaluate
-    from .groups import TagGroups
-    from .synthetic import make_tagger_outputs
+    from ..calibration.comparison import compare_methods
+    from ..core.entries import threshold
+    from ..metrics.evaluation import evaluate
+    from ..core.groups import TagGroups
+    from ..datasets.synthetic import make_tagger_outputs
 
     start = time.perf_counter()
     dev = make_tagger_outputs(args.tokens, split_seed=args.seed + 1)
@@ -251,7 +251,7 @@ def _cmd_demo(args, console):
                              seed=args.seed)
     console.info(result.to_markdown())
     if args.output:
-        from .report import write_report
+        from ..plotting.report import write_report
         path = write_report(args.output, test_entries, groups, dev=dev_entries,
                             n_bins=args.bins, seed=args.seed,
                             title="sparsecal demo: a synthetic CCG-like tagger",
@@ -284,7 +284,7 @@ def _add_common(p, scores=True):
 
 
 def build_parser():
-    from .comparison import METHODS
+    from ..calibration.comparison import METHODS
     parser = argparse.ArgumentParser(
         prog="sparsecal",
         description="Measure and repair the calibration of taggers with large, sparse "

@@ -8,7 +8,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import logsumexp, softmax
 
-from ._validation import FLOAT_DTYPES, check_gold
+from ..core.validation import FLOAT_DTYPES, check_gold
 
 __all__ = ["TemperatureScaling"]
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _core
-from ._config import get_n_threads
-from ._validation import (as_float_array, check_labels, check_positive_int,
+from .threads import get_n_threads
+from .validation import (as_float_array, check_labels, check_positive_int,
                           check_probabilities)
 
 __all__ = ["BinStats", "argsort_scores", "equal_mass_bin_starts", "equal_mass_bins",

@@ -17,11 +17,11 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
-from ._validation import (check_labels, check_positive_int, check_probabilities,
+from ..core.validation import (check_labels, check_positive_int, check_probabilities,
                           check_sample_weight, check_unit_interval)
-from .binning import BinStats, argsort_scores, equal_mass_bin_starts, lookup_bins
-from .binning import _equal_mass_from_sorted
-from .isotonic import isotonic_fit, isotonic_predict
+from ..core.binning import BinStats, argsort_scores, equal_mass_bin_starts, lookup_bins
+from ..core.binning import _equal_mass_from_sorted
+from ..core.isotonic import isotonic_fit, isotonic_predict
 
 __all__ = ["BaseCalibrator", "HistogramBinning", "IsotonicCalibrator", "ScalingBinning",
            "PlattCalibrator", "clone", "CALIBRATORS"]

@@ -11,10 +11,10 @@ import warnings
 
 import numpy as np
 
-from ._validation import check_positive_int
-from .calibrators import BaseCalibrator, NotFittedError, clone
-from .entries import Entries, threshold as threshold_entries
-from .groups import TagGroups, partition_by_group
+from ..core.validation import check_positive_int
+from .binary import BaseCalibrator, NotFittedError, clone
+from ..core.entries import Entries, threshold as threshold_entries
+from ..core.groups import TagGroups, partition_by_group
 
 __all__ = ["GroupedCalibrator", "cross_fit_predict"]
 
@@ -196,7 +196,7 @@ class GroupedCalibrator:
         """Calibrate a ``.npy`` score matrix into a new ``.npy`` file, streaming
         both (memory maps); written atomically (temporary file + rename), so a
         failure leaves no partial output."""
-        from ._io import atomic_path
+        from ..io.atomic import atomic_path
         scores = np.load(scores_path, mmap_mode="r")
         with atomic_path(out_path, suffix=".npy") as tmp:
             out = np.lib.format.open_memmap(tmp, mode="w+", dtype=scores.dtype,
@@ -208,13 +208,13 @@ class GroupedCalibrator:
 
     def save(self, path):
         """Save to directory ``path`` (JSON + npz; see :mod:`sparsecal.persistence`)."""
-        from .persistence import save_grouped
+        from ..io.calibrators import save_grouped
         self._check_fitted()
         save_grouped(self, path)
 
     @classmethod
     def load(cls, path):
-        from .persistence import load_grouped
+        from ..io.calibrators import load_grouped
         return load_grouped(path)
 
 

@@ -79,7 +79,7 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
         'sparsecal.crf needs PyTorch; install it with: pip install "sparsecal[torch]" '
         "(torch==2.13.0, torch-struct==0.5)") from exc
 
-from .entries import Entries, threshold as _threshold
+from ..core.entries import Entries, threshold as _threshold
 
 __all__ = ["marginals", "pair_marginals", "log_partition", "span_marginals", "viterbi",
            "kbest", "stream_entries"]

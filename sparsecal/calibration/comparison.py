@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .calibrators import HistogramBinning, IsotonicCalibrator, PlattCalibrator, ScalingBinning
-from .evaluation import evaluate
+from .binary import HistogramBinning, IsotonicCalibrator, PlattCalibrator, ScalingBinning
+from ..metrics.evaluation import evaluate
 from .grouped import GroupedCalibrator
-from .groups import TagGroups
+from ..core.groups import TagGroups
 
 __all__ = ["METHODS", "MethodComparison", "compare_methods"]
 

@@ -11,8 +11,8 @@ import json
 import math
 from dataclasses import dataclass, field
 
-from .groups import TagGroups
-from .metrics import gmce, mce, smce, top_label_ece
+from ..core.groups import TagGroups
+from .binned import gmce, mce, smce, top_label_ece
 
 __all__ = ["EvaluationResult", "Comparison", "evaluate", "compare"]
 
@@ -71,7 +71,7 @@ class EvaluationResult:
         """JSON text of :meth:`to_dict`; written to ``path`` if given."""
         text = json.dumps(self.to_dict(), indent=indent, allow_nan=True)
         if path is not None:
-            from ._io import atomic_write_text
+            from ..io.atomic import atomic_write_text
             atomic_write_text(path, text + "\n")
         return text
 

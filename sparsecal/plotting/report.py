@@ -13,12 +13,12 @@ import re
 
 import numpy as np
 
-from . import plots
-from ._io import atomic_directory
-from .calibrators import IsotonicCalibrator
-from .comparison import METHODS, compare_methods
-from .evaluation import compare, evaluate
-from .grouped import GroupedCalibrator
+from . import figures as plots
+from ..io.atomic import atomic_directory
+from ..calibration.binary import IsotonicCalibrator
+from ..calibration.comparison import METHODS, compare_methods
+from ..metrics.evaluation import compare, evaluate
+from ..calibration.grouped import GroupedCalibrator
 
 __all__ = ["write_report", "markdown_to_html"]
 

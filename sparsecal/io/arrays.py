@@ -16,8 +16,8 @@ import zipfile
 
 import numpy as np
 
-from ._io import atomic_path
-from .entries import Entries
+from .atomic import atomic_path
+from ..core.entries import Entries
 
 __all__ = ["load_scores", "load_gold", "load_tag_index", "save_entries", "load_entries",
            "ENTRIES_FORMAT", "ENTRIES_VERSION"]

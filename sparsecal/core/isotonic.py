@@ -12,8 +12,8 @@ Elkan 2002.
 import numpy as np
 
 from . import _core
-from ._config import get_n_threads
-from ._validation import as_float_array, check_finite, check_sample_weight
+from .threads import get_n_threads
+from .validation import as_float_array, check_finite, check_sample_weight
 from .binning import argsort_scores
 
 __all__ = ["isotonic_fit", "isotonic_predict"]

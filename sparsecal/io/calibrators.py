@@ -20,9 +20,9 @@ import zipfile
 
 import numpy as np
 
-from ._io import atomic_directory
-from .calibrators import CALIBRATORS
-from .groups import TagGroups
+from .atomic import atomic_directory
+from ..calibration.binary import CALIBRATORS
+from ..core.groups import TagGroups
 
 __all__ = ["FORMAT", "VERSION", "save_grouped", "load_grouped"]
 
@@ -96,7 +96,7 @@ def load_grouped(path):
 
 
 def _build(meta, arrays):
-    from .grouped import GroupedCalibrator
+    from ..calibration.grouped import GroupedCalibrator
     n_tags = meta["n_tags"]
 
     def groups_from(key, info):

@@ -7,8 +7,8 @@ default), each with its tag, a 0/1 label (is it the gold tag?) and its token.
 import numpy as np
 
 from . import _core
-from ._config import get_n_threads
-from ._validation import (FLOAT_DTYPES, check_choice, check_gold, check_labels,
+from .threads import get_n_threads
+from .validation import (FLOAT_DTYPES, check_choice, check_gold, check_labels,
                           check_probabilities, check_unit_interval)
 
 __all__ = ["Entries", "threshold"]

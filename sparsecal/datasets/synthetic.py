@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import check_positive_int
+from ..core.validation import check_positive_int
 
 __all__ = ["SyntheticTagger", "make_tagger_outputs"]
 

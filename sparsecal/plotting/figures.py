@@ -29,8 +29,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .binning import BinStats
-from .metrics import (CalibrationError, MarginalCalibrationError, calibration_error,
+from ..core.binning import BinStats
+from ..metrics.binned import (CalibrationError, MarginalCalibrationError, calibration_error,
                       reliability_table)
 
 __all__ = ["reliability_diagram", "group_reliability", "method_comparison",
@@ -1112,8 +1112,8 @@ def _tag_name_func(tag_names):
 # --------------------------------------------------------------------------- #
 
 def _modified_curves(results, labels, n_bins, binning, norm):
-    from .entries import Entries
-    from .metrics import top_label
+    from ..core.entries import Entries
+    from ..metrics.binned import top_label
 
     def one(x, what):
         if isinstance(x, Entries):

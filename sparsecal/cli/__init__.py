@@ -1,0 +1,4 @@
+"""The ``sparsecal`` command."""
+from .main import main
+
+__all__ = ["main"]
