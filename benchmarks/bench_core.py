@@ -20,7 +20,7 @@ import pytest
 
 import _data
 import sparsecal
-from sparsecal.core.binning import _equal_mass_from_sorted
+from sparsecal.core.binning import equal_mass_bins_sorted
 
 try:
     from sparsecal.core.entries import _CHUNK_BYTES
@@ -218,7 +218,7 @@ def test_equal_mass_bin_stats_kernel(benchmark, n):
     perm, xs = sparsecal.argsort_scores(x)
     starts = sparsecal.equal_mass_bin_starts(n, n_bins=10)
     benchmark.group = f"equal-mass bin statistics (sorted input) {n:.0e}"
-    benchmark(_equal_mass_from_sorted, xs, y, perm, starts)
+    benchmark(equal_mass_bins_sorted, xs, y, perm, starts)
 
 
 @pytest.mark.parametrize("n", SORT_SIZES[:2], ids=_ids("n"))

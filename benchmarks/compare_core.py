@@ -57,7 +57,7 @@ sys.path.insert(0, HERE)
 import _data  # noqa: E402
 
 import sparsecal  # noqa: E402
-from sparsecal.core.binning import _equal_mass_from_sorted  # noqa: E402
+from sparsecal.core.binning import equal_mass_bins_sorted  # noqa: E402
 
 try:
     from sparsecal.core.entries import _CHUNK_BYTES
@@ -302,7 +302,7 @@ def sparsecal_equal_mass_kernels(x, y, n_threads=None):
     """argsort_scores + the bin-statistics kernel, without input validation."""
     perm, xs = sparsecal.argsort_scores(x, n_threads=n_threads)
     starts = sparsecal.equal_mass_bin_starts(x.shape[0], n_bins=10)
-    b = _equal_mass_from_sorted(xs, y, perm, starts)
+    b = equal_mass_bins_sorted(xs, y, perm, starts)
     return dict(count=b.count, sum_score=b.sum_score, sum_label=b.sum_label,
                 lower=b.lower, upper=b.upper)
 

@@ -19,8 +19,8 @@ from scipy.special import expit, log_expit
 
 from ..core.validation import (check_labels, check_positive_int, check_probabilities,
                           check_sample_weight, check_unit_interval)
-from ..core.binning import BinStats, argsort_scores, equal_mass_bin_starts, lookup_bins
-from ..core.binning import _equal_mass_from_sorted
+from ..core.binning import (argsort_scores, lookup_bin_means, lookup_bins,
+                             weighted_equal_mass_bins)
 from ..core.isotonic import isotonic_fit, isotonic_predict
 
 __all__ = ["BaseCalibrator", "HistogramBinning", "IsotonicCalibrator", "ScalingBinning",
@@ -118,61 +118,6 @@ def clone(calibrator):
     return type(calibrator)(**calibrator.get_params())
 
 
-def _weighted_equal_mass(sorted_x, y, w, perm, n_bins, bin_size):
-    """Equal-mass bin statistics; with weights, bins hold equal total weight.
-
-    With weights (zero-weight points dropped), bin ``j`` starts at the first
-    point whose cumulative weight, itself included, exceeds ``j * W / B``
-    (``j * bin_size * W / n`` given ``bin_size``): with unit weights these are
-    exactly the unweighted rank bins.
-    """
-    n = sorted_x.shape[0]
-    if w is None:
-        starts = equal_mass_bin_starts(n, n_bins=n_bins, bin_size=bin_size)
-        return _equal_mass_from_sorted(sorted_x, y, perm, starts)
-    ws = w[perm]
-    keep = ws > 0
-    sx, ws, ys = sorted_x[keep].astype(np.float64), ws[keep], y[perm][keep]
-    n_kept = sx.shape[0]
-    cum = np.cumsum(ws)
-    total = cum[-1]
-    if n_bins is not None:
-        k = n_bins
-        cuts = np.arange(1, k) * total / k
-    else:
-        k = max(n_kept // bin_size, 1)
-        cuts = np.arange(1, k) * bin_size * total / n_kept
-    starts = np.unique(np.concatenate((
-        [0], np.searchsorted(cum, cuts, side="right"), [n_kept])))
-    count = np.diff(starts)
-    sum_w = np.add.reduceat(ws, starts[:-1])
-    # Weighted bins: "count" is the number of points, means are weighted.
-    return BinStats(count, np.add.reduceat(ws * sx, starts[:-1]) / sum_w * count,
-                    np.add.reduceat(ws * ys, starts[:-1]) / sum_w * count,
-                    sx[starts[:-1]], sx[starts[1:] - 1])
-
-
-def _bin_means_by_lookup(keys, values, w, boundaries):
-    """Per-bin (weighted) mean of ``values`` over the points that
-    ``lookup_bins(keys, boundaries)`` puts in each bin -- the rule ``predict``
-    uses -- after dropping every boundary below a bin that no (positively
-    weighted) point falls in. So tied keys are never split between bins (rank
-    cuts inside a run of ties would otherwise give the tied value the statistics
-    of a bin that holds only part of the run), and every bin has a value.
-
-    Returns ``(boundaries, means)`` with ``len(means) == len(boundaries) + 1``.
-    """
-    boundaries = np.unique(boundaries)
-    ww = np.ones(keys.shape[0]) if w is None else w
-    mass = np.bincount(lookup_bins(keys, boundaries), weights=ww,
-                       minlength=boundaries.shape[0] + 1)
-    boundaries = boundaries[mass[:-1] > 0]   # the last bin always holds the top key
-    idx = lookup_bins(keys, boundaries)
-    k = boundaries.shape[0] + 1
-    mass = np.bincount(idx, weights=ww, minlength=k)
-    return boundaries, np.bincount(idx, weights=ww * values, minlength=k) / mass
-
-
 class HistogramBinning(BaseCalibrator):
     """Histogram binning on equal-mass dev bins (Zadrozny & Elkan 2001; adaptive
     bins of Nguyen & O'Connor 2015 as in Kranzlein et al. 2021, Section 2.2).
@@ -202,10 +147,10 @@ class HistogramBinning(BaseCalibrator):
         n_bins = None if self.bin_size is not None else check_positive_int(self.n_bins, "n_bins")
         bin_size = None if self.bin_size is None else check_positive_int(self.bin_size, "bin_size")
         perm, sorted_x = argsort_scores(x)
-        bins = _weighted_equal_mass(sorted_x, y, w, perm, n_bins, bin_size)
+        bins = weighted_equal_mass_bins(sorted_x, y, w, perm, n_bins, bin_size)
         # Rates are taken over the dev points that lookup puts in each bin, so a
         # dev score is mapped to the rate of the bin it is looked up in.
-        self.boundaries_, self.bin_rates_ = _bin_means_by_lookup(
+        self.boundaries_, self.bin_rates_ = lookup_bin_means(
             x, y.astype(np.float64), w, bins.boundaries())
         return self
 
@@ -289,8 +234,8 @@ class ScalingBinning(BaseCalibrator):
         # rank cuts fall inside runs of tied values; the bin statistics must
         # follow the lookup, or a tied value gets the mean of a bin that holds
         # only part of its run plus higher values.
-        bins = _weighted_equal_mass(sorted_z, y[second], w2, perm, n_bins, None)
-        self.boundaries_, self.bin_values_ = _bin_means_by_lookup(
+        bins = weighted_equal_mass_bins(sorted_z, y[second], w2, perm, n_bins, None)
+        self.boundaries_, self.bin_values_ = lookup_bin_means(
             scaled, scaled.astype(np.float64), w2, bins.boundaries())
         return self
 

@@ -13,11 +13,12 @@ import numpy as np
 
 from . import _core
 from .threads import get_n_threads
-from .validation import (as_float_array, check_labels, check_positive_int,
+from .validation import (as_float_array, check_choice, check_labels, check_positive_int,
                           check_probabilities)
 
-__all__ = ["BinStats", "argsort_scores", "equal_mass_bin_starts", "equal_mass_bins",
-           "fixed_width_bins", "lookup_bins"]
+__all__ = ["BinStats", "argsort_scores", "bin_statistics", "equal_mass_bin_starts",
+           "equal_mass_bins", "equal_mass_bins_sorted", "fixed_width_bins", "lookup_bin_means",
+           "lookup_bins", "weighted_equal_mass_bins"]
 
 
 @dataclass(frozen=True)
@@ -151,10 +152,12 @@ def equal_mass_bins(scores, labels, *, n_bins=None, bin_size=None, n_threads=Non
     y = check_labels(labels, "labels", x.shape[0])
     starts = equal_mass_bin_starts(x.shape[0], n_bins=n_bins, bin_size=bin_size)
     perm, sorted_x = argsort_scores(x, n_threads=n_threads)
-    return _equal_mass_from_sorted(sorted_x, y, perm, starts)
+    return equal_mass_bins_sorted(sorted_x, y, perm, starts)
 
 
-def _equal_mass_from_sorted(sorted_scores, labels, perm, starts):
+def equal_mass_bins_sorted(sorted_scores, labels, perm, starts):
+    """Statistics of the equal-mass bins ``starts`` (from :func:`equal_mass_bin_starts`)
+    of scores already sorted by :func:`argsort_scores` (``perm``, ``sorted_scores``)."""
     k = starts.shape[0] - 1
     count = np.empty(k, dtype=np.int64)
     sums = [np.empty(k) for _ in range(4)]
@@ -193,3 +196,81 @@ def lookup_bins(scores, boundaries, *, n_threads=None):
     out = np.empty(x.shape[0], dtype=np.int64)
     _core.lookup_bins(x, b, out, get_n_threads(n_threads, x.shape[0]))
     return out
+
+
+def bin_statistics(scores, labels, *, binning="equal-mass", n_bins=None, bin_size=None,
+                   n_threads=None):
+    """Bin statistics of one binary problem (equal-mass or fixed-width).
+
+    ``binning="equal-mass"`` takes ``n_bins`` (default 10) or ``bin_size``;
+    ``binning="fixed"`` takes ``n_bins``.
+    """
+    check_choice(binning, "binning", {"equal-mass", "fixed"})
+    x = check_probabilities(scores, "scores")
+    if x.shape[0] == 0:
+        raise ValueError("cannot compute a calibration error of no points")
+    y = check_labels(labels, "labels", x.shape[0])
+    if binning == "fixed":
+        if bin_size is not None:
+            raise ValueError("bin_size applies to equal-mass binning only")
+        return fixed_width_bins(x, y, n_bins=10 if n_bins is None else n_bins), x, y, None
+    if n_bins is None and bin_size is None:
+        n_bins = 10
+    starts = equal_mass_bin_starts(x.shape[0], n_bins=n_bins, bin_size=bin_size)
+    perm, sorted_x = argsort_scores(x, n_threads=n_threads)
+    return equal_mass_bins_sorted(sorted_x, y, perm, starts), x, y, (perm, sorted_x, starts)
+
+
+def weighted_equal_mass_bins(sorted_x, y, w, perm, n_bins, bin_size):
+    """Equal-mass bin statistics; with weights, bins hold equal total weight.
+
+    With weights (zero-weight points dropped), bin ``j`` starts at the first
+    point whose cumulative weight, itself included, exceeds ``j * W / B``
+    (``j * bin_size * W / n`` given ``bin_size``): with unit weights these are
+    exactly the unweighted rank bins.
+    """
+    n = sorted_x.shape[0]
+    if w is None:
+        starts = equal_mass_bin_starts(n, n_bins=n_bins, bin_size=bin_size)
+        return equal_mass_bins_sorted(sorted_x, y, perm, starts)
+    ws = w[perm]
+    keep = ws > 0
+    sx, ws, ys = sorted_x[keep].astype(np.float64), ws[keep], y[perm][keep]
+    n_kept = sx.shape[0]
+    cum = np.cumsum(ws)
+    total = cum[-1]
+    if n_bins is not None:
+        k = n_bins
+        cuts = np.arange(1, k) * total / k
+    else:
+        k = max(n_kept // bin_size, 1)
+        cuts = np.arange(1, k) * bin_size * total / n_kept
+    starts = np.unique(np.concatenate((
+        [0], np.searchsorted(cum, cuts, side="right"), [n_kept])))
+    count = np.diff(starts)
+    sum_w = np.add.reduceat(ws, starts[:-1])
+    # Weighted bins: "count" is the number of points, means are weighted.
+    return BinStats(count, np.add.reduceat(ws * sx, starts[:-1]) / sum_w * count,
+                    np.add.reduceat(ws * ys, starts[:-1]) / sum_w * count,
+                    sx[starts[:-1]], sx[starts[1:] - 1])
+
+
+def lookup_bin_means(keys, values, w, boundaries):
+    """Per-bin (weighted) mean of ``values`` over the points that
+    ``lookup_bins(keys, boundaries)`` puts in each bin -- the rule ``predict``
+    uses -- after dropping every boundary below a bin that no (positively
+    weighted) point falls in. So tied keys are never split between bins (rank
+    cuts inside a run of ties would otherwise give the tied value the statistics
+    of a bin that holds only part of the run), and every bin has a value.
+
+    Returns ``(boundaries, means)`` with ``len(means) == len(boundaries) + 1``.
+    """
+    boundaries = np.unique(boundaries)
+    ww = np.ones(keys.shape[0]) if w is None else w
+    mass = np.bincount(lookup_bins(keys, boundaries), weights=ww,
+                       minlength=boundaries.shape[0] + 1)
+    boundaries = boundaries[mass[:-1] > 0]   # the last bin always holds the top key
+    idx = lookup_bins(keys, boundaries)
+    k = boundaries.shape[0] + 1
+    mass = np.bincount(idx, weights=ww, minlength=k)
+    return boundaries, np.bincount(idx, weights=ww * values, minlength=k) / mass

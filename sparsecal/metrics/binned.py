@@ -17,13 +17,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core.validation import check_choice, check_labels, check_positive_int, check_probabilities
-from ..core.binning import BinStats, argsort_scores, equal_mass_bin_starts, fixed_width_bins
-from ..core.binning import _equal_mass_from_sorted
+from ..core.binning import BinStats, bin_statistics, fixed_width_bins
 from ..core.entries import Entries
 from ..core.groups import partition_by_group
 
 __all__ = ["CalibrationError", "MarginalCalibrationError", "BrierDecomposition",
-           "bin_statistics", "calibration_error", "ce_from_bins", "smce", "gmce", "mce",
+           "calibration_error", "ce_from_bins", "smce", "gmce", "mce",
            "top_label", "top_label_ece", "brier_decomposition", "reliability_table"]
 
 _Z95 = 1.959963984540054
@@ -95,29 +94,6 @@ def ce_from_bins(bins, norm=2):
     count = bins.count[nonempty]
     gaps = np.abs(bins.sum_score[nonempty] - bins.sum_label[nonempty]) / count
     return float(_ce(count / count.sum(), gaps, norm))
-
-
-def bin_statistics(scores, labels, *, binning="equal-mass", n_bins=None, bin_size=None,
-                   n_threads=None):
-    """Bin statistics of one binary problem (see :mod:`sparsecal.binning`).
-
-    ``binning="equal-mass"`` takes ``n_bins`` (default 10) or ``bin_size``;
-    ``binning="fixed"`` takes ``n_bins``.
-    """
-    check_choice(binning, "binning", {"equal-mass", "fixed"})
-    x = check_probabilities(scores, "scores")
-    if x.shape[0] == 0:
-        raise ValueError("cannot compute a calibration error of no points")
-    y = check_labels(labels, "labels", x.shape[0])
-    if binning == "fixed":
-        if bin_size is not None:
-            raise ValueError("bin_size applies to equal-mass binning only")
-        return fixed_width_bins(x, y, n_bins=10 if n_bins is None else n_bins), x, y, None
-    if n_bins is None and bin_size is None:
-        n_bins = 10
-    starts = equal_mass_bin_starts(x.shape[0], n_bins=n_bins, bin_size=bin_size)
-    perm, sorted_x = argsort_scores(x, n_threads=n_threads)
-    return _equal_mass_from_sorted(sorted_x, y, perm, starts), x, y, (perm, sorted_x, starts)
 
 
 def calibration_error(scores, labels, *, norm=2, binning="equal-mass", n_bins=None,
