@@ -1,41 +1,78 @@
 """sparsecal: calibration of taggers with large, sparse tagsets, at corpus scale.
 
-Threshold dense tagger scores into entries (:func:`threshold`), group tags by
-training frequency (:class:`TagGroups`), and measure marginal calibration
-(:func:`smce`, :func:`gmce`, :func:`mce`, :func:`evaluate`), and recalibrate
-per group (:class:`GroupedCalibrator` around :class:`IsotonicCalibrator`,
-:class:`HistogramBinning`, :class:`ScalingBinning`, :class:`PlattCalibrator`).
+The data flows through the subpackages in one direction:
+
+- :mod:`sparsecal.core`: dense tag scores are thresholded into :class:`Entries`
+  (:func:`threshold`), sorted and binned, and tags are grouped by training
+  frequency (:class:`TagGroups`); compiled kernels with thin validated wrappers.
+- :mod:`sparsecal.metrics`: marginal calibration measured from the bins
+  (:func:`smce`, :func:`gmce`, :func:`mce`, :func:`calibration_error`,
+  :func:`evaluate`).
+- :mod:`sparsecal.calibration`: recalibration fitted on dev and applied to new
+  outputs (:class:`GroupedCalibrator` around :class:`IsotonicCalibrator`,
+  :class:`HistogramBinning`, :class:`ScalingBinning`, :class:`PlattCalibrator`;
+  :class:`TemperatureScaling`), and the method comparison of Kranzlein et al.
+  2021, Table 1 (:func:`compare_methods`).
+- :mod:`sparsecal.plotting`: figures and the HTML report; :mod:`sparsecal.io`:
+  files; :mod:`sparsecal.crf`: CRF marginals (torch extra);
+  :mod:`sparsecal.datasets`: a synthetic tagger; :mod:`sparsecal.cli`: the
+  ``sparsecal`` command.
+
+Importing :mod:`sparsecal` is cheap and changes nothing global: names are
+loaded from their subpackage on first use (PEP 562), and no environment
+variable is set.
+
+Examples
+--------
+>>> import numpy as np
+>>> import sparsecal as sc
+>>> rng = np.random.default_rng(0)
+>>> scores = rng.dirichlet(np.ones(5), size=200).astype(np.float32)
+>>> gold = rng.integers(0, 5, size=200)
+>>> entries = sc.threshold(scores, gold, threshold=0.01)
+>>> round(float(sc.smce(entries)), 4) >= 0
+True
 """
-import os as _os
-
-# Idle OpenMP threads sleep instead of spinning: on a busy machine spinning
-# threads fight for the cores and a kernel's team start-up cost grows from
-# microseconds to tens of milliseconds (docs/performance.md). Only if unset, and
-# only before this package's OpenMP runtime loads.
-_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-from .core.binning import (BinStats, argsort_scores, equal_mass_bin_starts, equal_mass_bins,
-                      fixed_width_bins, lookup_bins)
-from .calibration.binary import (HistogramBinning, IsotonicCalibrator, PlattCalibrator,
-                          ScalingBinning, clone)
-from .core.entries import Entries, threshold
-from .metrics.evaluation import compare, evaluate
-from .calibration.grouped import GroupedCalibrator, cross_fit_predict
-from .core.groups import TagGroups, load_train_counts, partition_by_group
-from .core.isotonic import isotonic_fit, isotonic_predict
-from .calibration.temperature import TemperatureScaling
-from .metrics.binned import (BrierDecomposition, CalibrationError, MarginalCalibrationError,
-                      brier_decomposition, calibration_error, gmce, mce,
-                      reliability_table, smce, top_label, top_label_ece)
+import importlib
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["BinStats", "BrierDecomposition", "CalibrationError", "Entries",
-           "GroupedCalibrator", "HistogramBinning", "IsotonicCalibrator",
-           "MarginalCalibrationError", "PlattCalibrator", "ScalingBinning", "TagGroups",
-           "TemperatureScaling", "argsort_scores", "clone", "compare", "cross_fit_predict",
-           "evaluate", "brier_decomposition", "calibration_error", "equal_mass_bin_starts",
-           "equal_mass_bins", "fixed_width_bins", "gmce", "isotonic_fit",
-           "isotonic_predict", "load_train_counts", "lookup_bins", "mce",
-           "partition_by_group", "reliability_table", "smce", "threshold", "top_label",
-           "top_label_ece"]
+#: public name -> the subpackage module that defines it
+_EXPORTS = {
+    # core: entries, bins, groups
+    "Entries": "core", "threshold": "core", "TagGroups": "core",
+    "load_train_counts": "core", "partition_by_group": "core",
+    "BinStats": "core", "argsort_scores": "core", "equal_mass_bin_starts": "core",
+    "equal_mass_bins": "core", "fixed_width_bins": "core", "lookup_bins": "core",
+    "isotonic_fit": "core", "isotonic_predict": "core",
+    # metrics
+    "BrierDecomposition": "metrics", "CalibrationError": "metrics",
+    "MarginalCalibrationError": "metrics", "brier_decomposition": "metrics",
+    "calibration_error": "metrics", "gmce": "metrics", "mce": "metrics",
+    "reliability_table": "metrics", "smce": "metrics", "top_label": "metrics",
+    "top_label_ece": "metrics", "evaluate": "metrics", "compare": "metrics",
+    # calibration
+    "GroupedCalibrator": "calibration", "HistogramBinning": "calibration",
+    "IsotonicCalibrator": "calibration", "PlattCalibrator": "calibration",
+    "ScalingBinning": "calibration", "TemperatureScaling": "calibration",
+    "clone": "calibration", "cross_fit_predict": "calibration",
+    "compare_methods": "calibration",
+}
+_SUBPACKAGES = ("calibration", "cli", "core", "crf", "datasets", "io", "metrics", "plotting")
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    elif name in _SUBPACKAGES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value   # later look-ups skip this function
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__) | set(_SUBPACKAGES))
