@@ -444,8 +444,8 @@ def test_apply_killed_midway_leaves_no_output(data, tmp_path, calibrator):
 @pytest.fixture(scope="module")
 def compared(data, tmp_path_factory):
     out_json = tmp_path_factory.mktemp("compare") / "compare.json"
-    argv = ["compare", "--dev", data.p("dev.npy"), "--dev-gold", data.p("dev_gold.npy"),
-            "--test", data.p("test.npy"), "--test-gold", data.p("test_gold.npy"),
+    argv = ["compare", "--dev-scores", data.p("dev.npy"), "--dev-gold", data.p("dev_gold.npy"),
+            "--scores", data.p("test.npy"), "--gold", data.p("test_gold.npy"),
             "--train-counts", data.p("counts.json"), "--json", str(out_json)]
     return argv, out_json
 
@@ -476,8 +476,8 @@ def test_compare_table_has_every_method_and_grouping(data, capsys, compared):
 
 def test_compare_methods_subset(data, capsys, tmp_path):
     out_json = tmp_path / "c.json"
-    rc, out, err = run(capsys, "compare", "--dev", data.p("dev.npy"), "--dev-gold",
-                       data.p("dev_gold.npy"), "--test", data.p("test.npy"), "--test-gold",
+    rc, out, err = run(capsys, "compare", "--dev-scores", data.p("dev.npy"), "--dev-gold",
+                       data.p("dev_gold.npy"), "--scores", data.p("test.npy"), "--gold",
                        data.p("test_gold.npy"), "--train-counts", data.p("counts.json"),
                        "--methods", "platt", "histogram", "--bins", 8, "--json", out_json)
     assert rc == 0, err
@@ -498,7 +498,7 @@ def test_compare_from_saved_entries(data, capsys, tmp_path):
                      data.p(f"{split}_gold.npy"), "--save-entries",
                      str(tmp_path / f"{split}.npz"), "-q"]) == 0
     rc, out, err = run(capsys, "compare", "--dev-entries", tmp_path / "dev.npz",
-                       "--test-entries", tmp_path / "test.npz", "--methods", "isotonic")
+                       "--entries", tmp_path / "test.npz", "--methods", "isotonic")
     assert rc == 0, err
     assert "(no --train-counts" in out
     result = compare_methods(data.dev_entries, data.test_entries, TagGroups.scw(N_TAGS),
@@ -507,10 +507,10 @@ def test_compare_from_saved_entries(data, capsys, tmp_path):
 
 
 def test_compare_needs_both_splits(data, capsys):
-    rc, out, err = run(capsys, "compare", "--test", data.p("test.npy"), "--test-gold",
+    rc, out, err = run(capsys, "compare", "--scores", data.p("test.npy"), "--gold",
                        data.p("test_gold.npy"))
     assert rc == 1
-    assert "--dev" in err
+    assert "--dev-scores" in err
 
 
 # ----------------------------------------------------------------- groups -- #
@@ -730,3 +730,54 @@ def test_process_console_script_evaluates_like_main(data, capsys):
     assert proc.stdout == out
     assert "thresholding" in proc.stderr   # progress on stderr, not stdout
     assert "thresholding" not in proc.stdout
+
+
+# ------------------------------------------------------------- vocabulary -- #
+
+def test_every_verb_reading_scores_uses_the_same_input_flags():
+    """One vocabulary (issue 10): every verb that reads a score matrix takes
+    --scores/--key (and --gold/--entries where it needs labels); dev data is the
+    same flags with a --dev- prefix."""
+    from sparsecal.cli.main import build_parser
+    subparsers = next(a for a in build_parser()._actions if a.dest == "command").choices
+    flags = {verb: {s for a in p._actions for s in a.option_strings}
+             for verb, p in subparsers.items()}
+    for verb in ("evaluate", "fit", "compare", "report"):
+        assert {"--scores", "--key", "--gold", "--entries", "--n-threads"} <= flags[verb], verb
+    for verb in ("compare", "report"):
+        assert {"--dev-scores", "--dev-key", "--dev-gold", "--dev-entries"} <= flags[verb]
+        assert not {"--test", "--test-gold", "--dev"} & flags[verb]
+    assert {"--scores", "--key"} <= flags["apply"]
+
+
+def test_key_names_the_array_of_a_multi_array_npz(data, capsys, tmp_path):
+    both = tmp_path / "both.npz"
+    np.savez(both, logits=np.zeros((3, N_TAGS), np.float32), probs=data.test.scores)
+    rc, out, err = run(capsys, "evaluate", "--scores", both, "--gold",
+                       data.p("test_gold.npy"), "--json", tmp_path / "k.json")
+    assert rc == 1 and "name one with key" in err and "both.npz" in err
+    rc, out, err = run(capsys, "evaluate", "--scores", both, "--key", "probs", "--gold",
+                       data.p("test_gold.npy"), "--json", tmp_path / "k.json")
+    assert rc == 0, err
+    rc2, out2, _ = run(capsys, "evaluate", "--scores", data.p("test.npy"), "--gold",
+                       data.p("test_gold.npy"))
+    assert out.split("\nwrote")[0] == out2
+    rc, out, err = run(capsys, "evaluate", "--scores", both, "--key", "nope", "--gold",
+                       data.p("test_gold.npy"))
+    assert rc == 1 and "no array 'nope'" in err
+
+
+def test_dev_key_and_n_threads_reach_compare(data, capsys, tmp_path):
+    dev = tmp_path / "dev.npz"
+    np.savez(dev, probs=data.dev.scores, other=data.dev.scores[:5])
+    rc, out, err = run(capsys, "compare", "--dev-scores", dev, "--dev-key", "probs",
+                       "--dev-gold", data.p("dev_gold.npy"), "--scores", data.p("test.npy"),
+                       "--gold", data.p("test_gold.npy"), "--methods", "isotonic",
+                       "--n-threads", 2)
+    assert rc == 0, err
+    result = compare_methods(data.dev_entries, data.test_entries, TagGroups.scw(N_TAGS),
+                             methods=["isotonic"])
+    assert result.to_markdown() in out
+    rc, out, err = run(capsys, "evaluate", "--scores", data.p("test.npy"), "--gold",
+                       data.p("test_gold.npy"), "--n-threads", 0)
+    assert rc == 1 and "n_threads must be >= 1" in err

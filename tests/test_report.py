@@ -4,7 +4,7 @@
 Figures are the slow part, so two reports are rendered: ``sparsecal demo
 --tokens 3000`` (run through the installed console script) writes one with
 recalibration (dev split, method comparison), and ``sparsecal report`` without
---dev is then written over it, checking that a re-run replaces the directory.
+--dev-scores is then written over it, checking that a re-run replaces the directory.
 Every link of a page must point to a file inside its report directory.
 """
 import contextlib
@@ -59,10 +59,10 @@ def run_quietly(argv):
 
 
 def report_argv(data, out_dir, *, title, dev=False):
-    argv = ["report", "--test", data.p("test.npy"), "--test-gold", data.p("test_gold.npy"),
+    argv = ["report", "--scores", data.p("test.npy"), "--gold", data.p("test_gold.npy"),
             "--train-counts", data.p("counts.json"), "--title", title, "-o", str(out_dir)]
     if dev:
-        argv += ["--dev", data.p("dev.npy"), "--dev-gold", data.p("dev_gold.npy")]
+        argv += ["--dev-scores", data.p("dev.npy"), "--dev-gold", data.p("dev_gold.npy")]
     return argv
 
 
@@ -76,7 +76,7 @@ def console_script():
 @pytest.fixture(scope="module")
 def reports(data, tmp_path_factory):
     """``sparsecal demo`` writes ``live`` (snapshotted to ``demo``); then
-    ``sparsecal report`` without --dev is written over ``live`` (a re-run)."""
+    ``sparsecal report`` without --dev-scores is written over ``live`` (a re-run)."""
     root = tmp_path_factory.mktemp("reports")
     live = root / "report"
     demo = subprocess.run([console_script(), "demo", "--tokens", str(DEMO_TOKENS), "-o",
@@ -213,7 +213,7 @@ def test_demo_report_numbers_equal_the_api(reports, demo_data):
     assert numbers["comparison"]["none"] == comparison.to_dict()["none"]
 
 
-# ------------------------------------------------- re-run, without --dev -- #
+# ------------------------------------------------- re-run, without --dev-scores #
 
 def test_rerun_replaces_the_report(reports):
     d = reports.rerun

@@ -42,17 +42,21 @@ class _Console:
 
 # ----------------------------------------------------------------- inputs -- #
 
-def _entries_from_args(args, console, scores=None, gold=None, entries=None, label="scores"):
-    """Entries from --entries, or from --scores/--gold thresholded."""
+def _entries_from_args(args, console, prefix=""):
+    """Entries from ``--{prefix}entries``, or from ``--{prefix}scores`` (array
+    ``--{prefix}key`` of a multi-array file) and ``--{prefix}gold`` thresholded."""
     import numpy as np
 
     from ..core.entries import threshold
     from ..io.arrays import load_entries, load_gold, load_scores
+    attr = prefix.replace("-", "_")
+    scores, gold, entries, key = (getattr(args, attr + name, None)
+                                  for name in ("scores", "gold", "entries", "key"))
     if entries:
         return load_entries(entries)
     if not scores or not gold:
-        raise ValueError(f"give {label} and its gold tags (or --entries)")
-    matrix = load_scores(scores)
+        raise ValueError(f"give --{prefix}scores and --{prefix}gold (or --{prefix}entries)")
+    matrix = load_scores(scores, key=key)
     gold_arr = load_gold(gold, tag_index=getattr(args, "tag_index", None))
     if gold_arr.shape[0] != matrix.shape[0]:
         raise ValueError(f"{gold!r} has {gold_arr.shape[0]} tokens but {scores!r} has "
@@ -64,7 +68,7 @@ def _entries_from_args(args, console, scores=None, gold=None, entries=None, labe
                          f"{scores!r} has {matrix.shape[1]} tags (columns 0.."
                          f"{matrix.shape[1] - 1}; -1 marks 'no gold tag')")
     try:
-        return threshold(matrix, gold_arr, args.threshold,
+        return threshold(matrix, gold_arr, args.threshold, n_threads=args.n_threads,
                          progress=console.progress("thresholding"))
     except ValueError as exc:
         raise ValueError(f"{scores!r}: {exc}") from None
@@ -99,7 +103,7 @@ def _groups_from_args(args, n_tags, console):
 
 def _cmd_evaluate(args, console):
     from ..metrics.evaluation import evaluate
-    entries = _entries_from_args(args, console, args.scores, args.gold, args.entries)
+    entries = _entries_from_args(args, console)
     groups = _groups_from_args(args, entries.n_tags, console)
     result = evaluate(entries, groups, n_bins=args.bins,
                       ci="simulation" if args.ci else None, per_tag=args.per_tag,
@@ -119,7 +123,7 @@ def _cmd_fit(args, console):
     from ..calibration.comparison import METHODS
     from ..calibration.grouped import GroupedCalibrator
     from ..core.groups import TagGroups
-    entries = _entries_from_args(args, console, args.scores, args.gold, args.entries)
+    entries = _entries_from_args(args, console)
     n_tags = entries.n_tags
     base = METHODS[args.method][1](args.bins, args.seed)
     if args.grouping == "scw":
@@ -153,7 +157,7 @@ def _cmd_apply(args, console):
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):
         raise ValueError(f"output {args.output!r}: directory {out_dir!r} does not exist")
-    scores = load_scores(args.scores)
+    scores = load_scores(args.scores, key=args.key)
     if scores.shape[1] != model.groups.n_tags:
         raise ValueError(f"{args.scores!r} has {scores.shape[1]} tags but the calibrator "
                          f"was fit for {model.groups.n_tags}")
@@ -172,10 +176,8 @@ def _cmd_apply(args, console):
 
 def _cmd_compare(args, console):
     from ..calibration.comparison import compare_methods
-    dev = _entries_from_args(args, console, args.dev, args.dev_gold, args.dev_entries,
-                             label="--dev")
-    test = _entries_from_args(args, console, args.test, args.test_gold, args.test_entries,
-                              label="--test")
+    dev = _entries_from_args(args, console, prefix="dev-")
+    test = _entries_from_args(args, console)
     if dev.n_tags != test.n_tags:
         raise ValueError(f"dev has {dev.n_tags} tags but test has {test.n_tags}")
     groups = _groups_from_args(args, dev.n_tags, console)
@@ -192,12 +194,10 @@ def _cmd_compare(args, console):
 
 def _cmd_report(args, console):
     from ..plotting.report import write_report
-    test = _entries_from_args(args, console, args.test, args.test_gold, args.test_entries,
-                              label="--test")
+    test = _entries_from_args(args, console)
     dev = None
-    if args.dev or args.dev_entries:
-        dev = _entries_from_args(args, console, args.dev, args.dev_gold, args.dev_entries,
-                                 label="--dev")
+    if args.dev_scores or args.dev_entries:
+        dev = _entries_from_args(args, console, prefix="dev-")
         if dev.n_tags != test.n_tags:
             raise ValueError(f"dev has {dev.n_tags} tags but test has {test.n_tags}")
     groups = _groups_from_args(args, test.n_tags, console)
@@ -266,12 +266,30 @@ def _cmd_demo(args, console):
 
 # ----------------------------------------------------------------- parser -- #
 
-def _add_common(p, scores=True):
-    if scores:
-        p.add_argument("--scores", help="score matrix [n_tokens, n_tags] (.npy/.npz/.pt)")
-        p.add_argument("--gold", help="gold tags (.npy, or .txt: one index or tag per line)")
-        p.add_argument("--entries", help="thresholded entries (.npz from --save-entries) "
-                                         "instead of --scores/--gold")
+def _add_inputs(p, prefix="", what="scores", required=False, gold=True):
+    """The input flags, the same in every verb: ``--{prefix}scores``,
+    ``--{prefix}key``, ``--{prefix}gold``, ``--{prefix}entries``."""
+    p.add_argument(f"--{prefix}scores", required=required,
+                   help=f"{what}: matrix [n_tokens, n_tags] (.npy: memory-mapped; .npz/.pt)")
+    p.add_argument(f"--{prefix}key", help=f"array name in a multi-array --{prefix}scores "
+                                          "file (.npz / .pt dict)")
+    if not gold:
+        return
+    p.add_argument(f"--{prefix}gold", help="gold tags (.npy, or .txt: one index or tag "
+                                           "per line)")
+    p.add_argument(f"--{prefix}entries", help=f"thresholded entries (.npz from "
+                                              f"--save-entries) instead of --{prefix}scores/"
+                                              f"--{prefix}gold")
+
+
+def _add_threads(p):
+    p.add_argument("--n-threads", type=int, help="threads for the compiled kernels "
+                                                 "(default: SPARSECAL_NUM_THREADS, else all "
+                                                 "CPUs; results never depend on it)")
+
+
+def _add_common(p):
+    _add_inputs(p)
     p.add_argument("--tag-index", help="JSON {tag: column}, for tag strings in gold or "
                                        "train counts")
     p.add_argument("--train-counts", help="JSON {tag: training count} for TFG groups")
@@ -280,6 +298,7 @@ def _add_common(p, scores=True):
                    help="keep scores >= this (default: 0.01)")
     p.add_argument("--bins", type=int, default=10, help="equal-mass bins (default: 10)")
     p.add_argument("--seed", type=int, default=0)
+    _add_threads(p)
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
 
 
@@ -310,30 +329,22 @@ def build_parser():
 
     p = sub.add_parser("apply", help="apply a fitted calibrator to a score matrix")
     p.add_argument("calibrator", help="directory written by 'sparsecal fit'")
-    p.add_argument("--scores", required=True, help="score matrix (.npy: streamed, "
-                                                    "memory-mapped; .npz/.pt: in memory)")
+    _add_inputs(p, what="scores to calibrate", required=True, gold=False)
     p.add_argument("-o", "--output", required=True, help="calibrated matrix (.npy)")
     p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=_cmd_apply)
 
     p = sub.add_parser("compare", help="every method x {SCW, TFG}: the paper's Table 1")
-    _add_common(p, scores=False)
-    for split in ("dev", "test"):
-        p.add_argument(f"--{split}", help=f"{split} score matrix")
-        p.add_argument(f"--{split}-gold", help=f"{split} gold tags")
-        p.add_argument(f"--{split}-entries", help=f"{split} thresholded entries (.npz)")
+    _add_common(p)
+    _add_inputs(p, "dev-", what="dev scores (to fit on)")
     p.add_argument("--methods", nargs="+", choices=sorted(METHODS), default=list(METHODS))
     p.add_argument("--json", help="write the numbers as JSON here")
     p.set_defaults(func=_cmd_compare)
 
     p = sub.add_parser("report", help="HTML report with tables and figures (+ PNG, SVG, "
                                       "JSON)")
-    _add_common(p, scores=False)
-    for split in ("test", "dev"):
-        p.add_argument(f"--{split}", help=f"{split} score matrix"
-                       + (" (optional: enables recalibration)" if split == "dev" else ""))
-        p.add_argument(f"--{split}-gold", help=f"{split} gold tags")
-        p.add_argument(f"--{split}-entries", help=f"{split} thresholded entries (.npz)")
+    _add_common(p)
+    _add_inputs(p, "dev-", what="dev scores (optional: enables recalibration)")
     p.add_argument("--methods", nargs="+", choices=sorted(METHODS), default=list(METHODS))
     p.add_argument("--title", default="Calibration report")
     p.add_argument("-o", "--output", required=True, help="report directory")
