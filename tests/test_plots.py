@@ -62,7 +62,8 @@ def test_module_needs_no_display_and_no_pyplot(tmp_path):
     code = textwrap.dedent(f"""
         import sys
         import sparsecal.plotting as p
-        assert "matplotlib" not in sys.modules, "importing plots imported matplotlib"
+        import sparsecal.plotting.report
+        assert "matplotlib" not in sys.modules, "importing plotting imported matplotlib"
         import numpy as np
         from sparsecal import calibration_error
         rng = np.random.default_rng(0)
@@ -78,6 +79,27 @@ def test_module_needs_no_display_and_no_pyplot(tmp_path):
                          text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert (tmp_path / "fig.png").stat().st_size > 0
+
+
+FIGURE_MODULES = ["reliability", "groups", "methods", "per_tag", "modified", "save"]
+
+
+def test_public_names_are_not_shadowed_by_modules():
+    import importlib
+    import types
+    for name in FIGURE_MODULES:
+        importlib.import_module(f"sparsecal.plotting.{name}")
+    for name in plots.__all__:
+        assert not isinstance(getattr(plots, name), types.ModuleType), name
+
+
+@pytest.mark.parametrize("name", FIGURE_MODULES)
+def test_docstring_examples_run(name):
+    import doctest
+    import importlib
+    module = importlib.import_module(f"sparsecal.plotting.{name}")
+    res = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert res.attempted > 0 and res.failed == 0
 
 
 # --------------------------------------------------------------------------- #

@@ -8,11 +8,12 @@ from ..metrics.binned import CalibrationError
 
 
 def _is_evaluation(x):
-    # Duck-typed so that plots.py does not import evaluation (and vice versa).
+    """An EvaluationResult? Duck-typed, so that plotting does not import evaluation."""
     return hasattr(x, "smce") and hasattr(x, "gmce") and hasattr(x, "groups")
 
 
 def _check_labels_arg(labels, n, what="curves"):
+    """``n`` labels (str or None) from None, one str or a sequence of ``n``."""
     if labels is None:
         return [None] * n
     if isinstance(labels, str):

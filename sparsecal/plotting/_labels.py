@@ -4,12 +4,14 @@ import numpy as np
 
 
 def _ce_symbol(norm):
+    """CE_p in mathtext, e.g. CE_2 or CE_inf."""
     if norm == np.inf:
         return r"$\mathrm{CE}_\infty$"
     return rf"$\mathrm{{CE}}_{int(norm)}$"
 
 
 def _fmt(v):
+    """A CE value: 4 decimals, scientific below 1e-3, "n/a" when missing."""
     if v is None or not np.isfinite(v):
         return "n/a"
     if v == 0 or abs(v) >= 1e-3:

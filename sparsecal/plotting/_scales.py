@@ -9,6 +9,7 @@ _SCALES = ("linear", "log", "logit")
 
 
 def _check_scale(scale, name="scale"):
+    """``scale`` if it is one of :data:`_SCALES`, else ValueError."""
     if scale not in _SCALES:
         raise ValueError(f"{name} must be one of {_SCALES}, got {scale!r}")
     return scale
@@ -58,6 +59,7 @@ def _diagonal(ax, lo, hi, **kw):
 
 
 def _to_display(x, scale):
+    """Probabilities to display coordinates: decades on log / logit axes."""
     x = np.asarray(x, dtype=np.float64)
     if scale == "log":
         return np.log10(x)
@@ -67,6 +69,7 @@ def _to_display(x, scale):
 
 
 def _from_display(u, scale):
+    """The inverse of :func:`_to_display`."""
     if scale == "log":
         return 10 ** u
     if scale == "logit":

@@ -29,11 +29,13 @@ _STYLE = {
 
 
 def _rc_style():
+    """A context in which the figures' rcParams (:data:`_STYLE`) hold."""
     import matplotlib
     return matplotlib.rc_context(_STYLE)
 
 
 def _style_of(i, colors=None):
+    """Colour, marker and line style of curve ``i`` (cycling through each)."""
     palette = COLORS if colors is None else tuple(colors)
     if not palette:
         raise ValueError("colors must not be empty")
@@ -51,6 +53,7 @@ def _new_figure(figsize):
 
 
 def _check_ax(ax, name="ax"):
+    """``ax`` if it is None or a matplotlib Axes, else TypeError."""
     from matplotlib.axes import Axes
     if ax is not None and not isinstance(ax, Axes):
         raise TypeError(f"{name} must be a matplotlib Axes, got {type(ax).__name__}")

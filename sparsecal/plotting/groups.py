@@ -41,6 +41,12 @@ def group_reliability(per_group_results, group_names=None, *, labels=None, ncols
         Both axes (see :func:`reliability_diagram`).
     axes : sequence of Axes, optional
         At least one per group, to draw into.
+    title : str, optional
+        Figure title; default "Calibration per tag-frequency group", "" for none.
+    colors : sequence of colours, optional
+        Defaults to :data:`COLORS` (Okabe-Ito).
+    panel_size : (float, float), default (2.9, 2.7)
+        Size in inches of one panel of a new figure.
     errorbars : bool, default True
         Per-bin 95% intervals of the label rate.
 
@@ -50,6 +56,40 @@ def group_reliability(per_group_results, group_names=None, *, labels=None, ncols
     Returns
     -------
     matplotlib.figure.Figure
+        One panel per group (spare grid cells hold the legend or are blank).
+
+    Raises
+    ------
+    TypeError
+        If ``per_group_results`` (or an item of it) is not one of the forms
+        above, or ``axes`` holds something other than matplotlib Axes.
+    ValueError
+        If it is empty, every group is empty, curves or groups do not line up,
+        ``group_names`` or ``labels`` has the wrong length, ``ncols`` is not a
+        positive integer, ``scale`` is unknown, or ``axes`` is too short.
+
+    References
+    ----------
+    .. [1] Kranzlein, Liu & Schneider 2021, "Making Heads and Tails of Models with
+       Marginal Calibration for Sparse Tagsets", Findings of EMNLP, Section 3.3 (tag frequency grouping) and Fig. 1.
+    .. [2] Nguyen & O'Connor 2015, "Posterior calibration and exploratory analysis for
+       natural language processing models", EMNLP, Section 3.3 (calibration curves).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> from sparsecal import calibration_error
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.random(2000)
+    >>> y = (rng.random(2000) < s).astype(np.uint8)
+    >>> from sparsecal.plotting import group_reliability
+    >>> per_group = [calibration_error(s[:1000], y[:1000]), None,
+    ...              calibration_error(s[1000:], y[1000:])]
+    >>> fig = group_reliability(per_group, ["frequent", "middle", "rare"])
+    >>> [ax.get_title() for ax in fig.axes]
+    ['frequent', 'middle', 'rare']
     """
     curve_labels, grid, summary = _group_grid(per_group_results, labels)
     scale = _check_scale(scale)

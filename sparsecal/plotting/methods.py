@@ -30,6 +30,35 @@ def comparison_table(before, tfg, scw=None):
     dict ``{method: {"none": [...], "tfg": [...], "scw": [...]}}`` over the
     columns ``["All", "Group 1", ...]`` (SMCE, then each GMCE; None where a
     group is empty).
+
+    Raises
+    ------
+    TypeError
+        If ``before`` or a value of ``tfg`` / ``scw`` is not an
+        EvaluationResult, ``tfg`` is not a non-empty dict or ``scw`` not a dict.
+    ValueError
+        If ``scw`` has a method that ``tfg`` lacks.
+
+    References
+    ----------
+    .. [1] Kranzlein, Liu & Schneider 2021, "Making Heads and Tails of Models with
+       Marginal Calibration for Sparse Tagsets", Findings of EMNLP, Section 4.2 (SMCE and GMCE per method; TFG against SCW),
+       Fig. 2 and 3.
+
+    Examples
+    --------
+    >>> import sparsecal as sc
+    >>> from sparsecal.datasets import make_tagger_outputs
+    >>> from sparsecal.plotting import comparison_table
+    >>> dev, test = (make_tagger_outputs(500, n_tags=20, split_seed=k) for k in (1, 2))
+    >>> groups = sc.TagGroups.tfg(dev.train_counts, n_groups=2, n_tags=20)
+    >>> e_dev, e_test = (sc.threshold(d.scores, d.gold, 0.01) for d in (dev, test))
+    >>> tfg = sc.GroupedCalibrator(sc.IsotonicCalibrator(), groups).fit(e_dev)
+    >>> before = sc.evaluate(e_test, groups, ci=None)
+    >>> after = sc.evaluate(tfg.transform(e_test), groups, ci=None)
+    >>> table = comparison_table(before, {"IR": after})
+    >>> sorted(table["IR"]), len(table["IR"]["none"])   # All, Group 1, Group 2
+    (['none', 'tfg'], 3)
     """
     def row(ev, what):
         if not _is_evaluation(ev):
@@ -77,6 +106,9 @@ def method_comparison(table, columns=None, *, ncols=None, axes=None, title=None,
         Panels per row (default: all in one row up to 4 columns, else 3).
     axes : sequence of Axes, optional
         One per column, to draw into.
+    title : str, optional
+        Figure title; default "Calibration error before and after recalibration
+        (lower is better)", "" for none.
     xlabel : str, optional
         Default "SMCE" under the "All" panel and "GMCE" under the others.
     include_zero : bool, default True
@@ -85,10 +117,42 @@ def method_comparison(table, columns=None, *, ncols=None, axes=None, title=None,
         Draw the SCW square this far below its method's arrow (in rows), so
         that it never hides the arrowhead; 0 puts it on the arrow's line as in
         the paper.
+    panel_size : (float, float or None), default (2.6, None)
+        Size in inches of one panel of a new figure; a height of None is
+        ``0.9 + row_height * n_methods``.
+    row_height : float, default 0.55
+        Height in inches per method when ``panel_size`` gives none.
 
     Returns
     -------
     matplotlib.figure.Figure
+        One panel per column; the legend below (on a new figure only).
+
+    Raises
+    ------
+    TypeError
+        If ``table`` or a row of it is not a dict, or ``axes`` holds something
+        other than matplotlib Axes.
+    ValueError
+        If a row lacks "none" or "tfg" or has other keys, rows differ in
+        length, a value is negative or infinite, ``columns`` has the wrong
+        length, ``ncols`` is not a positive integer, or ``axes`` is too short.
+
+    References
+    ----------
+    .. [1] Kranzlein, Liu & Schneider 2021, "Making Heads and Tails of Models with
+       Marginal Calibration for Sparse Tagsets", Findings of EMNLP, Section 5 and Fig. 2 (SMCE) and 3 (GMCE per group).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from sparsecal.plotting import method_comparison
+    >>> table = {"HB": {"none": [0.03, 0.04], "tfg": [0.01, 0.05], "scw": [0.02, 0.03]},
+    ...          "IR": {"none": [0.03, 0.04], "tfg": [0.01, 0.02]}}
+    >>> fig = method_comparison(table, columns=["All", "Group 1"])
+    >>> [ax.get_title() for ax in fig.axes], [ax.get_xlabel() for ax in fig.axes]
+    (['All', 'Group 1'], ['SMCE', 'GMCE'])
     """
     from matplotlib.lines import Line2D
     from matplotlib.patches import FancyArrowPatch

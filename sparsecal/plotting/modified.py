@@ -47,14 +47,55 @@ def modified_reliability(results, labels=None, n_bins=20, *, binning="fixed", no
         Also draw the 95% interval of each bin's accuracy,
         ``1.96 sqrt(p (1 - p) / |B|)`` (a normal approximation: unreliable, even
         zero-width, for bins of a few points; the axis is not widened for it).
+    ax : matplotlib Axes, optional
+        Draw into this instead of a new figure.
+    title : str, optional
+        Default "Modified reliability plot (<B> fixed-width bins)"; "" for none.
+    colors : sequence of colours, optional
+        Defaults to :data:`COLORS` (Okabe-Ito).
     max_marker_area : float, default 600
         Area in points^2 of the largest bin (all series share one size scale).
     xlim : (float, float), optional
         Confidence range; default from the data, ending at 1.
+    figsize : (float, float), default (7.2, 4.3)
+        Size in inches of a new figure.
 
     Returns
     -------
     matplotlib.figure.Figure
+        The given axes' figure, or a new one; the bin-size key sits right of
+        the axes.
+
+    Raises
+    ------
+    TypeError
+        If an input is not one of the forms above, or ``ax`` is not a
+        matplotlib Axes.
+    ValueError
+        If ``n_bins`` is not a positive integer, ``results`` is empty or has no
+        non-empty bins, labels are given twice or with the wrong length, or
+        arrays are not valid scores and labels.
+
+    References
+    ----------
+    .. [1] Jagannatha & Yu 2020, "Calibrating Structured Output Predictors for Natural
+       Language Processing", ACL, Sections 3.3 and 4, Fig. 1 (modified reliability
+       plots of a QA system before and after calibration).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> from sparsecal import calibration_error
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.random(2000)
+    >>> y = (rng.random(2000) < s).astype(np.uint8)
+    >>> from sparsecal.plotting import modified_reliability
+    >>> fig = modified_reliability({"model": (s, y)}, n_bins=10)
+    >>> ax = fig.axes[0]
+    >>> ax.get_title(), ax.get_ylabel()
+    ('Modified reliability plot (10 fixed-width bins)', 'accuracy − confidence')
     """
     if not isinstance(n_bins, numbers.Integral) or n_bins < 1:
         raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}")

@@ -37,10 +37,46 @@ def per_tag_ce(mce_result_or_dict, tag_names=None, top=20, *, labels=None, count
     show_mean : bool, default True
         Add the root mean square over the tags shown and, given a
         MarginalCalibrationError, the MCE over all evaluated tags.
+    ax : matplotlib Axes, optional
+        Draw into this instead of a new figure.
+    title : str, optional
+        Default "Calibration error of the <top> most frequent tags"; "" for none.
+    colors : sequence of colours, optional
+        One per model; defaults to :data:`COLORS` (Okabe-Ito).
+    figsize : (float, float), optional
+        Size in inches of a new figure; default from the longest tag name and
+        the number of rows.
 
     Returns
     -------
     matplotlib.figure.Figure
+        The given axes' figure, or a new one sized for the tag names.
+
+    Raises
+    ------
+    TypeError
+        If an input is not one of the forms above, ``tag_names`` is not a
+        sequence, dict or TagGroups, or ``ax`` is not a matplotlib Axes.
+    ValueError
+        If ``top`` is not a positive integer, an input is empty, an
+        EvaluationResult has no per-tag CE, or labels are given twice or with
+        the wrong length.
+
+    References
+    ----------
+    .. [1] Nguyen & O'Connor 2015, "Posterior calibration and exploratory analysis for
+       natural language processing models", EMNLP, Section 4.2.2-4.2.3 and Fig. 4 (calibration error of the
+       most frequent tags, with averages over them).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> from sparsecal.plotting import per_tag_ce
+    >>> fig = per_tag_ce({"NN": 0.02, "VB": 0.05, "JJ": 0.01},
+    ...                  counts={"NN": 30, "VB": 20, "JJ": 10})
+    >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    ['NN  (n=30)', 'VB  (n=20)', 'JJ  (n=10)', 'RMS, these 3 tags']
     """
     if not isinstance(top, numbers.Integral) or top < 1:
         raise ValueError(f"top must be a positive integer, got {top!r}")

@@ -17,6 +17,8 @@ __all__ = ["reliability_diagram"]
 
 
 def _draw_curve(ax, ce, i, label, colors, markersize=5, errorbars=True):
+    """Curve ``i``: bin means with 95% bars; returns its errorbar container and
+    reliability table (shared with the per-group grid)."""
     t = reliability_table(ce.bins)
     x, y, hw = t["mean_score"], t["mean_label"], t["ci_halfwidth"]
     st = _style_of(i, colors)
@@ -74,10 +76,50 @@ def reliability_diagram(results, labels=None, *, scores=None, scale="linear", ys
         Defaults to "Calibration curve (<B> equal-mass bins)". "" for none.
     colors : sequence of colours, optional
         Defaults to :data:`COLORS` (Okabe-Ito).
+    figsize : (float, float), default (5.2, 5.6)
+        Size in inches of a new figure.
+    legend_loc : str, optional
+        Legend position; default "upper left" on a linear frequency axis, else
+        "lower right".
 
     Returns
     -------
     matplotlib.figure.Figure
+        The given axes' figure, or a new one: the curves on top, the score
+        histogram (log counts) below.
+
+    Raises
+    ------
+    TypeError
+        If a result is not a CalibrationError or an EvaluationResult, or
+        ``ax`` / ``hist_ax`` is not a matplotlib Axes.
+    ValueError
+        If ``results`` is empty or has no non-empty bins, the labels or score
+        arrays do not match the curves, scores are not probabilities, a scale
+        is unknown, ``hist_bins`` is not a positive integer, or ``hist_ax`` is
+        given without ``ax``.
+
+    References
+    ----------
+    .. [1] Nguyen & O'Connor 2015, "Posterior calibration and exploratory analysis for
+       natural language processing models", EMNLP, Section 3.3 (calibration curves from adaptive bins),
+       Algorithm 2 (interval per bin), Fig. 1(d), 2 and 3.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import numpy as np
+    >>> from sparsecal import calibration_error
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.random(2000)
+    >>> y = (rng.random(2000) < s).astype(np.uint8)
+    >>> from sparsecal.plotting import reliability_diagram
+    >>> fig = reliability_diagram(calibration_error(s, y, n_bins=10), scores=s,
+    ...                           scale="logit")
+    >>> main, hist = fig.axes
+    >>> main.get_title(), hist.get_xlabel()
+    ('Calibration curve (10 equal-mass bins)', 'predicted score')
     """
     curves = _curves(results, labels)
     scale = _check_scale(scale)

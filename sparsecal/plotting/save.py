@@ -14,6 +14,7 @@ def save_figure(fig, path, formats=None, *, dpi=200, **savefig_kw):
     Parameters
     ----------
     fig : matplotlib.figure.Figure
+        The figure to write (any of :mod:`sparsecal.plotting`'s, or another).
     path : str or path-like
         ``out/fig`` writes ``out/fig.png`` and ``out/fig.svg``; ``out/fig.pdf``
         writes that file only, unless ``formats`` is given, in which case the
@@ -22,6 +23,8 @@ def save_figure(fig, path, formats=None, *, dpi=200, **savefig_kw):
         Default ``("png", "svg")`` (or the extension of ``path``).
     dpi : int, default 200
         For raster formats.
+    **savefig_kw
+        Passed on to :meth:`matplotlib.figure.Figure.savefig`.
 
     Every file is written to a temporary file beside the target and renamed
     over it, so a failure never leaves a partial figure; the directory must
@@ -30,6 +33,42 @@ def save_figure(fig, path, formats=None, *, dpi=200, **savefig_kw):
     Returns
     -------
     list of str
+        The paths written, one per format, in the order given.
+
+    Raises
+    ------
+    TypeError
+        If ``fig`` is not a matplotlib Figure (or ``savefig`` rejects an
+        option in ``savefig_kw``).
+    ValueError
+        If ``path`` names no file, or ``formats`` is empty or names a format
+        matplotlib does not write.
+    FileNotFoundError
+        If the directory of ``path`` does not exist.
+
+    See Also
+    --------
+    sparsecal.io.atomic.atomic_path : the write-beside-and-rename step.
+
+    References
+    ----------
+    None of the papers: this only writes the figures that the other modules of
+    :mod:`sparsecal.plotting` draw after them.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from sparsecal import calibration_error
+    >>> from sparsecal.plotting import reliability_diagram, save_figure
+    >>> s = np.linspace(0, 1, 200)
+    >>> fig = reliability_diagram(calibration_error(s, (s > 0.5).astype(np.uint8)))
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     paths = save_figure(fig, os.path.join(d, "curve"))
+    ...     sorted(os.listdir(d))
+    ['curve.png', 'curve.svg']
     """
     from matplotlib.figure import Figure
     if not isinstance(fig, Figure):
