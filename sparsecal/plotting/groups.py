@@ -71,7 +71,8 @@ def group_reliability(per_group_results, group_names=None, *, labels=None, ncols
     References
     ----------
     .. [1] Kranzlein, Liu & Schneider 2021, "Making Heads and Tails of Models with
-       Marginal Calibration for Sparse Tagsets", Findings of EMNLP, Section 3.3 (tag frequency grouping) and Fig. 1.
+       Marginal Calibration for Sparse Tagsets", Findings of EMNLP, Section 3.3 (tag
+       frequency grouping) and Fig. 1.
     .. [2] Nguyen & O'Connor 2015, "Posterior calibration and exploratory analysis for
        natural language processing models", EMNLP, Section 3.3 (calibration curves).
 
@@ -79,15 +80,13 @@ def group_reliability(per_group_results, group_names=None, *, labels=None, ncols
     --------
     >>> import matplotlib
     >>> matplotlib.use("Agg")
-    >>> import numpy as np
-    >>> from sparsecal import calibration_error
-    >>> rng = np.random.default_rng(0)
-    >>> s = rng.random(2000)
-    >>> y = (rng.random(2000) < s).astype(np.uint8)
     >>> from sparsecal.plotting import group_reliability
-    >>> per_group = [calibration_error(s[:1000], y[:1000]), None,
-    ...              calibration_error(s[1000:], y[1000:])]
-    >>> fig = group_reliability(per_group, ["frequent", "middle", "rare"])
+    >>> from sparsecal import calibration_error
+    >>> import numpy as np
+    >>> s = np.linspace(0.01, 0.99, 1000)
+    >>> frequent = calibration_error(s, (s > 0.5).astype(np.uint8))
+    >>> rare = calibration_error(s[::4], (s[::4] > 0.3).astype(np.uint8))
+    >>> fig = group_reliability([frequent, None, rare], ["frequent", "middle", "rare"])
     >>> [ax.get_title() for ax in fig.axes]
     ['frequent', 'middle', 'rare']
     """

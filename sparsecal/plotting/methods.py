@@ -42,8 +42,8 @@ def comparison_table(before, tfg, scw=None):
     References
     ----------
     .. [1] Kranzlein, Liu & Schneider 2021, "Making Heads and Tails of Models with
-       Marginal Calibration for Sparse Tagsets", Findings of EMNLP, Section 4.2 (SMCE and GMCE per method; TFG against SCW),
-       Fig. 2 and 3.
+       Marginal Calibration for Sparse Tagsets", Findings of EMNLP, Section 4.2 (SMCE
+       and GMCE per method; TFG against SCW), Fig. 2 and 3.
 
     Examples
     --------
@@ -141,7 +141,8 @@ def method_comparison(table, columns=None, *, ncols=None, axes=None, title=None,
     References
     ----------
     .. [1] Kranzlein, Liu & Schneider 2021, "Making Heads and Tails of Models with
-       Marginal Calibration for Sparse Tagsets", Findings of EMNLP, Section 5 and Fig. 2 (SMCE) and 3 (GMCE per group).
+       Marginal Calibration for Sparse Tagsets", Findings of EMNLP, Section 5 and Fig. 2
+       (SMCE) and 3 (GMCE per group).
 
     Examples
     --------

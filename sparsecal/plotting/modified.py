@@ -79,23 +79,21 @@ def modified_reliability(results, labels=None, n_bins=20, *, binning="fixed", no
     References
     ----------
     .. [1] Jagannatha & Yu 2020, "Calibrating Structured Output Predictors for Natural
-       Language Processing", ACL, Sections 3.3 and 4, Fig. 1 (modified reliability
-       plots of a QA system before and after calibration).
+       Language Processing", ACL, Sections 3.3 and 4, Fig. 1 (modified reliability plots
+       of a QA system before and after calibration).
 
     Examples
     --------
     >>> import matplotlib
     >>> matplotlib.use("Agg")
-    >>> import numpy as np
-    >>> from sparsecal import calibration_error
-    >>> rng = np.random.default_rng(0)
-    >>> s = rng.random(2000)
-    >>> y = (rng.random(2000) < s).astype(np.uint8)
+    >>> import sparsecal as sc
+    >>> from sparsecal.datasets import make_tagger_outputs
     >>> from sparsecal.plotting import modified_reliability
-    >>> fig = modified_reliability({"model": (s, y)}, n_bins=10)
-    >>> ax = fig.axes[0]
+    >>> data = make_tagger_outputs(1000, n_tags=20)
+    >>> entries = sc.threshold(data.scores, data.gold, 0.01)
+    >>> ax = modified_reliability({"tagger": entries}).axes[0]
     >>> ax.get_title(), ax.get_ylabel()
-    ('Modified reliability plot (10 fixed-width bins)', 'accuracy − confidence')
+    ('Modified reliability plot (20 fixed-width bins)', 'accuracy − confidence')
     """
     if not isinstance(n_bins, numbers.Integral) or n_bins < 1:
         raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}")

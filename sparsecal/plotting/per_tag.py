@@ -65,8 +65,8 @@ def per_tag_ce(mce_result_or_dict, tag_names=None, top=20, *, labels=None, count
     References
     ----------
     .. [1] Nguyen & O'Connor 2015, "Posterior calibration and exploratory analysis for
-       natural language processing models", EMNLP, Section 4.2.2-4.2.3 and Fig. 4 (calibration error of the
-       most frequent tags, with averages over them).
+       natural language processing models", EMNLP, Section 4.2.2-4.2.3 and Fig. 4
+       (calibration error of the most frequent tags, with averages over them).
 
     Examples
     --------

@@ -102,8 +102,8 @@ def reliability_diagram(results, labels=None, *, scores=None, scale="linear", ys
     References
     ----------
     .. [1] Nguyen & O'Connor 2015, "Posterior calibration and exploratory analysis for
-       natural language processing models", EMNLP, Section 3.3 (calibration curves from adaptive bins),
-       Algorithm 2 (interval per bin), Fig. 1(d), 2 and 3.
+       natural language processing models", EMNLP, Section 3.3 (calibration curves from
+       adaptive bins), Algorithm 2 (interval per bin), Fig. 1(d), 2 and 3.
 
     Examples
     --------
