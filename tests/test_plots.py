@@ -1,4 +1,4 @@
-"""Tests of sparsecal.plots: every figure builds, holds what it should (points per
+"""Tests of sparsecal.plotting: every figure builds, holds what it should (points per
 bin, error bars, arrows per method and column, bars per tag), renders with Agg,
 and bad input fails with a clear error; save_figure writes atomically."""
 import os
@@ -18,7 +18,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch
 
 import sparsecal as sc
-from sparsecal.plotting import figures as plots
+from sparsecal import plotting as plots
+from sparsecal.plotting import _style
 from sparsecal.datasets.synthetic import make_tagger_outputs
 
 
@@ -60,8 +61,9 @@ def render(fig):
 def test_module_needs_no_display_and_no_pyplot(tmp_path):
     code = textwrap.dedent(f"""
         import sys
-        import sparsecal.plotting.figures as p
-        assert "matplotlib" not in sys.modules, "importing plots imported matplotlib"
+        import sparsecal.plotting as p
+        import sparsecal.plotting.report
+        assert "matplotlib" not in sys.modules, "importing plotting imported matplotlib"
         import numpy as np
         from sparsecal import calibration_error
         rng = np.random.default_rng(0)
@@ -77,6 +79,27 @@ def test_module_needs_no_display_and_no_pyplot(tmp_path):
                          text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert (tmp_path / "fig.png").stat().st_size > 0
+
+
+FIGURE_MODULES = ["reliability", "groups", "methods", "per_tag", "modified", "save"]
+
+
+def test_public_names_are_not_shadowed_by_modules():
+    import importlib
+    import types
+    for name in FIGURE_MODULES:
+        importlib.import_module(f"sparsecal.plotting.{name}")
+    for name in plots.__all__:
+        assert not isinstance(getattr(plots, name), types.ModuleType), name
+
+
+@pytest.mark.parametrize("name", FIGURE_MODULES)
+def test_docstring_examples_run(name):
+    import doctest
+    import importlib
+    module = importlib.import_module(f"sparsecal.plotting.{name}")
+    res = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert res.attempted > 0 and res.failed == 0
 
 
 # --------------------------------------------------------------------------- #
@@ -238,7 +261,7 @@ def test_method_comparison_arrows_markers():
     assert len(arrows) == 2 * 3   # methods x columns
     from matplotlib.colors import to_hex
     colors = [to_hex(p.get_edgecolor()) for p in arrows]
-    assert colors.count(plots._RED.lower()) == 1 and colors.count(plots._GREEN.lower()) == 5
+    assert colors.count(_style._RED.lower()) == 1 and colors.count(_style._GREEN.lower()) == 5
     scw = [ln for ax in axes for ln in ax.lines if ln.get_gid() == "scw"]
     none = [ln for ax in axes for ln in ax.lines if ln.get_gid() == "uncalibrated"]
     assert len(scw) == 5 and len(none) == 6   # one SCW value is missing

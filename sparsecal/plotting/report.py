@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from . import figures as plots
+from .. import plotting as plots
 from ..io.atomic import atomic_directory
 from ..calibration.binary import IsotonicCalibrator
 from ..calibration.comparison import METHODS, compare_methods

@@ -1,0 +1,86 @@
+"""Shared look and layout of every figure: the palette, markers and line styles
+of the curves, the rcParams style, and new figures / axes (Agg canvas, no pyplot).
+
+matplotlib is imported inside the helpers, never at import time."""
+import numpy as np
+
+__all__ = ["COLORS"]
+
+#: Okabe & Ito (2008) colour-blind-safe palette, in the order curves use it.
+COLORS = ("#D55E00",   # vermillion
+          "#0072B2",   # blue
+          "#009E73",   # bluish green
+          "#CC79A7",   # reddish purple
+          "#E69F00",   # orange
+          "#56B4E9",   # sky blue
+          "#000000")   # black
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X")
+_LINESTYLES = ("-", "--", "-.", ":", (0, (5, 1, 1, 1)), (0, (3, 1)), (0, (1, 1)))
+_GREEN, _RED, _BLUE, _GREY = "#009E73", "#D55E00", "#0072B2", "#7F7F7F"
+
+_STYLE = {
+    "font.size": 10, "axes.titlesize": 11, "axes.labelsize": 10,
+    "xtick.labelsize": 9, "ytick.labelsize": 9, "legend.fontsize": 8.5,
+    "legend.title_fontsize": 9, "figure.titlesize": 12, "axes.spines.top": False,
+    "axes.spines.right": False, "axes.grid": False, "legend.frameon": True,
+    "legend.framealpha": 0.9, "legend.edgecolor": "#CCCCCC", "errorbar.capsize": 2.5,
+    "savefig.dpi": 200, "figure.dpi": 100, "axes.axisbelow": True,
+}
+
+
+def _rc_style():
+    """A context in which the figures' rcParams (:data:`_STYLE`) hold."""
+    import matplotlib
+    return matplotlib.rc_context(_STYLE)
+
+
+def _style_of(i, colors=None):
+    """Colour, marker and line style of curve ``i`` (cycling through each)."""
+    palette = COLORS if colors is None else tuple(colors)
+    if not palette:
+        raise ValueError("colors must not be empty")
+    return {"color": palette[i % len(palette)], "marker": _MARKERS[i % len(_MARKERS)],
+            "linestyle": _LINESTYLES[i % len(_LINESTYLES)]}
+
+
+def _new_figure(figsize):
+    """A figure with an Agg canvas and constrained layout; no pyplot involved."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=figsize, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _check_ax(ax, name="ax"):
+    """``ax`` if it is None or a matplotlib Axes, else TypeError."""
+    from matplotlib.axes import Axes
+    if ax is not None and not isinstance(ax, Axes):
+        raise TypeError(f"{name} must be a matplotlib Axes, got {type(ax).__name__}")
+    return ax
+
+
+def _single_axes(ax, figsize):
+    """``(fig, ax)``: a new one-panel figure, or the caller's axes and figure."""
+    if ax is None:
+        fig = _new_figure(figsize)
+        return fig, fig.add_subplot()
+    _check_ax(ax)
+    return ax.figure, ax
+
+
+def _panel_axes(axes, n, what, nrows, ncols, figsize, **subplot_kw):
+    """A grid of ``n`` panels: new (``axes=None``) or the caller's axes.
+
+    Returns ``(fig, panels, spare)``: the first ``n`` axes and the unused ones
+    of a new grid (none when the caller gave the axes)."""
+    if axes is None:
+        fig = _new_figure(figsize)
+        grid = list(fig.subplots(nrows, ncols, squeeze=False, **subplot_kw).ravel())
+        return fig, grid[:n], grid[n:]
+    panels = list(np.ravel(np.asarray(axes, dtype=object)))
+    if len(panels) < n:
+        raise ValueError(f"got {len(panels)} axes for {n} {what}")
+    for a in panels:
+        _check_ax(a, "axes")
+    return panels[0].figure, panels[:n], []

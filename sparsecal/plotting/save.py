@@ -1,0 +1,107 @@
+"""Writing a figure in several formats, atomically."""
+import os
+
+from ..io.atomic import atomic_path
+
+__all__ = ["save_figure"]
+
+_FORMATS = ("png", "svg", "pdf", "eps", "ps", "jpg", "jpeg", "tif", "tiff", "webp")
+
+
+def save_figure(fig, path, formats=None, *, dpi=200, **savefig_kw):
+    """Write ``fig`` atomically in one or more formats; returns the paths.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure to write (any of :mod:`sparsecal.plotting`'s, or another).
+    path : str or path-like
+        ``out/fig`` writes ``out/fig.png`` and ``out/fig.svg``; ``out/fig.pdf``
+        writes that file only, unless ``formats`` is given, in which case the
+        extension is replaced by each format's.
+    formats : sequence of str, optional
+        Default ``("png", "svg")`` (or the extension of ``path``).
+    dpi : int, default 200
+        For raster formats.
+    **savefig_kw
+        Passed on to :meth:`matplotlib.figure.Figure.savefig`.
+
+    Every file is written to a temporary file beside the target and renamed
+    over it, so a failure never leaves a partial figure; the directory must
+    exist.
+
+    Returns
+    -------
+    list of str
+        The paths written, one per format, in the order given.
+
+    Raises
+    ------
+    TypeError
+        If ``fig`` is not a matplotlib Figure (or ``savefig`` rejects an
+        option in ``savefig_kw``).
+    ValueError
+        If ``path`` names no file, or ``formats`` is empty or names a format
+        matplotlib does not write.
+    FileNotFoundError
+        If the directory of ``path`` does not exist.
+
+    See Also
+    --------
+    sparsecal.io.atomic.atomic_path : the write-beside-and-rename step.
+
+    References
+    ----------
+    None of the papers: this only writes the figures that the other modules of
+    :mod:`sparsecal.plotting` draw after them.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from sparsecal import calibration_error
+    >>> from sparsecal.plotting import reliability_diagram, save_figure
+    >>> s = np.linspace(0, 1, 200)
+    >>> fig = reliability_diagram(calibration_error(s, (s > 0.5).astype(np.uint8)))
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     paths = save_figure(fig, os.path.join(d, "curve"))
+    ...     sorted(os.listdir(d))
+    ['curve.png', 'curve.svg']
+    """
+    from matplotlib.figure import Figure
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
+    path = os.fspath(path)
+    if not path or os.path.basename(path) in ("", ".", ".."):
+        raise ValueError(f"path must name a file, got {path!r}")
+    stem, ext = os.path.splitext(path)
+    ext = ext[1:].lower()
+    if ext in _FORMATS:
+        if formats is None:
+            formats = (ext,)
+    else:
+        stem = path
+    if formats is None:
+        formats = ("png", "svg")
+    if isinstance(formats, str):
+        formats = (formats,)
+    formats = [str(f).lower().lstrip(".") for f in formats]
+    if not formats:
+        raise ValueError("formats must name at least one format")
+    supported = fig.canvas.get_supported_filetypes()
+    for f in formats:
+        if f not in supported:
+            raise ValueError(f"unsupported format {f!r}; matplotlib writes "
+                             f"{sorted(supported)}")
+    directory = os.path.dirname(os.path.abspath(stem))
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(f"directory {directory!r} does not exist")
+    written = []
+    for f in dict.fromkeys(formats):
+        target = f"{stem}.{f}"
+        with atomic_path(target, suffix=f".{f}") as tmp:
+            fig.savefig(tmp, format=f, dpi=dpi, **savefig_kw)
+        written.append(target)
+    return written
