@@ -257,10 +257,12 @@ def simulation_interval(bins, norm, spec):
 def bootstrap_interval(scores, labels, bins, order, norm, spec):
     """Percentile bootstrap over points, re-binning every replicate.
 
-    A replicate is a multinomial count per point. Equal-mass bins: in sorted
-    order a replicate's copies of a point are consecutive, so its bins are rank
-    cuts of the cumulative counts (:func:`~sparsecal.core.binning.replicated_bin_sums`),
-    O(n) per replicate with no re-sort. Fixed-width bins do not move: the
+    A replicate is ``n`` indices drawn with replacement. Equal-mass bins: the
+    indices count copies of the points *in sorted order* (a resample of the same
+    points); a replicate's copies of a point are consecutive, so its bins are
+    rank cuts of the cumulative counts
+    (:func:`~sparsecal.core.binning.replicated_bin_sums`), O(n) per replicate
+    with no re-sort. Fixed-width bins do not move: the
     resampled points are re-binned into the same edges.
 
     Parameters
