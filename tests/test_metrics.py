@@ -927,3 +927,19 @@ def test_evaluate_gives_every_ce_the_same_spec(entries, tagger):
     none = sc.evaluate(entries, groups, ci=None)
     assert none.smce.ci is None and none.smce.ci_low is None
     assert none.settings["ci"] is None and none.settings["confidence_level"] is None
+
+
+def test_no_module_is_shadowed_by_an_exported_name():
+    """``import sparsecal.metrics.X as m`` must give the module X, which fails when
+    a function exported by ``sparsecal.metrics`` has the module's name."""
+    import importlib
+    import pkgutil
+    import types
+
+    import sparsecal.metrics as pkg
+    names = [m.name for m in pkgutil.iter_modules(pkg.__path__)]
+    assert {"ce", "intervals", "binary", "marginal", "toplabel", "brier"} <= set(names)
+    for name in names:
+        assert name not in pkg.__all__, name
+        importlib.import_module(f"sparsecal.metrics.{name}")
+        assert isinstance(getattr(pkg, name), types.ModuleType), name
