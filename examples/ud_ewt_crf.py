@@ -279,10 +279,11 @@ def run(data_dir, out_dir, *, limit=None, epochs=8, threshold=0.01, n_groups=5, 
                 json.dump(obj, f, indent=1)
     groups = sc.TagGroups.from_counts(train_counts, n_groups, tag_index=tag_index,
                                       n_tags=n_tags)
-    before = sc.evaluate(test_e, groups, ci="simulation", seed=seed, top_label=True)
+    before = sc.evaluate(test_e, groups, ci=sc.ConfidenceInterval(random_state=seed),
+                         top_label=True)
     model_cal = sc.GroupedCalibrator(sc.IsotonicCalibrator(), groups).fit(dev_e)
-    after = sc.evaluate(model_cal.transform(test_e), groups, ci="simulation", seed=seed,
-                        top_label=True)
+    after = sc.evaluate(model_cal.transform(test_e), groups,
+                        ci=sc.ConfidenceInterval(random_state=seed), top_label=True)
     change = sc.compare(before, after)
     log("\n## Test calibration before recalibration\n")
     log(before.to_markdown())

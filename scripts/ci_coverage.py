@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Coverage of sparsecal's 95% calibration-error intervals on synthetic data.
+"""Coverage of sparsecal's calibration-error intervals on synthetic data.
 
 Setting (Nguyen's thesis, Section 4.3): predictions ``q ~ Beta(a, b)``, labels
 ``y ~ Bernoulli(t(q))`` with
@@ -18,13 +18,15 @@ the limit of the estimator as n -> infinity with B fixed (computed by numerical
 integration over the Beta quantile function). For the calibrated case it is 0.
 
 For every replicate we draw fresh data, compute the Algorithm-2 interval
-(``ci="simulation"``, 10,000 draws, ``mean +- 1.96 sd``) and the bootstrap
-percentile interval (``ci="bootstrap"``, 1,000 replicates that re-bin) and
+(``ConfidenceInterval("simulation")``: 10,000 draws, ``mean +- z sd``) and the
+bootstrap percentile interval (``ConfidenceInterval("bootstrap")``: 1,000
+replicates that re-bin), both at ``--level`` (default 0.95, z = 1.96), and
 record whether each contains CE_2^pop. Prints a markdown table (see
 docs/ci_coverage.md for the discussion of the numbers).
 
     .venv/bin/python scripts/ci_coverage.py                 # 200 reps, n = 1e3, 1e4, 1e5
     .venv/bin/python scripts/ci_coverage.py --reps 50 --ns 1000 10000 --jobs 2
+    .venv/bin/python scripts/ci_coverage.py --level 0.9     # 90% intervals
 """
 import argparse
 import os
@@ -35,7 +37,8 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 from scipy import integrate, stats
 
-Z95 = 1.959963984540054
+import sparsecal as sc
+from sparsecal.metrics import ConfidenceInterval
 
 
 def t_true(q, k):
@@ -89,16 +92,15 @@ def draw(n, a, b, k, rng):
 
 def one_replicate(args):
     """Intervals of one replicate: (estimate, sim_lo, sim_hi, boot_lo, boot_hi)."""
-    n, a, b, k, n_bins, n_sim, n_boot, seed = args
-    import sparsecal as sc
+    n, a, b, k, n_bins, n_sim, n_boot, level, seed = args
     rng = np.random.default_rng(seed)
     q, y = draw(n, a, b, k, rng)
-    sim = sc.calibration_error(q, y, n_bins=n_bins, ci="simulation", n_samples=n_sim,
-                               seed=rng)
+    sim = sc.calibration_error(q, y, n_bins=n_bins, ci=ConfidenceInterval(
+        "simulation", confidence_level=level, n_resamples=n_sim, random_state=rng))
     out = [sim.value, sim.ci_low, sim.ci_high]
     if n_boot:
-        boot = sc.calibration_error(q, y, n_bins=n_bins, ci="bootstrap",
-                                    n_samples=n_boot, seed=rng)
+        boot = sc.calibration_error(q, y, n_bins=n_bins, ci=ConfidenceInterval(
+            "bootstrap", confidence_level=level, n_resamples=n_boot, random_state=rng))
         out += [boot.ci_low, boot.ci_high]
     else:
         out += [np.nan, np.nan]
@@ -106,7 +108,7 @@ def one_replicate(args):
 
 
 def coverage(n, k, *, a=0.5, b=0.5, n_bins=10, reps=200, n_sim=10000, n_boot=1000,
-             seed=0, pool=None, truth="binned"):
+             level=0.95, seed=0, pool=None, truth="binned"):
     """Run ``reps`` replicates; return the table row as a dict.
 
     ``truth="binned"`` (default) targets the population value of the binned
@@ -116,11 +118,12 @@ def coverage(n, k, *, a=0.5, b=0.5, n_bins=10, reps=200, n_sim=10000, n_boot=100
              else analytic_ce(a, b, k))
     root = np.random.SeedSequence([seed, n, int(round(k * 1000)), n_bins])
     seeds = [int(s.generate_state(1)[0]) for s in root.spawn(reps)]
-    jobs = [(n, a, b, k, n_bins, n_sim, n_boot, s) for s in seeds]
+    jobs = [(n, a, b, k, n_bins, n_sim, n_boot, level, s) for s in seeds]
     rows = np.array(list(pool.map(one_replicate, jobs, chunksize=4) if pool
                          else map(one_replicate, jobs)))
     est, slo, shi, blo, bhi = rows.T
-    res = {"n": n, "k": k, "truth": truth, "reps": reps, "mean_estimate": est.mean(),
+    res = {"n": n, "k": k, "truth": truth, "reps": reps, "level": level,
+           "mean_estimate": est.mean(),
            "sim_cover": np.mean((slo <= truth) & (truth <= shi)),
            "sim_above": np.mean(slo > truth),   # interval entirely above the truth
            "sim_width": np.mean(shi - slo)}
@@ -129,7 +132,7 @@ def coverage(n, k, *, a=0.5, b=0.5, n_bins=10, reps=200, n_sim=10000, n_boot=100
                    boot_above=np.mean(blo > truth), boot_width=np.mean(bhi - blo))
     # Monte-Carlo sd of the estimator across replicates vs Algorithm 2's sd.
     res["est_sd"] = est.std(ddof=1)
-    res["sim_sd"] = np.mean((shi - slo) / (2 * Z95))
+    res["sim_sd"] = np.mean((shi - slo) / (2 * ConfidenceInterval(confidence_level=level).z))
     return res
 
 
@@ -138,6 +141,7 @@ def markdown(results, a, b, n_bins, truth="binned"):
             "| Alg. 2 above | Alg. 2 mean width | bootstrap coverage | bootstrap above "
             "| bootstrap mean width | sd of estimate | Alg. 2 sd |")
     lines = [f"q ~ Beta({a}, {b}), {n_bins} equal-mass bins, "
+             f"{100 * results[0]['level']:g}% intervals, "
              f"{results[0]['reps']} replicates per row; 'above' = share of intervals "
              "lying entirely above the truth.", "", head,
              "|" + "---|" * (head.count("|") - 1)]
@@ -161,6 +165,8 @@ def main(argv=None):
     ap.add_argument("--n-bins", type=int, default=10)
     ap.add_argument("--n-sim", type=int, default=10000)
     ap.add_argument("--n-boot", type=int, default=1000, help="0 skips the bootstrap")
+    ap.add_argument("--level", type=float, default=0.95,
+                    help="confidence level of both intervals (default 0.95)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--truth", choices=["binned", "analytic"], default="binned",
@@ -175,7 +181,8 @@ def main(argv=None):
             for n in args.ns:
                 results.append(coverage(n, k, a=a, b=b, n_bins=args.n_bins, reps=args.reps,
                                         n_sim=args.n_sim, n_boot=args.n_boot,
-                                        seed=args.seed, pool=pool, truth=args.truth))
+                                        level=args.level, seed=args.seed, pool=pool,
+                                        truth=args.truth))
                 print(f"# done k={k} n={n} ({time.time() - t0:.0f} s)", file=sys.stderr)
     print(markdown(results, a, b, args.n_bins, args.truth))
     print(f"\nunbinned analytic CE_2 for k={max(args.ks)}: "

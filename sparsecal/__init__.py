@@ -47,6 +47,7 @@ _EXPORTS = {
     "isotonic_fit": "core", "isotonic_predict": "core",
     # metrics
     "BrierDecomposition": "metrics", "CalibrationError": "metrics",
+    "ConfidenceInterval": "metrics",
     "MarginalCalibrationError": "metrics", "brier_decomposition": "metrics",
     "calibration_error": "metrics", "gmce": "metrics", "mce": "metrics",
     "reliability_table": "metrics", "smce": "metrics", "top_label": "metrics",

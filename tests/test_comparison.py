@@ -46,7 +46,7 @@ def test_methods_are_the_papers_four():
 def test_results_equal_fits_by_hand(data, result):
     dev, test, tfg = data["dev"], data["test"], data["tfg"]
     assert list(result.after) == [(m, g) for m in METHODS for g in ("scw", "tfg")]
-    kw = dict(n_bins=12, ci=None, seed=5)
+    kw = dict(n_bins=12, ci=None)
     assert result.before.to_dict() == evaluate(test, tfg, **kw).to_dict()
     scw = TagGroups.scw(N_TAGS)
     for (method, grouping), got in result.after.items():

@@ -1,4 +1,9 @@
-"""Tests of ``sparsecal.metrics`` (DESIGN semantics 2-5) against brute-force references.
+"""Tests of ``sparsecal.metrics`` against brute-force references.
+
+They pin down ``docs/architecture.md``, section "Semantics", items 2-5: equal-mass
+binning (2), CE_p (3), SMCE / GMCE / MCE / top-label ECE (4) and the confidence
+interval (5: Algorithm 2's ``mean ± z sd`` and the bootstrap, at the level of one
+:class:`~sparsecal.metrics.ConfidenceInterval`, 95% by default).
 
 References are written independently of the package: bins are built from
 ``np.argsort(kind="stable")`` ranks (equal mass, Nguyen & O'Connor Algorithm 1) or
@@ -6,6 +11,7 @@ from the stored edges with ``np.searchsorted`` (fixed width), and CE_p is summed
 a Python loop over bins:
 ``CE_p = (sum_i |B_i|/N |mean_score_i - mean_label_i|^p)^(1/p)``, max for p = inf.
 """
+import inspect
 import math
 
 import numpy as np
@@ -13,8 +19,10 @@ import pytest
 from scipy import stats
 
 import sparsecal as sc
-import sparsecal.metrics.binned as metrics_mod
+import sparsecal.metrics.ce as ce_mod
+import sparsecal.metrics.intervals as intervals_mod
 from sparsecal import Entries, TagGroups, threshold
+from sparsecal.metrics import ConfidenceInterval
 from sparsecal.datasets.synthetic import make_tagger_outputs
 
 NORMS = [1, 2, np.inf]
@@ -167,7 +175,7 @@ def test_fixed_width_empty_bins_carry_no_weight(norm):
     expected = ref_ce(x, y, bins, norm)
     assert res.value == pytest.approx(expected, rel=1e-12)
     # the same value from the mergeable statistics
-    assert metrics_mod.ce_from_bins(res.bins, norm) == pytest.approx(expected, rel=1e-12)
+    assert ce_mod.ce_from_bins(res.bins, norm) == pytest.approx(expected, rel=1e-12)
     # and for p < inf, the value over N points, not over N + weight of empty bins
     if norm != np.inf:
         assert res.value > 0
@@ -208,9 +216,10 @@ def test_float32_and_float64_with_same_values_agree_exactly(kw, norm):
     assert r32.value == r64.value
     np.testing.assert_array_equal(r32.bins.count, r64.bins.count)
     np.testing.assert_array_equal(r32.bins.sum_score, r64.bins.sum_score)
-    for ci in ("simulation", "bootstrap"):
-        a = sc.calibration_error(x32, y, norm=norm, ci=ci, n_samples=50, seed=5, **kw)
-        b = sc.calibration_error(x64, y, norm=norm, ci=ci, n_samples=50, seed=5, **kw)
+    for method in ("simulation", "bootstrap"):
+        ci = ConfidenceInterval(method, n_resamples=50, random_state=5)
+        a = sc.calibration_error(x32, y, norm=norm, ci=ci, **kw)
+        b = sc.calibration_error(x64, y, norm=norm, ci=ci, **kw)
         assert (a.ci_low, a.ci_high) == (b.ci_low, b.ci_high)
 
 
@@ -278,9 +287,14 @@ def test_bool_labels_and_list_inputs():
 # Algorithm 2 (simulation) interval                                            #
 # --------------------------------------------------------------------------- #
 
-def ref_simulation_ci(x, y, n_bins, n_samples, seed, norm=2):
+def z_value(level):
+    """Two-sided normal quantile by scipy (the package uses statistics.NormalDist)."""
+    return float(stats.norm.ppf(0.5 + level / 2))
+
+
+def ref_simulation_ci(x, y, n_bins, n_samples, seed, norm=2, level=0.95):
     """Algorithm 2 written out: p_i* ~ N(p_i, p_i(1-p_i)/|B_i|), clip, recompute,
-    mean +- 1.96 sd, drawing one (S, T) matrix from default_rng(seed)."""
+    mean +- z sd (z = 1.96 at 95%), drawing one (S, T) matrix from default_rng(seed)."""
     bins = ref_equal_mass_bins(x, n_bins)
     w = np.array([len(b) for b in bins]) / len(x)
     q = np.array([x[b].mean() for b in bins])
@@ -292,14 +306,15 @@ def ref_simulation_ci(x, y, n_bins, n_samples, seed, norm=2):
     ce = (gaps.max(axis=1) if norm == np.inf
           else (w * gaps ** norm).sum(axis=1) ** (1 / norm))
     m, s = ce.mean(), ce.std(ddof=1)
-    return m - 1.959963984540054 * s, m + 1.959963984540054 * s, m
+    return m - z_value(level) * s, m + z_value(level) * s, m
 
 
 @pytest.mark.parametrize("norm", NORMS)
 def test_simulation_ci_matches_written_out_algorithm(norm):
     rng = np.random.default_rng(8)
     x, y = beta_data(rng, 3000, k=0.1)
-    res = sc.calibration_error(x, y, norm=norm, ci="simulation", seed=42)  # S = 10,000
+    res = sc.calibration_error(x, y, norm=norm,
+                               ci=ConfidenceInterval(random_state=42))  # S = 10,000, 95%
     lo, hi, mean = ref_simulation_ci(x, y, 10, 10000, 42, norm)
     assert res.ci_method == "simulation"
     assert res.ci_low == pytest.approx(lo, rel=1e-9)
@@ -310,17 +325,52 @@ def test_simulation_ci_matches_written_out_algorithm(norm):
     assert res.ci_halfwidth == pytest.approx((hi - lo) / 2, rel=1e-9)
 
 
+@pytest.mark.parametrize("level", [0.9, 0.99])
+@pytest.mark.parametrize("norm", [2, np.inf])
+def test_simulation_ci_at_other_levels_matches_written_out_algorithm(norm, level):
+    rng = np.random.default_rng(8)
+    x, y = beta_data(rng, 3000, k=0.1)
+    res = sc.calibration_error(x, y, norm=norm, ci=ConfidenceInterval(
+        confidence_level=level, n_resamples=2000, random_state=7))
+    lo, hi, mean = ref_simulation_ci(x, y, 10, 2000, 7, norm, level)
+    assert res.ci_level == level and res.to_dict()["ci_level"] == level
+    assert res.ci_low == pytest.approx(lo, rel=1e-9)
+    assert res.ci_high == pytest.approx(hi, rel=1e-9)
+    # the same draws at 95%: same centre, half-width scaled by the ratio of z-values
+    base = sc.calibration_error(x, y, norm=norm,
+                                ci=ConfidenceInterval(n_resamples=2000, random_state=7))
+    assert res.ci_low + res.ci_high == pytest.approx(base.ci_low + base.ci_high, rel=1e-12)
+    assert res.ci_halfwidth / base.ci_halfwidth == pytest.approx(
+        z_value(level) / z_value(0.95), rel=1e-9)
+
+
+def test_default_interval_is_the_95_percent_one_used_before():
+    """The defaults reproduce the numbers of the fixed-95% code bit for bit."""
+    spec = ConfidenceInterval()
+    assert spec == ConfidenceInterval.resolve("simulation") == ConfidenceInterval(
+        "simulation", 0.95, 10000, 0)
+    assert spec.z == 1.959963984540054             # the former constant, exactly
+    boot = ConfidenceInterval.resolve("bootstrap")
+    assert boot.n_resamples == 1000 and boot.random_state == 0
+    assert boot.percentiles == (2.5, 97.5)         # exactly, as np.percentile got them
+    for level in (0.5, 0.8, 0.9, 0.99, 0.999):
+        assert ConfidenceInterval(confidence_level=level).z == pytest.approx(
+            z_value(level), rel=1e-15)
+    assert ConfidenceInterval(confidence_level=0.9).percentiles == (5.0, 95.0)
+
+
 def test_simulation_ci_in_blocks_equals_one_draw(monkeypatch):
     """Many bins: the draws are made in blocks of samples (bounded memory); the
     result must not depend on the block size."""
     rng = np.random.default_rng(9)
     x, y = beta_data(rng, 20000, k=0.1)
-    full = sc.calibration_error(x, y, bin_size=20, ci="simulation", n_samples=300, seed=1)
-    monkeypatch.setattr(metrics_mod, "_SIM_BLOCK_ELEMENTS", 1000 * 7 + 3)  # 7 rows
-    blocked = sc.calibration_error(x, y, bin_size=20, ci="simulation", n_samples=300, seed=1)
+    ci = ConfidenceInterval(n_resamples=300, random_state=1)
+    full = sc.calibration_error(x, y, bin_size=20, ci=ci)
+    monkeypatch.setattr(intervals_mod, "_SIM_BLOCK_ELEMENTS", 1000 * 7 + 3)  # 7 rows
+    blocked = sc.calibration_error(x, y, bin_size=20, ci=ci)
     assert (blocked.ci_low, blocked.ci_high) == (full.ci_low, full.ci_high)
-    monkeypatch.setattr(metrics_mod, "_SIM_BLOCK_ELEMENTS", 1)          # 1 row at a time
-    one = sc.calibration_error(x, y, bin_size=20, ci="simulation", n_samples=300, seed=1)
+    monkeypatch.setattr(intervals_mod, "_SIM_BLOCK_ELEMENTS", 1)          # 1 row at a time
+    one = sc.calibration_error(x, y, bin_size=20, ci=ci)
     assert (one.ci_low, one.ci_high) == pytest.approx((full.ci_low, full.ci_high),
                                                       rel=1e-12)
 
@@ -328,15 +378,16 @@ def test_simulation_ci_in_blocks_equals_one_draw(monkeypatch):
 def test_simulation_ci_seeded_and_reproducible():
     rng = np.random.default_rng(10)
     x, y = beta_data(rng, 2000, k=0.1)
-    a = sc.calibration_error(x, y, ci="simulation", seed=3)
-    b = sc.calibration_error(x, y, ci="simulation", seed=3)
-    c = sc.calibration_error(x, y, ci="simulation", seed=4)
+    a = sc.calibration_error(x, y, ci=ConfidenceInterval(random_state=3))
+    b = sc.calibration_error(x, y, ci=ConfidenceInterval(random_state=3))
+    c = sc.calibration_error(x, y, ci=ConfidenceInterval(random_state=4))
     assert (a.ci_low, a.ci_high) == (b.ci_low, b.ci_high)
     assert (a.ci_low, a.ci_high) != (c.ci_low, c.ci_high)
     assert a.value == c.value     # the point estimate does not depend on the seed
-    g1 = sc.calibration_error(x, y, ci="simulation", seed=np.random.default_rng(3))
+    g1 = sc.calibration_error(x, y, ci=ConfidenceInterval(
+        random_state=np.random.default_rng(3)))
     assert (g1.ci_low, g1.ci_high) == (a.ci_low, a.ci_high)
-    # default seed is fixed: two calls without seed agree
+    # the default random_state is fixed (0): two calls with the shorthand agree
     assert sc.calibration_error(x, y, ci="simulation").ci_low == \
         sc.calibration_error(x, y, ci="simulation").ci_low
 
@@ -364,10 +415,10 @@ def test_simulation_ci_degenerate_bins():
     # every bin pure (p in {0, 1}): zero spread, the interval collapses on CE
     x = np.linspace(0.01, 0.99, 100)
     y = (x > 0.5).astype(np.uint8)
-    r = sc.calibration_error(x, y, ci="simulation", n_samples=100)
+    r = sc.calibration_error(x, y, ci=ConfidenceInterval(n_resamples=100))
     assert r.ci_low == pytest.approx(r.value, abs=1e-15)
     assert r.ci_high == pytest.approx(r.value, abs=1e-15)
-    r1 = sc.calibration_error(x, y, ci="simulation", n_samples=1)
+    r1 = sc.calibration_error(x, y, ci=ConfidenceInterval(n_resamples=1))
     assert r1.ci_low == r1.ci_high
 
 
@@ -386,12 +437,49 @@ def naive_bootstrap(x, y, n_boot, seed, **kw):
     return np.percentile(vals, [2.5, 97.5])
 
 
+def ref_bootstrap_ci(x, y, n_resamples, seed, level, **kw):
+    """The package's replicates (one ``integers(0, n, n)`` per replicate from
+    ``default_rng(seed)``), physically resampled and re-binned by the brute-force
+    reference; percentile interval at ``level``. Exact when scores are distinct.
+
+    With equal-mass bins the package draws the indices into the points in sorted
+    order (a resample of the same points, so the same bootstrap distribution)."""
+    rng = np.random.default_rng(seed)
+    n = len(x)
+    if kw.get("binning") != "fixed":
+        order = np.argsort(x, kind="stable")
+        x, y = x[order], y[order]
+    vals = []
+    for _ in range(n_resamples):
+        idx = rng.integers(0, n, n)
+        vals.append(ref_ce_from(x[idx], y[idx], 2, **kw))
+    return np.percentile(vals, [100 * (1 - level) / 2, 100 * (1 + level) / 2])
+
+
+@pytest.mark.parametrize("level", [0.9, 0.95, 0.99])
+@pytest.mark.parametrize("kw", [dict(n_bins=10), dict(bin_size=37),
+                                dict(binning="fixed", n_bins=10)])
+def test_bootstrap_ci_equals_brute_force_on_the_same_replicates(kw, level):
+    rng = np.random.default_rng(23)
+    x, y = beta_data(rng, 300, k=0.1)
+    assert np.unique(x).size == x.size
+    res = sc.calibration_error(x, y, ci=ConfidenceInterval(
+        "bootstrap", confidence_level=level, n_resamples=200, random_state=9), **kw)
+    lo, hi = ref_bootstrap_ci(x, y, 200, 9, level, **kw)
+    assert res.ci_method == "bootstrap" and res.ci_level == level
+    assert res.ci_low == pytest.approx(lo, rel=1e-9)
+    assert res.ci_high == pytest.approx(hi, rel=1e-9)
+
+
 def test_bootstrap_reproducible_and_contains_estimate():
     rng = np.random.default_rng(14)
     x, y = beta_data(rng, 100000, k=0.1)
-    a = sc.calibration_error(x, y, ci="bootstrap", n_samples=200, seed=1)
-    b = sc.calibration_error(x, y, ci="bootstrap", n_samples=200, seed=1)
-    c = sc.calibration_error(x, y, ci="bootstrap", n_samples=200, seed=2)
+    a = sc.calibration_error(x, y, ci=ConfidenceInterval("bootstrap", n_resamples=200,
+                                                         random_state=1))
+    b = sc.calibration_error(x, y, ci=ConfidenceInterval("bootstrap", n_resamples=200,
+                                                         random_state=1))
+    c = sc.calibration_error(x, y, ci=ConfidenceInterval("bootstrap", n_resamples=200,
+                                                         random_state=2))
     assert a.ci_method == "bootstrap"
     assert (a.ci_low, a.ci_high) == (b.ci_low, b.ci_high)
     assert (a.ci_low, a.ci_high) != (c.ci_low, c.ci_high)
@@ -403,7 +491,7 @@ def test_bootstrap_reproducible_and_contains_estimate():
 def test_bootstrap_equal_mass_agrees_with_naive_resampling(kw):
     rng = np.random.default_rng(15)
     x, y = beta_data(rng, 1500, k=0.1)
-    res = sc.calibration_error(x, y, ci="bootstrap", n_samples=1000, seed=0, **kw)
+    res = sc.calibration_error(x, y, ci="bootstrap", **kw)   # 1,000 replicates
     lo, hi = naive_bootstrap(x, y, 300, 0, **kw)
     assert res.ci_low == pytest.approx(lo, rel=0.15)
     assert res.ci_high == pytest.approx(hi, rel=0.15)
@@ -412,7 +500,7 @@ def test_bootstrap_equal_mass_agrees_with_naive_resampling(kw):
 def test_bootstrap_small_sample_agrees_with_pure_python_rebinning():
     rng = np.random.default_rng(16)
     x, y = beta_data(rng, 300, a=2, b=2, k=0.2)
-    res = sc.calibration_error(x, y, n_bins=5, ci="bootstrap", n_samples=1000, seed=0)
+    res = sc.calibration_error(x, y, n_bins=5, ci="bootstrap")
     lo, hi = naive_bootstrap(x, y, 300, 1, n_bins=5)
     assert res.ci_low == pytest.approx(lo, rel=0.15)
     assert res.ci_high == pytest.approx(hi, rel=0.15)
@@ -421,8 +509,8 @@ def test_bootstrap_small_sample_agrees_with_pure_python_rebinning():
 def test_bootstrap_fixed_width():
     rng = np.random.default_rng(17)
     x, y = beta_data(rng, 2000, k=0.1)
-    res = sc.calibration_error(x, y, binning="fixed", n_bins=10, ci="bootstrap",
-                               n_samples=300, seed=0)
+    res = sc.calibration_error(x, y, binning="fixed", n_bins=10,
+                               ci=ConfidenceInterval("bootstrap", n_resamples=300))
     lo, hi = naive_bootstrap(x, y, 300, 0, binning="fixed", n_bins=10)
     assert res.ci_low < res.value < res.ci_high
     assert res.ci_low == pytest.approx(lo, rel=0.15)
@@ -471,8 +559,8 @@ def test_simulation_ci_coverage_band_miscalibrated():
     for s in root.spawn(reps):
         rng = np.random.default_rng(s)
         x, y = beta_data(rng, 1000, k=0.1)
-        r = sc.calibration_error(x, y, ci="simulation", n_samples=2000, seed=rng,
-                                 n_threads=1)
+        r = sc.calibration_error(x, y, ci=ConfidenceInterval(n_resamples=2000,
+                                                             random_state=rng), n_threads=1)
         covered += r.ci_low <= truth <= r.ci_high
         above += r.ci_low > truth
         below += r.ci_high < truth
@@ -507,9 +595,9 @@ def test_smce_equals_calibration_error_of_entries(entries, kw):
     assert res.n == len(entries)
     if not kw:
         assert res.bins.n_bins == 10
-    ci = sc.smce(entries, ci="simulation", n_samples=500, seed=3, **kw)
-    ci2 = sc.calibration_error(entries.score, entries.label, ci="simulation",
-                               n_samples=500, seed=3, **kw)
+    spec = ConfidenceInterval(n_resamples=500, random_state=3)
+    ci = sc.smce(entries, ci=spec, **kw)
+    ci2 = sc.calibration_error(entries.score, entries.label, ci=spec, **kw)
     assert (ci.ci_low, ci.ci_high) == (ci2.ci_low, ci2.ci_high)
 
 
@@ -688,6 +776,13 @@ def test_reliability_table():
     np.testing.assert_allclose(t["ci_halfwidth"],
                                1.959963984540054 * np.sqrt(p * (1 - p) / t["count"]),
                                rtol=1e-12)
+    assert list(t) == ["mean_score", "mean_label", "count", "ci_halfwidth", "lower", "upper"]
+    for level in (0.9, 0.99):
+        tl = sc.reliability_table(bins, ci=ConfidenceInterval(confidence_level=level))
+        np.testing.assert_allclose(tl["ci_halfwidth"],
+                                   z_value(level) * np.sqrt(p * (1 - p) / t["count"]),
+                                   rtol=1e-12)
+    assert sc.reliability_table(bins, ci=None)["ci_halfwidth"] is None
 
 
 # --------------------------------------------------------------------------- #
@@ -726,8 +821,8 @@ def test_invalid_inputs(x, y, exc, match):
     (dict(binning="width"), "binning"), (dict(binning="fixed", bin_size=10), "bin_size"),
     (dict(n_bins=10, bin_size=10), "exactly one"), (dict(n_bins=0), "n_bins"),
     (dict(bin_size=0), "bin_size"), (dict(n_bins=2.5), "n_bins"),
-    (dict(ci="jackknife"), "ci"), (dict(ci="simulation", n_samples=0), "n_samples"),
-    (dict(ci="bootstrap", n_samples=-1), "n_samples"),
+    (dict(ci="jackknife"), "ci"), (dict(ci=ConfidenceInterval), "ci"),
+    (dict(ci=0.95), "ci"),
 ])
 def test_invalid_options(kw, match):
     with pytest.raises(ValueError, match=match):
@@ -746,3 +841,105 @@ def test_smce_and_friends_need_entries():
         sc.smce(empty)
     with pytest.raises(ValueError, match="exactly one"):
         sc.smce(Entries(GOOD_X, [0, 1, 2], GOOD_Y), n_bins=3, bin_size=2)
+
+
+# --------------------------------------------------------------------------- #
+# The confidence-interval specification                                        #
+# --------------------------------------------------------------------------- #
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(method="jackknife"), "method"), (dict(method=None), "method"),
+    (dict(confidence_level=0), "confidence_level"), (dict(confidence_level=1), "confidence_level"),
+    (dict(confidence_level=95), "confidence_level"),
+    (dict(confidence_level=-0.1), "confidence_level"),
+    (dict(confidence_level=float("nan")), "confidence_level"),
+    (dict(confidence_level="0.95"), "confidence_level"),
+    (dict(confidence_level=True), "confidence_level"),
+    (dict(n_resamples=0), "n_resamples"), (dict(n_resamples=-1), "n_resamples"),
+    (dict(n_resamples=2.5), "n_resamples"), (dict(n_resamples=True), "n_resamples"),
+    (dict(random_state=-1), "random_state"), (dict(random_state="seed"), "random_state"),
+    (dict(random_state=1.5), "random_state"),
+])
+def test_invalid_confidence_interval(kw, match):
+    with pytest.raises(ValueError, match=f"^{match} must"):
+        ConfidenceInterval(**kw)
+
+
+def test_confidence_interval_is_frozen_and_reports_itself():
+    spec = ConfidenceInterval("bootstrap", confidence_level=0.9, n_resamples=20)
+    with pytest.raises(AttributeError):
+        spec.confidence_level = 0.5
+    assert spec.to_dict() == {"method": "bootstrap", "confidence_level": 0.9,
+                              "n_resamples": 20, "random_state": 0}
+    g = ConfidenceInterval(random_state=np.random.default_rng(1)).to_dict()["random_state"]
+    assert isinstance(g, str) and "Generator" in g      # JSON-ready
+
+
+METRICS_WITH_CI = [sc.calibration_error, sc.smce, sc.gmce, sc.mce, sc.top_label_ece,
+                   sc.evaluate, sc.reliability_table]
+
+
+def test_ci_is_the_only_interval_argument_of_every_metric():
+    for f in METRICS_WITH_CI:
+        params = set(inspect.signature(f).parameters)
+        assert "ci" in params, f
+        assert not params & {"n_samples", "seed", "random_state", "n_resamples",
+                             "confidence_level"}, f
+
+
+@pytest.mark.parametrize("ci", ["jackknife", "Simulation", 0.95, ("simulation",)])
+def test_every_metric_rejects_an_invalid_ci(entries, ci):
+    bins = sc.calibration_error(GOOD_X, GOOD_Y).bins
+    calls = [lambda: sc.calibration_error(GOOD_X, GOOD_Y, ci=ci),
+             lambda: sc.smce(entries, ci=ci),
+             lambda: sc.gmce(entries, TagGroups.scw(entries.n_tags), ci=ci),
+             lambda: sc.mce(entries, min_entries=1, ci=ci),
+             lambda: sc.top_label_ece(entries, ci=ci),
+             lambda: sc.evaluate(entries, ci=ci),
+             lambda: sc.reliability_table(bins, ci=ci)]
+    for call in calls:
+        with pytest.raises(ValueError, match="^ci must be None, 'simulation', 'bootstrap' or"):
+            call()
+
+
+def test_evaluate_gives_every_ce_the_same_spec(entries, tagger):
+    groups = TagGroups.from_counts(tagger.train_counts, 3, n_tags=60)
+    spec = ConfidenceInterval("bootstrap", confidence_level=0.9, n_resamples=40,
+                              random_state=4)
+    res = sc.evaluate(entries, groups, ci=spec, per_tag=True, min_entries=60,
+                      top_label=True)
+    ces = [res.smce, *[g for g in res.gmce if g is not None],
+           *res.mce.per_tag.values(), res.top_label_ece]
+    assert len(ces) > 5 and all(c.ci is spec for c in ces)
+    assert all(c.ci_low <= c.ci_high for c in ces)
+    assert (res.smce.ci_low, res.smce.ci_high) == (sc.smce(entries, ci=spec).ci_low,
+                                                   sc.smce(entries, ci=spec).ci_high)
+    d = res.to_dict()
+    assert {k: d["settings"][k] for k in ("ci", "confidence_level", "n_resamples",
+                                          "random_state")} == {
+        "ci": "bootstrap", "confidence_level": 0.9, "n_resamples": 40, "random_state": 4}
+    assert d["smce"]["ci_level"] == 0.9 and d["smce"]["ci_method"] == "bootstrap"
+    md = res.to_markdown()
+    assert "90% CI: bootstrap" in md and "GMCE [90% CI]" in md
+    default = sc.evaluate(entries, groups)
+    assert default.smce.ci == ConfidenceInterval() and "95% CI: simulation" in \
+        default.to_markdown()
+    none = sc.evaluate(entries, groups, ci=None)
+    assert none.smce.ci is None and none.smce.ci_low is None
+    assert none.settings["ci"] is None and none.settings["confidence_level"] is None
+
+
+def test_no_module_is_shadowed_by_an_exported_name():
+    """``import sparsecal.metrics.X as m`` must give the module X, which fails when
+    a function exported by ``sparsecal.metrics`` has the module's name."""
+    import importlib
+    import pkgutil
+    import types
+
+    import sparsecal.metrics as pkg
+    names = [m.name for m in pkgutil.iter_modules(pkg.__path__)]
+    assert {"ce", "intervals", "binary", "marginal", "toplabel", "brier"} <= set(names)
+    for name in names:
+        assert name not in pkg.__all__, name
+        importlib.import_module(f"sparsecal.metrics.{name}")
+        assert isinstance(getattr(pkg, name), types.ModuleType), name

@@ -34,7 +34,8 @@ def data():
     groups = sc.TagGroups.tfg(dev.train_counts, n_groups=3, n_tags=60)
     e_dev = sc.threshold(dev.scores, dev.gold, 0.01)
     e_test = sc.threshold(test.scores, test.gold, 0.01)
-    kw = dict(n_bins=10, n_samples=200, per_tag=True, min_entries=50, top_label=True)
+    kw = dict(n_bins=10, ci=sc.ConfidenceInterval(n_resamples=200), per_tag=True,
+              min_entries=50, top_label=True)
     before = sc.evaluate(e_test, groups, **kw)
     tfg = sc.GroupedCalibrator(sc.IsotonicCalibrator(), groups).fit(e_dev)
     e_after = tfg.transform(e_test)
@@ -65,10 +66,10 @@ def test_module_needs_no_display_and_no_pyplot(tmp_path):
         import sparsecal.plotting.report
         assert "matplotlib" not in sys.modules, "importing plotting imported matplotlib"
         import numpy as np
-        from sparsecal import calibration_error
+        from sparsecal import ConfidenceInterval, calibration_error
         rng = np.random.default_rng(0)
         s = rng.random(500); y = (rng.random(500) < s).astype(np.uint8)
-        ce = calibration_error(s, y, ci="simulation", n_samples=50)
+        ce = calibration_error(s, y, ci=ConfidenceInterval(n_resamples=50))
         figs = [p.reliability_diagram(ce), p.modified_reliability(ce)]
         p.save_figure(figs[0], {str(tmp_path / 'fig')!r})
         assert "matplotlib.pyplot" not in sys.modules, "pyplot was imported"

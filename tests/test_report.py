@@ -201,7 +201,7 @@ def test_demo_report_page_content(reports):
 def test_demo_report_numbers_equal_the_api(reports, demo_data):
     numbers = json.loads((reports.demo / "numbers.json").read_text())
     assert set(numbers) == {"evaluation", "after_tfg_isotonic", "comparison"}
-    kw = dict(ci="simulation", seed=0)
+    kw = dict(ci="simulation")
     before = evaluate(demo_data.test, demo_data.groups, per_tag=True, top_label=True, **kw)
     assert numbers["evaluation"] == json.loads(before.to_json())
     after = GroupedCalibrator(IsotonicCalibrator(), demo_data.groups).fit(
@@ -240,7 +240,7 @@ def test_report_without_dev_has_no_method_comparison(reports, data):
     numbers = json.loads((d / "numbers.json").read_text())
     assert set(numbers) == {"evaluation"}
     expected = evaluate(data.test, data.groups, ci="simulation", per_tag=True,
-                        top_label=True, seed=0)
+                        top_label=True)
     assert numbers["evaluation"] == json.loads(expected.to_json())
     page = (d / "index.html").read_text(encoding="utf-8")
     assert "Recalibration" not in page and "Isotonic Regression" not in page

@@ -10,6 +10,7 @@ import numpy as np
 
 from .binary import HistogramBinning, IsotonicCalibrator, PlattCalibrator, ScalingBinning
 from ..metrics.evaluation import evaluate
+from ..metrics.intervals import ConfidenceInterval
 from .grouped import GroupedCalibrator
 from ..core.groups import TagGroups
 
@@ -131,7 +132,8 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
     if bad:
         raise ValueError(f"unknown grouping {bad[0]!r}; choose from ['scw', 'tfg']")
     scw = TagGroups.scw(groups.n_tags)
-    kw = dict(n_bins=n_bins, ci=ci, seed=seed)
+    kw = dict(n_bins=n_bins,
+              ci=None if ci is None else ConfidenceInterval(ci, random_state=seed))
     before = evaluate(test, groups, **kw)
     after = {}
     for method in methods:

@@ -102,12 +102,12 @@ def _groups_from_args(args, n_tags, console):
 # --------------------------------------------------------------- commands -- #
 
 def _cmd_evaluate(args, console):
-    from ..metrics.evaluation import evaluate
+    from ..metrics import ConfidenceInterval, evaluate
     entries = _entries_from_args(args, console)
     groups = _groups_from_args(args, entries.n_tags, console)
     result = evaluate(entries, groups, n_bins=args.bins,
-                      ci="simulation" if args.ci else None, per_tag=args.per_tag,
-                      top_label=True, seed=args.seed)
+                      ci=ConfidenceInterval(random_state=args.seed) if args.ci else None,
+                      per_tag=args.per_tag, top_label=True)
     console.info(result.to_markdown())
     if args.json:
         result.to_json(args.json)
@@ -227,7 +227,7 @@ def _cmd_groups(args, console):
 def _cmd_demo(args, console):
     from ..calibration.comparison import compare_methods
     from ..core.entries import threshold
-    from ..metrics.evaluation import evaluate
+    from ..metrics import ConfidenceInterval, evaluate
     from ..core.groups import TagGroups
     from ..datasets.synthetic import make_tagger_outputs
 
@@ -244,7 +244,8 @@ def _cmd_demo(args, console):
                  f"({len(test_entries) / test.scores.size:.2%} of all scores)\n")
     groups = TagGroups.from_counts(dev.train_counts, args.groups)
     console.info("## Uncalibrated test set\n")
-    before = evaluate(test_entries, groups, n_bins=args.bins, top_label=True, seed=args.seed)
+    before = evaluate(test_entries, groups, n_bins=args.bins, top_label=True,
+                      ci=ConfidenceInterval(random_state=args.seed))
     console.info(before.to_markdown())
     console.info("\n## Recalibrated on dev, evaluated on test (Kranzlein et al. Table 1)\n")
     result = compare_methods(dev_entries, test_entries, groups, n_bins=args.bins,

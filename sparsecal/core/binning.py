@@ -18,7 +18,7 @@ from .validation import (as_float_array, check_choice, check_labels, check_posit
 
 __all__ = ["BinStats", "argsort_scores", "bin_statistics", "equal_mass_bin_starts",
            "equal_mass_bins", "equal_mass_bins_sorted", "fixed_width_bins", "lookup_bin_means",
-           "lookup_bins", "weighted_equal_mass_bins"]
+           "lookup_bins", "replicated_bin_sums", "weighted_equal_mass_bins"]
 
 
 @dataclass(frozen=True)
@@ -163,6 +163,51 @@ def equal_mass_bins_sorted(sorted_scores, labels, perm, starts):
     sums = [np.empty(k) for _ in range(4)]
     _core.equal_mass_bin_stats(sorted_scores, labels, perm, starts, count, *sums)
     return BinStats(count, *sums)
+
+
+def replicated_bin_sums(multiplicity, starts, *values):
+    """Bin sums of a sorted sample in which point ``k`` appears ``multiplicity[k]``
+    times, cut at ranks ``starts`` of the replicated sample.
+
+    In sorted order the copies of a point are consecutive, so the replicated
+    sample need not be built (nor re-sorted): the sum over ranks ``[0, r)`` is a
+    cumulative sum over whole points plus ``r - cw[k]`` copies of the point ``k``
+    that straddles rank ``r`` (``cw`` = cumulative multiplicities). O(n) per call.
+    This is how a bootstrap replicate (a multinomial count per point) is re-binned
+    into equal-mass bins.
+
+    Parameters
+    ----------
+    multiplicity : ndarray of int, shape (n,)
+        Copies of each point, in sorted order (non-negative, not all zero).
+    starts : ndarray of int64, shape (n_bins + 1,)
+        Rank cuts of the replicated sample, from 0 to ``multiplicity.sum()``
+        (e.g. :func:`equal_mass_bin_starts` of that sum).
+    *values : ndarray of float64, shape (n,)
+        Per-point values in sorted order (e.g. scores and labels).
+
+    Returns
+    -------
+    list of ndarray of float64, shape (n_bins,)
+        For each of ``values``, its sum over the replicated ranks of each bin.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.array([0.1, 0.2, 0.7])
+    >>> replicated_bin_sums(np.array([2, 0, 1]), np.array([0, 1, 3]), x)   # 0.1 0.1 | 0.7
+    [array([0.1, 0.8])]
+    """
+    n = multiplicity.shape[0]
+    cw = np.concatenate(([0], np.cumsum(multiplicity)))
+    # Point holding replicated rank r (0-based): k with cw[k] <= r < cw[k + 1].
+    k = np.minimum(np.searchsorted(cw, starts, side="right") - 1, n - 1)
+    partial = starts - cw[k]
+    sums = []
+    for v in values:
+        cv = np.concatenate(([0.0], np.cumsum(multiplicity * v)))
+        sums.append(np.diff(cv[k] + partial * v[k]))
+    return sums
 
 
 def fixed_width_bins(scores, labels, *, n_bins=10):

@@ -1,12 +1,24 @@
-"""Calibration metrics over entries: CE_p, SMCE, GMCE, MCE, top-label ECE, Brier,
-their intervals, and :func:`evaluate` which bundles them."""
-from .binned import (BrierDecomposition, CalibrationError,
-                                MarginalCalibrationError, brier_decomposition,
-                                calibration_error, gmce, mce, reliability_table, smce,
-                                top_label, top_label_ece)
-from .evaluation import Comparison, EvaluationResult, compare, evaluate
+"""Calibration metrics over entries, one module per idea.
 
-__all__ = ["BrierDecomposition", "CalibrationError", "Comparison", "EvaluationResult",
-           "MarginalCalibrationError", "brier_decomposition", "calibration_error", "compare",
-           "evaluate", "gmce", "mce", "reliability_table", "smce", "top_label",
-           "top_label_ece"]
+- :mod:`~sparsecal.metrics.ce`: the CE_p formula over bin statistics.
+- :mod:`~sparsecal.metrics.intervals`: :class:`ConfidenceInterval`, the one
+  interval specification every metric takes as ``ci=`` (Algorithm 2, bootstrap).
+- :mod:`~sparsecal.metrics.binary`: :func:`calibration_error` of scores and labels,
+  :func:`reliability_table`.
+- :mod:`~sparsecal.metrics.marginal`: :func:`smce`, :func:`gmce`, :func:`mce`.
+- :mod:`~sparsecal.metrics.toplabel`: :func:`top_label`, :func:`top_label_ece`.
+- :mod:`~sparsecal.metrics.brier`: :func:`brier_decomposition`.
+- :mod:`~sparsecal.metrics.evaluation`: :func:`evaluate`, which bundles them, and
+  :func:`compare`.
+"""
+from .binary import CalibrationError, calibration_error, reliability_table
+from .brier import BrierDecomposition, brier_decomposition
+from .evaluation import Comparison, EvaluationResult, compare, evaluate
+from .intervals import ConfidenceInterval
+from .marginal import MarginalCalibrationError, gmce, mce, smce
+from .toplabel import top_label, top_label_ece
+
+__all__ = ["BrierDecomposition", "CalibrationError", "Comparison", "ConfidenceInterval",
+           "EvaluationResult", "MarginalCalibrationError", "brier_decomposition",
+           "calibration_error", "compare", "evaluate", "gmce", "mce", "reliability_table",
+           "smce", "top_label", "top_label_ece"]

@@ -3,7 +3,8 @@
 ``evaluate`` reports what Kranzlein, Liu & Schneider 2021 (Table 1) report per
 tagger: SMCE over all thresholded entries, GMCE per tag-frequency group, the group
 summary rows; optionally per-tag CE (Kumar et al.'s MCE) and top-label ECE; every
-binned CE with a 95% interval (Nguyen & O'Connor, Algorithm 2, or bootstrap).
+binned CE with a confidence interval (95% by default; Nguyen & O'Connor,
+Algorithm 2, or bootstrap; see :class:`~sparsecal.metrics.intervals.ConfidenceInterval`).
 ``compare`` gives the absolute and relative change between two evaluations, as in
 the paper's Table 1 (relative change = (after - before) / before).
 """
@@ -12,7 +13,9 @@ import math
 from dataclasses import dataclass, field
 
 from ..core.groups import TagGroups
-from .binned import gmce, mce, smce, top_label_ece
+from .intervals import ConfidenceInterval
+from .marginal import gmce, mce, smce
+from .toplabel import top_label_ece
 
 __all__ = ["EvaluationResult", "Comparison", "evaluate", "compare"]
 
@@ -33,6 +36,12 @@ def _ce_cell(d):
     return f"{_num(d['value'])} [{_num(d['ci_low'])}, {_num(d['ci_high'])}]"
 
 
+def _level(settings):
+    """"95%": the interval's level, or the default level when there is none."""
+    level = settings.get("confidence_level") or ConfidenceInterval().confidence_level
+    return f"{100 * level:g}%"
+
+
 @dataclass(frozen=True)
 class EvaluationResult:
     """Calibration of one set of entries; see :func:`evaluate`.
@@ -46,7 +55,17 @@ class EvaluationResult:
     mce : MarginalCalibrationError or None
     top_label_ece : CalibrationError or None
     settings : dict
-        threshold, n_bins, ci method, samples, seed, grouping kind.
+        threshold, n_bins, ci (method or None), confidence_level, n_resamples,
+        random_state (None without an interval), grouping kind, n_groups.
+
+    Examples
+    --------
+    >>> from sparsecal import threshold
+    >>> from sparsecal.datasets.synthetic import make_tagger_outputs
+    >>> data = make_tagger_outputs(2000, n_tags=40, split_seed=1)
+    >>> res = evaluate(threshold(data.scores, data.gold, 0.01), ci=None)
+    >>> sorted(res.to_dict()), res.settings["ci"]
+    (['gmce', 'groups', 'settings', 'smce'], None)
     """
 
     smce: object
@@ -79,12 +98,13 @@ class EvaluationResult:
         """SMCE, then one row per group: tags, training share, entries, tokens, GMCE."""
         d = self.to_dict()
         s = d["settings"]
+        level = _level(s)
         lines = [f"Threshold {s.get('threshold')}, {s.get('n_bins')} equal-mass bins, "
-                 f"95% CI: {s.get('ci') or 'none'}", "",
+                 f"{level} CI: {s.get('ci') or 'none'}", "",
                  f"**SMCE** {_ce_cell(d['smce'])} over {d['smce']['n']:,} entries", ""]
         has_share = any("train_share_min" in g for g in d["groups"])
         head = ["Group", "Tag types"] + (["Train share"] if has_share else []) + \
-            ["Entries", "Tokens", "GMCE [95% CI]"]
+            ["Entries", "Tokens", f"GMCE [{level} CI]"]
         lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for g, ce in zip(d["groups"], d["gmce"]):
             row = [str(g["group"]), str(g["tag_types"])]
@@ -103,8 +123,8 @@ class EvaluationResult:
         return "\n".join(lines)
 
 
-def evaluate(entries, groups=None, *, n_bins=10, ci="simulation", n_samples=None, seed=0,
-             per_tag=False, min_entries=100, top_label=False):
+def evaluate(entries, groups=None, *, n_bins=10, ci="simulation", per_tag=False,
+             min_entries=100, top_label=False):
     """Evaluate marginal calibration of thresholded entries.
 
     Parameters
@@ -114,31 +134,59 @@ def evaluate(entries, groups=None, *, n_bins=10, ci="simulation", n_samples=None
         Defaults to SCW (one group of all tags).
     n_bins : int, default=10
         Equal-mass bins (Kranzlein et al. use 10).
-    ci : {"simulation", "bootstrap", None}, default="simulation"
-    n_samples, seed :
-        Passed to the CI (see :func:`sparsecal.calibration_error`).
+    ci : None, {"simulation", "bootstrap"} or ConfidenceInterval, default="simulation"
+        The interval of every CE (SMCE, each GMCE, per-tag CE, top-label ECE);
+        a method name uses the defaults (95%, ``random_state=0``).
     per_tag : bool, default=False
         Also compute per-tag CE and MCE over tags with ``min_entries`` entries.
+    min_entries : int, default=100
     top_label : bool, default=False
         Also compute top-label ECE (20 fixed-width bins, Jagannatha & Yu 2020).
 
     Returns
     -------
     EvaluationResult
+
+    Raises
+    ------
+    TypeError, ValueError
+        As the metrics it calls (:func:`smce`, :func:`gmce`, :func:`mce`,
+        :func:`top_label_ece`); an invalid ``ci`` before any work.
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Table 1 (SMCE, GMCE per TFG group);
+    Nguyen & O'Connor 2015, Algorithm 2 (intervals).
+
+    Examples
+    --------
+    >>> from sparsecal import TagGroups, threshold
+    >>> from sparsecal.metrics import ConfidenceInterval
+    >>> from sparsecal.datasets.synthetic import make_tagger_outputs
+    >>> data = make_tagger_outputs(2000, n_tags=40, split_seed=1)
+    >>> groups = TagGroups.from_counts(data.train_counts, 3, n_tags=40)
+    >>> ci = ConfidenceInterval(confidence_level=0.9, n_resamples=500)
+    >>> res = evaluate(threshold(data.scores, data.gold, 0.01), groups, ci=ci)
+    >>> len(res.gmce), res.smce.ci_level, res.to_markdown().splitlines()[0]
+    (3, 0.9, 'Threshold 0.01, 10 equal-mass bins, 90% CI: simulation')
     """
+    spec = ConfidenceInterval.resolve(ci)
     if groups is None:
         n_tags = entries.n_tags if entries.n_tags is not None else int(entries.tag.max()) + 1
         groups = TagGroups.scw(n_tags)
-    kw = dict(ci=ci, n_samples=n_samples, seed=seed)
+    interval = {} if spec is None else spec.to_dict()
     return EvaluationResult(
-        smce=smce(entries, n_bins=n_bins, **kw),
-        gmce=gmce(entries, groups, n_bins=n_bins, **kw),
+        smce=smce(entries, n_bins=n_bins, ci=spec),
+        gmce=gmce(entries, groups, n_bins=n_bins, ci=spec),
         groups=groups.summary(entries),
-        mce=mce(entries, min_entries=min_entries, n_bins=n_bins, **kw) if per_tag else None,
-        top_label_ece=top_label_ece(entries, **kw) if top_label else None,
-        settings={"threshold": entries.threshold, "n_bins": n_bins, "ci": ci,
-                  "n_samples": n_samples, "seed": seed, "grouping": groups.kind,
-                  "n_groups": groups.n_groups})
+        mce=mce(entries, min_entries=min_entries, n_bins=n_bins, ci=spec) if per_tag else None,
+        top_label_ece=top_label_ece(entries, ci=spec) if top_label else None,
+        settings={"threshold": entries.threshold, "n_bins": n_bins,
+                  "ci": interval.get("method"),
+                  "confidence_level": interval.get("confidence_level"),
+                  "n_resamples": interval.get("n_resamples"),
+                  "random_state": interval.get("random_state"),
+                  "grouping": groups.kind, "n_groups": groups.n_groups})
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ the labels that go with them."""
 from collections.abc import Mapping, Sequence
 
 from ..core.binning import BinStats
-from ..metrics.binned import CalibrationError
+from ..metrics import CalibrationError
 
 
 def _is_evaluation(x):

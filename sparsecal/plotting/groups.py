@@ -5,7 +5,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..metrics.binned import CalibrationError, reliability_table
+from ..metrics import CalibrationError, reliability_table
 from ._inputs import _check_labels_arg, _is_evaluation
 from ._labels import _ce_symbol, _ce_text
 from ._scales import _check_scale, _diagonal, _scale_limits, _set_scale

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..metrics.binned import CalibrationError
+from ..metrics import CalibrationError
 from ._inputs import _is_evaluation
 from ._style import _BLUE, _GREEN, _GREY, _RED, _panel_axes, _rc_style
 

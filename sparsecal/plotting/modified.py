@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..core.entries import Entries
-from ..metrics.binned import CalibrationError, calibration_error, reliability_table, top_label
+from ..metrics import CalibrationError, calibration_error, reliability_table, top_label
 from ._inputs import _as_ce, _check_labels_arg, _is_evaluation
 from ._labels import _bins_phrase, _ce_text
 from ._style import _GREY, _rc_style, _single_axes, _style_of

@@ -5,7 +5,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..metrics.binned import CalibrationError, MarginalCalibrationError
+from ..metrics import CalibrationError, MarginalCalibrationError
 from ._inputs import _check_labels_arg, _is_evaluation
 from ._labels import _ce_symbol
 from ._style import _rc_style, _single_axes, _style_of

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..metrics.binned import reliability_table
+from ..metrics import reliability_table
 from ._inputs import _curves
 from ._labels import _bins_phrase, _ce_text
 from ._scales import (_check_scale, _diagonal, _from_display, _scale_limits, _set_scale,

@@ -18,6 +18,7 @@ from ..io.atomic import atomic_directory
 from ..calibration.binary import IsotonicCalibrator
 from ..calibration.comparison import METHODS, compare_methods
 from ..metrics.evaluation import compare, evaluate
+from ..metrics.intervals import ConfidenceInterval
 from ..calibration.grouped import GroupedCalibrator
 
 __all__ = ["write_report", "markdown_to_html"]
@@ -88,15 +89,17 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
     kw = dict(n_bins=n_bins, ci="simulation", seed=seed)
     with atomic_directory(out_dir, _is_report, "a sparsecal report") as tmp:
         before = evaluate(test, groups, per_tag=per_tag, min_entries=MIN_TAG_ENTRIES,
-                          top_label=True, **kw)
+                          top_label=True, n_bins=n_bins,
+                          ci=ConfidenceInterval(random_state=seed))
         curves = {"uncalibrated": before}
         entries = {"uncalibrated": test}
         comparison = after = None
         if dev is not None:
             comparison = compare_methods(dev, test, groups, methods=methods, **kw)
             calibrated = GroupedCalibrator(IsotonicCalibrator(), groups).fit(dev).transform(test)
-            after = evaluate(calibrated, groups, per_tag=per_tag,
-                             min_entries=MIN_TAG_ENTRIES, top_label=True, **kw)
+            after = evaluate(calibrated, groups, per_tag=per_tag, min_entries=MIN_TAG_ENTRIES,
+                             top_label=True, n_bins=n_bins,
+                             ci=ConfidenceInterval(random_state=seed))
             curves["TFG isotonic"] = after
             entries["TFG isotonic"] = calibrated
         figures = _figures(tmp, curves, entries, before, comparison, groups)

@@ -1,0 +1,243 @@
+"""Marginal calibration errors of a tagger's thresholded entries.
+
+- SMCE / GMCE (Kranzlein, Liu & Schneider 2021, eqs. 2-3): CE_2 over the
+  thresholded entries of all tags pooled / of the tags of one group.
+- MCE (Kumar, Liang & Ma 2019): root mean over tags of the per-tag squared CE_2,
+  over the tags with enough entries; tags lacking data are reported.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.entries import Entries
+from ..core.groups import partition_by_group
+from ..core.validation import check_positive_int
+from .binary import calibration_error
+from .intervals import ConfidenceInterval
+
+__all__ = ["MarginalCalibrationError", "check_entries", "gmce", "mce", "smce"]
+
+
+def check_entries(entries):
+    """``entries`` if it is a non-empty :class:`~sparsecal.Entries`.
+
+    Raises
+    ------
+    TypeError
+        If it is not an ``Entries``.
+    ValueError
+        If it holds no entry (every score below the threshold).
+
+    Examples
+    --------
+    >>> from sparsecal import threshold
+    >>> import numpy as np
+    >>> len(check_entries(threshold(np.array([[0.7, 0.3]]), np.array([0]), 0.01)))
+    2
+    """
+    if not isinstance(entries, Entries):
+        raise TypeError(f"expected Entries (see sparsecal.threshold), got "
+                        f"{type(entries).__name__}")
+    if len(entries) == 0:
+        raise ValueError("no entries: every score is below the threshold")
+    return entries
+
+
+def smce(entries, *, n_bins=None, bin_size=None, ci=None):
+    """Shared marginal calibration error (SMCE).
+
+    CE_2 over the thresholded entries of all tags pooled, with equal-mass bins:
+    every above-threshold (token, tag) score is one binary prediction, labelled 1
+    when the tag is the token's gold tag.
+
+    Parameters
+    ----------
+    entries : Entries
+        From :func:`sparsecal.threshold`.
+    n_bins, bin_size : int, optional
+        Equal-mass bins by count or size (default 10 bins, as in the paper).
+    ci : None, {"simulation", "bootstrap"} or ConfidenceInterval, default=None
+        See :func:`sparsecal.calibration_error`.
+
+    Returns
+    -------
+    CalibrationError
+
+    Raises
+    ------
+    TypeError
+        If ``entries`` is not an ``Entries``.
+    ValueError
+        No entries, both or invalid ``n_bins``/``bin_size``, or an invalid ``ci``.
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Section 3.2, eq. 2; binning: Nguyen &
+    O'Connor 2015, Algorithm 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal import threshold
+    >>> from sparsecal.datasets.synthetic import make_tagger_outputs
+    >>> data = make_tagger_outputs(2000, n_tags=40, split_seed=1)
+    >>> entries = threshold(data.scores, data.gold, 0.01)
+    >>> res = smce(entries, ci="simulation")
+    >>> res.n == len(entries), bool(res.ci_low < res.value < res.ci_high)
+    (True, True)
+    """
+    entries = check_entries(entries)
+    return calibration_error(entries.score, entries.label, n_bins=n_bins,
+                             bin_size=bin_size, ci=ci)
+
+
+def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None):
+    """Grouped marginal calibration error (GMCE), one per tag group.
+
+    SMCE restricted to the entries of the tags of each group (e.g. tag frequency
+    groups, :meth:`sparsecal.TagGroups.from_counts`).
+
+    Parameters
+    ----------
+    entries : Entries
+    groups : TagGroups
+        Over the same tagset as ``entries``.
+    n_bins, bin_size : int, optional
+        Equal-mass bins per group (default 10 bins).
+    ci : None, {"simulation", "bootstrap"} or ConfidenceInterval, default=None
+        Applied to every group; an int ``random_state`` gives every group the
+        same stream, a Generator is drawn from group after group.
+
+    Returns
+    -------
+    list of CalibrationError or None
+        One per group (index = group); None for a group with no entries.
+
+    Raises
+    ------
+    TypeError
+        If ``entries`` is not an ``Entries``.
+    ValueError
+        No entries, ``groups`` of another tagset, invalid bins or ``ci``.
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Section 3.3, eq. 3.
+
+    Examples
+    --------
+    >>> from sparsecal import TagGroups, threshold
+    >>> from sparsecal.datasets.synthetic import make_tagger_outputs
+    >>> data = make_tagger_outputs(2000, n_tags=40, split_seed=1)
+    >>> entries = threshold(data.scores, data.gold, 0.01)
+    >>> groups = TagGroups.from_counts(data.train_counts, 3, n_tags=40)
+    >>> [g.n for g in gmce(entries, groups)] == [
+    ...     int(np.isin(entries.tag, groups.members(g)).sum()) for g in range(3)]
+    True
+    """
+    entries = check_entries(entries)
+    spec = ConfidenceInterval.resolve(ci)
+    perm, offsets = groups.partition(entries)
+    out = []
+    for g in range(groups.n_groups):
+        idx = perm[offsets[g]:offsets[g + 1]]
+        out.append(None if idx.size == 0 else
+                   calibration_error(entries.score[idx], entries.label[idx], n_bins=n_bins,
+                                     bin_size=bin_size, ci=spec))
+    return out
+
+
+@dataclass(frozen=True)
+class MarginalCalibrationError:
+    """Kumar et al.'s marginal CE over the tags with enough data; see :func:`mce`.
+
+    Attributes
+    ----------
+    value : float
+        ``sqrt(mean over evaluated tags of CE_tag^2)``.
+    per_tag : dict
+        tag index -> CalibrationError for every evaluated tag.
+    too_few : dict
+        tag index -> number of entries, for tags with entries but fewer than
+        ``min_entries`` (not evaluated).
+    min_entries : int
+        The threshold used.
+
+    Examples
+    --------
+    >>> res = MarginalCalibrationError(0.1, {}, {3: 12}, 100)
+    >>> float(res), res.too_few
+    (0.1, {3: 12})
+    """
+
+    value: float
+    per_tag: dict
+    too_few: dict
+    min_entries: int
+
+    def __float__(self):
+        return float(self.value)
+
+
+def mce(entries, *, min_entries=100, n_bins=10, ci=None):
+    """Marginal calibration error (MCE), per tag.
+
+    Every tag with at least ``min_entries`` thresholded entries gets its own
+    equal-mass CE_2; MCE is the root mean of their squares. Tags with fewer
+    entries are listed in ``too_few`` rather than silently dropped (with a sparse
+    tagset most tags lack the data for a per-tag estimate, Kranzlein et al. 3.2).
+
+    Parameters
+    ----------
+    entries : Entries
+    min_entries : int, default=100
+        Fewest entries for a tag to be evaluated.
+    n_bins : int, default=10
+        Equal-mass bins per tag.
+    ci : None, {"simulation", "bootstrap"} or ConfidenceInterval, default=None
+        An interval for every per-tag CE (not for MCE itself).
+
+    Returns
+    -------
+    MarginalCalibrationError
+
+    Raises
+    ------
+    TypeError
+        If ``entries`` is not an ``Entries``.
+    ValueError
+        No entries, ``min_entries`` not a positive integer, no tag with
+        ``min_entries`` entries, or an invalid ``n_bins`` or ``ci``.
+
+    References
+    ----------
+    Kumar, Liang & Ma 2019 (marginal calibration error); Kranzlein, Liu &
+    Schneider 2021, Section 2.1, eq. 1.
+
+    Examples
+    --------
+    >>> from sparsecal import threshold
+    >>> from sparsecal.datasets.synthetic import make_tagger_outputs
+    >>> data = make_tagger_outputs(2000, n_tags=40, split_seed=1)
+    >>> res = mce(threshold(data.scores, data.gold, 0.01), min_entries=200)
+    >>> bool(res.per_tag) and bool(res.too_few), 0 < res.value < 1
+    (True, True)
+    """
+    entries = check_entries(entries)
+    min_entries = check_positive_int(min_entries, "min_entries")
+    spec = ConfidenceInterval.resolve(ci)
+    n_tags = entries.n_tags if entries.n_tags is not None else int(entries.tag.max()) + 1
+    perm, offsets = partition_by_group(entries.tag, np.arange(n_tags), n_tags)
+    sizes = np.diff(offsets)
+    per_tag, too_few = {}, {}
+    for t in np.flatnonzero(sizes):
+        if sizes[t] < min_entries:
+            too_few[int(t)] = int(sizes[t])
+            continue
+        idx = perm[offsets[t]:offsets[t + 1]]
+        per_tag[int(t)] = calibration_error(entries.score[idx], entries.label[idx],
+                                            n_bins=n_bins, ci=spec)
+    if not per_tag:
+        raise ValueError(f"no tag has at least min_entries={min_entries} entries")
+    value = float(np.sqrt(np.mean([c.value ** 2 for c in per_tag.values()])))
+    return MarginalCalibrationError(value, per_tag, too_few, min_entries)

@@ -1,0 +1,102 @@
+"""Top-label calibration: one prediction per token, its highest-scoring tag
+(Jagannatha & Yu 2020; Kranzlein et al. 2021, Section 3.2)."""
+import numpy as np
+
+from .binary import calibration_error
+from .marginal import check_entries
+
+__all__ = ["top_label", "top_label_ece"]
+
+
+def top_label(entries):
+    """Top-label view: per token with any entry, its highest score and whether
+    that tag is gold.
+
+    Ties go to the first tag, as ``np.argmax``. Tokens whose every score is below
+    the threshold have no entry and are absent; threshold at 0 (or below
+    1/n_tags) to keep every token.
+
+    Parameters
+    ----------
+    entries : Entries
+        In token order, with tokens (as :func:`sparsecal.threshold` returns them).
+
+    Returns
+    -------
+    confidence : ndarray (dtype of the scores)
+    correct : ndarray of uint8
+
+    Raises
+    ------
+    TypeError
+        If ``entries`` is not an ``Entries``.
+    ValueError
+        No entries, no token per entry, or entries out of token order.
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Section 3.2 (top-label binarisation).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal import threshold
+    >>> s = np.array([[0.6, 0.4, 0.0], [0.005, 0.005, 0.99]])
+    >>> conf, correct = top_label(threshold(s, np.array([0, 1]), 0.01))
+    >>> conf.tolist(), correct.tolist()
+    ([0.6, 0.99], [1, 0])
+    """
+    entries = check_entries(entries)
+    if entries.token is None:
+        raise ValueError("top-label calibration needs the token of each entry")
+    tok = entries.token
+    if tok.size > 1 and (np.diff(tok) < 0).any():
+        raise ValueError("entries must be in token order (as threshold() returns them)")
+    seg = np.concatenate(([0], np.flatnonzero(np.diff(tok)) + 1))
+    best = np.maximum.reduceat(entries.score, seg)
+    seg_id = np.repeat(np.arange(seg.shape[0]), np.diff(np.append(seg, tok.shape[0])))
+    is_best = entries.score == best[seg_id]
+    _, first = np.unique(seg_id[is_best], return_index=True)
+    winner = np.flatnonzero(is_best)[first]
+    return entries.score[winner], entries.label[winner]
+
+
+def top_label_ece(entries, *, n_bins=20, binning="fixed", norm=1, ci=None):
+    """Top-label ECE: CE over one entry per token (its argmax).
+
+    Parameters
+    ----------
+    entries : Entries
+    n_bins : int, default=20
+        20 bins as in Jagannatha & Yu 2020.
+    binning : {"fixed", "equal-mass"}, default="fixed"
+    norm : {1, 2, inf}, default=1
+        1: ECE.
+    ci : None, {"simulation", "bootstrap"} or ConfidenceInterval, default=None
+        See :func:`sparsecal.calibration_error`.
+
+    Returns
+    -------
+    CalibrationError
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`top_label` and :func:`sparsecal.calibration_error`.
+
+    References
+    ----------
+    Jagannatha & Yu 2020 (top-label ECE, 20 bins); Nguyen & O'Connor 2015,
+    Algorithms 1-2.
+
+    Examples
+    --------
+    >>> from sparsecal import threshold
+    >>> from sparsecal.datasets.synthetic import make_tagger_outputs
+    >>> data = make_tagger_outputs(2000, n_tags=40, split_seed=1)
+    >>> res = top_label_ece(threshold(data.scores, data.gold, 0.0))
+    >>> res.n, res.bins.n_bins, res.norm
+    (2000, 20, 1.0)
+    """
+    conf, correct = top_label(entries)
+    return calibration_error(conf, correct, norm=norm, binning=binning, n_bins=n_bins, ci=ci)
