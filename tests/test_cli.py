@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from sparsecal import GroupedCalibrator, TagGroups, evaluate, threshold
+import sparsecal as sc
 from sparsecal.cli.main import main
 from sparsecal.calibration.comparison import METHODS, compare_methods
 from sparsecal.io.arrays import load_entries
@@ -153,6 +154,25 @@ def test_evaluate_ci_adds_intervals(data, capsys, tmp_path):
     assert written == json.loads(expected.to_json())
     smce = written["smce"]
     assert smce["ci_low"] is not None and smce["ci_low"] <= smce["value"] <= smce["ci_high"]
+
+
+def test_evaluate_interval_flags_are_the_api_specification(data, capsys, tmp_path):
+    """--ci METHOD, --confidence-level, --n-resamples and --seed build the same
+    ConfidenceInterval as the API (one specification, issue 10)."""
+    out_json = tmp_path / "ci90.json"
+    rc, out, err = run(capsys, "evaluate", "--scores", data.p("test.npy"), "--gold",
+                       data.p("test_gold.npy"), "--train-counts", data.p("counts.json"),
+                       "--ci", "bootstrap", "--confidence-level", 0.9, "--n-resamples", 200,
+                       "--seed", 4, "--json", out_json)
+    assert rc == 0, err
+    assert "90% CI: bootstrap" in out
+    spec = sc.ConfidenceInterval("bootstrap", confidence_level=0.9, n_resamples=200,
+                                 random_state=4)
+    expected = evaluate(data.test_entries, data.tfg, ci=spec, top_label=True)
+    assert json.loads(out_json.read_text()) == json.loads(expected.to_json())
+    rc, out, err = run(capsys, "evaluate", "--scores", data.p("test.npy"), "--gold",
+                       data.p("test_gold.npy"), "--ci", "--confidence-level", 1.5)
+    assert rc == 1 and "confidence_level" in err and "thresholding" not in err
 
 
 def test_evaluate_per_tag_adds_mce(data, capsys, tmp_path):

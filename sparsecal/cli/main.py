@@ -90,6 +90,15 @@ def _tfg_groups(train_counts, n_groups, n_tags=None, tag_index=None):
                          + f": {exc}") from None
 
 
+def _ci_from_args(args):
+    """The interval specification of --ci, --confidence-level, --n-resamples, --seed."""
+    from ..metrics import ConfidenceInterval
+    if not args.ci:
+        return None
+    return ConfidenceInterval(args.ci, confidence_level=args.confidence_level,
+                              n_resamples=args.n_resamples, random_state=args.seed)
+
+
 def _groups_from_args(args, n_tags, console):
     from ..core.groups import TagGroups
     if getattr(args, "train_counts", None):
@@ -102,11 +111,12 @@ def _groups_from_args(args, n_tags, console):
 # --------------------------------------------------------------- commands -- #
 
 def _cmd_evaluate(args, console):
-    from ..metrics import ConfidenceInterval, evaluate
+    from ..metrics import evaluate
+    ci = _ci_from_args(args)   # checked before any file is read
     entries = _entries_from_args(args, console)
     groups = _groups_from_args(args, entries.n_tags, console)
     result = evaluate(entries, groups, n_bins=args.bins,
-                      ci=ConfidenceInterval(random_state=args.seed) if args.ci else None,
+                      ci=ci,
                       per_tag=args.per_tag, top_label=True)
     console.info(result.to_markdown())
     if args.json:
@@ -298,7 +308,8 @@ def _add_common(p):
     p.add_argument("--threshold", type=float, default=0.01,
                    help="keep scores >= this (default: 0.01)")
     p.add_argument("--bins", type=int, default=10, help="equal-mass bins (default: 10)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="random state of the intervals and "
+                                                       "of seeded methods (default: 0)")
     _add_threads(p)
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
 
@@ -313,7 +324,13 @@ def build_parser():
 
     p = sub.add_parser("evaluate", help="SMCE/GMCE table with confidence intervals")
     _add_common(p)
-    p.add_argument("--ci", action="store_true", help="95%% intervals (Algorithm 2)")
+    p.add_argument("--ci", nargs="?", const="simulation", choices=["simulation", "bootstrap"],
+                   help="confidence intervals: simulation (Nguyen & O'Connor Algorithm 2; "
+                        "the default when --ci is given alone) or bootstrap")
+    p.add_argument("--confidence-level", type=float, default=0.95,
+                   help="confidence level of the intervals (default: 0.95)")
+    p.add_argument("--n-resamples", type=int, help="simulation samples (default: 10000) or "
+                                                   "bootstrap replicates (default: 1000)")
     p.add_argument("--per-tag", action="store_true", help="also per-tag CE / MCE")
     p.add_argument("--json", help="write the numbers as JSON here")
     p.add_argument("--save-entries", help="also save the thresholded entries (.npz)")
