@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _core
+from . import _binning, _sort
 from .threads import get_n_threads
 from .validation import (as_float_array, check_choice, check_labels, check_positive_int,
                           check_probabilities)
@@ -95,7 +95,7 @@ def argsort_scores(scores, *, n_threads=None):
         raise ValueError("scores contains NaN, which has no place in a sort order")
     perm = np.empty(x.shape[0], dtype=np.int64)
     sorted_x = np.empty_like(x)
-    _core.argsort_floats(x, perm, sorted_x, get_n_threads(n_threads, x.shape[0]))
+    _sort.argsort_floats(x, perm, sorted_x, get_n_threads(n_threads, x.shape[0]))
     return perm, sorted_x
 
 
@@ -161,7 +161,7 @@ def equal_mass_bins_sorted(sorted_scores, labels, perm, starts):
     k = starts.shape[0] - 1
     count = np.empty(k, dtype=np.int64)
     sums = [np.empty(k) for _ in range(4)]
-    _core.equal_mass_bin_stats(sorted_scores, labels, perm, starts, count, *sums)
+    _binning.equal_mass_bin_stats(sorted_scores, labels, perm, starts, count, *sums)
     return BinStats(count, *sums)
 
 
@@ -176,7 +176,7 @@ def fixed_width_bins(scores, labels, *, n_bins=10):
     edges = np.arange(n_bins + 1) / n_bins   # i/B exactly rounded: 0.3 is in [0.3, 0.4)
     count = np.empty(n_bins, dtype=np.int64)
     sums = [np.empty(n_bins) for _ in range(4)]
-    _core.fixed_bin_stats(x, y, edges, count, *sums)
+    _binning.fixed_bin_stats(x, y, edges, count, *sums)
     return BinStats(count, *sums, edges=edges)
 
 
@@ -194,7 +194,7 @@ def lookup_bins(scores, boundaries, *, n_threads=None):
     if b.size and (np.isnan(b).any() or (np.diff(b) < 0).any()):
         raise ValueError("boundaries must be sorted ascending and not NaN")
     out = np.empty(x.shape[0], dtype=np.int64)
-    _core.lookup_bins(x, b, out, get_n_threads(n_threads, x.shape[0]))
+    _binning.lookup_bins(x, b, out, get_n_threads(n_threads, x.shape[0]))
     return out
 
 

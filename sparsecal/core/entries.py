@@ -6,7 +6,7 @@ default), each with its tag, a 0/1 label (is it the gold tag?) and its token.
 """
 import numpy as np
 
-from . import _core
+from . import _threshold
 from .threads import get_n_threads
 from .validation import (FLOAT_DTYPES, check_choice, check_gold, check_labels,
                           check_probabilities, check_unit_interval)
@@ -183,7 +183,7 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
         n_blocks = -(-rows // rows_per_block)
         kept = np.empty(n_blocks, dtype=np.int64)
         n_invalid = np.empty(n_blocks, dtype=np.int64)
-        _core.threshold_count(block, t, rows_per_block, kept, n_invalid, n_threads)
+        _threshold.threshold_count(block, t, rows_per_block, kept, n_invalid, n_threads)
         if n_invalid.any():
             _raise_invalid(block, token_offset + r0)
         start = size + np.concatenate(([0], np.cumsum(kept[:-1])))
@@ -192,7 +192,7 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
             capacity = max(need, capacity + capacity // 2)
             for arr in out:   # realloc: large arrays grow in place (mremap)
                 arr.resize(capacity, refcheck=False)
-        _core.threshold_fill(block, gold[r0:r0 + rows], t, rows_per_block, start,
+        _threshold.threshold_fill(block, gold[r0:r0 + rows], t, rows_per_block, start,
                              token_offset + r0, *out, n_threads)
         size = need
         if progress is not None:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from . import _core
+from . import _partition
 from .validation import check_positive_int
 
 __all__ = ["TagGroups", "load_train_counts", "partition_by_group"]
@@ -308,7 +308,7 @@ def partition_by_group(tag, tag_to_group, n_groups=None):
         raise ValueError(f"tag_to_group values must lie in [0, {n_groups})")
     perm = np.empty(tag.shape[0], dtype=np.int64)
     offsets = np.empty(n_groups + 1, dtype=np.int64)
-    bad = _core.partition_by_group(tag, mapping, perm, offsets)
+    bad = _partition.partition_by_group(tag, mapping, perm, offsets)
     if bad >= 0:
         raise ValueError(f"tag[{bad}] = {tag[bad]} is an unknown tag: tag_to_group "
                          f"covers tags 0..{mapping.shape[0] - 1}")

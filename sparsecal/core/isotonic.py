@@ -11,7 +11,7 @@ Elkan 2002.
 """
 import numpy as np
 
-from . import _core
+from . import _isotonic
 from .threads import get_n_threads
 from .validation import as_float_array, check_finite, check_sample_weight
 from .binning import argsort_scores
@@ -57,7 +57,7 @@ def isotonic_fit(x, y, sample_weight=None, *, y_min=0.0, y_max=1.0, n_threads=No
     if not y_min <= y_max:
         raise ValueError(f"y_min ({y_min}) must not exceed y_max ({y_max})")
     perm, xs = argsort_scores(x, n_threads=n_threads)
-    return _core.isotonic_fit_sorted(xs, y, w, perm, float(y_min), float(y_max))
+    return _isotonic.isotonic_fit_sorted(xs, y, w, perm, float(y_min), float(y_max))
 
 
 def isotonic_predict(x, x_knots, y_knots, *, n_threads=None):
@@ -74,5 +74,5 @@ def isotonic_predict(x, x_knots, y_knots, *, n_threads=None):
     if xk.ndim != 1 or xk.shape != yk.shape or xk.shape[0] == 0:
         raise ValueError("x_knots and y_knots must be non-empty 1-D arrays of one length")
     out = np.empty_like(x)
-    _core.isotonic_predict(x, xk, yk, out, get_n_threads(n_threads, x.shape[0]))
+    _isotonic.isotonic_predict(x, xk, yk, out, get_n_threads(n_threads, x.shape[0]))
     return out

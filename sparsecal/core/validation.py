@@ -1,7 +1,7 @@
 """Input checks at the boundary of the package.
 
 Every public function validates its inputs here and raises a ``ValueError`` or
-``TypeError`` that names the argument and the problem; kernels in ``_core`` then
+``TypeError`` that names the argument and the problem; the compiled kernels then
 assume valid data. Nothing here modifies a caller's array.
 """
 import numbers
