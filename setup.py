@@ -1,4 +1,10 @@
-"""Build the compiled core ``sparsecal.core._core`` (Cython, OpenMP when available)."""
+"""Build the compiled core: one extension ``sparsecal.core._<family>`` per kernel
+source ``sparsecal/core/_<family>.pyx`` (Cython, OpenMP when available).
+
+Shared declarations live in ``sparsecal/core/_types.pxd``; a new kernel family is
+a new ``.pyx`` file in ``sparsecal/core``, picked up here without further change.
+"""
+import glob
 import os
 import sys
 import tempfile
@@ -33,13 +39,14 @@ extra_compile = [] if sys.platform == "win32" else ["-O3"]
 
 extensions = [
     Extension(
-        "sparsecal.core._core",
-        ["sparsecal/core/_core.pyx"],
+        "sparsecal.core." + os.path.splitext(os.path.basename(pyx))[0],
+        [pyx],
         include_dirs=[np.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
         extra_compile_args=extra_compile + omp_compile,
         extra_link_args=omp_link,
     )
+    for pyx in sorted(glob.glob("sparsecal/core/_*.pyx"))
 ]
 
 setup(

@@ -697,18 +697,29 @@ def machine_info():
 
 
 def build_fingerprint():
-    """Which compiled core was measured: the extension's path, its mtime and
-    the md5 of the _core.pyx next to it (the tree may change between runs)."""
+    """Which compiled core was measured: per kernel source of ``sparsecal/core``
+    (``_*.pyx`` and ``_*.pxd``) the md5 of the file, and per extension next to it
+    its mtime (the tree may change between runs)."""
+    import glob
     import hashlib
-    from sparsecal.core import _core
-    so = _core.__file__
-    pyx = os.path.join(os.path.dirname(so), "_core.pyx")
-    digest = "n/a"
-    if os.path.exists(pyx):
-        with open(pyx, "rb") as f:
+    import sparsecal.core
+    core = os.path.dirname(sparsecal.core.__file__)
+    parts = []
+    for src in sorted(glob.glob(os.path.join(core, "_*.pyx"))
+                      + glob.glob(os.path.join(core, "_*.pxd"))):
+        with open(src, "rb") as f:
             digest = hashlib.md5(f.read()).hexdigest()[:12]
-    mtime = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(os.path.getmtime(so)))
-    return f"{so} (built {mtime}, _core.pyx md5 {digest})"
+        name = os.path.basename(src)
+        built = glob.glob(os.path.join(core, os.path.splitext(name)[0] + ".*.so"))
+        when = (time.strftime("built %Y-%m-%d %H:%M:%S",
+                              time.localtime(os.path.getmtime(built[0])))
+                if built else "no extension" if name.endswith(".pyx") else "declarations")
+        parts.append(f"{name} md5 {digest} ({when})")
+    if not parts:   # an installed wheel ships the extensions, not their sources
+        parts = [f"{os.path.basename(so)} (built "
+                 f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(os.path.getmtime(so)))})"
+                 for so in sorted(glob.glob(os.path.join(core, "_*.so")))]
+    return f"{core}: " + "; ".join(parts)
 
 
 def _meminfo(key):

@@ -1,5 +1,10 @@
 """The compiled core and its thin validated wrappers: dense scores -> entries -> bins.
 
+One compiled kernel module per family (Cython, no validation, GIL-free loops),
+each used by one wrapper below: ``_threshold`` (entries), ``_sort`` (radix
+argsort) and ``_binning`` (bin statistics, bin lookup) (binning), ``_isotonic``
+(isotonic), ``_partition`` (groups); shared declarations in ``_types.pxd``.
+
 - :mod:`~sparsecal.core.entries`: :class:`Entries` and :func:`threshold`.
 - :mod:`~sparsecal.core.binning`: the one home of binning (sort, equal-mass and
   fixed-width bins, bin lookup, weighted variants).

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _core
+from . import _binning, _sort
 from .threads import get_n_threads
 from .validation import (as_float_array, check_choice, check_labels, check_positive_int,
                           check_probabilities)
@@ -33,6 +33,21 @@ class BinStats:
         Smallest and largest score in each bin (NaN for an empty fixed-width bin).
     edges : ndarray of float64 or None
         The bin edges for fixed-width bins, None for equal-mass bins.
+
+    References
+    ----------
+    Nguyen & O'Connor 2015, Algorithm 1, step 4 (per-bin mean prediction and
+    label frequency); Kranzlein, Liu & Schneider 2021, Section 3.2 (fixed-width
+    and equal-mass bins).
+
+    Examples
+    --------
+    >>> from sparsecal.core.binning import equal_mass_bins
+    >>> stats = equal_mass_bins([0.9, 0.1, 0.4, 0.1, 0.7], [1, 0, 0, 1, 1], n_bins=2)
+    >>> stats.n_bins, stats.count
+    (2, array([2, 3]))
+    >>> stats.mean_label
+    array([0.5       , 0.66666667])
     """
 
     count: np.ndarray
@@ -44,6 +59,7 @@ class BinStats:
 
     @property
     def n_bins(self):
+        """Number of bins."""
         return self.count.shape[0]
 
     @property
@@ -60,10 +76,29 @@ class BinStats:
 
     def boundaries(self):
         """Inner boundaries for :func:`lookup_bins`, so that the bins cover [0, 1]
-        with no gap: fixed-width bins use their edges; equal-mass bins cut halfway
-        between one bin's largest score and the next bin's smallest (at the
-        latter when halfway rounds onto the former), so a score lying in one
-        bin only is looked up in that bin."""
+        with no gap.
+
+        Fixed-width bins use their edges; equal-mass bins cut halfway between
+        one bin's largest score and the next bin's smallest (at the latter when
+        halfway rounds onto the former), so a score lying in one bin only is
+        looked up in that bin.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_bins - 1,)
+
+        References
+        ----------
+        Kranzlein, Liu & Schneider 2021, Section 2.2 ("Histogram Binning"): a
+        test score is calibrated by the bin it falls in; DESIGN.md item 7.
+
+        Examples
+        --------
+        >>> from sparsecal.core.binning import equal_mass_bins
+        >>> equal_mass_bins([0.9, 0.1, 0.4, 0.1, 0.7], [1, 0, 0, 1, 1],
+        ...                 n_bins=2).boundaries()
+        array([0.25])
+        """
         if self.edges is not None:
             return self.edges[1:-1].copy()
         below, above = self.upper[:-1], self.lower[1:]
@@ -84,18 +119,41 @@ def argsort_scores(scores, *, n_threads=None):
     ----------
     scores : array_like of float32 or float64, shape (n,)
         No NaN; any other finite or infinite value is allowed.
+    n_threads : int, optional
+        Threads for the kernel (see :func:`sparsecal.core.threads.get_n_threads`).
 
     Returns
     -------
     perm : ndarray of int64, shape (n,)
     sorted_scores : ndarray, shape (n,), same dtype as ``scores``
+
+    Raises
+    ------
+    TypeError
+        If ``scores`` does not hold real numbers.
+    ValueError
+        If ``scores`` is not 1-D or contains NaN.
+
+    References
+    ----------
+    Nguyen & O'Connor 2015, Algorithm 1, step 1 (sort pairs by prediction,
+    ascending); DESIGN.md item 2 (ties broken by entry order).
+
+    Examples
+    --------
+    >>> from sparsecal.core.binning import argsort_scores
+    >>> perm, sorted_scores = argsort_scores([0.9, 0.1, 0.4, 0.1, 0.7])
+    >>> perm
+    array([1, 3, 2, 4, 0])
+    >>> sorted_scores
+    array([0.1, 0.1, 0.4, 0.7, 0.9])
     """
     x = np.ascontiguousarray(as_float_array(scores, "scores"))
     if np.isnan(x).any():
         raise ValueError("scores contains NaN, which has no place in a sort order")
     perm = np.empty(x.shape[0], dtype=np.int64)
     sorted_x = np.empty_like(x)
-    _core.argsort_floats(x, perm, sorted_x, get_n_threads(n_threads, x.shape[0]))
+    _sort.argsort_floats(x, perm, sorted_x, get_n_threads(n_threads, x.shape[0]))
     return perm, sorted_x
 
 
@@ -107,10 +165,37 @@ def equal_mass_bin_starts(n, n_bins=None, bin_size=None):
     before it (a single bin when ``n < k``). With ``n_bins=B`` bin ``i`` holds ranks
     ``[floor(i*n/B), floor((i+1)*n/B))``; with ``n < B`` the empty bins are dropped.
 
+    Parameters
+    ----------
+    n : int
+        Number of sorted scores.
+    n_bins, bin_size : int
+        Exactly one of them.
+
     Returns
     -------
     starts : ndarray of int64, shape (n_bins_used + 1,)
         Bin ``b`` holds ranks ``starts[b]:starts[b + 1]``.
+
+    Raises
+    ------
+    ValueError
+        If both or neither of ``n_bins`` and ``bin_size`` are given, if ``n``
+        is not positive, or if the one given is not a positive integer.
+
+    References
+    ----------
+    Nguyen & O'Connor 2015, Algorithm 1, step 2 (bin label of the k-th sorted
+    pair from the target bin size) and Section 3.1; Kranzlein, Liu & Schneider
+    2021, Section 3.2 (10 bins).
+
+    Examples
+    --------
+    >>> from sparsecal.core.binning import equal_mass_bin_starts
+    >>> equal_mass_bin_starts(5, n_bins=2)
+    array([0, 2, 5])
+    >>> equal_mass_bin_starts(10, bin_size=4)   # the short last bin is merged
+    array([ 0,  4, 10])
     """
     if (n_bins is None) == (bin_size is None):
         raise ValueError("give exactly one of n_bins and bin_size")
@@ -138,11 +223,34 @@ def equal_mass_bins(scores, labels, *, n_bins=None, bin_size=None, n_threads=Non
     labels : array_like of {0, 1} or bool, shape (n,)
     n_bins, bin_size : int
         Exactly one: see :func:`equal_mass_bin_starts`. Default ``n_bins=10``.
+    n_threads : int, optional
+        Threads for the sort (see :func:`sparsecal.core.threads.get_n_threads`).
 
     Returns
     -------
     BinStats
         Independent of input order up to ties, which are broken by input order.
+
+    Raises
+    ------
+    TypeError
+        If ``scores`` or ``labels`` has a non-numeric dtype.
+    ValueError
+        If ``scores`` is empty, not in [0, 1] or NaN, if ``labels`` is not 0/1
+        or of another length, or if the binning arguments are invalid.
+
+    References
+    ----------
+    Nguyen & O'Connor 2015, Algorithm 1 (steps 1-4) and Section 3.1;
+    Kranzlein, Liu & Schneider 2021, Section 3.2 (equal-mass bins for sparse
+    tagsets).
+
+    Examples
+    --------
+    >>> from sparsecal.core.binning import equal_mass_bins
+    >>> stats = equal_mass_bins([0.9, 0.1, 0.4, 0.1, 0.7], [1, 0, 0, 1, 1], n_bins=2)
+    >>> stats.count, stats.lower, stats.upper
+    (array([2, 3]), array([0.1, 0.4]), array([0.1, 0.9]))
     """
     if n_bins is None and bin_size is None:
         n_bins = 10
@@ -156,12 +264,52 @@ def equal_mass_bins(scores, labels, *, n_bins=None, bin_size=None, n_threads=Non
 
 
 def equal_mass_bins_sorted(sorted_scores, labels, perm, starts):
-    """Statistics of the equal-mass bins ``starts`` (from :func:`equal_mass_bin_starts`)
-    of scores already sorted by :func:`argsort_scores` (``perm``, ``sorted_scores``)."""
+    """Statistics of the equal-mass bins ``starts`` of scores already sorted.
+
+    No validation: the arguments come from :func:`argsort_scores` and
+    :func:`equal_mass_bin_starts`, so that one sort serves several binnings.
+
+    Parameters
+    ----------
+    sorted_scores : ndarray of float32 or float64, shape (n,)
+        Scores in ascending order (``sorted_scores`` of :func:`argsort_scores`).
+    labels : ndarray of uint8, shape (n,)
+        Labels in the original order.
+    perm : ndarray of int64, shape (n,)
+        The rank-to-index permutation of :func:`argsort_scores`.
+    starts : ndarray of int64, shape (n_bins + 1,)
+        From :func:`equal_mass_bin_starts`.
+
+    Returns
+    -------
+    BinStats
+
+    Raises
+    ------
+    ValueError
+        If an array has the wrong dtype or is not contiguous (from the kernel's
+        typed arguments); other invalid input is not detected.
+
+    References
+    ----------
+    Nguyen & O'Connor 2015, Algorithm 1, steps 3-4 (per-bin means over the
+    sorted pairs).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.core.binning import (argsort_scores, equal_mass_bin_starts,
+    ...                                     equal_mass_bins_sorted)
+    >>> perm, sorted_scores = argsort_scores([0.9, 0.1, 0.4, 0.1, 0.7])
+    >>> labels = np.array([1, 0, 0, 1, 1], dtype=np.uint8)
+    >>> equal_mass_bins_sorted(sorted_scores, labels, perm,
+    ...                        equal_mass_bin_starts(5, n_bins=2)).sum_label
+    array([1., 2.])
+    """
     k = starts.shape[0] - 1
     count = np.empty(k, dtype=np.int64)
     sums = [np.empty(k) for _ in range(4)]
-    _core.equal_mass_bin_stats(sorted_scores, labels, perm, starts, count, *sums)
+    _binning.equal_mass_bin_stats(sorted_scores, labels, perm, starts, count, *sums)
     return BinStats(count, *sums)
 
 
@@ -211,8 +359,40 @@ def replicated_bin_sums(multiplicity, starts, *values):
 
 
 def fixed_width_bins(scores, labels, *, n_bins=10):
-    """Statistics of ``n_bins`` equal-width bins ``[i/B, (i+1)/B)`` over [0, 1]
-    (the last bin includes 1.0). Empty bins are kept, with count 0."""
+    """Statistics of ``n_bins`` equal-width bins ``[i/B, (i+1)/B)`` over [0, 1].
+
+    Parameters
+    ----------
+    scores : array_like of float, shape (n,)
+        Probabilities in [0, 1]; the last bin includes 1.0.
+    labels : array_like of {0, 1} or bool, shape (n,)
+    n_bins : int, default=10
+
+    Returns
+    -------
+    BinStats
+        With ``edges``; empty bins are kept, with count 0 and NaN bounds.
+
+    Raises
+    ------
+    TypeError
+        If ``scores`` or ``labels`` has a non-numeric dtype.
+    ValueError
+        If ``n_bins`` is not a positive integer, ``scores`` is empty, not in
+        [0, 1] or NaN, or ``labels`` is not 0/1 or of another length.
+
+    References
+    ----------
+    Nguyen & O'Connor 2015, Section 3.1 (evenly spaced bins, the procedure
+    adaptive binning replaces); Kranzlein, Liu & Schneider 2021, Section 3.2.
+
+    Examples
+    --------
+    >>> from sparsecal.core.binning import fixed_width_bins
+    >>> stats = fixed_width_bins([0.9, 0.1, 0.4, 0.1, 0.7], [1, 0, 0, 1, 1], n_bins=4)
+    >>> stats.count, stats.edges
+    (array([2, 1, 1, 1]), array([0.  , 0.25, 0.5 , 0.75, 1.  ]))
+    """
     n_bins = check_positive_int(n_bins, "n_bins")
     x = check_probabilities(scores, "scores")
     if x.shape[0] == 0:
@@ -221,7 +401,7 @@ def fixed_width_bins(scores, labels, *, n_bins=10):
     edges = np.arange(n_bins + 1) / n_bins   # i/B exactly rounded: 0.3 is in [0.3, 0.4)
     count = np.empty(n_bins, dtype=np.int64)
     sums = [np.empty(n_bins) for _ in range(4)]
-    _core.fixed_bin_stats(x, y, edges, count, *sums)
+    _binning.fixed_bin_stats(x, y, edges, count, *sums)
     return BinStats(count, *sums, edges=edges)
 
 
@@ -231,6 +411,39 @@ def lookup_bins(scores, boundaries, *, n_threads=None):
     Same as ``np.searchsorted(boundaries, scores, side="right")``: with the
     inner boundaries of :meth:`BinStats.boundaries`, every score in [0, 1] (1.0
     and scores outside the fitted range included) gets a bin.
+
+    Parameters
+    ----------
+    scores : array_like of float, shape (n,)
+        Probabilities in [0, 1].
+    boundaries : array_like of float, shape (m,)
+        Sorted ascending, no NaN.
+    n_threads : int, optional
+        Threads for the kernel (see :func:`sparsecal.core.threads.get_n_threads`).
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        Values in ``[0, m]``.
+
+    Raises
+    ------
+    TypeError
+        If ``scores`` has a non-numeric dtype.
+    ValueError
+        If ``scores`` is not in [0, 1] or NaN, or ``boundaries`` is not 1-D,
+        not sorted or holds NaN.
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Section 2.2 ("Histogram Binning": a test
+    score is calibrated by finding the bin it belongs to); DESIGN.md item 7.
+
+    Examples
+    --------
+    >>> from sparsecal.core.binning import lookup_bins
+    >>> lookup_bins([0.05, 0.5, 1.0], [0.25, 0.5, 0.75])
+    array([0, 2, 3])
     """
     x = check_probabilities(scores, "scores")
     b = np.ascontiguousarray(np.asarray(boundaries, dtype=np.float64))
@@ -239,7 +452,7 @@ def lookup_bins(scores, boundaries, *, n_threads=None):
     if b.size and (np.isnan(b).any() or (np.diff(b) < 0).any()):
         raise ValueError("boundaries must be sorted ascending and not NaN")
     out = np.empty(x.shape[0], dtype=np.int64)
-    _core.lookup_bins(x, b, out, get_n_threads(n_threads, x.shape[0]))
+    _binning.lookup_bins(x, b, out, get_n_threads(n_threads, x.shape[0]))
     return out
 
 
@@ -247,8 +460,51 @@ def bin_statistics(scores, labels, *, binning="equal-mass", n_bins=None, bin_siz
                    n_threads=None):
     """Bin statistics of one binary problem (equal-mass or fixed-width).
 
-    ``binning="equal-mass"`` takes ``n_bins`` (default 10) or ``bin_size``;
-    ``binning="fixed"`` takes ``n_bins``.
+    Parameters
+    ----------
+    scores : array_like of float, shape (n,)
+        Probabilities in [0, 1].
+    labels : array_like of {0, 1} or bool, shape (n,)
+    binning : {"equal-mass", "fixed"}, default="equal-mass"
+        ``"equal-mass"`` takes ``n_bins`` (default 10) or ``bin_size``;
+        ``"fixed"`` takes ``n_bins`` (default 10).
+    n_bins, bin_size : int, optional
+    n_threads : int, optional
+        Threads for the sort (see :func:`sparsecal.core.threads.get_n_threads`).
+
+    Returns
+    -------
+    stats : BinStats
+    scores : ndarray of float32 or float64, shape (n,)
+        The validated scores.
+    labels : ndarray of uint8, shape (n,)
+        The validated labels.
+    sort : tuple or None
+        ``(perm, sorted_scores, starts)`` for equal-mass bins, so that callers
+        can reuse the sort; None for fixed-width bins.
+
+    Raises
+    ------
+    TypeError
+        If ``scores`` or ``labels`` has a non-numeric dtype.
+    ValueError
+        If ``binning`` is unknown, ``bin_size`` is given with fixed-width bins,
+        ``scores`` is empty or invalid, or ``labels`` is invalid.
+
+    References
+    ----------
+    Nguyen & O'Connor 2015, Algorithm 1; Kranzlein, Liu & Schneider 2021,
+    Section 3.2 (fixed-width or equal-mass bins, 10 of them).
+
+    Examples
+    --------
+    >>> from sparsecal.core.binning import bin_statistics
+    >>> stats, x, y, sort = bin_statistics([0.9, 0.1, 0.4, 0.1, 0.7], [1, 0, 0, 1, 1],
+    ...                                    n_bins=2)
+    >>> stats.count, sort[2]
+    (array([2, 3]), array([0, 2, 5]))
+    >>> bin_statistics([0.9, 0.1], [1, 0], binning="fixed", n_bins=2)[3] is None
+    True
     """
     check_choice(binning, "binning", {"equal-mass", "fixed"})
     x = check_probabilities(scores, "scores")
@@ -273,6 +529,48 @@ def weighted_equal_mass_bins(sorted_x, y, w, perm, n_bins, bin_size):
     point whose cumulative weight, itself included, exceeds ``j * W / B``
     (``j * bin_size * W / n`` given ``bin_size``): with unit weights these are
     exactly the unweighted rank bins.
+
+    Parameters
+    ----------
+    sorted_x : ndarray of float32 or float64, shape (n,)
+        Scores in ascending order (from :func:`argsort_scores`).
+    y : ndarray of uint8 or float, shape (n,)
+        Labels in the original order.
+    w : ndarray of float64, shape (n,), or None
+        Non-negative weights in the original order; None for unit weights.
+    perm : ndarray of int64, shape (n,)
+        The rank-to-index permutation of :func:`argsort_scores`.
+    n_bins, bin_size : int or None
+        Exactly one is not None.
+
+    Returns
+    -------
+    BinStats
+        ``count`` is the number of points per bin; with weights, ``sum_score``
+        and ``sum_label`` are the weighted means times ``count``.
+
+    Raises
+    ------
+    ValueError
+        From :func:`equal_mass_bin_starts` (unweighted) on invalid binning
+        arguments; weighted inputs are not validated.
+
+    References
+    ----------
+    Nguyen & O'Connor 2015, Algorithm 1 (equal-mass bins), with sample weights
+    as in the weighted recalibrators of DESIGN.md item 7.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.core.binning import argsort_scores, weighted_equal_mass_bins
+    >>> perm, sx = argsort_scores([0.9, 0.1, 0.4, 0.1, 0.7])
+    >>> y = np.array([1, 0, 0, 1, 1], dtype=np.uint8)
+    >>> w = np.array([1.0, 1.0, 2.0, 0.0, 1.0])
+    >>> weighted_equal_mass_bins(sx, y, w, perm, 2, None).count
+    array([1, 3])
+    >>> weighted_equal_mass_bins(sx, y, None, perm, 2, None).count
+    array([2, 3])
     """
     n = sorted_x.shape[0]
     if w is None:
@@ -301,14 +599,51 @@ def weighted_equal_mass_bins(sorted_x, y, w, perm, n_bins, bin_size):
 
 
 def lookup_bin_means(keys, values, w, boundaries):
-    """Per-bin (weighted) mean of ``values`` over the points that
-    ``lookup_bins(keys, boundaries)`` puts in each bin -- the rule ``predict``
-    uses -- after dropping every boundary below a bin that no (positively
-    weighted) point falls in. So tied keys are never split between bins (rank
-    cuts inside a run of ties would otherwise give the tied value the statistics
-    of a bin that holds only part of the run), and every bin has a value.
+    """Per-bin (weighted) mean of ``values`` over the bins that ``lookup_bins``
+    puts ``keys`` in.
 
-    Returns ``(boundaries, means)`` with ``len(means) == len(boundaries) + 1``.
+    The rule ``predict`` uses, after dropping every boundary below a bin that
+    no (positively weighted) point falls in. So tied keys are never split
+    between bins (rank cuts inside a run of ties would otherwise give the tied
+    value the statistics of a bin that holds only part of the run), and every
+    bin has a value.
+
+    Parameters
+    ----------
+    keys : ndarray of float, shape (n,)
+        Scores in [0, 1] (validated by :func:`lookup_bins`).
+    values : ndarray of float, shape (n,)
+        The values to average (labels, or scaled scores).
+    w : ndarray of float64, shape (n,), or None
+        Non-negative weights; None for unit weights.
+    boundaries : array_like of float
+        Candidate inner boundaries, e.g. from :meth:`BinStats.boundaries`.
+
+    Returns
+    -------
+    boundaries : ndarray of float64, shape (m,)
+        The boundaries kept, sorted and unique.
+    means : ndarray of float64, shape (m + 1,)
+
+    Raises
+    ------
+    TypeError, ValueError
+        From :func:`lookup_bins`, if ``keys`` or ``boundaries`` is invalid.
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Section 2.2 ("Histogram Binning",
+    "Scaling Binning": output the mean of the bin a score falls in);
+    DESIGN.md item 7.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.core.binning import lookup_bin_means
+    >>> keys = np.array([0.1, 0.1, 0.4, 0.7, 0.9])
+    >>> values = np.array([0.0, 1.0, 0.0, 1.0, 1.0])
+    >>> lookup_bin_means(keys, values, None, [0.1, 0.5])   # no key below 0.1
+    (array([0.5]), array([0.33333333, 1.        ]))
     """
     boundaries = np.unique(boundaries)
     ww = np.ones(keys.shape[0]) if w is None else w

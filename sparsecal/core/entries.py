@@ -6,7 +6,7 @@ default), each with its tag, a 0/1 label (is it the gold tag?) and its token.
 """
 import numpy as np
 
-from . import _core
+from . import _threshold
 from .threads import get_n_threads
 from .validation import (FLOAT_DTYPES, check_choice, check_gold, check_labels,
                           check_probabilities, check_unit_interval)
@@ -41,6 +41,27 @@ class Entries:
 
     Arrays are validated and stored without copying when they already have the
     right dtype; an ``Entries`` never modifies them.
+
+    Raises
+    ------
+    TypeError
+        If ``tag`` or ``token`` does not hold integers, or ``score``/``label``
+        has a non-numeric dtype.
+    ValueError
+        If a shape differs from ``score``'s, a score is outside [0, 1] or NaN,
+        a label is not 0/1, a tag is negative, beyond int32 or ``>= n_tags``,
+        or ``threshold`` is outside [0, 1].
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Section 3.1 (the above-threshold
+    confidence scores of all tokens and tags) and Section 3.2, eq. 2.
+
+    Examples
+    --------
+    >>> from sparsecal.core.entries import Entries
+    >>> Entries([0.5, 0.2], [1, 0], [1, 0], n_tags=2)
+    Entries(n=2, dtype=float64, n_tags=2, n_tokens=None, threshold=0.0, positives=1)
     """
 
     __slots__ = ("score", "tag", "label", "token", "n_tags", "n_tokens", "threshold")
@@ -92,14 +113,73 @@ class Entries:
                 f"positives={int(self.label.sum())})")
 
     def take(self, index):
-        """The entries at ``index`` (integer array, slice or boolean mask)."""
+        """The entries at ``index`` (integer array, slice or boolean mask).
+
+        Parameters
+        ----------
+        index : array_like of int or bool, or slice
+
+        Returns
+        -------
+        Entries
+            Same ``n_tags``, ``n_tokens`` and ``threshold``.
+
+        Raises
+        ------
+        IndexError
+            If ``index`` is out of range or a mask of another length.
+
+        References
+        ----------
+        Kranzlein, Liu & Schneider 2021, Section 3.3 (entries of a subset of
+        tags, e.g. one tag group).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sparsecal.core.entries import threshold
+        >>> entries = threshold(np.array([[0.7, 0.2, 0.1], [0.005, 0.9, 0.095]]), [0, 2])
+        >>> entries.take(entries.label == 1).tag
+        array([0, 2], dtype=int32)
+        """
         return Entries._trusted(
             self.score[index], self.tag[index], self.label[index],
             None if self.token is None else self.token[index],
             self.n_tags, self.n_tokens, self.threshold)
 
     def with_scores(self, score):
-        """Same entries with new scores (e.g. recalibrated), validated."""
+        """Same entries with new scores (e.g. recalibrated), validated.
+
+        Parameters
+        ----------
+        score : array_like of float, shape (n,)
+            Probabilities in [0, 1].
+
+        Returns
+        -------
+        Entries
+            Sharing ``tag``, ``label`` and ``token`` with ``self``.
+
+        Raises
+        ------
+        TypeError
+            If ``score`` does not hold real numbers.
+        ValueError
+            If ``score`` is outside [0, 1], NaN or of another shape.
+
+        References
+        ----------
+        Kranzlein, Liu & Schneider 2021, Section 2.2 (recalibration maps each
+        confidence score to a new one).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sparsecal.core.entries import threshold
+        >>> entries = threshold(np.array([[0.7, 0.2, 0.1], [0.005, 0.9, 0.095]]), [0, 2])
+        >>> entries.with_scores(entries.score / 2).score
+        array([0.35  , 0.1   , 0.05  , 0.45  , 0.0475])
+        """
         score = check_probabilities(score, "score")
         if score.shape != self.score.shape:
             raise ValueError(f"score has shape {score.shape}, expected {self.score.shape}")
@@ -143,7 +223,7 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
         entries' tokens and to the row named in error messages, for callers
         that stream a matrix chunk by chunk.
     n_threads : int, optional
-        Threads for the kernel (see :func:`sparsecal._config.get_n_threads`).
+        Threads for the kernel (see :func:`sparsecal.core.threads.get_n_threads`).
     progress : callable, optional
         Called as ``progress(rows_done, n_tokens)`` after each row chunk.
 
@@ -151,6 +231,32 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
     -------
     Entries
         In row-major (token, tag) order; ``score`` keeps the dtype of ``scores``.
+
+    Raises
+    ------
+    TypeError
+        If ``scores`` is not float32/float64 or ``gold`` does not hold integers.
+    ValueError
+        If ``scores`` is not 2-D or empty, a score is NaN or outside [0, 1]
+        (the first one is named), ``gold`` is out of range or of another
+        length, or ``threshold``, ``token_offset`` or ``missing_gold`` is
+        invalid.
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Section 3.1 (thresholding before both
+    recalibration and evaluation); DESIGN.md item 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.core.entries import threshold
+    >>> scores = np.array([[0.7, 0.2, 0.1], [0.005, 0.9, 0.095]])
+    >>> entries = threshold(scores, gold=[0, 2], threshold=0.01)
+    >>> entries
+    Entries(n=5, dtype=float64, n_tags=3, n_tokens=2, threshold=0.01, positives=2)
+    >>> entries.tag, entries.label, entries.token
+    (array([0, 1, 2, 1, 2], dtype=int32), array([1, 0, 0, 0, 1], dtype=uint8), array([0, 0, 0, 1, 1]))
     """
     if not hasattr(scores, "dtype") or not hasattr(scores, "shape"):
         scores = np.asarray(scores)
@@ -183,7 +289,7 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
         n_blocks = -(-rows // rows_per_block)
         kept = np.empty(n_blocks, dtype=np.int64)
         n_invalid = np.empty(n_blocks, dtype=np.int64)
-        _core.threshold_count(block, t, rows_per_block, kept, n_invalid, n_threads)
+        _threshold.threshold_count(block, t, rows_per_block, kept, n_invalid, n_threads)
         if n_invalid.any():
             _raise_invalid(block, token_offset + r0)
         start = size + np.concatenate(([0], np.cumsum(kept[:-1])))
@@ -192,7 +298,7 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
             capacity = max(need, capacity + capacity // 2)
             for arr in out:   # realloc: large arrays grow in place (mremap)
                 arr.resize(capacity, refcheck=False)
-        _core.threshold_fill(block, gold[r0:r0 + rows], t, rows_per_block, start,
+        _threshold.threshold_fill(block, gold[r0:r0 + rows], t, rows_per_block, start,
                              token_offset + r0, *out, n_threads)
         size = need
         if progress is not None:

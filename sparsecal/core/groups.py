@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from . import _core
+from . import _partition
 from .validation import check_positive_int
 
 __all__ = ["TagGroups", "load_train_counts", "partition_by_group"]
@@ -31,6 +31,32 @@ def load_train_counts(train_counts, n_tags=None, tag_index=None):
         ``{tag name: column index}`` (or a JSON file of it), needed when the
         counts are keyed by name. Names in it with index >= ``n_tags`` and no
         training count (e.g. a padding symbol) are ignored.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_tags,)
+
+    Raises
+    ------
+    TypeError
+        If ``train_counts`` is none of the accepted kinds.
+    ValueError
+        If a file cannot be read or is not a JSON object, a count is negative
+        or not an integer, a tag name is missing from ``tag_index``, names come
+        without ``tag_index``, or a tag index is out of range.
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Section 3.3: groups are built from the
+    gold tag frequencies of the training data, not from the model's output.
+
+    Examples
+    --------
+    >>> from sparsecal.core.groups import load_train_counts
+    >>> load_train_counts({"0": 5, "2": 1}, n_tags=3)
+    array([5, 0, 1])
+    >>> load_train_counts([0, 0, 2])
+    array([2, 0, 1])
     """
     if isinstance(train_counts, (str, os.PathLike)):
         train_counts = _read_json(train_counts, "train_counts")
@@ -117,6 +143,25 @@ class TagGroups:
 
     Use the constructors :meth:`scw`, :meth:`tfg` / :meth:`from_counts` and
     :meth:`per_tag` for the paper's schemes.
+
+    Raises
+    ------
+    TypeError
+        If ``tag_to_group`` does not hold integers.
+    ValueError
+        If ``tag_to_group`` is empty or not 1-D, a group index is outside
+        ``[0, n_groups)``, or ``train_counts``/``tag_names`` has another length.
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Section 3.3 (tag frequency grouping) and
+    Section 3.2 (shared class-wise binning, SCW).
+
+    Examples
+    --------
+    >>> from sparsecal.core.groups import TagGroups
+    >>> TagGroups([0, 1, 1])
+    TagGroups(kind='custom', n_tags=3, n_groups=2, tags_per_group=[1, 2])
     """
 
     def __init__(self, tag_to_group, n_groups=None, *, kind="custom", train_counts=None,
@@ -147,6 +192,7 @@ class TagGroups:
 
     @property
     def n_tags(self):
+        """Number of tags covered."""
         return self.tag_to_group.shape[0]
 
     def __repr__(self):
@@ -163,13 +209,67 @@ class TagGroups:
     # -- constructors ----------------------------------------------------- #
     @classmethod
     def scw(cls, n_tags, **kwargs):
-        """Shared class-wise: all tags in one group."""
+        """Shared class-wise (SCW): all tags in one group.
+
+        Parameters
+        ----------
+        n_tags : int
+        **kwargs
+            ``train_counts`` and ``tag_names``, as for :class:`TagGroups`.
+
+        Returns
+        -------
+        TagGroups
+
+        Raises
+        ------
+        ValueError
+            If ``n_tags`` is not a positive integer.
+
+        References
+        ----------
+        Kranzlein, Liu & Schneider 2021, Section 3.2 (SCW, after Patel et al.
+        2021).
+
+        Examples
+        --------
+        >>> from sparsecal.core.groups import TagGroups
+        >>> TagGroups.scw(3)
+        TagGroups(kind='scw', n_tags=3, n_groups=1, tags_per_group=[3])
+        """
         return cls(np.zeros(check_positive_int(n_tags, "n_tags"), dtype=np.int64), 1,
                    kind="scw", **kwargs)
 
     @classmethod
     def per_tag(cls, n_tags, **kwargs):
-        """One group per tag."""
+        """One group per tag (per-class calibration).
+
+        Parameters
+        ----------
+        n_tags : int
+        **kwargs
+            ``train_counts`` and ``tag_names``, as for :class:`TagGroups`.
+
+        Returns
+        -------
+        TagGroups
+
+        Raises
+        ------
+        ValueError
+            If ``n_tags`` is not a positive integer.
+
+        References
+        ----------
+        Kranzlein, Liu & Schneider 2021, Section 3.2 (MCE: one binary problem
+        per class) and Section 3.3 (independent models per tag).
+
+        Examples
+        --------
+        >>> from sparsecal.core.groups import TagGroups
+        >>> TagGroups.per_tag(3)
+        TagGroups(kind='per-tag', n_tags=3, n_groups=3, tags_per_group=[1, 1, 1])
+        """
         n_tags = check_positive_int(n_tags, "n_tags")
         return cls(np.arange(n_tags), n_tags, kind="per-tag", **kwargs)
 
@@ -181,6 +281,38 @@ class TagGroups:
         whole, to the current group until its count reaches ``total / n_groups``;
         then the next group starts. The last group takes the rest, including tags
         never seen in training. Accepts what :func:`load_train_counts` accepts.
+
+        Parameters
+        ----------
+        train_counts : mapping, str or path, or array_like of int
+            As for :func:`load_train_counts`.
+        n_groups : int, default=5
+        n_tags : int, optional
+        tag_index : mapping or str or path, optional
+            As for :func:`load_train_counts`; also gives the tag names.
+
+        Returns
+        -------
+        TagGroups
+            ``kind="tfg"``, with the training counts kept for :meth:`summary`.
+
+        Raises
+        ------
+        TypeError, ValueError
+            As :func:`load_train_counts`; ValueError also if ``n_groups`` is
+            not a positive integer or every count is zero.
+
+        References
+        ----------
+        Kranzlein, Liu & Schneider 2021, Section 3.3 and Figure 1; DESIGN.md
+        item 6.
+
+        Examples
+        --------
+        >>> from sparsecal.core.groups import TagGroups
+        >>> groups = TagGroups.from_counts({"0": 6, "1": 3, "2": 1}, 2)
+        >>> groups.tag_to_group
+        array([0, 1, 1])
         """
         n_groups = check_positive_int(n_groups, "n_groups")
         counts = load_train_counts(train_counts, n_tags=n_tags, tag_index=tag_index)
@@ -217,7 +349,32 @@ class TagGroups:
 
     # -- queries ---------------------------------------------------------- #
     def group_of(self, tags):
-        """Group index of each tag index in ``tags`` (unknown tags raise)."""
+        """Group index of each tag index in ``tags``.
+
+        Parameters
+        ----------
+        tags : array_like of int
+
+        Returns
+        -------
+        ndarray of int64, same shape as ``tags``
+
+        Raises
+        ------
+        ValueError
+            If a tag is outside ``[0, n_tags)``.
+
+        References
+        ----------
+        Kranzlein, Liu & Schneider 2021, Section 3.3 (tag frequency grouping) and
+        Section 3.2 (shared class-wise binning, SCW).
+
+        Examples
+        --------
+        >>> from sparsecal.core.groups import TagGroups
+        >>> TagGroups([0, 1, 1]).group_of([2, 0])
+        array([1, 0])
+        """
         tags = np.asarray(tags)
         if tags.size and (tags.min() < 0 or tags.max() >= self.n_tags):
             bad = tags[(tags < 0) | (tags >= self.n_tags)].ravel()[0]
@@ -225,12 +382,62 @@ class TagGroups:
         return self.tag_to_group[tags]
 
     def members(self, group):
-        """Tag indices in ``group``."""
+        """Tag indices in ``group``.
+
+        Parameters
+        ----------
+        group : int
+
+        Returns
+        -------
+        ndarray of int64
+            Empty for an empty or unknown group.
+
+        References
+        ----------
+        Kranzlein, Liu & Schneider 2021, Section 3.3 (tag frequency grouping) and
+        Section 3.2 (shared class-wise binning, SCW).
+
+        Examples
+        --------
+        >>> from sparsecal.core.groups import TagGroups
+        >>> TagGroups([0, 1, 1]).members(1)
+        array([1, 2])
+        """
         return np.flatnonzero(self.tag_to_group == group)
 
     def partition(self, entries):
-        """Stable partition of entries by group: ``(perm, offsets)`` as in
-        :func:`partition_by_group`."""
+        """Stable partition of entries by group.
+
+        Parameters
+        ----------
+        entries : Entries
+
+        Returns
+        -------
+        perm, offsets : ndarray of int64
+            As in :func:`partition_by_group`.
+
+        Raises
+        ------
+        ValueError
+            If ``entries.n_tags`` differs from the groups' ``n_tags``, or an
+            entry's tag is unknown.
+
+        References
+        ----------
+        Kranzlein, Liu & Schneider 2021, Section 3.3, eq. 3 (GMCE over the
+        entries of one group).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sparsecal.core.entries import threshold
+        >>> from sparsecal.core.groups import TagGroups
+        >>> entries = threshold(np.array([[0.7, 0.2, 0.1], [0.005, 0.9, 0.095]]), [0, 2])
+        >>> TagGroups([0, 1, 1]).partition(entries)
+        (array([0, 1, 2, 3, 4]), array([0, 1, 5]))
+        """
         if entries.n_tags is not None and entries.n_tags != self.n_tags:
             raise ValueError(f"entries have n_tags={entries.n_tags} but the groups "
                              f"cover {self.n_tags} tags")
@@ -243,6 +450,31 @@ class TagGroups:
         types, the min/max training share of the group's tags (when training
         counts are known), and, given ``entries``, the thresholded entries and
         the tokens with any entry in the group.
+
+        Parameters
+        ----------
+        entries : Entries, optional
+
+        Returns
+        -------
+        list of dict
+
+        Raises
+        ------
+        ValueError
+            As :meth:`partition`, when ``entries`` are given.
+
+        References
+        ----------
+        Kranzlein, Liu & Schneider 2021, Table 1 (tag types, training share,
+        entries and tokens per TFG group) and Section 3.3.
+
+        Examples
+        --------
+        >>> from sparsecal.core.groups import TagGroups
+        >>> groups = TagGroups.from_counts({"0": 6, "1": 3, "2": 1}, 2)
+        >>> groups.summary()[1]
+        {'group': 2, 'tag_types': 2, 'train_share_min': 0.1, 'train_share_max': 0.3, 'train_count': 4}
         """
         sizes = np.bincount(self.tag_to_group, minlength=self.n_groups)
         rows = [{"group": g + 1, "tag_types": int(sizes[g])} for g in range(self.n_groups)]
@@ -285,6 +517,26 @@ def partition_by_group(tag, tag_to_group, n_groups=None):
         Entries of group ``g`` are ``perm[offsets[g]:offsets[g + 1]]``, in their
         original order.
     offsets : ndarray of int64, shape (n_groups + 1,)
+
+    Raises
+    ------
+    TypeError
+        If ``tag`` does not hold integers.
+    ValueError
+        If ``tag`` is not 1-D or holds an unknown tag (the first is named), or
+        ``tag_to_group`` is empty, not 1-D or outside ``[0, n_groups)``.
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Section 3.3, eq. 3: GMCE and grouped
+    recalibration work on the entries of one group at a time.
+
+    Examples
+    --------
+    >>> from sparsecal.core.groups import partition_by_group
+    >>> perm, offsets = partition_by_group([2, 0, 1, 0], [0, 1, 1])
+    >>> perm, offsets
+    (array([1, 3, 0, 2]), array([0, 2, 4]))
     """
     tag = np.asarray(tag)
     if tag.ndim != 1:
@@ -308,7 +560,7 @@ def partition_by_group(tag, tag_to_group, n_groups=None):
         raise ValueError(f"tag_to_group values must lie in [0, {n_groups})")
     perm = np.empty(tag.shape[0], dtype=np.int64)
     offsets = np.empty(n_groups + 1, dtype=np.int64)
-    bad = _core.partition_by_group(tag, mapping, perm, offsets)
+    bad = _partition.partition_by_group(tag, mapping, perm, offsets)
     if bad >= 0:
         raise ValueError(f"tag[{bad}] = {tag[bad]} is an unknown tag: tag_to_group "
                          f"covers tags 0..{mapping.shape[0] - 1}")

@@ -11,7 +11,7 @@ Elkan 2002.
 """
 import numpy as np
 
-from . import _core
+from . import _isotonic
 from .threads import get_n_threads
 from .validation import as_float_array, check_finite, check_sample_weight
 from .binning import argsort_scores
@@ -30,14 +30,38 @@ def isotonic_fit(x, y, sample_weight=None, *, y_min=0.0, y_max=1.0, n_threads=No
         Targets (labels); uint8/bool/float32/float64 used without copying.
     sample_weight : array_like of float, shape (n,), optional
         Non-negative weights; points with weight 0 are ignored.
-    y_min, y_max : float
+    y_min, y_max : float, default=0.0, 1.0
         Fitted values are clipped to this range.
+    n_threads : int, optional
+        Threads for the sort (see :func:`sparsecal.core.threads.get_n_threads`).
 
     Returns
     -------
     x_knots, y_knots : ndarray of float64
         The fitted function's knots: the endpoints of its constant pieces, for
         :func:`isotonic_predict`.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` or ``y`` does not hold real numbers.
+    ValueError
+        If ``x`` is not finite, ``y`` has another shape or is not finite, the
+        weights are invalid, no point has positive weight, or
+        ``y_min > y_max``.
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Section 2.2 ("Isotonic Regression"),
+    after Zadrozny & Elkan 2002; pool adjacent violators as in Barlow et al.
+    1972, Chapter 1, and scikit-learn's ``sklearn/_isotonic.pyx``.
+
+    Examples
+    --------
+    >>> from sparsecal.core.isotonic import isotonic_fit
+    >>> x_knots, y_knots = isotonic_fit([0.1, 0.2, 0.3, 0.4], [0, 1, 0, 1])
+    >>> x_knots, y_knots
+    (array([0.1, 0.2, 0.3, 0.4]), array([0. , 0.5, 0.5, 1. ]))
     """
     x = check_finite(x, "x")
     n = x.shape[0]
@@ -57,7 +81,7 @@ def isotonic_fit(x, y, sample_weight=None, *, y_min=0.0, y_max=1.0, n_threads=No
     if not y_min <= y_max:
         raise ValueError(f"y_min ({y_min}) must not exceed y_max ({y_max})")
     perm, xs = argsort_scores(x, n_threads=n_threads)
-    return _core.isotonic_fit_sorted(xs, y, w, perm, float(y_min), float(y_max))
+    return _isotonic.isotonic_fit_sorted(xs, y, w, perm, float(y_min), float(y_max))
 
 
 def isotonic_predict(x, x_knots, y_knots, *, n_threads=None):
@@ -65,6 +89,39 @@ def isotonic_predict(x, x_knots, y_knots, *, n_threads=None):
 
     Linear interpolation between knots (``np.interp``), constant beyond the
     first and last knot.
+
+    Parameters
+    ----------
+    x : array_like of float, shape (n,)
+        Points to evaluate; no NaN.
+    x_knots, y_knots : array_like of float, shape (m,)
+        The knots of :func:`isotonic_fit` (``x_knots`` ascending).
+    n_threads : int, optional
+        Threads for the kernel (see :func:`sparsecal.core.threads.get_n_threads`).
+
+    Returns
+    -------
+    ndarray, shape (n,), same dtype as ``x`` (float64 for non-float input)
+
+    Raises
+    ------
+    TypeError
+        If ``x`` does not hold real numbers.
+    ValueError
+        If ``x`` is not 1-D or holds NaN, or the knots are empty, not 1-D or
+        of different lengths.
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Section 2.2 ("Isotonic Regression":
+    calibrated scores in a continuous range via linear interpolation).
+
+    Examples
+    --------
+    >>> from sparsecal.core.isotonic import isotonic_fit, isotonic_predict
+    >>> x_knots, y_knots = isotonic_fit([0.1, 0.2, 0.3, 0.4], [0, 1, 0, 1])
+    >>> isotonic_predict([0.0, 0.25, 0.35, 1.0], x_knots, y_knots)
+    array([0.  , 0.5 , 0.75, 1.  ])
     """
     x = np.ascontiguousarray(as_float_array(x, "x"))
     if np.isnan(x).any():
@@ -74,5 +131,5 @@ def isotonic_predict(x, x_knots, y_knots, *, n_threads=None):
     if xk.ndim != 1 or xk.shape != yk.shape or xk.shape[0] == 0:
         raise ValueError("x_knots and y_knots must be non-empty 1-D arrays of one length")
     out = np.empty_like(x)
-    _core.isotonic_predict(x, xk, yk, out, get_n_threads(n_threads, x.shape[0]))
+    _isotonic.isotonic_predict(x, xk, yk, out, get_n_threads(n_threads, x.shape[0]))
     return out

@@ -1,7 +1,7 @@
 """Input checks at the boundary of the package.
 
 Every public function validates its inputs here and raises a ``ValueError`` or
-``TypeError`` that names the argument and the problem; kernels in ``_core`` then
+``TypeError`` that names the argument and the problem; the compiled kernels then
 assume valid data. Nothing here modifies a caller's array.
 """
 import numbers
@@ -12,8 +12,45 @@ FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def as_float_array(x, name, ndim=1):
-    """``x`` as a float32/float64 array of ``ndim`` dimensions, without copying
-    when it already is one. Other numeric dtypes are converted to float64."""
+    """``x`` as a float32/float64 array of ``ndim`` dimensions.
+
+    Parameters
+    ----------
+    x : array_like
+        Real numbers (bool, integer or float dtype).
+    name : str
+        Name of the argument, for error messages.
+    ndim : int, default=1
+        Required number of dimensions.
+
+    Returns
+    -------
+    ndarray of float32 or float64
+        ``x`` itself when it already is a float32/float64 array; other numeric
+        dtypes are converted to float64.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` does not hold real numbers.
+    ValueError
+        If ``x`` has another number of dimensions.
+
+    References
+    ----------
+    DESIGN.md, "Data model": inputs are checked once at the package boundary;
+    the compiled kernels then assume valid data.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.core.validation import as_float_array
+    >>> as_float_array([1, 0], "scores").dtype
+    dtype('float64')
+    >>> x = np.zeros(3, dtype=np.float32)
+    >>> as_float_array(x, "scores") is x
+    True
+    """
     arr = np.asarray(x)
     if arr.dtype not in FLOAT_DTYPES:
         if arr.dtype.kind not in "biuf":
@@ -25,7 +62,43 @@ def as_float_array(x, name, ndim=1):
 
 
 def check_probabilities(x, name):
-    """A 1-D float32/float64 array of values in [0, 1] (no NaN/inf)."""
+    """A contiguous 1-D float32/float64 array of probabilities.
+
+    Parameters
+    ----------
+    x : array_like of float, shape (n,)
+        Values in [0, 1].
+    name : str
+        Name of the argument, for error messages.
+
+    Returns
+    -------
+    ndarray of float32 or float64, shape (n,)
+        C-contiguous; not copied when ``x`` already is such an array.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` does not hold real numbers.
+    ValueError
+        If ``x`` is not 1-D, or holds NaN or a value outside [0, 1] (the first
+        one is named).
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Section 2.1: confidence scores are
+    probabilities, evaluated against binary labels.
+
+    Examples
+    --------
+    >>> from sparsecal.core.validation import check_probabilities
+    >>> check_probabilities([0.25, 1.0], "scores")
+    array([0.25, 1.  ])
+    >>> check_probabilities([0.5, 1.5], "scores")
+    Traceback (most recent call last):
+    ...
+    ValueError: scores must lie in [0, 1]; scores[1] = np.float64(1.5)
+    """
     arr = as_float_array(x, name)
     if arr.size:
         lo, hi = np.min(arr), np.max(arr)   # NaN propagates into min/max
@@ -39,7 +112,42 @@ def check_probabilities(x, name):
 
 
 def check_finite(x, name):
-    """A contiguous 1-D float32/float64 array without NaN or infinity."""
+    """A contiguous 1-D float32/float64 array without NaN or infinity.
+
+    Parameters
+    ----------
+    x : array_like of float, shape (n,)
+    name : str
+        Name of the argument, for error messages.
+
+    Returns
+    -------
+    ndarray of float32 or float64, shape (n,)
+        C-contiguous; not copied when ``x`` already is such an array.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` does not hold real numbers.
+    ValueError
+        If ``x`` is not 1-D or holds NaN or infinity (the first one is named).
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Section 2.2 ("Isotonic Regression"):
+    a non-decreasing function fitted to finite scores.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.core.validation import check_finite
+    >>> check_finite([2.0, -1.0], "x")
+    array([ 2., -1.])
+    >>> check_finite([0.0, np.inf], "x")
+    Traceback (most recent call last):
+    ...
+    ValueError: x must be finite; x[1] = np.float64(inf)
+    """
     arr = np.ascontiguousarray(as_float_array(x, name))
     if arr.size and not np.isfinite(arr).all():
         i = int(np.flatnonzero(~np.isfinite(arr))[0])
@@ -48,7 +156,44 @@ def check_finite(x, name):
 
 
 def check_labels(y, name, n):
-    """Binary labels as a contiguous uint8 array of length ``n``."""
+    """Binary labels as a contiguous uint8 array of length ``n``.
+
+    Parameters
+    ----------
+    y : array_like of {0, 1} or bool, shape (n,)
+    name : str
+        Name of the argument, for error messages.
+    n : int
+        Required length (the number of scores).
+
+    Returns
+    -------
+    ndarray of uint8, shape (n,)
+        A view of ``y`` when it is a contiguous bool or uint8 array.
+
+    Raises
+    ------
+    TypeError
+        If ``y`` is neither numeric nor boolean.
+    ValueError
+        If ``y`` is not 1-D, has another length, or holds a value other than
+        0 and 1 (the first one is named).
+
+    References
+    ----------
+    Nguyen & O'Connor 2015, Section 2: calibration compares a prediction
+    ``q`` with a binary outcome ``y``.
+
+    Examples
+    --------
+    >>> from sparsecal.core.validation import check_labels
+    >>> check_labels([True, False], "labels", 2)
+    array([1, 0], dtype=uint8)
+    >>> check_labels([0, 2], "labels", 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: labels must be 0 or 1; labels[1] = np.int64(2)
+    """
     arr = np.asarray(y)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-dimensional, got shape {arr.shape}")
@@ -69,7 +214,38 @@ def check_labels(y, name, n):
 
 
 def check_sample_weight(w, n):
-    """None, or non-negative finite float64 weights of length ``n``."""
+    """None, or non-negative finite float64 weights of length ``n``.
+
+    Parameters
+    ----------
+    w : array_like of float, shape (n,), or None
+    n : int
+        Required length (the number of points).
+
+    Returns
+    -------
+    ndarray of float64, shape (n,), or None
+        Contiguous; ``None`` when ``w`` is None (unit weights).
+
+    Raises
+    ------
+    ValueError
+        If ``w`` has another shape, or holds a negative, NaN or infinite value.
+
+    References
+    ----------
+    Barlow et al. 1972, *Statistical Inference under Order Restrictions*,
+    Chapter 1: weighted least squares under an order restriction (the
+    weights of pool adjacent violators).
+
+    Examples
+    --------
+    >>> from sparsecal.core.validation import check_sample_weight
+    >>> check_sample_weight([1, 2], 2)
+    array([1., 2.])
+    >>> check_sample_weight(None, 2) is None
+    True
+    """
     if w is None:
         return None
     arr = np.ascontiguousarray(np.asarray(w, dtype=np.float64))
@@ -81,7 +257,47 @@ def check_sample_weight(w, n):
 
 
 def check_gold(gold, n_tokens, n_tags, name="gold"):
-    """Gold tag index per token as int64: values in [0, n_tags) or -1 (no gold)."""
+    """Gold tag index per token as a contiguous int64 array.
+
+    Parameters
+    ----------
+    gold : array_like of int, shape (n_tokens,)
+        Values in ``[0, n_tags)``, or -1 for a token whose gold tag is not in
+        the inventory.
+    n_tokens : int
+        Required length (rows of the score matrix).
+    n_tags : int
+        Size of the tag inventory (columns of the score matrix).
+    name : str, default="gold"
+        Name of the argument, for error messages.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_tokens,)
+
+    Raises
+    ------
+    TypeError
+        If ``gold`` does not hold integers.
+    ValueError
+        If ``gold`` is not 1-D, has another length, or holds a value outside
+        ``[-1, n_tags)`` (checked in the caller's dtype, so nothing wraps).
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Section 3.1: each thresholded entry is
+    labelled 1 when its tag is the token's gold tag.
+
+    Examples
+    --------
+    >>> from sparsecal.core.validation import check_gold
+    >>> check_gold([2, -1], n_tokens=2, n_tags=3)
+    array([ 2, -1])
+    >>> check_gold([3, 0], n_tokens=2, n_tags=3)
+    Traceback (most recent call last):
+    ...
+    ValueError: gold[0] = 3 is out of range: tag indices must lie in [0, 3) (or be -1 for 'no gold tag')
+    """
     arr = np.asarray(gold)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-dimensional, got shape {arr.shape}")
@@ -103,7 +319,40 @@ def check_gold(gold, n_tokens, n_tags, name="gold"):
 
 
 def check_unit_interval(value, name):
-    """A Python float in [0, 1]."""
+    """A real number in [0, 1], as a Python float.
+
+    Parameters
+    ----------
+    value : real
+    name : str
+        Name of the argument, for error messages.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number (booleans included).
+    ValueError
+        If ``value`` lies outside [0, 1].
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Section 3.1: the threshold is a
+    probability (0.01 in their experiments).
+
+    Examples
+    --------
+    >>> from sparsecal.core.validation import check_unit_interval
+    >>> check_unit_interval(0.01, "threshold")
+    0.01
+    >>> check_unit_interval(2, "threshold")
+    Traceback (most recent call last):
+    ...
+    ValueError: threshold must lie in [0, 1], got 2.0
+    """
     if not isinstance(value, numbers.Real) or isinstance(value, bool):
         raise TypeError(f"{name} must be a real number, got {value!r}")
     value = float(value)
@@ -113,12 +362,79 @@ def check_unit_interval(value, name):
 
 
 def check_positive_int(value, name):
+    """A positive integer, as a Python int.
+
+    Parameters
+    ----------
+    value : int
+    name : str
+        Name of the argument, for error messages.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not an integer (booleans included) or is below 1.
+
+    References
+    ----------
+    Nguyen & O'Connor 2015, Algorithm 1: a bin size (or number of bins) is a
+    positive integer.
+
+    Examples
+    --------
+    >>> from sparsecal.core.validation import check_positive_int
+    >>> check_positive_int(10, "n_bins")
+    10
+    >>> check_positive_int(0, "n_bins")
+    Traceback (most recent call last):
+    ...
+    ValueError: n_bins must be a positive integer, got 0
+    """
     if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return int(value)
 
 
 def check_choice(value, name, choices):
+    """``value`` if it is one of ``choices``.
+
+    Parameters
+    ----------
+    value : object
+    name : str
+        Name of the argument, for error messages.
+    choices : set
+        The allowed values.
+
+    Returns
+    -------
+    object
+        ``value`` unchanged.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not in ``choices`` (which are listed).
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Section 3.2: the binning is one of
+    fixed-width and equal-mass (adaptive).
+
+    Examples
+    --------
+    >>> from sparsecal.core.validation import check_choice
+    >>> check_choice("fixed", "binning", {"equal-mass", "fixed"})
+    'fixed'
+    >>> check_choice("quantile", "binning", {"equal-mass", "fixed"})
+    Traceback (most recent call last):
+    ...
+    ValueError: binning must be one of ['equal-mass', 'fixed'], got 'quantile'
+    """
     if value not in choices:
         # sorted by repr: choices may mix types (None and strings)
         raise ValueError(f"{name} must be one of {sorted(choices, key=repr)!r}, "
