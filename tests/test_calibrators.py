@@ -16,7 +16,8 @@ from sklearn.linear_model import LogisticRegression
 
 from sparsecal import (HistogramBinning, IsotonicCalibrator, PlattCalibrator, ScalingBinning,
                        clone)
-from sparsecal.calibration.binary import CALIBRATORS, NotFittedError
+from sparsecal.calibration import NotFittedError
+from sparsecal.calibration.registry import calibrator_class
 
 ALL = [HistogramBinning, IsotonicCalibrator, ScalingBinning, PlattCalibrator]
 
@@ -405,11 +406,11 @@ def test_clone_state_and_not_fitted(cls):
     cal = cls().fit(x, y)
     fresh = clone(cal)
     assert type(fresh) is cls and fresh.get_params() == cal.get_params()
-    assert not fresh.is_fitted
+    assert not fresh.__sklearn_is_fitted__()
     with pytest.raises(NotFittedError):
         fresh.predict(x)
     meta, arrays = cal.get_state()
-    back = CALIBRATORS[cls.__name__].from_state(meta, arrays)
+    back = calibrator_class(cls.__name__).from_state(meta, arrays)
     np.testing.assert_array_equal(back.predict(x), cal.predict(x))
 
 

@@ -23,7 +23,8 @@ import pytest
 from sparsecal import GroupedCalibrator, TagGroups, evaluate, threshold
 import sparsecal as sc
 from sparsecal.cli.main import main
-from sparsecal.calibration.comparison import METHODS, compare_methods
+from sparsecal.calibration.comparison import compare_methods
+from sparsecal.calibration.registry import METHODS
 from sparsecal.io.arrays import load_entries
 from sparsecal.datasets.synthetic import make_tagger_outputs
 
@@ -242,7 +243,7 @@ def test_tag_strings_in_gold_need_the_tag_index(data, capsys):
 # ---------------------------------------------------------------- fit/apply -- #
 
 def _expected_model(method, grouping, data):
-    base = METHODS[method][1](10, 0)
+    base = METHODS[method].build(10, 0)
     if grouping == "scw":
         return GroupedCalibrator(base, TagGroups.scw(N_TAGS))
     if grouping == "tfg":
@@ -265,7 +266,7 @@ def test_fit_then_apply(data, capsys, tmp_path, method, grouping):
     assert model.groups.kind == grouping
     assert model.threshold_ == 0.01
     expected_model = _expected_model(method, grouping, data).fit(data.dev_entries)
-    assert f"fitted {len(expected_model.calibrators_)} {METHODS[method][0]}" in out
+    assert f"fitted {len(expected_model.calibrators_)} {METHODS[method].display_name}" in out
     assert [type(c) for c in model.calibrators_] == \
         [type(c) for c in expected_model.calibrators_]
 
@@ -477,7 +478,7 @@ def test_compare_table_has_every_method_and_grouping(data, capsys, compared):
     body = [r for r in rows[1:] if r[0] not in ("Entries", "Tag types", "Tag freq in train",
                                                 "Tokens")]
     assert body[0][:2] == ["None", ""]
-    expected = [[METHODS[m][0], n] for m in METHODS for n in ("1", "5")]
+    expected = [[METHODS[m].display_name, n] for m in METHODS for n in ("1", "5")]
     assert [r[:2] for r in body[1:]] == expected
     assert rows[0] == ["Recalibration", "Groups", "All (SMCE)", "Group 1 (GMCE)",
                        "Group 5 (GMCE)"]
@@ -486,7 +487,7 @@ def test_compare_table_has_every_method_and_grouping(data, capsys, compared):
     assert written == json.loads(json.dumps(result.to_dict()))
     # The printed cells are the JSON numbers.
     for row in body[1:]:
-        method = next(m for m in METHODS if METHODS[m][0] == row[0])
+        method = next(m for m in METHODS if METHODS[m].display_name == row[0])
         key = f"{method}/{'scw' if row[1] == '1' else 'tfg'}"
         vals = written["methods"][key]
         assert row[2].startswith(f"{vals[0]:.4f} (")

@@ -8,7 +8,8 @@ import pytest
 
 from sparsecal import (GroupedCalibrator, HistogramBinning, IsotonicCalibrator,
                        PlattCalibrator, ScalingBinning, TagGroups, evaluate, threshold)
-from sparsecal.calibration.comparison import METHODS, MethodComparison, compare_methods
+from sparsecal.calibration.comparison import MethodComparison, compare_methods
+from sparsecal.calibration.registry import METHODS
 from sparsecal.datasets.synthetic import make_tagger_outputs
 
 N_TAGS = 120
@@ -34,13 +35,13 @@ def rows(markdown):
 
 def test_methods_are_the_papers_four():
     assert list(METHODS) == ["scaling-binning", "isotonic", "histogram", "platt"]
-    assert {m: METHODS[m][0] for m in METHODS} == {
+    assert {m: METHODS[m].display_name for m in METHODS} == {
         "scaling-binning": "Scaling Binning", "isotonic": "Isotonic Regression",
         "histogram": "Histogram Binning", "platt": "Platt Scaling"}
-    classes = {m: type(METHODS[m][1](10, 0)) for m in METHODS}
+    classes = {m: type(METHODS[m].build(10, 0)) for m in METHODS}
     assert classes == {"scaling-binning": ScalingBinning, "isotonic": IsotonicCalibrator,
                        "histogram": HistogramBinning, "platt": PlattCalibrator}
-    assert METHODS["histogram"][1](7, 0).get_params()["n_bins"] == 7
+    assert METHODS["histogram"].build(7, 0).get_params()["n_bins"] == 7
 
 
 def test_results_equal_fits_by_hand(data, result):
@@ -50,7 +51,7 @@ def test_results_equal_fits_by_hand(data, result):
     assert result.before.to_dict() == evaluate(test, tfg, **kw).to_dict()
     scw = TagGroups.scw(N_TAGS)
     for (method, grouping), got in result.after.items():
-        base = METHODS[method][1](12, 5)
+        base = METHODS[method].build(12, 5)
         model = GroupedCalibrator(base, scw if grouping == "scw" else tfg).fit(dev)
         expected = evaluate(model.transform(test), tfg, **kw)
         assert got.to_dict() == expected.to_dict(), (method, grouping)
@@ -109,7 +110,7 @@ def test_markdown_default_shows_first_and_last_group(result):
     none = result.values(result.before)
     assert body[0] == ["None", "", f"{none[0]:.4f}", f"{none[1]:.4f}", f"{none[5]:.4f}"]
     for row, ((method, grouping), r) in zip(body[1:], result.after.items()):
-        assert row[:2] == [METHODS[method][0], "1" if grouping == "scw" else "5"]
+        assert row[:2] == [METHODS[method].display_name, "1" if grouping == "scw" else "5"]
         vals = result.values(r)
         for cell, col in zip(row[2:], (0, 1, 5)):
             rel = (vals[col] - none[col]) / none[col]

@@ -26,7 +26,8 @@ import pytest
 from sparsecal import GroupedCalibrator, IsotonicCalibrator, TagGroups, evaluate, threshold
 from sparsecal.plotting import report as report_module
 from sparsecal.cli.main import main
-from sparsecal.calibration.comparison import METHODS, compare_methods
+from sparsecal.calibration.comparison import compare_methods
+from sparsecal.calibration.registry import METHODS
 from sparsecal.plotting.report import MARKER, markdown_to_html
 from sparsecal.datasets.synthetic import make_tagger_outputs
 
@@ -157,7 +158,7 @@ def test_demo_prints_smce_and_table_1(reports, demo_data):
     names = [r[:2] for r in table_rows(table)]
     assert ["None", ""] in names
     for m in METHODS:
-        assert [METHODS[m][0], "1"] in names and [METHODS[m][0], "5"] in names
+        assert [METHODS[m].display_name, "1"] in names and [METHODS[m].display_name, "5"] in names
     assert f"Report with figures: {reports.rerun / 'index.html'}" in out
 
 
@@ -193,7 +194,7 @@ def test_demo_report_page_content(reports):
     assert "<title>sparsecal demo: a synthetic CCG-like tagger</title>" in page
     assert "<h2>Recalibration: every method x {SCW, TFG}</h2>" in page
     for m in METHODS:
-        assert f"<td>{METHODS[m][0]}</td>" in page
+        assert f"<td>{METHODS[m].display_name}</td>" in page
     assert "<strong>SMCE</strong>" in page and "**" not in page
     assert not re.search(r"<td>\s*\|", page)
 

@@ -8,21 +8,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .binary import HistogramBinning, IsotonicCalibrator, PlattCalibrator, ScalingBinning
+from ..core.groups import TagGroups
 from ..metrics.evaluation import evaluate
 from ..metrics.intervals import ConfidenceInterval
 from .grouped import GroupedCalibrator
-from ..core.groups import TagGroups
+from .registry import METHODS, get_method
 
-__all__ = ["METHODS", "MethodComparison", "compare_methods"]
-
-#: CLI name -> (display name, factory)
-METHODS = {
-    "scaling-binning": ("Scaling Binning", lambda n_bins, seed: ScalingBinning(n_bins, seed)),
-    "isotonic": ("Isotonic Regression", lambda n_bins, seed: IsotonicCalibrator()),
-    "histogram": ("Histogram Binning", lambda n_bins, seed: HistogramBinning(n_bins)),
-    "platt": ("Platt Scaling", lambda n_bins, seed: PlattCalibrator()),
-}
+__all__ = ["MethodComparison", "compare_methods"]
 
 
 @dataclass(frozen=True)
@@ -37,12 +29,18 @@ class MethodComparison:
         ``(method, grouping) -> EvaluationResult`` with grouping "scw" or "tfg".
     groups : TagGroups
         The TFG groups used for evaluation (and TFG recalibration).
+    test_tokens : int or None
+        Tokens of the test entries.
+    models : dict
+        ``(method, grouping) -> GroupedCalibrator``, the fitted models (the report
+        draws its "after" figures from them instead of refitting).
     """
 
     before: object
     after: dict
     groups: object
     test_tokens: int = None
+    models: dict = None
 
     def columns(self):
         """Column names: "All", then "Group 1".. "Group G"."""
@@ -73,7 +71,7 @@ class MethodComparison:
         for (method, grouping), result in self.after.items():
             vals = self.values(result)
             n = 1 if grouping == "scw" else G
-            lines.append(f"| {METHODS[method][0]} | {n} | "
+            lines.append(f"| {METHODS[method].display_name} | {n} | "
                          + " | ".join(_cell(vals[c], base[c]) for c in cols) + " |")
         rows = self.before.groups
         total = {"entries": sum(r.get("entries", 0) for r in rows),
@@ -115,31 +113,57 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
     groups : TagGroups
         TFG groups (evaluation always reports GMCE over them).
     methods : sequence of str
-        Keys of :data:`METHODS`.
+        Names in the registry, :data:`sparsecal.calibration.registry.METHODS`.
     groupings : sequence of {"scw", "tfg"}
     n_bins : int
         Bins for evaluation and for the binning calibrators.
-    ci : {None, "simulation", "bootstrap"}
+    ci : None, str or ConfidenceInterval
+        Intervals of the evaluations; a method name uses ``seed`` as its random
+        state.
+    seed : int, default=0
+        Random state of seeded methods (and of ``ci`` given by name).
 
     Returns
     -------
     MethodComparison
+
+    Raises
+    ------
+    ValueError
+        For an unknown method or grouping.
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Section 5 and Table 1.
+
+    Examples
+    --------
+    >>> import sparsecal as sc
+    >>> from sparsecal.datasets import make_tagger_outputs
+    >>> dev, test = (make_tagger_outputs(2000, split_seed=s) for s in (1, 2))
+    >>> groups = sc.TagGroups.from_counts(dev.train_counts, 3)
+    >>> result = sc.compare_methods(sc.threshold(dev.scores, dev.gold),
+    ...                             sc.threshold(test.scores, test.gold), groups,
+    ...                             methods=["isotonic"])
+    >>> sorted(result.models)
+    [('isotonic', 'scw'), ('isotonic', 'tfg')]
     """
-    unknown = [m for m in methods if m not in METHODS]
-    if unknown:
-        raise ValueError(f"unknown method {unknown[0]!r}; choose from {sorted(METHODS)}")
+    for m in methods:
+        get_method(m)
     bad = [g for g in groupings if g not in ("scw", "tfg")]
     if bad:
         raise ValueError(f"unknown grouping {bad[0]!r}; choose from ['scw', 'tfg']")
     scw = TagGroups.scw(groups.n_tags)
-    kw = dict(n_bins=n_bins,
-              ci=None if ci is None else ConfidenceInterval(ci, random_state=seed))
+    if isinstance(ci, str):
+        ci = ConfidenceInterval(ci, random_state=seed)
+    kw = dict(n_bins=n_bins, ci=ci)
     before = evaluate(test, groups, **kw)
-    after = {}
+    after, models = {}, {}
     for method in methods:
         for grouping in groupings:
-            base = METHODS[method][1](n_bins, seed)
+            base = get_method(method).build(n_bins, seed)
             model = GroupedCalibrator(base, scw if grouping == "scw" else groups).fit(dev)
+            models[(method, grouping)] = model
             after[(method, grouping)] = evaluate(model.transform(test), groups, **kw)
     tokens = None if test.token is None else int(np.unique(test.token).size)
-    return MethodComparison(before, after, groups, tokens)
+    return MethodComparison(before, after, groups, tokens, models)

@@ -7,19 +7,23 @@ back to a coarser grouping (e.g. the tag's TFG group) where a tag has too few de
 entries. K-fold cross-fitting (lecture notes ``004``, "K-fold") gives calibrated
 dev scores for an honest evaluation of a recalibration set-up.
 """
+import os
 import warnings
 
 import numpy as np
 
-from ..core.validation import check_positive_int
-from .binary import BaseCalibrator, NotFittedError, clone
 from ..core.entries import Entries, threshold as threshold_entries
 from ..core.groups import TagGroups, partition_by_group
+from ..core.validation import check_positive_int
+from ..io.atomic import atomic_path
+from ..io.calibrators import load_state, save_state
+from .base import BaseCalibrator, Estimator, clone
+from .registry import calibrator_class
 
 __all__ = ["GroupedCalibrator", "cross_fit_predict"]
 
 
-class GroupedCalibrator:
+class GroupedCalibrator(Estimator):
     """One clone of a binary calibrator per tag group.
 
     Parameters
@@ -59,9 +63,13 @@ class GroupedCalibrator:
         self.min_entries = min_entries
         self.renormalize = renormalize
 
-    def __repr__(self):
-        return (f"GroupedCalibrator(base={self.base!r}, groups={self.groups!r}, "
-                f"fallback={self.fallback!r}, min_entries={self.min_entries})")
+    _fitted_attributes = ("calibrators_", "tag_to_calibrator_", "threshold_")
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import TransformerTags
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags = TransformerTags(preserves_dtype=["float64", "float32"])
+        return tags
 
     def _check_params(self):
         if not isinstance(self.base, BaseCalibrator):
@@ -119,10 +127,6 @@ class GroupedCalibrator:
             tag_map[members] = len(calibrators)
             calibrators.append(cal)
         return weak
-
-    def _check_fitted(self):
-        if not hasattr(self, "calibrators_"):
-            raise NotFittedError("this GroupedCalibrator is not fitted: call fit first")
 
     def _calibrate(self, scores, tags):
         """Calibrated copy of ``scores`` (1-D) whose tags are ``tags``."""
@@ -196,7 +200,6 @@ class GroupedCalibrator:
         """Calibrate a ``.npy`` score matrix into a new ``.npy`` file, streaming
         both (memory maps); written atomically (temporary file + rename), so a
         failure leaves no partial output."""
-        from ..io.atomic import atomic_path
         scores = np.load(scores_path, mmap_mode="r")
         with atomic_path(out_path, suffix=".npy") as tmp:
             out = np.lib.format.open_memmap(tmp, mode="w+", dtype=scores.dtype,
@@ -206,16 +209,93 @@ class GroupedCalibrator:
             del out
         return out_path
 
-    def save(self, path):
-        """Save to directory ``path`` (JSON + npz; see :mod:`sparsecal.persistence`)."""
-        from ..io.calibrators import save_grouped
+    def get_state(self):
+        """The fitted model as ``(meta, arrays)``: JSON values and NumPy arrays
+        (the layout is described in :mod:`sparsecal.io.calibrators`)."""
         self._check_fitted()
-        save_grouped(self, path)
+        base = self.base
+        meta = {"n_tags": self.groups.n_tags, "threshold": self.threshold_,
+                "min_entries": int(self.min_entries), "renormalize": bool(self.renormalize),
+                "groups": _groups_meta(self.groups), "fallback": _groups_meta(self.fallback),
+                "base": {"class": type(base).__name__,
+                         "params": _plain(base.get_params(deep=False))},
+                "calibrators": []}
+        arrays = {"groups_tag_to_group": self.groups.tag_to_group,
+                  "tag_to_calibrator": self.tag_to_calibrator_}
+        if self.fallback is not None:
+            arrays["fallback_tag_to_group"] = self.fallback.tag_to_group
+        for i, cal in enumerate(self.calibrators_):
+            state, cal_arrays = cal.get_state()
+            meta["calibrators"].append({"class": type(cal).__name__, **state})
+            arrays.update({f"c{i}.{name}": a for name, a in cal_arrays.items()})
+        return meta, arrays
+
+    @classmethod
+    def from_state(cls, meta, arrays):
+        """Rebuild a fitted model from :meth:`get_state`'s output; classes are
+        looked up in the registry (:mod:`sparsecal.calibration.registry`).
+
+        Raises
+        ------
+        ValueError
+            When the state is incomplete or inconsistent.
+        """
+        n_tags = meta["n_tags"]
+
+        def groups_from(key, info):
+            if info is None:
+                return None
+            mapping = arrays.get(key)
+            if mapping is None or mapping.shape != (n_tags,):
+                raise ValueError(f"saved calibrator: {key} must have shape ({n_tags},)")
+            return TagGroups(mapping, info["n_groups"], kind=info["kind"])
+
+        groups = groups_from("groups_tag_to_group", meta["groups"])
+        fallback = groups_from("fallback_tag_to_group", meta["fallback"])
+        base_cls = calibrator_class(meta["base"]["class"])
+        model = cls(base_cls(**meta["base"]["params"]), groups, fallback=fallback,
+                    min_entries=meta["min_entries"], renormalize=meta["renormalize"])
+        calibrators = []
+        for i, info in enumerate(meta["calibrators"]):
+            prefix = f"c{i}."
+            cal_arrays = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
+            calibrators.append(calibrator_class(info["class"]).from_state(info, cal_arrays))
+        tag_map = arrays.get("tag_to_calibrator")
+        if (tag_map is None or tag_map.shape != (n_tags,) or tag_map.dtype.kind not in "iu"
+                or tag_map.max() >= len(calibrators) or tag_map.min() < -1):
+            raise ValueError("saved calibrator: tag_to_calibrator is missing or inconsistent")
+        model.calibrators_ = calibrators
+        model.tag_to_calibrator_ = tag_map.astype(np.int64)
+        model.threshold_ = float(meta["threshold"])
+        return model
+
+    def save(self, path):
+        """Save to directory ``path``, atomically (see :mod:`sparsecal.io.calibrators`)."""
+        save_state(path, *self.get_state())
 
     @classmethod
     def load(cls, path):
-        from ..io.calibrators import load_grouped
-        return load_grouped(path)
+        """Load a model saved by :meth:`save`; every error names the file.
+
+        Raises
+        ------
+        ValueError
+            For a directory that is not a complete, valid saved calibrator.
+        """
+        meta, arrays = load_state(path)
+        try:
+            return cls.from_state(meta, arrays)
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"{os.path.join(os.fspath(path), 'calibrator.json')!r} is "
+                             f"malformed ({type(exc).__name__}: {exc})") from None
+
+
+def _groups_meta(groups):
+    return None if groups is None else {"kind": groups.kind, "n_groups": groups.n_groups}
+
+
+def _plain(params):
+    return {k: (v.item() if isinstance(v, np.generic) else v) for k, v in params.items()}
 
 
 def cross_fit_predict(calibrator, entries, *, n_folds=5, seed=0):

@@ -5,10 +5,9 @@ One scalar ``T > 0`` minimises the negative log-likelihood of the gold tags unde
 chunks, so a memory-mapped logit matrix never needs to fit in memory.
 """
 import numpy as np
-from scipy.optimize import minimize_scalar
-from scipy.special import logsumexp, softmax
 
 from ..core.validation import FLOAT_DTYPES, check_gold
+from .base import Estimator
 
 __all__ = ["TemperatureScaling"]
 
@@ -30,7 +29,7 @@ def _check_logits(logits):
     return logits
 
 
-class TemperatureScaling:
+class TemperatureScaling(Estimator):
     """Temperature scaling of logits.
 
     Parameters
@@ -43,18 +42,23 @@ class TemperatureScaling:
     temperature_ : float
     """
 
+    _fitted_attributes = ("temperature_",)
+
     def __init__(self, bounds=(0.05, 20.0)):
         self.bounds = bounds
 
-    def get_params(self, deep=True):
-        return {"bounds": self.bounds}
-
-    def __repr__(self):
-        return f"TemperatureScaling(bounds={self.bounds!r})"
+    def __sklearn_tags__(self):
+        from sklearn.utils import TransformerTags
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags = TransformerTags(preserves_dtype=["float64", "float32"])
+        return tags
 
     def fit(self, logits, gold):
         """Fit ``T`` on dev logits ``[n_tokens, n_tags]`` and gold tag indices
         (tokens with gold -1 are ignored)."""
+        from scipy.optimize import minimize_scalar
+        from scipy.special import logsumexp
+
         logits = _check_logits(logits)
         gold = check_gold(gold, logits.shape[0], logits.shape[1])
         keep = gold >= 0
@@ -91,8 +95,9 @@ class TemperatureScaling:
     def transform(self, logits, out=None):
         """Calibrated probabilities ``softmax(logits / T)`` (dtype of ``logits``),
         row chunk by row chunk; ``out`` may be a preallocated array or memmap."""
-        if not hasattr(self, "temperature_"):
-            raise ValueError("this TemperatureScaling is not fitted: call fit first")
+        from scipy.special import softmax
+
+        self._check_fitted()
         logits = _check_logits(logits)
         if out is None:
             out = np.empty(logits.shape, dtype=logits.dtype)

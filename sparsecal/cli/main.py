@@ -130,12 +130,13 @@ def _cmd_evaluate(args, console):
 
 
 def _cmd_fit(args, console):
-    from ..calibration.comparison import METHODS
     from ..calibration.grouped import GroupedCalibrator
+    from ..calibration.registry import get_method
     from ..core.groups import TagGroups
     entries = _entries_from_args(args, console)
     n_tags = entries.n_tags
-    base = METHODS[args.method][1](args.bins, args.seed)
+    method = get_method(args.method)
+    base = method.build(args.bins, args.seed)
     if args.grouping == "scw":
         model = GroupedCalibrator(base, TagGroups.scw(n_tags))
     else:
@@ -149,7 +150,7 @@ def _cmd_fit(args, console):
                                       min_entries=args.min_entries)
     model.fit(entries)
     model.save(args.output)
-    console.info(f"fitted {len(model.calibrators_)} {METHODS[args.method][0]} "
+    console.info(f"fitted {len(model.calibrators_)} {method.display_name} "
                  f"calibrator(s) ({args.grouping}) on {len(entries):,} entries; saved to "
                  f"{args.output}")
     return 0
@@ -315,7 +316,7 @@ def _add_common(p):
 
 
 def build_parser():
-    from ..calibration.comparison import METHODS
+    from ..calibration.registry import METHODS
     parser = argparse.ArgumentParser(
         prog="sparsecal",
         description="Measure and repair the calibration of taggers with large, sparse "

@@ -15,8 +15,8 @@ import numpy as np
 
 from .. import plotting as plots
 from ..io.atomic import atomic_directory
-from ..calibration.binary import IsotonicCalibrator
-from ..calibration.comparison import METHODS, compare_methods
+from ..calibration.comparison import compare_methods
+from ..calibration.registry import METHODS, get_method
 from ..metrics.evaluation import compare, evaluate
 from ..metrics.intervals import ConfidenceInterval
 from ..calibration.grouped import GroupedCalibrator
@@ -86,20 +86,23 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
     # Per-tag CE needs a tag with MIN_TAG_ENTRIES entries; a small test set may
     # have none (evaluate would raise): the report then goes without it.
     per_tag = len(test) > 0 and int(np.bincount(test.tag).max()) >= MIN_TAG_ENTRIES
-    kw = dict(n_bins=n_bins, ci="simulation", seed=seed)
+    ci = ConfidenceInterval(random_state=seed)
     with atomic_directory(out_dir, _is_report, "a sparsecal report") as tmp:
         before = evaluate(test, groups, per_tag=per_tag, min_entries=MIN_TAG_ENTRIES,
-                          top_label=True, n_bins=n_bins,
-                          ci=ConfidenceInterval(random_state=seed))
+                          top_label=True, n_bins=n_bins, ci=ci)
         curves = {"uncalibrated": before}
         entries = {"uncalibrated": test}
         comparison = after = None
         if dev is not None:
-            comparison = compare_methods(dev, test, groups, methods=methods, **kw)
-            calibrated = GroupedCalibrator(IsotonicCalibrator(), groups).fit(dev).transform(test)
+            comparison = compare_methods(dev, test, groups, methods=methods, n_bins=n_bins,
+                                         ci=ci, seed=seed)
+            # The figures show TFG isotonic: the model compare fitted, if it did.
+            model = comparison.models.get(("isotonic", "tfg"))
+            if model is None:
+                model = GroupedCalibrator(get_method("isotonic").build(), groups).fit(dev)
+            calibrated = model.transform(test)
             after = evaluate(calibrated, groups, per_tag=per_tag, min_entries=MIN_TAG_ENTRIES,
-                             top_label=True, n_bins=n_bins,
-                             ci=ConfidenceInterval(random_state=seed))
+                             top_label=True, n_bins=n_bins, ci=ci)
             curves["TFG isotonic"] = after
             entries["TFG isotonic"] = calibrated
         figures = _figures(tmp, curves, entries, before, comparison, groups)
@@ -141,8 +144,8 @@ def _figures(directory, curves, entries, before, comparison, groups):
     save("groups", plots.group_reliability(curves, scale="logit"),
          "Calibration curve per tag frequency group (GMCE).")
     if comparison is not None:
-        tfg = {METHODS[m][0]: r for (m, g), r in comparison.after.items() if g == "tfg"}
-        scw = {METHODS[m][0]: r for (m, g), r in comparison.after.items() if g == "scw"}
+        tfg = {METHODS[m].display_name: r for (m, g), r in comparison.after.items() if g == "tfg"}
+        scw = {METHODS[m].display_name: r for (m, g), r in comparison.after.items() if g == "scw"}
         save("methods", plots.method_comparison(
             plots.comparison_table(comparison.before, tfg, scw)),
             "Calibration error before (circles) and after recalibration with TFG "

@@ -1,0 +1,230 @@
+"""Estimator plumbing shared by every calibrator, in the manner of scikit-learn.
+
+:class:`Estimator` gives parameters (``get_params`` / ``set_params``, nested with
+``__``), a scikit-learn style ``repr``, ``__sklearn_is_fitted__`` (so
+``sklearn.utils.validation.check_is_fitted`` works) and ``__sklearn_tags__``;
+:func:`clone` copies parameters into an unfitted twin. scikit-learn itself is
+optional: it is imported only inside ``__sklearn_tags__``, which only scikit-learn
+calls, and ``sklearn.base.clone`` works on these estimators as on its own.
+
+:class:`BaseCalibrator` adds what every binary calibrator (a map from a score in
+[0, 1] to a calibrated score in [0, 1]) shares: input validation, ``predict``, and
+the fitted state as plain values and arrays for saving (see
+:mod:`sparsecal.io.calibrators`).
+"""
+import copy
+import inspect
+
+import numpy as np
+
+from ..core.validation import check_labels, check_probabilities, check_sample_weight
+
+__all__ = ["BaseCalibrator", "Estimator", "NotFittedError", "clone"]
+
+
+class NotFittedError(ValueError, AttributeError):
+    """Raised when an estimator is used before ``fit`` (the same bases as
+    ``sklearn.exceptions.NotFittedError``)."""
+
+
+class Estimator:
+    """Parameters, repr, fitted check and scikit-learn tags.
+
+    Subclasses list the names of their fitted attributes (ending in ``_``) in
+    ``_fitted_attributes``; ``__init__`` only stores its arguments, under the
+    same names.
+    """
+
+    _fitted_attributes = ()
+
+    @classmethod
+    def _get_param_names(cls):
+        sig = inspect.signature(cls.__init__)
+        return sorted(p.name for p in sig.parameters.values()
+                      if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
+
+    def get_params(self, deep=True):
+        """Parameters of this estimator.
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Also return the parameters of parameters that are estimators, as
+            ``name__param``.
+
+        Returns
+        -------
+        dict
+        """
+        out = {}
+        for name in self._get_param_names():
+            value = getattr(self, name)
+            if deep and hasattr(value, "get_params") and not isinstance(value, type):
+                out.update((f"{name}__{k}", v) for k, v in value.get_params().items())
+            out[name] = value
+        return out
+
+    def set_params(self, **params):
+        """Set parameters (``name`` or nested ``name__param``); returns self.
+
+        Raises
+        ------
+        ValueError
+            For a name that is not a parameter.
+        """
+        valid = self._get_param_names()
+        nested = {}
+        for key, value in params.items():
+            name, sep, sub = key.partition("__")
+            if name not in valid:
+                raise ValueError(f"{type(self).__name__} has no parameter {name!r}; "
+                                 f"its parameters are {valid}")
+            if sep:
+                nested.setdefault(name, {})[sub] = value
+            else:
+                setattr(self, name, value)
+        for name, sub_params in nested.items():
+            getattr(self, name).set_params(**sub_params)
+        return self
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params(deep=False).items())
+        return f"{type(self).__name__}({args})"
+
+    def __sklearn_is_fitted__(self):
+        return all(hasattr(self, name) for name in self._fitted_attributes)
+
+    def _check_fitted(self):
+        if not self.__sklearn_is_fitted__():
+            raise NotFittedError(f"this {type(self).__name__} is not fitted: call fit first")
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import InputTags, Tags, TargetTags
+        return Tags(estimator_type=None, target_tags=TargetTags(required=True),
+                    input_tags=InputTags(**self._input_tags()))
+
+    def _input_tags(self):
+        return {}
+
+
+def clone(estimator):
+    """An unfitted copy with the same parameters (deep copies of non-estimator
+    parameters, clones of estimator parameters), like ``sklearn.base.clone``.
+
+    Parameters
+    ----------
+    estimator : Estimator
+
+    Returns
+    -------
+    Estimator
+        A new, unfitted estimator of the same class.
+
+    Examples
+    --------
+    >>> from sparsecal import HistogramBinning, clone
+    >>> clone(HistogramBinning(n_bins=5))
+    HistogramBinning(bin_size=None, n_bins=5)
+    """
+    params = {k: clone(v) if isinstance(v, Estimator) else copy.deepcopy(v)
+              for k, v in estimator.get_params(deep=False).items()}
+    return type(estimator)(**params)
+
+
+class BaseCalibrator(Estimator):
+    """A binary calibrator: ``fit(scores, labels)`` on dev, ``predict(scores)``.
+
+    Scores are probabilities in [0, 1], shape ``(n,)`` or ``(n, 1)`` (as
+    scikit-learn's ``IsotonicRegression`` takes them); labels are 0/1. Subclasses
+    implement ``fit`` (validating through :meth:`_fit_inputs`) and ``_predict``;
+    their fitted state is the attributes named in ``_array_state`` (arrays) and
+    ``_value_state`` (JSON values).
+    """
+
+    _array_state = ()
+    _value_state = ()
+
+    @property
+    def _fitted_attributes(self):
+        return self._array_state + self._value_state
+
+    def _input_tags(self):
+        return {"one_d_array": True, "two_d_array": True, "positive_only": True}
+
+    @staticmethod
+    def _scores(scores):
+        x = np.asarray(scores) if not hasattr(scores, "ndim") else scores
+        if x.ndim == 2 and x.shape[1] == 1:
+            x = x[:, 0]
+        return check_probabilities(x, "scores")
+
+    def _fit_inputs(self, scores, labels, sample_weight):
+        x = self._scores(scores)
+        if x.shape[0] == 0:
+            raise ValueError("cannot fit a calibrator on no data")
+        y = check_labels(labels, "labels", x.shape[0])
+        w = check_sample_weight(sample_weight, x.shape[0])
+        if w is not None and not (w > 0).any():
+            raise ValueError("sample_weight is zero everywhere")
+        return x, y, w
+
+    def predict(self, scores):
+        """Calibrated scores.
+
+        Parameters
+        ----------
+        scores : array_like of float32 or float64, shape (n,) or (n, 1)
+            Probabilities in [0, 1].
+
+        Returns
+        -------
+        ndarray, shape (n,)
+            Float32 for float32 input, float64 otherwise.
+
+        Raises
+        ------
+        NotFittedError
+            Before ``fit``.
+        ValueError
+            For scores outside [0, 1] or NaN.
+        """
+        self._check_fitted()
+        return self._predict(self._scores(scores))
+
+    def get_state(self):
+        """The fitted calibrator as ``(meta, arrays)``: a dict of JSON values
+        (``params`` and ``fitted``) and a dict of NumPy arrays."""
+        self._check_fitted()
+        values = {name: _to_json(getattr(self, name)) for name in self._value_state}
+        arrays = {name: np.asarray(getattr(self, name)) for name in self._array_state}
+        return {"params": _to_json(self.get_params(deep=False)), "fitted": values}, arrays
+
+    @classmethod
+    def from_state(cls, meta, arrays):
+        """Rebuild a fitted calibrator from :meth:`get_state`'s output.
+
+        Raises
+        ------
+        ValueError
+            When a value or array is missing or inconsistent.
+        """
+        obj = cls(**meta["params"])
+        for name in cls._value_state:
+            setattr(obj, name, meta["fitted"][name])
+        for name in cls._array_state:
+            if name not in arrays:
+                raise ValueError(f"saved {cls.__name__} lacks array {name!r}")
+            setattr(obj, name, np.asarray(arrays[name]))
+        obj._check_state()
+        return obj
+
+    def _check_state(self):
+        """Validate loaded state (shapes, ranges); subclasses extend."""
+
+
+def _to_json(value):
+    if isinstance(value, dict):
+        return {k: _to_json(v) for k, v in value.items()}
+    if isinstance(value, np.generic):
+        return value.item()
+    return value

@@ -1,0 +1,30 @@
+"""Isotonic regression (Zadrozny & Elkan 2002) as a calibrator, on the compiled
+pool-adjacent-violators kernel; Kranzlein, Liu & Schneider 2021, Section 2.2."""
+from ..core.isotonic import isotonic_fit, isotonic_predict
+from .base import BaseCalibrator
+
+__all__ = ["IsotonicCalibrator"]
+
+
+class IsotonicCalibrator(BaseCalibrator):
+    """Isotonic regression (Zadrozny & Elkan 2002) by pool adjacent violators on
+    the compiled core: non-decreasing, piecewise linear, constant outside the dev
+    range; the same function as scikit-learn's ``IsotonicRegression(y_min=0,
+    y_max=1, out_of_bounds="clip")``."""
+
+    _array_state = ("x_knots_", "y_knots_")
+
+    def __init__(self):
+        pass
+
+    def fit(self, scores, labels, sample_weight=None):
+        x, y, w = self._fit_inputs(scores, labels, sample_weight)
+        self.x_knots_, self.y_knots_ = isotonic_fit(x, y, w)
+        return self
+
+    def _predict(self, x):
+        return isotonic_predict(x, self.x_knots_, self.y_knots_)
+
+    def _check_state(self):
+        if self.x_knots_.shape != self.y_knots_.shape or self.x_knots_.ndim != 1:
+            raise ValueError("saved IsotonicCalibrator: knots must be 1-D of one length")

@@ -1,0 +1,115 @@
+"""The one registry of recalibration methods.
+
+Every part of sparsecal that names a method — :func:`compare_methods` (Kranzlein,
+Liu & Schneider 2021, Table 1), the report, the ``sparsecal fit|compare|report``
+commands (``--method`` / ``--methods``) and the loading of saved calibrators — looks
+it up here. Adding a binary calibrator is one class (a
+:class:`~sparsecal.calibration.base.BaseCalibrator`) and one entry in
+:data:`METHODS`.
+
+:class:`~sparsecal.calibration.temperature.TemperatureScaling` is not a method here:
+it rescales logits before the softmax, so it does not apply to thresholded entries.
+"""
+from dataclasses import dataclass
+
+from .histogram import HistogramBinning
+from .isotonic import IsotonicCalibrator
+from .platt import PlattCalibrator
+from .scaling_binning import ScalingBinning
+
+__all__ = ["METHODS", "Method", "calibrator_class", "get_method", "make_calibrator"]
+
+
+@dataclass(frozen=True)
+class Method:
+    """A recalibration method.
+
+    Attributes
+    ----------
+    name : str
+        Its name in the API and on the command line, e.g. ``"isotonic"``.
+    display_name : str
+        Its name in tables and figures, e.g. ``"Isotonic Regression"``.
+    cls : type
+        The calibrator class.
+    uses_bins, uses_seed : bool
+        Whether the shared options ``n_bins`` / ``seed`` are passed to ``cls``.
+    """
+
+    name: str
+    display_name: str
+    cls: type
+    uses_bins: bool = False
+    uses_seed: bool = False
+
+    def build(self, n_bins=10, seed=0):
+        """An unfitted calibrator with the shared options it takes.
+
+        Parameters
+        ----------
+        n_bins : int, default=10
+            Bins of the binning methods.
+        seed : int, default=0
+            Random state of seeded methods (scaling-binning's dev split).
+
+        Returns
+        -------
+        BaseCalibrator
+        """
+        kw = {}
+        if self.uses_bins:
+            kw["n_bins"] = n_bins
+        if self.uses_seed:
+            kw["seed"] = seed
+        return self.cls(**kw)
+
+
+#: method name -> Method, in the row order of Kranzlein et al. 2021, Table 1
+METHODS = {m.name: m for m in (
+    Method("scaling-binning", "Scaling Binning", ScalingBinning, uses_bins=True,
+           uses_seed=True),
+    Method("isotonic", "Isotonic Regression", IsotonicCalibrator),
+    Method("histogram", "Histogram Binning", HistogramBinning, uses_bins=True),
+    Method("platt", "Platt Scaling", PlattCalibrator),
+)}
+
+
+def get_method(name):
+    """The :class:`Method` called ``name``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, listing the known ones.
+
+    Examples
+    --------
+    >>> from sparsecal.calibration.registry import get_method
+    >>> get_method("histogram").build(n_bins=5)
+    HistogramBinning(bin_size=None, n_bins=5)
+    """
+    try:
+        return METHODS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown method {name!r}; choose from {sorted(METHODS)}") from None
+
+
+def make_calibrator(name, *, n_bins=10, seed=0):
+    """An unfitted calibrator of method ``name`` (see :meth:`Method.build`)."""
+    return get_method(name).build(n_bins, seed)
+
+
+def calibrator_class(class_name):
+    """The calibrator class stored under ``class_name`` in a saved calibrator.
+
+    Raises
+    ------
+    ValueError
+        For a class that is not a registered method.
+    """
+    classes = {m.cls.__name__: m.cls for m in METHODS.values()}
+    try:
+        return classes[class_name]
+    except (KeyError, TypeError):
+        raise ValueError(f"saved calibrator uses unknown class {class_name!r}; known: "
+                         f"{sorted(classes)}") from None

@@ -1,0 +1,108 @@
+"""The layering of ``docs/architecture.md``, checked on the source: imports flow
+one way, from the CLI down to the kernels, with no cycles (function-level
+imports included), and the core never imports an optional extra."""
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "sparsecal"
+
+#: subpackage -> layer; a module may import from its own or a lower layer only
+LAYERS = {"core": 0, "io": 1, "datasets": 1, "crf": 1, "metrics": 2, "calibration": 3,
+          "plotting": 4, "cli": 5}
+OPTIONAL = ("torch", "torch_struct", "sklearn", "matplotlib", "dask", "distributed",
+            "transformers")
+
+
+def _modules(pattern="*.py"):
+    """{dotted module name: path} of every Python (or Cython) module of the package."""
+    out = {}
+    for path in PACKAGE.rglob(pattern):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = path
+    return out
+
+
+def _imports(name, path, modules):
+    """Modules of the package that ``name`` imports anywhere (lazy imports too),
+    and the top-level names of outside packages it imports."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    inside, outside = set(), set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module
+            if not target.startswith("sparsecal"):
+                outside.add(target.split(".")[0])
+                continue
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                inside.add(sub if sub in modules else target)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("sparsecal"):
+                    inside.add(alias.name)
+                else:
+                    outside.add(alias.name.split(".")[0])
+    return inside - {name}, outside
+
+
+def _layer(module):
+    parts = module.split(".")
+    return LAYERS.get(parts[1]) if len(parts) > 1 else None
+
+
+MODULES = _modules()
+KERNELS = _modules("*.pyx")   # compiled leaves: they import nothing of the package
+GRAPH = {name: _imports(name, path, {**MODULES, **KERNELS})
+         for name, path in MODULES.items()}
+
+
+def test_every_subpackage_has_a_layer():
+    subpackages = {m.split(".")[1] for m in MODULES if m.count(".") >= 1
+                   and (PACKAGE / m.split(".")[1]).is_dir()}
+    assert subpackages == set(LAYERS)
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_imports_flow_down(name):
+    mine = _layer(name)
+    if mine is None:   # sparsecal/__init__.py and __main__.py sit above every layer
+        return
+    up = sorted(t for t in GRAPH[name][0] if _layer(t) is not None and _layer(t) > mine)
+    assert not up, f"{name} (layer {mine}) imports from a higher layer: {up}"
+    same = sorted(t for t in GRAPH[name][0] if _layer(t) == mine
+                  and t.split(".")[1] != name.split(".")[1])
+    assert not same, f"{name} imports a sibling subpackage of its own layer: {same}"
+
+
+def test_no_import_cycles():
+    graph = {n: {t for t in GRAPH[n][0] if t in MODULES} for n in MODULES}
+    state, stack = {}, []
+
+    def visit(node):
+        state[node] = "open"
+        stack.append(node)
+        for nxt in graph[node]:
+            if state.get(nxt) == "open":
+                cycle = stack[stack.index(nxt):] + [nxt]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+
+
+@pytest.mark.parametrize("name", sorted(m for m in MODULES if _layer(m) in (0, 2)))
+def test_core_and_metrics_import_no_optional_extra(name):
+    assert not GRAPH[name][1] & set(OPTIONAL), f"{name} imports {GRAPH[name][1] & set(OPTIONAL)}"

@@ -1,0 +1,44 @@
+"""``import sparsecal`` changes nothing global and loads no heavy dependency
+(issue 10, "a quiet import"); timings are in ``benchmarks/bench_import.py``."""
+import subprocess
+import sys
+
+import pytest
+
+import sparsecal
+
+
+def _probe(code):
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+def test_import_sets_no_environment_variable_and_loads_nothing_heavy():
+    code = ("import os, sys\nbefore = dict(os.environ)\nimport sparsecal\n"
+            "assert dict(os.environ) == before, set(os.environ) ^ set(before)\n"
+            "print(sorted(m for m in ('scipy', 'matplotlib', 'torch', 'sklearn') "
+            "if m in sys.modules))")
+    assert _probe(code) == "[]"
+
+
+def test_workflow_names_do_not_load_optimizer_plots_or_torch():
+    code = ("import sys\nfrom sparsecal import (threshold, TagGroups, smce, gmce, evaluate, "
+            "GroupedCalibrator, IsotonicCalibrator, compare_methods)\n"
+            "print(sorted(m for m in ('scipy.optimize', 'matplotlib', 'torch', 'sklearn') "
+            "if m in sys.modules))")
+    assert _probe(code) == "[]"
+
+
+def test_every_public_name_resolves_and_is_listed():
+    for name in sparsecal.__all__:
+        assert getattr(sparsecal, name) is not None, name
+    assert set(sparsecal.__all__) <= set(dir(sparsecal))
+    for sub in ("core", "metrics", "calibration", "io", "plotting", "datasets", "cli"):
+        assert sub in dir(sparsecal)
+        assert getattr(sparsecal, sub).__name__ == f"sparsecal.{sub}"
+
+
+def test_unknown_attribute_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        sparsecal.nope
