@@ -292,6 +292,28 @@ def test_report_on_a_small_test_set_without_per_tag_ce(data, tmp_path, monkeypat
     assert path == os.path.join(tmp_path / "r", "index.html")
 
 
+@pytest.mark.parametrize("methods", [("isotonic", "platt"), ("platt",)])
+def test_report_reuses_the_calibrators_compare_fitted(data, tmp_path, monkeypatch, methods):
+    """Each (method, grouping) is fit once; the figures' TFG isotonic model is
+    compare's own, fit again only when isotonic was not compared (issue 10)."""
+    from sparsecal.calibration.grouped import GroupedCalibrator
+    fits = []
+    real_fit = GroupedCalibrator.fit
+
+    def counting_fit(self, entries, sample_weight=None):
+        fits.append((type(self.base).__name__, self.groups.kind))
+        return real_fit(self, entries, sample_weight)
+    monkeypatch.setattr(GroupedCalibrator, "fit", counting_fit)
+    monkeypatch.setattr(report_module, "_figures", lambda directory, *a: (
+        os.mkdir(os.path.join(directory, "figures")), [])[1])
+    report_module.write_report(tmp_path / "r", data.test, data.groups, dev=data.dev,
+                               methods=methods)
+    compared = [(METHODS[m].cls.__name__, g.kind) for m in methods
+                for g in (TagGroups.scw(data.groups.n_tags), data.groups)]
+    extra = [] if "isotonic" in methods else [("IsotonicCalibrator", data.groups.kind)]
+    assert fits == compared + extra
+
+
 # ----------------------------------------------------------- failures -- #
 
 def test_report_refuses_a_directory_that_is_not_a_report(data, capsys, tmp_path):
