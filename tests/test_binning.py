@@ -1,4 +1,4 @@
-"""Tests of equal-mass and fixed-width binning and bin lookup (DESIGN semantics 2
+"""Tests of equal-mass and fixed-width binning and bin lookup (docs/architecture.md, Semantics 2
 and 7) against brute-force Python references."""
 import numpy as np
 import pytest

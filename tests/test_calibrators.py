@@ -1,4 +1,4 @@
-"""Tests of the binary recalibration models (DESIGN semantics 7): histogram
+"""Tests of the binary recalibration models (docs/architecture.md, Semantics 7): histogram
 binning, isotonic regression, scaling-binning and Platt / prior-weighted
 logistic regression, each against an independent reference (scikit-learn,
 SciPy, or a brute-force re-implementation written here), plus the properties
@@ -209,7 +209,7 @@ def test_histogram_ties_follow_the_lookup():
 
 def ref_scaling_binning(x, y, n_bins, seed):
     """Kumar, Liang & Ma 2019 scaling-binning with isotonic scaling, brute force:
-    the seeded split of DESIGN item 7, scikit-learn's isotonic regression on the
+    the seeded split of docs/architecture.md, Semantics 7, scikit-learn's isotonic regression on the
     first half, equal-mass rank bins of the second half's scaled scores, cuts
     halfway between adjacent bins (at the upper bin's smallest value when they
     touch), a cut dropped where no scaled value would be looked up below it (so

@@ -1,4 +1,4 @@
-"""Tests of ``sparsecal.groups``: SCW / per-tag / TFG (DESIGN semantics 6), count
+"""Tests of ``sparsecal.groups``: SCW / per-tag / TFG (docs/architecture.md, Semantics 6), count
 loading, the group summary (Kranzlein et al. 2021, Table 1's bottom rows), and
 the real CCG / LSR training counts of the paper's release."""
 import json
@@ -16,7 +16,7 @@ DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
 # --------------------------------------------------------------------------- #
-# Reference TFG, written from DESIGN item 6 / Kranzlein et al. Section 3.3      #
+# Reference TFG, written from docs/architecture.md, Semantics 6 / Kranzlein et al. Section 3.3      #
 # --------------------------------------------------------------------------- #
 
 def ref_tfg(counts, n_groups):

@@ -1,4 +1,4 @@
-"""Tests of ``isotonic_fit`` / ``isotonic_predict`` (DESIGN semantics 7) against
+"""Tests of ``isotonic_fit`` / ``isotonic_predict`` (docs/architecture.md, Semantics 7) against
 ``sklearn.isotonic.IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip")``.
 
 scikit-learn also pools x values closer than ``np.finfo(dtype).resolution``

@@ -1,5 +1,5 @@
 """Tests of ``sparsecal.argsort_scores``: the parallel LSD radix sort must give
-exactly ``np.argsort(x, kind="stable")`` (DESIGN semantics 2: ties keep entry
+exactly ``np.argsort(x, kind="stable")`` (docs/architecture.md, Semantics 2: ties keep entry
 order), for float32 and float64 and any thread count."""
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Tests of ``sparsecal.threshold`` (DESIGN semantics 1) against a NumPy reference.
+"""Tests of ``sparsecal.threshold`` (docs/architecture.md, Semantics 1) against a NumPy reference.
 
 Reference: ``np.nonzero(scores >= np.asarray(t, scores.dtype))`` gives the kept
 entries in row-major (token, tag) order; label = (gold[token] == tag).
