@@ -90,7 +90,7 @@ class BinStats:
         References
         ----------
         Kranzlein, Liu & Schneider 2021, Section 2.2 ("Histogram Binning"): a
-        test score is calibrated by the bin it falls in; DESIGN.md item 7.
+        test score is calibrated by the bin it falls in; docs/architecture.md, Semantics 7.
 
         Examples
         --------
@@ -137,7 +137,7 @@ def argsort_scores(scores, *, n_threads=None):
     References
     ----------
     Nguyen & O'Connor 2015, Algorithm 1, step 1 (sort pairs by prediction,
-    ascending); DESIGN.md item 2 (ties broken by entry order).
+    ascending); docs/architecture.md, Semantics 2 (ties broken by entry order).
 
     Examples
     --------
@@ -437,7 +437,7 @@ def lookup_bins(scores, boundaries, *, n_threads=None):
     References
     ----------
     Kranzlein, Liu & Schneider 2021, Section 2.2 ("Histogram Binning": a test
-    score is calibrated by finding the bin it belongs to); DESIGN.md item 7.
+    score is calibrated by finding the bin it belongs to); docs/architecture.md, Semantics 7.
 
     Examples
     --------
@@ -558,7 +558,7 @@ def weighted_equal_mass_bins(sorted_x, y, w, perm, n_bins, bin_size):
     References
     ----------
     Nguyen & O'Connor 2015, Algorithm 1 (equal-mass bins), with sample weights
-    as in the weighted recalibrators of DESIGN.md item 7.
+    as in the weighted recalibrators of docs/architecture.md, Semantics 7.
 
     Examples
     --------
@@ -634,7 +634,7 @@ def lookup_bin_means(keys, values, w, boundaries):
     ----------
     Kranzlein, Liu & Schneider 2021, Section 2.2 ("Histogram Binning",
     "Scaling Binning": output the mean of the bin a score falls in);
-    DESIGN.md item 7.
+    docs/architecture.md, Semantics 7.
 
     Examples
     --------

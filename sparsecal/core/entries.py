@@ -245,7 +245,7 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
     References
     ----------
     Kranzlein, Liu & Schneider 2021, Section 3.1 (thresholding before both
-    recalibration and evaluation); DESIGN.md item 1.
+    recalibration and evaluation); docs/architecture.md, Semantics 1.
 
     Examples
     --------

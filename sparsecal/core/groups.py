@@ -304,8 +304,8 @@ class TagGroups:
 
         References
         ----------
-        Kranzlein, Liu & Schneider 2021, Section 3.3 and Figure 1; DESIGN.md
-        item 6.
+        Kranzlein, Liu & Schneider 2021, Section 3.3 and Figure 1; docs/architecture.md,
+        Semantics 6.
 
         Examples
         --------

@@ -33,7 +33,7 @@ def get_n_threads(n_threads=None, n_items=None):
 
     References
     ----------
-    DESIGN.md, "The compiled core": kernels run without the GIL, in parallel
+    docs/architecture.md, "The compiled core": kernels run without the GIL, in parallel
     where the work is large enough (OpenMP ``prange``).
 
     Examples

@@ -38,7 +38,7 @@ def as_float_array(x, name, ndim=1):
 
     References
     ----------
-    DESIGN.md, "Data model": inputs are checked once at the package boundary;
+    docs/architecture.md, "Data model": inputs are checked once at the package boundary;
     the compiled kernels then assume valid data.
 
     Examples
