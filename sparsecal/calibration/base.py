@@ -138,7 +138,24 @@ class BaseCalibrator(Estimator):
     scikit-learn's ``IsotonicRegression`` takes them); labels are 0/1. Subclasses
     implement ``fit`` (validating through :meth:`_fit_inputs`) and ``_predict``;
     their fitted state is the attributes named in ``_array_state`` (arrays) and
-    ``_value_state`` (JSON values).
+    ``_value_state`` (JSON values). docs/architecture.md, "How to add a calibrator".
+
+    Examples
+    --------
+    A calibrator that outputs the dev positive rate whatever the score:
+
+    >>> import numpy as np
+    >>> from sparsecal.calibration import BaseCalibrator
+    >>> class Constant(BaseCalibrator):
+    ...     _value_state = ("rate_",)
+    ...     def fit(self, scores, labels, sample_weight=None):
+    ...         x, y, w = self._fit_inputs(scores, labels, sample_weight)
+    ...         self.rate_ = float(np.average(y, weights=w))
+    ...         return self
+    ...     def _predict(self, x):
+    ...         return np.full_like(x, self.rate_)
+    >>> Constant().fit([0.2, 0.9], [0, 1]).predict([0.5])
+    array([0.5])
     """
 
     _array_state = ()

@@ -34,6 +34,11 @@ class MethodComparison:
     models : dict
         ``(method, grouping) -> GroupedCalibrator``, the fitted models (the report
         draws its "after" figures from them instead of refitting).
+
+    Examples
+    --------
+    See :func:`compare_methods`; ``to_markdown()`` gives the layout of Kranzlein
+    et al. 2021, Table 1, and ``to_dict()`` the same numbers.
     """
 
     before: object

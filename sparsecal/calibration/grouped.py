@@ -54,6 +54,25 @@ class GroupedCalibrator(Estimator):
     threshold_ : float
         Threshold of the dev entries; :meth:`transform_dense` calibrates the
         scores at or above it.
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Sections 2.2 and 3.3 (SCW, TFG);
+    docs/architecture.md, Semantics 7-8.
+
+    Examples
+    --------
+    >>> import sparsecal as sc
+    >>> from sparsecal.datasets import make_tagger_outputs
+    >>> dev, test = (make_tagger_outputs(2000, split_seed=s) for s in (1, 2))
+    >>> tfg = sc.TagGroups.from_counts(dev.train_counts, 3)
+    >>> model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), tfg)
+    >>> model = model.fit(sc.threshold(dev.scores, dev.gold))
+    >>> len(model.calibrators_), model.get_params()["min_entries"]
+    (3, 1)
+    >>> calibrated = model.transform(sc.threshold(test.scores, test.gold))
+    >>> model.transform_dense(test.scores).shape == test.scores.shape
+    True
     """
 
     def __init__(self, base, groups, *, fallback=None, min_entries=1, renormalize=False):
@@ -81,7 +100,27 @@ class GroupedCalibrator(Estimator):
         check_positive_int(self.min_entries, "min_entries")
 
     def fit(self, entries, sample_weight=None):
-        """Fit one calibrator per group on dev ``entries``."""
+        """Fit one calibrator per group on dev ``entries``.
+
+        Parameters
+        ----------
+        entries : Entries
+            Thresholded dev entries (see :func:`sparsecal.threshold`).
+        sample_weight : array_like of float, shape (len(entries),), optional
+
+        Returns
+        -------
+        self : GroupedCalibrator
+
+        Raises
+        ------
+        TypeError
+            For a ``base`` that is not a calibrator, ``groups`` that are not
+            :class:`TagGroups`, or ``entries`` that are not :class:`Entries`.
+        ValueError
+            For no entries, a mismatched ``sample_weight`` or ``fallback``, or an
+            invalid ``min_entries``.
+        """
         self._check_params()
         if not isinstance(entries, Entries):
             raise TypeError("fit takes Entries (see sparsecal.threshold)")
@@ -307,10 +346,41 @@ def cross_fit_predict(calibrator, entries, *, n_folds=5, seed=0):
     all folds are pooled, so every dev entry is calibrated by a model that did
     not see its token. Evaluate the pooled scores (not an average over folds).
 
+    Parameters
+    ----------
+    calibrator : GroupedCalibrator
+        The set-up to cross-fit (its parameters; it need not be fitted).
+    entries : Entries
+        Dev entries, with their tokens.
+    n_folds : int, default=5
+        K, at least 2.
+    seed : int, default=0
+        Seed of the token shuffle.
+
     Returns
     -------
     Entries
         ``entries`` with the pooled, cross-fitted calibrated scores.
+
+    Raises
+    ------
+    ValueError
+        For fewer than 2 folds or entries without tokens.
+
+    References
+    ----------
+    Score-calibration lecture notes (``004``), "K-fold".
+
+    Examples
+    --------
+    >>> import sparsecal as sc
+    >>> from sparsecal.datasets import make_tagger_outputs
+    >>> dev = make_tagger_outputs(2000, split_seed=1)
+    >>> entries = sc.threshold(dev.scores, dev.gold)
+    >>> model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), sc.TagGroups.scw(426))
+    >>> honest = sc.cross_fit_predict(model, entries, n_folds=5)
+    >>> len(honest) == len(entries)
+    True
     """
     n_folds = check_positive_int(n_folds, "n_folds")
     if n_folds < 2:

@@ -25,6 +25,29 @@ class HistogramBinning(BaseCalibrator):
     n_bins : int, default=10
     bin_size : int, optional
         Points per bin instead of ``n_bins`` (a short last bin is merged).
+
+    Attributes
+    ----------
+    boundaries_ : ndarray of float64
+        Inner bin boundaries (a score ``s`` is in bin ``#(boundaries_ <= s)``).
+    bin_rates_ : ndarray of float64
+        The dev positive rate of each bin, ``len(boundaries_) + 1`` values.
+
+    References
+    ----------
+    Zadrozny & Elkan 2001; Nguyen & O'Connor 2015, Algorithm 1 (equal-mass bins);
+    Kranzlein, Liu & Schneider 2021, Section 2.2; docs/architecture.md, Semantics 7.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal import HistogramBinning
+    >>> rng = np.random.default_rng(0)
+    >>> scores = rng.random(1000)
+    >>> labels = (rng.random(1000) < scores ** 2).astype(np.uint8)   # overconfident
+    >>> cal = HistogramBinning(n_bins=5).fit(scores, labels)
+    >>> cal.bin_rates_.shape, bool(np.all(np.diff(cal.bin_rates_) > 0))
+    ((5,), True)
     """
 
     _array_state = ("boundaries_", "bin_rates_")
@@ -34,6 +57,26 @@ class HistogramBinning(BaseCalibrator):
         self.bin_size = bin_size
 
     def fit(self, scores, labels, sample_weight=None):
+        """Fit on dev scores and their 0/1 labels.
+
+        Parameters
+        ----------
+        scores : array_like of float32 or float64, shape (n,) or (n, 1)
+            Dev probabilities in [0, 1].
+        labels : array_like of {0, 1} or bool, shape (n,)
+        sample_weight : array_like of float, shape (n,), optional
+            Non-negative weights, not all zero.
+
+        Returns
+        -------
+        self : HistogramBinning
+
+        Raises
+        ------
+        ValueError
+            For scores outside [0, 1] or NaN, labels other than 0/1, mismatched
+            lengths, no data, or invalid parameters.
+        """
         x, y, w = self._fit_inputs(scores, labels, sample_weight)
         n_bins = None if self.bin_size is not None else check_positive_int(self.n_bins, "n_bins")
         bin_size = None if self.bin_size is None else check_positive_int(self.bin_size, "bin_size")

@@ -10,7 +10,29 @@ class IsotonicCalibrator(BaseCalibrator):
     """Isotonic regression (Zadrozny & Elkan 2002) by pool adjacent violators on
     the compiled core: non-decreasing, piecewise linear, constant outside the dev
     range; the same function as scikit-learn's ``IsotonicRegression(y_min=0,
-    y_max=1, out_of_bounds="clip")``."""
+    y_max=1, out_of_bounds="clip")``.
+
+    Attributes
+    ----------
+    x_knots_, y_knots_ : ndarray of float64
+        The fitted function's knots (``y_knots_`` non-decreasing, in [0, 1]).
+
+    References
+    ----------
+    Zadrozny & Elkan 2002; Kranzlein, Liu & Schneider 2021, Section 2.2;
+    docs/architecture.md, Semantics 7.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal import IsotonicCalibrator
+    >>> rng = np.random.default_rng(0)
+    >>> scores = rng.random(1000)
+    >>> labels = (rng.random(1000) < scores ** 2).astype(np.uint8)   # overconfident
+    >>> cal = IsotonicCalibrator().fit(scores, labels)
+    >>> bool(np.all(np.diff(cal.predict(np.linspace(0, 1, 11))) >= 0))
+    True
+    """
 
     _array_state = ("x_knots_", "y_knots_")
 
@@ -18,6 +40,26 @@ class IsotonicCalibrator(BaseCalibrator):
         pass
 
     def fit(self, scores, labels, sample_weight=None):
+        """Fit on dev scores and their 0/1 labels.
+
+        Parameters
+        ----------
+        scores : array_like of float32 or float64, shape (n,) or (n, 1)
+            Dev probabilities in [0, 1].
+        labels : array_like of {0, 1} or bool, shape (n,)
+        sample_weight : array_like of float, shape (n,), optional
+            Non-negative weights, not all zero.
+
+        Returns
+        -------
+        self : IsotonicCalibrator
+
+        Raises
+        ------
+        ValueError
+            For scores outside [0, 1] or NaN, labels other than 0/1, mismatched
+            lengths, no data, or invalid parameters.
+        """
         x, y, w = self._fit_inputs(scores, labels, sample_weight)
         self.x_knots_, self.y_knots_ = isotonic_fit(x, y, w)
         return self

@@ -26,6 +26,27 @@ class PlattCalibrator(BaseCalibrator):
     prior : float in (0, 1), optional
     eps : float, default=1e-7
         Scores are clipped to ``[eps, 1 - eps]`` before the logit.
+
+    Attributes
+    ----------
+    slope_, offset_ : float
+        ``a`` and ``g`` of the calibrated log-likelihood ratio ``a logit(s) + g``.
+
+    References
+    ----------
+    Platt 1999; the score-calibration lecture notes (``004``), "prior-weighted
+    logistic regression"; Kranzlein, Liu & Schneider 2021, Section 2.2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal import PlattCalibrator
+    >>> rng = np.random.default_rng(0)
+    >>> scores = rng.random(1000)
+    >>> labels = (rng.random(1000) < scores ** 2).astype(np.uint8)   # overconfident
+    >>> cal = PlattCalibrator().fit(scores, labels)
+    >>> cal.slope_ > 1.0
+    True
     """
 
     _value_state = ("slope_", "offset_")
@@ -39,6 +60,26 @@ class PlattCalibrator(BaseCalibrator):
         return np.log(x) - np.log1p(-x)
 
     def fit(self, scores, labels, sample_weight=None):
+        """Fit on dev scores and their 0/1 labels.
+
+        Parameters
+        ----------
+        scores : array_like of float32 or float64, shape (n,) or (n, 1)
+            Dev probabilities in [0, 1].
+        labels : array_like of {0, 1} or bool, shape (n,)
+        sample_weight : array_like of float, shape (n,), optional
+            Non-negative weights, not all zero.
+
+        Returns
+        -------
+        self : PlattCalibrator
+
+        Raises
+        ------
+        ValueError
+            For scores outside [0, 1] or NaN, labels other than 0/1, mismatched
+            lengths, no data, or invalid parameters.
+        """
         from scipy.optimize import minimize
         from scipy.special import expit, log_expit
 

@@ -77,6 +77,15 @@ METHODS = {m.name: m for m in (
 def get_method(name):
     """The :class:`Method` called ``name``.
 
+    Parameters
+    ----------
+    name : str
+        A key of :data:`METHODS`.
+
+    Returns
+    -------
+    Method
+
     Raises
     ------
     ValueError
@@ -95,7 +104,30 @@ def get_method(name):
 
 
 def make_calibrator(name, *, n_bins=10, seed=0):
-    """An unfitted calibrator of method ``name`` (see :meth:`Method.build`)."""
+    """An unfitted calibrator of method ``name`` (see :meth:`Method.build`).
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`METHODS`.
+    n_bins : int, default=10
+    seed : int, default=0
+
+    Returns
+    -------
+    BaseCalibrator
+
+    Raises
+    ------
+    ValueError
+        For an unknown name.
+
+    Examples
+    --------
+    >>> from sparsecal.calibration import make_calibrator
+    >>> make_calibrator("scaling-binning", n_bins=15, seed=2)
+    ScalingBinning(n_bins=15, seed=2)
+    """
     return get_method(name).build(n_bins, seed)
 
 

@@ -27,6 +27,29 @@ class ScalingBinning(BaseCalibrator):
     n_bins : int, default=10
     seed : int, default=0
         Seed of the dev split.
+
+    Attributes
+    ----------
+    x_knots_, y_knots_ : ndarray of float64
+        The isotonic scaling function fit on the first dev half.
+    boundaries_, bin_values_ : ndarray of float64
+        Inner boundaries of the scaled-score bins and each bin's output.
+
+    References
+    ----------
+    Kumar, Liang & Ma 2019; Kranzlein, Liu & Schneider 2021, Section 2.2;
+    docs/architecture.md, Semantics 7.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal import ScalingBinning
+    >>> rng = np.random.default_rng(0)
+    >>> scores = rng.random(1000)
+    >>> labels = (rng.random(1000) < scores ** 2).astype(np.uint8)   # overconfident
+    >>> cal = ScalingBinning(n_bins=4, seed=0).fit(scores, labels)
+    >>> len(np.unique(cal.predict(rng.random(500)))) <= 4
+    True
     """
 
     _array_state = ("x_knots_", "y_knots_", "boundaries_", "bin_values_")
@@ -36,6 +59,26 @@ class ScalingBinning(BaseCalibrator):
         self.seed = seed
 
     def fit(self, scores, labels, sample_weight=None):
+        """Fit on dev scores and their 0/1 labels.
+
+        Parameters
+        ----------
+        scores : array_like of float32 or float64, shape (n,) or (n, 1)
+            Dev probabilities in [0, 1].
+        labels : array_like of {0, 1} or bool, shape (n,)
+        sample_weight : array_like of float, shape (n,), optional
+            Non-negative weights, not all zero.
+
+        Returns
+        -------
+        self : ScalingBinning
+
+        Raises
+        ------
+        ValueError
+            For scores outside [0, 1] or NaN, labels other than 0/1, mismatched
+            lengths, no data, or invalid parameters.
+        """
         x, y, w = self._fit_inputs(scores, labels, sample_weight)
         n_bins = check_positive_int(self.n_bins, "n_bins")
         if x.shape[0] < 2:

@@ -40,6 +40,26 @@ class TemperatureScaling(Estimator):
     Attributes
     ----------
     temperature_ : float
+        The fitted temperature ``T``.
+
+    References
+    ----------
+    Guo, Pleiss, Sun & Weinberger 2017, "On Calibration of Modern Neural Networks",
+    Section 4.2; Kranzlein, Liu & Schneider 2021, Section 2.2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal import TemperatureScaling
+    >>> rng = np.random.default_rng(0)
+    >>> logits = 2.0 * rng.normal(size=(20000, 5))          # a calibrated model ...
+    >>> probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    >>> gold = (rng.random((20000, 1)) < probs.cumsum(axis=1)).argmax(axis=1)
+    >>> ts = TemperatureScaling().fit(3.0 * logits, gold)    # ... made overconfident
+    >>> round(ts.temperature_, 1)
+    3.0
+    >>> ts.transform(3.0 * logits).sum(axis=1)[:2].round(6)
+    array([1., 1.])
     """
 
     _fitted_attributes = ("temperature_",)
