@@ -768,6 +768,8 @@ def test_every_verb_reading_scores_uses_the_same_input_flags():
         assert {"--dev-scores", "--dev-key", "--dev-gold", "--dev-entries"} <= flags[verb]
         assert not {"--test", "--test-gold", "--dev"} & flags[verb]
     assert {"--scores", "--key"} <= flags["apply"]
+    for verb in ("evaluate", "report"):   # compare's table shows no intervals
+        assert {"--ci", "--confidence-level", "--n-resamples", "--seed"} <= flags[verb], verb
 
 
 def test_key_names_the_array_of_a_multi_array_npz(data, capsys, tmp_path):
@@ -801,3 +803,4 @@ def test_dev_key_and_n_threads_reach_compare(data, capsys, tmp_path):
     rc, out, err = run(capsys, "evaluate", "--scores", data.p("test.npy"), "--gold",
                        data.p("test_gold.npy"), "--n-threads", 0)
     assert rc == 1 and "n_threads must be >= 1" in err
+

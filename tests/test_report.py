@@ -28,6 +28,7 @@ from sparsecal.plotting import report as report_module
 from sparsecal.cli.main import main
 from sparsecal.calibration.comparison import compare_methods
 from sparsecal.calibration.registry import METHODS
+from sparsecal.metrics import ConfidenceInterval
 from sparsecal.plotting.report import MARKER, markdown_to_html
 from sparsecal.datasets.synthetic import make_tagger_outputs
 
@@ -272,6 +273,7 @@ def test_report_with_dev_passes_everything_on(data, capsys, tmp_path, monkeypatc
     assert groups == data.groups
     assert kw["methods"] == ["platt", "histogram"]
     assert (kw["n_bins"], kw["seed"], kw["title"]) == (7, 4, "T")
+    assert kw["ci"] == ConfidenceInterval("simulation", random_state=4)
     assert "wrote the report" in capsys.readouterr().out
 
 

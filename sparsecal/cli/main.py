@@ -205,6 +205,7 @@ def _cmd_compare(args, console):
 
 def _cmd_report(args, console):
     from ..plotting.report import write_report
+    ci = _ci_from_args(args)   # checked before any file is read
     test = _entries_from_args(args, console)
     dev = None
     if args.dev_scores or args.dev_entries:
@@ -213,7 +214,7 @@ def _cmd_report(args, console):
             raise ValueError(f"dev has {dev.n_tags} tags but test has {test.n_tags}")
     groups = _groups_from_args(args, test.n_tags, console)
     path = write_report(args.output, test, groups, dev=dev, methods=args.methods,
-                        n_bins=args.bins, seed=args.seed, title=args.title)
+                        n_bins=args.bins, ci=ci, seed=args.seed, title=args.title)
     console.info(f"wrote the report: {path}")
     return 0
 
@@ -294,6 +295,19 @@ def _add_inputs(p, prefix="", what="scores", required=False, gold=True):
                                               f"--{prefix}gold")
 
 
+def _add_ci(p, default=None):
+    """The interval flags, the same in every verb that reports intervals."""
+    p.add_argument("--ci", nargs="?", const="simulation", default=default,
+                   choices=["simulation", "bootstrap"],
+                   help="confidence intervals: simulation (Nguyen & O'Connor Algorithm 2; "
+                        "the default when --ci is given alone) or bootstrap"
+                        + (f" (default: {default})" if default else ""))
+    p.add_argument("--confidence-level", type=float, default=0.95,
+                   help="confidence level of the intervals (default: 0.95)")
+    p.add_argument("--n-resamples", type=int, help="simulation samples (default: 10000) or "
+                                                   "bootstrap replicates (default: 1000)")
+
+
 def _add_threads(p):
     p.add_argument("--n-threads", type=int, help="threads for the compiled kernels "
                                                  "(default: SPARSECAL_NUM_THREADS, else all "
@@ -325,13 +339,7 @@ def build_parser():
 
     p = sub.add_parser("evaluate", help="SMCE/GMCE table with confidence intervals")
     _add_common(p)
-    p.add_argument("--ci", nargs="?", const="simulation", choices=["simulation", "bootstrap"],
-                   help="confidence intervals: simulation (Nguyen & O'Connor Algorithm 2; "
-                        "the default when --ci is given alone) or bootstrap")
-    p.add_argument("--confidence-level", type=float, default=0.95,
-                   help="confidence level of the intervals (default: 0.95)")
-    p.add_argument("--n-resamples", type=int, help="simulation samples (default: 10000) or "
-                                                   "bootstrap replicates (default: 1000)")
+    _add_ci(p)
     p.add_argument("--per-tag", action="store_true", help="also per-tag CE / MCE")
     p.add_argument("--json", help="write the numbers as JSON here")
     p.add_argument("--save-entries", help="also save the thresholded entries (.npz)")
@@ -364,6 +372,7 @@ def build_parser():
                                       "JSON)")
     _add_common(p)
     _add_inputs(p, "dev-", what="dev scores (optional: enables recalibration)")
+    _add_ci(p, default="simulation")
     p.add_argument("--methods", nargs="+", choices=sorted(METHODS), default=list(METHODS))
     p.add_argument("--title", default="Calibration report")
     p.add_argument("-o", "--output", required=True, help="report directory")

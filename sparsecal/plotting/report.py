@@ -64,7 +64,7 @@ def markdown_to_html(text):
 
 
 def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_bins=10,
-                 seed=0, title="Calibration report", notes=None):
+                 ci=None, seed=0, title="Calibration report", notes=None):
     """Write a report directory and return the path of its ``index.html``.
 
     Parameters
@@ -79,14 +79,52 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
         Dev entries: with them every method in ``methods`` is fit on dev with SCW
         and TFG and evaluated on ``test``, and the TFG isotonic result is shown
         as "after" in the figures.
+    methods : sequence of str
+        Names in the registry of methods (:mod:`sparsecal.calibration.registry`).
+    n_bins : int, default=10
+        Bins for evaluation and for the binning calibrators.
+    ci : None, str or ConfidenceInterval
+        The intervals of every table and figure; None means the default
+        specification (simulation, 95%) with random state ``seed``, a method name
+        that method with random state ``seed``.
+    seed : int, default=0
+        Random state of seeded methods (and of ``ci`` unless it is a
+        specification).
+    title : str
     notes : str, optional
         A paragraph about the data shown at the top.
+
+    Returns
+    -------
+    str
+        The path of ``index.html``.
+
+    Raises
+    ------
+    ValueError
+        For an ``out_dir`` that exists and is not a sparsecal report, and for
+        invalid arguments (nothing is written then).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import sparsecal as sc
+    >>> from sparsecal.datasets import make_tagger_outputs
+    >>> from sparsecal.plotting.report import write_report
+    >>> test = make_tagger_outputs(500, split_seed=2)
+    >>> groups = sc.TagGroups.from_counts(test.train_counts, 3)
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = write_report(os.path.join(tmp, "r"), sc.threshold(test.scores, test.gold),
+    ...                         groups)
+    ...     os.path.basename(path), os.path.isfile(path)
+    ('index.html', True)
     """
     out_dir = os.fspath(out_dir)
     # Per-tag CE needs a tag with MIN_TAG_ENTRIES entries; a small test set may
     # have none (evaluate would raise): the report then goes without it.
     per_tag = len(test) > 0 and int(np.bincount(test.tag).max()) >= MIN_TAG_ENTRIES
-    ci = ConfidenceInterval(random_state=seed)
+    if ci is None or isinstance(ci, str):
+        ci = ConfidenceInterval(*(() if ci is None else (ci,)), random_state=seed)
     with atomic_directory(out_dir, _is_report, "a sparsecal report") as tmp:
         before = evaluate(test, groups, per_tag=per_tag, min_entries=MIN_TAG_ENTRIES,
                           top_label=True, n_bins=n_bins, ci=ci)
