@@ -55,11 +55,6 @@ class _Forward:
         return out
 
 
-def _first(x, k):
-    """The first ``k`` rows of ``x`` (``x`` itself when that is all of them)."""
-    return x if k == len(x) else x[:k]
-
-
 def _forward(ch):
     B, n, C = ch.B, ch.n, ch.C
     dt, dev = ch.dtype, ch.device
@@ -105,12 +100,14 @@ def _forward(ch):
     torch.sum(As[0], 1, keepdim=True, out=zfs[0])
     As[0].div_(zfs[0])
     for t in range(1, n):
-        k = counts[t]
-        a, zt = _first(As[t], k), _first(zfs[t], k)
-        torch.mm(_first(As[t - 1], k), M, out=a)
-        a.mul_(_first(Es[t], k))
-        if k < B:
+        k = counts[t]              # the first k (sorted) sentences reach t
+        if k == B:                 # no slicing: Python-level indexing costs at small C
+            prev, a, e, zt = As[t - 1], As[t], Es[t], zfs[t]
+        else:
+            prev, a, e, zt = As[t - 1][:k], As[t][:k], Es[t][:k], zfs[t][:k]
             As[t][k:].zero_()
+        torch.mm(prev, M, out=a)
+        a.mul_(e)
         torch.sum(a, 1, keepdim=True, out=zt)
         a.div_(zt)
 
@@ -137,8 +134,11 @@ def _backward(f):
     for t in range(n - 2, -1, -1):
         k0, k1 = f.counts[t], f.counts[t + 1]
         if k1:
-            bt, wt, zt = _first(beta, k1), _first(w, k1), _first(zbs[t], k1)
-            torch.mul(_first(Es[t + 1], k1), bt, out=wt)
+            if k1 == B:
+                e, bt, wt, zt = Es[t + 1], beta, w, zbs[t]
+            else:
+                e, bt, wt, zt = Es[t + 1][:k1], beta[:k1], w[:k1], zbs[t][:k1]
+            torch.mul(e, bt, out=wt)
             torch.mm(wt, MT, out=bt)
             torch.sum(bt, 1, keepdim=True, out=zt)
             bt.div_(zt)
@@ -159,8 +159,11 @@ def token_marginals(ch):
     zs = torch.ones((n, B, 1), dtype=ch.dtype, device=ch.device)
     zss = zs.unbind(0)
     for t, k0, _, _, beta in _backward(f):
-        a, zt = _first(f.As[t], k0), _first(zss[t], k0)
-        a.mul_(_first(beta, k0))
+        if k0 == B:
+            a, bt, zt = f.As[t], beta, zss[t]
+        else:
+            a, bt, zt = f.As[t][:k0], beta[:k0], zss[t][:k0]
+        a.mul_(bt)
         torch.sum(a, 1, keepdim=True, out=zt)
         a.div_(zt)
     f.E = f.Es = None                 # free the emissions before the output exists
@@ -190,7 +193,7 @@ def pair_marginals(ch):
     zp = torch.ones((n, B, 1, 1), dtype=ch.dtype, device=ch.device)
     for t, _, k1, w, _ in _backward(f):
         if k1:
-            slab = _first(f.As[t], k1)[:, :, None] * f.M[None] * _first(w, k1)[:, None, :]
+            slab = f.As[t][:k1, :, None] * f.M[None] * w[:k1, None, :]
             torch.sum(slab, (1, 2), keepdim=True, out=zp[t, :k1])
             slab.div_(zp[t, :k1])
             if f.perm is None:
