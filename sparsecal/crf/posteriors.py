@@ -46,7 +46,8 @@ def marginals(emissions, transitions, lengths=None, start=None, end=None, allowe
         On non-float emissions, a non-boolean ``allowed`` or ``mask``, or
         non-integer ``lengths``.
     ValueError
-        On shape mismatches, lengths outside ``1..N``, NaN or +inf potentials, an
+        On shape mismatches, lengths outside ``1..N``, a mask that is not a run of
+        leading Trues or disagrees with ``lengths``, NaN or +inf potentials, an
         unknown backend, or a sentence whose every tag sequence is impossible.
 
     References

@@ -151,13 +151,9 @@ def prepare(emissions, transitions, lengths=None, start=None, end=None, allowed=
 
     Raises
     ------
-    TypeError
-        On non-float emissions, a non-boolean ``allowed`` or ``mask``, or
-        non-integer ``lengths``.
-    ValueError
-        On shape mismatches, lengths outside ``1..N``, a mask that is not a run of
-        leading Trues or that disagrees with ``lengths``, and NaN or ``+inf``
-        potentials (in real tokens: padding is never read).
+    TypeError, ValueError
+        On invalid potentials, as listed in :func:`sparsecal.crf.marginals`; NaN
+        and ``+inf`` are looked for in real tokens only (padding is never read).
     """
     e = to_tensor(emissions, "emissions")
     if e.dtype not in FLOAT_DTYPES:
