@@ -63,13 +63,13 @@ def worker(C, dtype_name, backend, threads, reps, batch):
     # the target dtype so that the set-up leaves no peak above the baseline
     e = torch.empty(batch, N, C, dtype=dtype).normal_(0, 3, generator=g)
     T = torch.empty(C, C, dtype=dtype).normal_(0, 1, generator=g)
-    kw = dict(backend=backend, num_threads=threads)
+    kw = dict(backend=backend, n_threads=threads)
     out = {"C": C, "dtype": dtype_name, "backend": backend, "threads": threads,
            "B": batch, "N": N}
 
     # initialise torch / MKL code paths on a tiny problem first, so that the
     # measured call's peak is its own working memory
-    crf.marginals(torch.zeros(1, 3, C, dtype=dtype), T, backend="lean", num_threads=threads)
+    crf.marginals(torch.zeros(1, 3, C, dtype=dtype), T, backend="lean", n_threads=threads)
     base = _rss_bytes()
     peak0 = _maxrss_bytes()
     t0 = time.perf_counter()
@@ -103,7 +103,7 @@ def worker(C, dtype_name, backend, threads, reps, batch):
         out["mm_gflops"] = 2 * batch * C * C * n_mm / out["floor_s"] / 1e9
         out["efficiency"] = out["floor_s"] / out["time_s"]
         if threads == 1:
-            ref = crf.marginals(e.double(), T.double(), backend="log", num_threads=1)
+            ref = crf.marginals(e.double(), T.double(), backend="log", n_threads=1)
             diff = (m.double() - ref).abs()
             out["max_abs_diff_vs_log64"] = float(diff.max())
             big = ref >= 1e-6

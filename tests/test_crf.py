@@ -4,6 +4,7 @@ References: brute-force enumeration of every tag sequence on tiny chains (exact
 token / pair / span marginals, log Z, Viterbi and k-best), the log-space
 recursion, and torch-struct's ``LinearChainCRF``.
 """
+import doctest
 import itertools
 import subprocess
 import sys
@@ -15,7 +16,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import sparsecal  # noqa: E402
-from sparsecal.crf import chain as crf  # noqa: E402
+from sparsecal import crf  # noqa: E402
+from sparsecal.crf import decoding, logspace, posteriors, streaming  # noqa: E402
 
 F64 = torch.float64
 TOL = 1e-10
@@ -299,13 +301,13 @@ def test_extreme_potentials_fall_back_without_nan(dtype, monkeypatch):
     e[2] = torch.randn(N, C, generator=torch.Generator().manual_seed(3), dtype=F64)
     L = torch.tensor([6, 5, 4])
     fallback_rows = []
-    log_fb = crf._log_fb
+    log_fb = logspace.log_fb
 
     def spy(ch, rows=None, dtype=None):
         fallback_rows.append(None if rows is None else sorted(rows.tolist()))
         return log_fb(ch, rows, dtype)
 
-    monkeypatch.setattr(crf, "_log_fb", spy)
+    monkeypatch.setattr(logspace, "log_fb", spy)
     tok, pairs, logz, seqprobs = brute(e, T, L)
     m = crf.marginals(e.to(dtype), T.to(dtype), L)
     assert fallback_rows == [[0, 1]]
@@ -477,18 +479,18 @@ def test_mask_equals_lengths_and_trailing_padding_ignored():
     assert not torch.isnan(a).any()
 
 
-def test_num_threads_restored():
+def test_n_threads_restored():
     before = torch.get_num_threads()
     c = random_case(46)
     for n in (None, 1, 2, 0):
-        crf.marginals(c["emissions"], c["transitions"], num_threads=n, **_kw(c))
+        crf.marginals(c["emissions"], c["transitions"], n_threads=n, **_kw(c))
         assert torch.get_num_threads() == before
-    with pytest.raises(ValueError):
-        crf.marginals(c["emissions"], c["transitions"], num_threads=-1)
+    with pytest.raises(ValueError, match="n_threads must be >= 0"):
+        crf.marginals(c["emissions"], c["transitions"], n_threads=-1)
 
 
 def test_pair_marginals_memory_warning(monkeypatch):
-    monkeypatch.setattr(crf, "_PAIR_WARN_BYTES", 100)
+    monkeypatch.setattr(posteriors, "_PAIR_WARN_BYTES", 100)
     c = random_case(47)
     with pytest.warns(UserWarning, match="GiB"):
         crf.pair_marginals(c["emissions"], c["transitions"], **_kw(c))
@@ -606,6 +608,8 @@ def test_stream_entries_errors():
         crf.stream_entries([bad])
     with pytest.warns(UserWarning, match="not written"):
         crf.stream_entries(batches, dense_out=np.zeros((10_000, 12)))
+    with pytest.raises(ValueError, match="backend"):
+        crf.stream_entries(batches, backend="nope")
     empty = crf.stream_entries([])
     assert len(empty) == 0 and empty.n_tokens == 0
 
@@ -646,3 +650,21 @@ def test_lean_log_partition_is_differentiable_and_matches_log_space(seed):
     for a, b in zip(torch.autograd.grad(z_log.sum(), args),
                     torch.autograd.grad(z_lean.sum(), args)):
         assert torch.allclose(a, b, atol=1e-12, rtol=0)
+
+
+# --------------------------------------------------------------------------- #
+# Documentation                                                                #
+# --------------------------------------------------------------------------- #
+
+@pytest.mark.parametrize("module", [posteriors, decoding, streaming], ids=lambda m: m.__name__)
+def test_docstring_examples_run(module):
+    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_public_api_documented():
+    for name in crf.__all__:
+        doc = getattr(crf, name).__doc__
+        for section in ("Parameters", "Returns", "Raises", "References", "Examples"):
+            assert section in doc, (name, section)
+        assert "%(" not in doc, name

@@ -1,6 +1,48 @@
-"""CRF marginals for taggers with a linear-chain CRF output layer (torch extra)."""
-from .chain import (kbest, log_partition, marginals, pair_marginals, span_marginals,
-                        stream_entries, viterbi)
+"""Linear-chain CRF marginals: tokens, tag pairs, spans, Viterbi and k-best.
+
+Needs PyTorch (``pip install "sparsecal[torch]"``); ``import sparsecal`` does not
+import this subpackage.
+
+Model (:mod:`.potentials`): log-space potentials, ``emissions [B, N, C]``,
+``transitions [C, C]`` (``a -> b``), optional ``start``/``end`` [C] and an
+``allowed [C, C]`` mask; padded batches with ``lengths [B]`` or a ``mask [B, N]``.
+
+Public API (Nguyen & O'Connor 2015, Section 4.2; Jagannatha & Yu 2020, eqs. 5-6):
+
+- :func:`marginals`: ``p(y_t = c | x)`` ``[B, N, C]`` (rows sum to 1 on real
+  tokens, 0 on padding);
+- :func:`pair_marginals`: ``p(y_t = a, y_{t+1} = b | x)`` ``[B, N-1, C, C]``;
+- :func:`span_marginals`: ``p(y_s .. y_{s+l-1} = tags | x)``, or its
+  length-normalised geometric mean ``p ** (1/l)``;
+- :func:`log_partition`: ``log Z`` (differentiable, to train a CRF);
+- :func:`viterbi` and :func:`kbest`: the best / k best tag sequences with their
+  probabilities (:mod:`.decoding`);
+- :func:`stream_entries`: token marginals of a whole corpus, batch by batch,
+  thresholded into :class:`sparsecal.Entries` without the dense matrix
+  (:mod:`.streaming`).
+
+Modules, from the inputs to the public functions:
+
+- ``_torch``: the optional torch import, thread control, arrays as tensors;
+- ``potentials``: validation into a :class:`~.potentials.Chain`;
+- ``scaled``: the lean backend, a scaled forward-backward on matrix products;
+- ``logspace``: the exact log-space forward-backward (reference and fallback);
+- ``torch_struct_backend``: ``torch_struct.LinearChainCRF`` as a reference;
+- ``backends``: the choice of backend and the lean backend's fallback;
+- ``posteriors``, ``decoding``, ``streaming``: the public functions.
+
+Threads: every function takes ``n_threads``, the torch intra-op threads used
+*within the call* (the previous setting is restored afterwards). ``None``
+(default) means ``SPARSECAL_TORCH_THREADS`` if set, else 1: the per-position
+products are small (``[B, C] @ [C, C]``) and on a shared 2-core machine one
+thread was 2-8x faster than two (OpenMP threads spin-wait between small ops).
+``0`` leaves torch's setting alone. ``torch.set_num_threads`` is process-wide:
+do not call these functions concurrently from several Python threads with
+different settings.
+"""
+from .decoding import kbest, viterbi
+from .posteriors import log_partition, marginals, pair_marginals, span_marginals
+from .streaming import stream_entries
 
 __all__ = ["kbest", "log_partition", "marginals", "pair_marginals", "span_marginals",
            "stream_entries", "viterbi"]

@@ -1,0 +1,171 @@
+"""Decoding: the best (Viterbi) and the k best tag sequences, exactly.
+
+Max-product in log space keeping the top ``k`` partial paths per tag and position
+(k-best Viterbi); probabilities are ``exp(score - log Z)``. The k best sequences
+are the ``argmax(k)`` / top-k MAP predictions of Jagannatha & Yu (2020, Section
+2.4), whose rank is a calibration feature.
+"""
+import math
+
+from . import logspace
+from ._torch import torch, torch_threads
+from .backends import checked_log_partition
+from .potentials import prepare, with_potentials_doc
+
+__all__ = ["viterbi", "kbest"]
+
+
+@with_potentials_doc
+def viterbi(emissions, transitions, lengths=None, start=None, end=None, allowed=None,
+            mask=None, n_threads=None):
+    """Most probable tag sequence of each sentence (max-product in log space).
+
+    Parameters
+    ----------
+    %(potentials)s
+    n_threads : int, optional
+        Torch threads within the call (None: ``SPARSECAL_TORCH_THREADS`` or 1;
+        0: leave torch's setting), restored afterwards.
+
+    Returns
+    -------
+    paths : LongTensor, shape (B, N)
+        Tag indices, ``-1`` past each sentence's length.
+    log_prob : Tensor, shape (B,)
+        ``log p(path | x)`` (dtype of ``emissions``).
+
+    Raises
+    ------
+    TypeError, ValueError
+        As in :func:`sparsecal.crf.marginals`, including a sentence whose every
+        tag sequence is impossible.
+
+    References
+    ----------
+    Jagannatha & Yu (2020), Section 2.4: the top-1 MAP prediction.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sparsecal import crf
+    >>> emissions = torch.tensor([[[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]])
+    >>> paths, log_prob = crf.viterbi(emissions, torch.zeros(2, 2), lengths=[2])
+    >>> paths
+    tensor([[ 0,  1, -1]])
+    >>> round(float(log_prob.exp()), 4)          # 0.7311 ** 2
+    0.5344
+    """
+    paths, scores = _kbest(emissions, transitions, lengths, start, end, allowed, mask,
+                           1, n_threads)
+    return paths[:, 0], scores[:, 0]
+
+
+@with_potentials_doc
+def kbest(emissions, transitions, k, lengths=None, start=None, end=None, allowed=None,
+          mask=None, n_threads=None):
+    """The ``k`` most probable tag sequences of each sentence, exactly.
+
+    k-best Viterbi keeping the top ``k`` partial paths per state and position
+    (memory ``O(B N C k)``, time ``O(B N C^2 k log k)``-ish).
+
+    Parameters
+    ----------
+    %(potentials)s
+    k : int
+        Number of sequences (>= 1); the third positional argument.
+    n_threads : int, optional
+        As in :func:`viterbi`.
+
+    Returns
+    -------
+    paths : LongTensor, shape (B, k, N)
+        Best first; ``-1`` past each sentence's length, and whole rows of ``-1``
+        where a sentence has fewer than ``k`` possible sequences.
+    probs : Tensor, shape (B, k)
+        ``p(path | x)``, sorted descending; 0 for the padding rows.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As in :func:`viterbi`, or ``k < 1``.
+
+    References
+    ----------
+    Jagannatha & Yu (2020), Section 2.4: top-k MAP predictions, ``argmax(k)``.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sparsecal import crf
+    >>> emissions = torch.tensor([[[2.0, 0.0], [0.0, 0.0]]], dtype=torch.float64)
+    >>> allowed = torch.tensor([[False, True], [True, True]])     # no 0 -> 0
+    >>> paths, probs = crf.kbest(emissions, torch.zeros(2, 2), 4, allowed=allowed)
+    >>> paths[0].tolist()
+    [[0, 1], [1, 0], [1, 1], [-1, -1]]
+    >>> probs
+    tensor([[0.7870, 0.1065, 0.1065, 0.0000]], dtype=torch.float64)
+    """
+    k = int(k)
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    paths, logp = _kbest(emissions, transitions, lengths, start, end, allowed, mask, k,
+                         n_threads)
+    return paths, torch.exp(logp)
+
+
+def _kbest(emissions, transitions, lengths, start, end, allowed, mask, k, n_threads):
+    """(paths [B, k, N], log p [B, k]) of the k best sequences."""
+    with torch_threads(n_threads), torch.no_grad():
+        ch = prepare(emissions, transitions, lengths, start, end, allowed, mask)
+        logz = checked_log_partition(ch)
+        ef, L = ch.folded()
+        B, n, C, N = ch.B, ch.n, ch.C, ch.N
+        paths = torch.full((B, k, N), -1, dtype=torch.int64, device=ch.device)
+        scores = torch.full((B, k), -math.inf, dtype=ch.dtype, device=ch.device)
+        for sl in logspace.chunks(B, C * C * k):
+            p, s = _kbest_chunk(ef[sl], ch.T, L[sl], k)
+            paths[sl, :, :n] = p
+            scores[sl] = s
+        return paths, scores - logz[:, None]
+
+
+def _kbest_chunk(ef, T, L, k):
+    """k-best Viterbi over folded emissions [b, n, C]: (paths [b, k, n], scores
+    [b, k]), ``-1`` / ``-inf`` where a sentence has fewer than k sequences."""
+    b, n, C = ef.shape
+    dev = ef.device
+    ninf = torch.tensor(-math.inf, dtype=ef.dtype, device=dev)
+    d = torch.full((b, C, k), -math.inf, dtype=ef.dtype, device=dev)
+    d[:, :, 0] = ef[:, 0]
+    ident_s = torch.arange(C, device=dev)[None, :, None].expand(b, C, k)
+    ident_r = torch.arange(k, device=dev)[None, None, :].expand(b, C, k)
+    back = []
+    for t in range(1, n):
+        if k == 1:
+            vals, idx = (d[:, :, 0, None] + T[None]).max(1)           # over j
+            vals, idx = vals[..., None], idx[..., None]
+        else:
+            # cand[b, c, j*k + r] = d[b, j, r] + T[j, c]
+            cand = d[:, :, None, :] + T[None, :, :, None]             # [b, j, c, r]
+            cand = cand.permute(0, 2, 1, 3).reshape(b, C, C * k)
+            vals, idx = cand.topk(k, dim=-1)
+        new = vals + ef[:, t, :, None]
+        act = (L > t)[:, None, None]
+        d = torch.where(act, new, d)
+        back.append((torch.where(act, idx // k, ident_s), torch.where(act, idx % k, ident_r)))
+    flat = d.reshape(b, C * k)
+    vals, idx = flat.topk(k, dim=-1) if k > 1 else flat.max(-1, keepdim=True)
+    state, rank = idx // k, idx % k                                  # [b, k]
+    out = torch.empty((b, k, n), dtype=torch.int64, device=dev)
+    out[:, :, n - 1] = state
+    for t in range(n - 1, 0, -1):
+        ps, pr = back[t - 1]
+        f = state * k + rank
+        state = ps.reshape(b, C * k).gather(1, f)
+        rank = pr.reshape(b, C * k).gather(1, f)
+        out[:, :, t - 1] = state
+    pad = torch.arange(n, device=dev)[None, None] >= L[:, None, None]
+    invalid = ~torch.isfinite(vals)
+    out = out.masked_fill(pad | invalid[..., None], -1)
+    vals = torch.where(invalid, ninf, vals)
+    return out, vals

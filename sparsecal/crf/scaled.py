@@ -1,0 +1,282 @@
+"""The lean backend: scaled (non-log) forward-backward on BLAS matrix products.
+
+With ``M = exp(T - m)`` (``m`` the largest finite transition) and
+``E_t = exp(e_t - rowmax_t)`` (start and end folded into the emissions)::
+
+    alpha_t = normalise((alpha_{t-1} @ M) * E_t)
+    beta_t  = normalise((E_{t+1} * beta_{t+1}) @ M^T)
+
+Token marginals are ``normalise(alpha_t * beta_t)``, pair marginals
+``normalise(alpha_t[a] M[a, b] E_{t+1}[b] beta_{t+1}[b])`` (the scale factors
+cancel), and ``log Z`` is the sum of the logs of the forward normalisers plus the
+scales taken out (Nguyen & O'Connor 2015, Section 4.2). Memory is ``O(B N C)``;
+the batch is sorted by decreasing length, so that each position multiplies only
+the sentences that reach it, and per-position views are made once (Python-level
+indexing dominates at small C).
+
+One forward pass (:func:`_forward`) and one backward recursion (:func:`_backward`)
+serve every output; each output function adds its few lines per position. A
+sentence whose recursion lost precision (a normaliser below ``C^2 * tiny / eps``
+of the dtype, 0 or not finite: extreme potentials) is flagged in the returned
+``bad`` rows, for the caller to recompute in log space (:mod:`.backends`).
+"""
+from ._torch import torch
+
+__all__ = ["token_marginals", "pair_marginals", "log_alpha_beta", "log_partition",
+           "differentiable_log_partition"]
+
+
+class _Forward:
+    """The forward pass over the batch sorted by decreasing length.
+
+    ``perm`` (None when already sorted) sorts the batch; ``Ls`` are the sorted
+    lengths; ``counts[t]`` is the number of sorted sentences reaching position
+    ``t`` (a prefix); ``E`` [n, B, C] the exponentiated, scaled emissions with
+    scales ``r`` [n, B, 1]; ``M`` = exp(T - m); ``A`` [n, B, C] the normalised
+    alphas (padding rows zero) with normalisers ``zf`` [n, B, 1]; ``Es``, ``As``
+    per-position views; ``floor`` the smallest trusted normaliser.
+    """
+
+    __slots__ = ("B", "n", "perm", "Ls", "counts", "E", "Es", "r", "m", "M", "A", "As",
+                 "zf", "zb", "floor")
+
+    def lost_precision(self, z):
+        """Sorted rows (bool [B]) with a normaliser in ``z`` [n, B, ...] below the
+        floor, 0 or not finite."""
+        z = z.reshape(self.n, self.B)
+        return ((z < self.floor) | ~torch.isfinite(z)).any(0)
+
+    def unsort(self, x):
+        """Rows of ``x`` back in the caller's batch order."""
+        if self.perm is None:
+            return x
+        out = torch.empty_like(x)
+        out[self.perm] = x
+        return out
+
+
+def _forward(ch):
+    B, n, C = ch.B, ch.n, ch.C
+    dt, dev = ch.dtype, ch.device
+    f = _Forward()
+    f.B, f.n = B, n
+    Lc = ch.L_list
+    if all(Lc[i] >= Lc[i + 1] for i in range(B - 1)):
+        f.perm, f.Ls, Lsc = None, ch.L, Lc
+    else:
+        f.perm = torch.argsort(ch.L, descending=True, stable=True)
+        f.Ls = ch.L[f.perm]
+        Lsc = f.Ls.tolist()
+    f.counts = counts = [0] * n
+    j = B
+    for t in range(n):
+        while j > 0 and Lsc[j - 1] <= t:
+            j -= 1
+        counts[t] = j
+
+    # E: time-major, sorted copy of the emissions, start/end folded, scaled, exp'd
+    src = ch.e[:, :n].transpose(0, 1)                               # [n, B, C] view
+    E = torch.empty((n, B, C), dtype=dt, device=dev)
+    if f.perm is None:
+        E.copy_(src)
+    else:
+        torch.index_select(src, 1, f.perm, out=E)
+    if ch.start is not None:
+        E[0].add_(ch.start)
+    if ch.end is not None:
+        E[f.Ls - 1, torch.arange(B, device=dev)] += ch.end
+    r = E.amax(-1, keepdim=True)                                    # [n, B, 1]
+    f.r = torch.where(torch.isfinite(r), r, torch.zeros((), dtype=dt, device=dev))
+    E.sub_(f.r).exp_()
+    fin = torch.isfinite(ch.T)
+    f.m = ch.T[fin].max() if bool(fin.any()) else torch.zeros((), dtype=dt, device=dev)
+    f.M = M = torch.exp(ch.T - f.m)
+
+    f.A = torch.empty((n, B, C), dtype=dt, device=dev)
+    f.zf = torch.ones((n, B, 1), dtype=dt, device=dev)
+    f.E, f.Es, f.As = E, E.unbind(0), f.A.unbind(0)
+    As, Es, zfs = f.As, f.Es, f.zf.unbind(0)
+    As[0].copy_(Es[0])
+    torch.sum(As[0], 1, keepdim=True, out=zfs[0])
+    As[0].div_(zfs[0])
+    for t in range(1, n):
+        k = counts[t]              # the first k (sorted) sentences reach t
+        if k == B:                 # no slicing: Python-level indexing costs at small C
+            prev, a, e, zt = As[t - 1], As[t], Es[t], zfs[t]
+        else:
+            prev, a, e, zt = As[t - 1][:k], As[t][:k], Es[t][:k], zfs[t][:k]
+            As[t][k:].zero_()
+        torch.mm(prev, M, out=a)
+        a.mul_(e)
+        torch.sum(a, 1, keepdim=True, out=zt)
+        a.div_(zt)
+
+    tiny, eps = torch.finfo(dt).tiny, torch.finfo(dt).eps
+    f.floor = min(C * C * tiny / eps, 1e-3)
+    return f
+
+
+def _backward(f):
+    """The backward recursion, from position ``n - 2`` down to 0.
+
+    Yields ``(t, k0, k1, w, beta)`` per position ``t``, where the first ``k0``
+    rows of ``beta`` [B, C] hold the normalised ``beta_t`` of the (sorted)
+    sentences that reach ``t``, and, when ``k1 > 0``, the first ``k1`` rows of
+    ``w`` [B, C] hold ``E_{t+1} * beta_{t+1}`` of those that reach ``t + 1``.
+    Both are buffers overwritten by the next step. Sets ``f.zb`` [n, B, 1], the
+    normalisers.
+    """
+    n, B, C = f.A.shape
+    beta = torch.ones((B, C), dtype=f.A.dtype, device=f.A.device)
+    w = torch.empty_like(beta)
+    f.zb = torch.ones((n, B, 1), dtype=f.A.dtype, device=f.A.device)
+    zbs, Es, MT = f.zb.unbind(0), f.Es, f.M.t()      # M.t(): a view BLAS reads transposed
+    for t in range(n - 2, -1, -1):
+        k0, k1 = f.counts[t], f.counts[t + 1]
+        if k1:
+            if k1 == B:
+                e, bt, wt, zt = Es[t + 1], beta, w, zbs[t]
+            else:
+                e, bt, wt, zt = Es[t + 1][:k1], beta[:k1], w[:k1], zbs[t][:k1]
+            torch.mul(e, bt, out=wt)
+            torch.mm(wt, MT, out=bt)
+            torch.sum(bt, 1, keepdim=True, out=zt)
+            bt.div_(zt)
+        yield t, k0, k1, w, beta
+
+
+def token_marginals(ch):
+    """Token marginals by the scaled recursion.
+
+    Returns
+    -------
+    marginals : Tensor [B, N, C] (0 on padding)
+    bad : bool Tensor [B]
+        Sentences that lost precision (to recompute in log space).
+    """
+    f = _forward(ch)
+    B, N, C, n = ch.B, ch.N, ch.C, ch.n
+    zs = torch.ones((n, B, 1), dtype=ch.dtype, device=ch.device)
+    zss = zs.unbind(0)
+    for t, k0, _, _, beta in _backward(f):
+        if k0 == B:
+            a, bt, zt = f.As[t], beta, zss[t]
+        else:
+            a, bt, zt = f.As[t][:k0], beta[:k0], zss[t][:k0]
+        a.mul_(bt)
+        torch.sum(a, 1, keepdim=True, out=zt)
+        a.div_(zt)
+    f.E = f.Es = None                 # free the emissions before the output exists
+    bad = f.lost_precision(f.zf) | f.lost_precision(f.zb) | f.lost_precision(zs)
+    out = torch.empty((B, N, C), dtype=ch.dtype, device=ch.device)
+    if N > n:
+        out[:, n:].zero_()
+    if f.perm is None:
+        out[:, :n].copy_(f.A.transpose(0, 1))
+    else:
+        out[:, :n].index_copy_(0, f.perm, f.A.transpose(0, 1))
+    return out, f.unsort(bad)
+
+
+def pair_marginals(ch):
+    """Adjacent tag-pair marginals by the scaled recursion.
+
+    Returns
+    -------
+    marginals : Tensor [B, N-1, C, C] (0 past each sentence's last pair)
+    bad : bool Tensor [B]
+        Sentences that lost precision (to recompute in log space).
+    """
+    f = _forward(ch)
+    B, N, C, n = ch.B, ch.N, ch.C, ch.n
+    P = torch.zeros((B, max(N - 1, 0), C, C), dtype=ch.dtype, device=ch.device)
+    zp = torch.ones((n, B, 1, 1), dtype=ch.dtype, device=ch.device)
+    for t, _, k1, w, _ in _backward(f):
+        if k1:
+            slab = f.As[t][:k1, :, None] * f.M[None] * w[:k1, None, :]
+            torch.sum(slab, (1, 2), keepdim=True, out=zp[t, :k1])
+            slab.div_(zp[t, :k1])
+            if f.perm is None:
+                P[:k1, t] = slab
+            else:
+                P[f.perm[:k1], t] = slab
+            del slab
+    bad = f.lost_precision(f.zf) | f.lost_precision(f.zb) | f.lost_precision(zp)
+    return P, f.unsort(bad)
+
+
+def log_alpha_beta(ch):
+    """Absolute log alphas and log betas by the scaled recursion (for spans).
+
+    Returns
+    -------
+    log_alpha, log_beta : Tensor [B, n, C]
+        Valid on real tokens.
+    log_z : Tensor [B]
+    bad : bool Tensor [B]
+        Sentences that lost precision (to recompute in log space).
+    """
+    f = _forward(ch)
+    B, C, n, dev = ch.B, ch.C, ch.n, ch.device
+    Bst = torch.ones((n, B, C), dtype=ch.dtype, device=dev)    # normalised betas
+    for t, k0, _, _, beta in _backward(f):
+        Bst[t, :k0] = beta[:k0]
+    bad = f.lost_precision(f.zf) | f.lost_precision(f.zb)
+    real_s = torch.arange(n, device=dev)[:, None] < f.Ls[None, :]     # [n, B] sorted
+    rr = torch.where(real_s, f.r[..., 0], 0.0)                       # [n, B]
+    stepA = torch.log(f.zf[..., 0]) + rr
+    stepA[1:] += f.m
+    cumA = torch.cumsum(stepA * real_s, 0)                           # [n, B]
+    # Bc_t = Bc_{t+1} + log zb_t + r_{t+1} + m for t < L-1, else 0
+    stepB = torch.zeros((n, B), dtype=ch.dtype, device=dev)
+    if n > 1:
+        valid = torch.arange(n - 1, device=dev)[:, None] < (f.Ls - 1)[None, :]
+        stepB[:-1] = torch.where(valid, torch.log(f.zb[:-1, :, 0]) + rr[1:] + f.m, 0.0)
+    cumB = torch.flip(torch.cumsum(torch.flip(stepB, [0]), 0), [0])
+    la = (torch.log(f.A) + cumA[..., None]).transpose(0, 1)
+    lb = (torch.log(Bst) + cumB[..., None]).transpose(0, 1)
+    logz = cumA[(f.Ls - 1), torch.arange(B, device=dev)]
+    return f.unsort(la), f.unsort(lb), f.unsort(logz), f.unsort(bad)
+
+
+def log_partition(ch):
+    """log Z by the scaled forward pass alone (not differentiable).
+
+    Returns
+    -------
+    log_z : Tensor [B]
+        Summed in float64 (a sum of N terms of the size of the emissions), in the
+        chain's dtype.
+    bad : bool Tensor [B]
+        Sentences that lost precision (to recompute in log space).
+    """
+    f = _forward(ch)
+    real_s = torch.arange(ch.n, device=ch.device)[:, None] < f.Ls[None, :]
+    r64 = torch.where(real_s, f.r[..., 0], 0.0).double()
+    logz = (torch.log(f.zf[..., 0].double()) + r64).sum(0) + (f.Ls - 1) * f.m.double()
+    return f.unsort(logz.to(ch.dtype)), f.unsort(f.lost_precision(f.zf))
+
+
+def differentiable_log_partition(ch):
+    """log Z [B] by the scaled forward recursion, out of place so that autograd
+    flows through it: per step one [b, C] @ [C, C] product instead of the log
+    space's [b, C, C] logsumexp. For training; sentences must have a path."""
+    ef, L = ch.folded()
+    T = ch.T
+    r = ef.amax(-1, keepdim=True).detach()
+    E = torch.exp(ef - r)
+    fin = torch.isfinite(T)
+    m = T.detach()[fin].max() if bool(fin.any()) else T.new_zeros(())
+    M = torch.exp(T - m)
+    a = E[:, 0]
+    z = a.sum(-1)
+    logz = torch.log(z) + r[:, 0, 0]
+    a = a / z[:, None]
+    for t in range(1, ef.shape[1]):
+        new = (a @ M) * E[:, t]
+        zt = new.sum(-1)
+        active = L > t
+        a = torch.where(active[:, None], new / zt[:, None], a)
+        logz = logz + torch.where(active, torch.log(zt) + r[:, t, 0] + m,
+                                  torch.zeros_like(zt))
+    return logz
