@@ -668,3 +668,14 @@ def test_public_api_documented():
         for section in ("Parameters", "Returns", "Raises", "References", "Examples"):
             assert section in doc, (name, section)
         assert "%(" not in doc, name
+
+
+def test_one_thread_variable_for_kernels_and_crf(monkeypatch):
+    """One vocabulary (issue 10): ``SPARSECAL_NUM_THREADS`` sets the CRF's torch
+    threads as it sets the kernels'; unset, the CRF uses one thread."""
+    from sparsecal.core.threads import get_n_threads
+    from sparsecal.crf._torch import resolve_threads
+    monkeypatch.setenv("SPARSECAL_NUM_THREADS", "2")
+    assert resolve_threads(None) == 2 == get_n_threads(None, 10**9)
+    monkeypatch.delenv("SPARSECAL_NUM_THREADS")
+    assert resolve_threads(None) == 1 and resolve_threads(3) == 3

@@ -33,7 +33,7 @@ Modules, from the inputs to the public functions:
 
 Threads: every function takes ``n_threads``, the torch intra-op threads used
 *within the call* (the previous setting is restored afterwards). ``None``
-(default) means ``SPARSECAL_TORCH_THREADS`` if set, else 1: the per-position
+(default) means ``SPARSECAL_NUM_THREADS`` if set, else 1: the per-position
 products are small (``[B, C] @ [C, C]``) and on a shared 2-core machine one
 thread was 2-8x faster than two (OpenMP threads spin-wait between small ops).
 ``0`` leaves torch's setting alone. ``torch.set_num_threads`` is process-wide:

@@ -22,13 +22,13 @@ __all__ = ["torch", "resolve_threads", "torch_threads", "to_tensor"]
 def resolve_threads(n_threads):
     """Torch intra-op threads for a CRF call.
 
-    ``None`` means ``SPARSECAL_TORCH_THREADS`` if set, else 1: the per-position
+    ``None`` means ``SPARSECAL_NUM_THREADS`` if set, else 1: the per-position
     products are small (``[B, C] @ [C, C]``) and on a shared 2-core machine one
     thread was 2-8x faster than two (OpenMP threads spin-wait between small ops).
     ``0`` means "leave torch's setting alone".
     """
     if n_threads is None:
-        env = os.environ.get("SPARSECAL_TORCH_THREADS")
+        env = os.environ.get("SPARSECAL_NUM_THREADS")
         n_threads = int(env) if env else 1
     n_threads = int(n_threads)
     if n_threads < 0:

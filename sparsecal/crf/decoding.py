@@ -24,7 +24,7 @@ def viterbi(emissions, transitions, lengths=None, start=None, end=None, allowed=
     ----------
     %(potentials)s
     n_threads : int, optional
-        Torch threads within the call (None: ``SPARSECAL_TORCH_THREADS`` or 1;
+        Torch threads within the call (None: ``SPARSECAL_NUM_THREADS`` or 1;
         0: leave torch's setting), restored afterwards.
 
     Returns

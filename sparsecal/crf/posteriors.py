@@ -31,7 +31,7 @@ def marginals(emissions, transitions, lengths=None, start=None, end=None, allowe
         recursion underflows; "log" the exact log-space recursion; "torch-struct"
         ``torch_struct.LinearChainCRF`` (see :mod:`sparsecal.crf.backends`).
     n_threads : int, optional
-        Torch threads within the call (None: ``SPARSECAL_TORCH_THREADS`` or 1;
+        Torch threads within the call (None: ``SPARSECAL_NUM_THREADS`` or 1;
         0: leave torch's setting), restored afterwards.
 
     Returns

@@ -142,7 +142,7 @@ def stream_entries(batches, threshold=0.01, n_tags=None, dense_out=None, progres
         As in :func:`sparsecal.threshold`.
     n_threads : int, optional
         Threads for torch and for the threshold kernel, per batch (None:
-        ``SPARSECAL_TORCH_THREADS`` or 1; 0: the libraries' own defaults).
+        ``SPARSECAL_NUM_THREADS`` or 1; 0: the libraries' own defaults).
 
     Returns
     -------

@@ -100,7 +100,7 @@ def calibration_error(scores, labels, *, norm=2, binning="equal-mass", n_bins=No
         bootstrap that re-bins every replicate; a method name uses the defaults
         (95%, 10,000 samples / 1,000 replicates, ``random_state=0``).
     n_threads : int, optional
-        Threads for the sort (default: :func:`sparsecal.set_num_threads`).
+        Threads for the sort (default: ``SPARSECAL_NUM_THREADS``, else all CPUs; see :func:`sparsecal.core.threads.get_n_threads`).
 
     Returns
     -------
