@@ -136,7 +136,7 @@ class BaseCalibrator(Estimator):
 
     Scores are probabilities in [0, 1], shape ``(n,)`` or ``(n, 1)`` (as
     scikit-learn's ``IsotonicRegression`` takes them); labels are 0/1. Subclasses
-    implement ``fit`` (validating through :meth:`_fit_inputs`) and ``_predict``;
+    implement ``_fit(x, y, w)`` on validated inputs and ``_predict(x)``;
     their fitted state is the attributes named in ``_array_state`` (arrays) and
     ``_value_state`` (JSON values). docs/architecture.md, "How to add a calibrator".
 
@@ -148,8 +148,7 @@ class BaseCalibrator(Estimator):
     >>> from sparsecal.calibration import BaseCalibrator
     >>> class Constant(BaseCalibrator):
     ...     _value_state = ("rate_",)
-    ...     def fit(self, scores, labels, sample_weight=None):
-    ...         x, y, w = self._fit_inputs(scores, labels, sample_weight)
+    ...     def _fit(self, x, y, w):
     ...         self.rate_ = float(np.average(y, weights=w))
     ...         return self
     ...     def _predict(self, x):
@@ -175,7 +174,27 @@ class BaseCalibrator(Estimator):
             x = x[:, 0]
         return check_probabilities(x, "scores")
 
-    def _fit_inputs(self, scores, labels, sample_weight):
+    def fit(self, scores, labels, sample_weight=None):
+        """Fit on dev scores and their 0/1 labels.
+
+        Parameters
+        ----------
+        scores : array_like of float32 or float64, shape (n,) or (n, 1)
+            Dev probabilities in [0, 1].
+        labels : array_like of {0, 1} or bool, shape (n,)
+        sample_weight : array_like of float, shape (n,), optional
+            Non-negative weights, not all zero.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            For scores outside [0, 1] or NaN, labels other than 0/1, mismatched
+            lengths, no data, or invalid parameters.
+        """
         x = self._scores(scores)
         if x.shape[0] == 0:
             raise ValueError("cannot fit a calibrator on no data")
@@ -183,7 +202,8 @@ class BaseCalibrator(Estimator):
         w = check_sample_weight(sample_weight, x.shape[0])
         if w is not None and not (w > 0).any():
             raise ValueError("sample_weight is zero everywhere")
-        return x, y, w
+        self._fit(x, y, w)
+        return self
 
     def predict(self, scores):
         """Calibrated scores.

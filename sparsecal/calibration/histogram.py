@@ -56,28 +56,7 @@ class HistogramBinning(BaseCalibrator):
         self.n_bins = n_bins
         self.bin_size = bin_size
 
-    def fit(self, scores, labels, sample_weight=None):
-        """Fit on dev scores and their 0/1 labels.
-
-        Parameters
-        ----------
-        scores : array_like of float32 or float64, shape (n,) or (n, 1)
-            Dev probabilities in [0, 1].
-        labels : array_like of {0, 1} or bool, shape (n,)
-        sample_weight : array_like of float, shape (n,), optional
-            Non-negative weights, not all zero.
-
-        Returns
-        -------
-        self : HistogramBinning
-
-        Raises
-        ------
-        ValueError
-            For scores outside [0, 1] or NaN, labels other than 0/1, mismatched
-            lengths, no data, or invalid parameters.
-        """
-        x, y, w = self._fit_inputs(scores, labels, sample_weight)
+    def _fit(self, x, y, w):
         n_bins = None if self.bin_size is not None else check_positive_int(self.n_bins, "n_bins")
         bin_size = None if self.bin_size is None else check_positive_int(self.bin_size, "bin_size")
         perm, sorted_x = argsort_scores(x)

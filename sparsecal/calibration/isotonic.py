@@ -39,28 +39,7 @@ class IsotonicCalibrator(BaseCalibrator):
     def __init__(self):
         pass
 
-    def fit(self, scores, labels, sample_weight=None):
-        """Fit on dev scores and their 0/1 labels.
-
-        Parameters
-        ----------
-        scores : array_like of float32 or float64, shape (n,) or (n, 1)
-            Dev probabilities in [0, 1].
-        labels : array_like of {0, 1} or bool, shape (n,)
-        sample_weight : array_like of float, shape (n,), optional
-            Non-negative weights, not all zero.
-
-        Returns
-        -------
-        self : IsotonicCalibrator
-
-        Raises
-        ------
-        ValueError
-            For scores outside [0, 1] or NaN, labels other than 0/1, mismatched
-            lengths, no data, or invalid parameters.
-        """
-        x, y, w = self._fit_inputs(scores, labels, sample_weight)
+    def _fit(self, x, y, w):
         self.x_knots_, self.y_knots_ = isotonic_fit(x, y, w)
         return self
 

@@ -59,31 +59,10 @@ class PlattCalibrator(BaseCalibrator):
         x = np.clip(x.astype(np.float64), self.eps, 1.0 - self.eps)
         return np.log(x) - np.log1p(-x)
 
-    def fit(self, scores, labels, sample_weight=None):
-        """Fit on dev scores and their 0/1 labels.
-
-        Parameters
-        ----------
-        scores : array_like of float32 or float64, shape (n,) or (n, 1)
-            Dev probabilities in [0, 1].
-        labels : array_like of {0, 1} or bool, shape (n,)
-        sample_weight : array_like of float, shape (n,), optional
-            Non-negative weights, not all zero.
-
-        Returns
-        -------
-        self : PlattCalibrator
-
-        Raises
-        ------
-        ValueError
-            For scores outside [0, 1] or NaN, labels other than 0/1, mismatched
-            lengths, no data, or invalid parameters.
-        """
+    def _fit(self, x, y, w):
         from scipy.optimize import minimize
         from scipy.special import expit, log_expit
 
-        x, y, w = self._fit_inputs(scores, labels, sample_weight)
         s = self._logit(x)
         pos = y.astype(bool)
         w = np.ones(x.shape[0]) if w is None else w
