@@ -2,11 +2,14 @@
 one way, from the CLI down to the kernels, with no cycles (function-level
 imports included), and the core never imports an optional extra."""
 import ast
+import importlib.util
 from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "sparsecal"
+# the package under test, wherever it is installed (the checkout, or the wheel
+# that scripts/test_wheel.sh installs, whose tests sit apart from the sources)
+PACKAGE = Path(importlib.util.find_spec("sparsecal").origin).resolve().parent
 
 #: subpackage -> layer; a module may import from its own or a lower layer only
 LAYERS = {"core": 0, "io": 1, "datasets": 1, "crf": 1, "metrics": 2, "calibration": 3,
@@ -15,13 +18,16 @@ OPTIONAL = ("torch", "torch_struct", "sklearn", "matplotlib", "dask", "distribut
             "transformers")
 
 
-def _modules(pattern="*.py"):
-    """{dotted module name: path} of every Python (or Cython) module of the package."""
+def _modules(*patterns):
+    """{dotted module name: path} of every module of the package matching one of
+    ``patterns`` (``_sort.cpython-312-x86_64-linux-gnu.so`` is ``_sort``)."""
     out = {}
-    for path in PACKAGE.rglob(pattern):
-        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        out[name] = path
+    for pattern in patterns:
+        for path in PACKAGE.rglob(pattern):
+            parts = path.relative_to(PACKAGE.parent).parts
+            parts = parts[:-1] + (parts[-1].split(".")[0],)
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            out[name] = path
     return out
 
 
@@ -58,8 +64,11 @@ def _layer(module):
     return LAYERS.get(parts[1]) if len(parts) > 1 else None
 
 
-MODULES = _modules()
-KERNELS = _modules("*.pyx")   # compiled leaves: they import nothing of the package
+MODULES = _modules("*.py")
+assert MODULES, f"no Python modules found under {PACKAGE}"
+# compiled leaves, from their sources or (in an installed wheel) the extensions:
+# they import nothing of the package
+KERNELS = _modules("*.pyx", "*.so", "*.pyd")
 GRAPH = {name: _imports(name, path, {**MODULES, **KERNELS})
          for name, path in MODULES.items()}
 
