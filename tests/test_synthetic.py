@@ -69,12 +69,14 @@ def test_generator_train_counts(experiment):
 
 
 def test_generator_seeds():
-    a = make_tagger_outputs(500, split_seed=3, tagger_seed=0, chunk_tokens=128)
-    b = make_tagger_outputs(500, split_seed=3, tagger_seed=0, chunk_tokens=128)
-    c = make_tagger_outputs(500, split_seed=4, tagger_seed=0, chunk_tokens=128)
+    # more tokens than one block of 8192: the blocks continue one generator
+    a = make_tagger_outputs(9000, n_tags=40, split_seed=3, tagger_seed=0)
+    b = make_tagger_outputs(9000, n_tags=40, split_seed=3, tagger_seed=0)
+    c = make_tagger_outputs(9000, n_tags=40, split_seed=4, tagger_seed=0)
     np.testing.assert_array_equal(a.scores, b.scores)
     np.testing.assert_array_equal(a.gold, b.gold)
     assert not np.array_equal(a.scores, c.scores)
+    assert not np.array_equal(a.scores[8192:], a.scores[:808])   # no block repeats
     with pytest.raises(ValueError):
         make_tagger_outputs(10, n_tags=4)
 

@@ -401,6 +401,38 @@ def build_parser():
 
 
 def main(argv=None):
+    """Run one ``sparsecal`` command, as the ``sparsecal`` console script does.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after the program name; ``sys.argv[1:]`` when None.
+
+    Returns
+    -------
+    int
+        The exit code: 0 on success, 1 on bad input or failure (one message on
+        stderr names the argument or file and the problem, never a traceback).
+        Wrong usage exits with code 2 through ``argparse`` (``SystemExit``).
+
+    Examples
+    --------
+    >>> import json
+    >>> from sparsecal.cli import main
+    >>> with open("counts.json", "w") as f:
+    ...     json.dump({"N": 500, "NP": 300, "S/NP": 20, "PP": 2}, f)
+    >>> with open("tags.json", "w") as f:
+    ...     json.dump({"N": 0, "NP": 1, "S/NP": 2, "PP": 3}, f)
+    >>> main(["groups", "--train-counts", "counts.json", "--tag-index", "tags.json",
+    ...       "--groups", "2"])
+    | Group | Tag types | Train tokens | Train share | Most frequent tags |
+    |---|---|---|---|---|
+    | 1 | 1 | 500 | [60.8%, 60.8%] | N |
+    | 2 | 3 | 322 | [0.2%, 36.5%] | NP, S/NP, PP |
+    0
+    >>> main(["groups", "--train-counts", "missing.json"])
+    1
+    """
     args = build_parser().parse_args(argv)
     console = _Console(args.quiet)
     try:

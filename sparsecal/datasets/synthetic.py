@@ -36,12 +36,22 @@ class SyntheticTagger:
     train_counts : dict
         Training gold count per tag index, ``{tag: count}`` like the JSON count
         files (the same for every split of one tagger).
+
+    Examples
+    --------
+    >>> from sparsecal.datasets import make_tagger_outputs
+    >>> data = make_tagger_outputs(100, n_tags=20, keep_true_probs=True)
+    >>> data.scores.shape == data.true_probs.shape, len(data.train_counts)
+    (True, 20)
     """
 
     scores: np.ndarray
     gold: np.ndarray
     true_probs: np.ndarray
     train_counts: dict
+
+
+_BLOCK = 8192   # tokens drawn at a time (part of the generator's definition)
 
 
 def _tag_prior(n_tags, zipf_exponent):
@@ -52,8 +62,12 @@ def _tag_prior(n_tags, zipf_exponent):
 
 def make_tagger_outputs(n_tokens=20000, n_tags=426, *, split_seed=0, tagger_seed=0,
                         zipf_exponent=1.1, n_train=927497, miscalibration=1.0,
-                        n_confusable=3, keep_true_probs=False, chunk_tokens=8192):
+                        n_confusable=3, keep_true_probs=False):
     """Generate one split of synthetic tagger outputs.
+
+    The tokens are drawn in blocks of 8192 from one generator seeded by
+    ``split_seed``, so memory stays bounded and the split is a fixed function
+    of its arguments.
 
     Parameters
     ----------
@@ -79,6 +93,20 @@ def make_tagger_outputs(n_tokens=20000, n_tags=426, *, split_seed=0, tagger_seed
     Returns
     -------
     SyntheticTagger
+
+    Examples
+    --------
+    >>> from sparsecal import threshold, TagGroups
+    >>> from sparsecal.datasets import make_tagger_outputs
+    >>> dev = make_tagger_outputs(2000, n_tags=50, split_seed=1)
+    >>> test = make_tagger_outputs(2000, n_tags=50, split_seed=2)
+    >>> dev.scores.shape, dev.gold.dtype, dev.train_counts == test.train_counts
+    ((2000, 50), dtype('int32'), True)
+    >>> entries = threshold(test.scores, test.gold, 0.01)
+    >>> groups = TagGroups.from_counts(test.train_counts, 2, n_tags=50)
+    >>> frequent = groups.tag_to_group[entries.tag] == 0
+    >>> bool(entries.score[frequent].mean() > entries.label[frequent].mean())  # overconfident
+    True
     """
     n_tokens = check_positive_int(n_tokens, "n_tokens")
     n_tags = check_positive_int(n_tags, "n_tags")
@@ -97,8 +125,8 @@ def make_tagger_outputs(n_tokens=20000, n_tags=426, *, split_seed=0, tagger_seed
     gold = np.empty(n_tokens, dtype=np.int32)
     true_probs = np.empty_like(scores) if keep_true_probs else None
     confuse_prior = np.sqrt(prior) / np.sqrt(prior).sum()
-    for r0 in range(0, n_tokens, chunk_tokens):
-        m = min(chunk_tokens, n_tokens - r0)
+    for r0 in range(0, n_tokens, _BLOCK):
+        m = min(_BLOCK, n_tokens - r0)
         rows = np.arange(m)[:, None]
         logits = rng.normal(-5.0, 1.0, size=(m, n_tags))
         latent = rng.choice(n_tags, size=m, p=prior)

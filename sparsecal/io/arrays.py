@@ -38,8 +38,41 @@ def _exists(path, what):
 def load_scores(path, *, key=None):
     """A score (or logit) matrix from ``.npy`` (memory-mapped), ``.npz`` or ``.pt``.
 
-    Returns the array as stored (float32/float64 expected; checked downstream);
-    raises ``ValueError`` naming the file for other formats or shapes.
+    Parameters
+    ----------
+    path : str or os.PathLike
+        ``.npy`` (opened memory-mapped: a corpus-size matrix is never read
+        whole), ``.npz`` or ``.pt`` (a torch tensor or a dict of tensors; needs
+        the torch extra).
+    key : str, optional
+        The array (``.npz``) or tensor (``.pt`` dict) to read; optional when the
+        ``.npz`` file holds one array.
+
+    Returns
+    -------
+    ndarray of float32 or float64, shape (n_tokens, n_tags)
+        The matrix as stored, in its own dtype and byte order (no copy for
+        ``.npy``).
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        Naming the file: an unknown extension, an unreadable or truncated file,
+        a missing or ambiguous ``key``, a matrix that is not 2-D or not float.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.io import load_scores
+    >>> np.save("scores.npy", np.array([[0.7, 0.3], [0.1, 0.9]], dtype=np.float32))
+    >>> scores = load_scores("scores.npy")
+    >>> scores.dtype, scores.shape, type(scores).__name__
+    (dtype('float32'), (2, 2), 'memmap')
+    >>> np.savez("outputs.npz", probs=scores, logits=np.log(scores))
+    >>> load_scores("outputs.npz", key="probs")[1]
+    array([0.1, 0.9], dtype=float32)
     """
     _exists(path, "scores")
     ext = os.path.splitext(_name(path))[1].lower()
@@ -101,7 +134,33 @@ def _load_tensor(path, key):
 
 
 def load_tag_index(path):
-    """``{tag string: column index}`` from a JSON file."""
+    """``{tag string: column index}`` from a JSON file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A JSON object mapping each tag string to its column in the score matrix.
+
+    Returns
+    -------
+    dict of str to int
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        Naming the file, if it is not valid JSON or not an object of integers.
+
+    Examples
+    --------
+    >>> import json
+    >>> from sparsecal.io import load_tag_index
+    >>> with open("tags.json", "w") as f:
+    ...     json.dump({"N": 0, "NP": 1, "S[dcl]/NP": 2}, f)
+    >>> load_tag_index("tags.json")["S[dcl]/NP"]
+    2
+    """
     _exists(path, "tag index")
     try:
         with open(path, encoding="utf-8") as f:
@@ -117,8 +176,35 @@ def load_tag_index(path):
 def load_gold(path, *, tag_index=None):
     """Gold tag index per token from ``.npy`` or ``.txt``.
 
-    A ``.txt`` file has one token per line: an integer index, or (with
-    ``tag_index``) a tag string; unknown tags raise naming the line.
+    Parameters
+    ----------
+    path : str or os.PathLike
+        ``.npy``: a 1-D integer array. ``.txt``: one token per line, an integer
+        column index, or (with ``tag_index``) a tag string.
+    tag_index : str, os.PathLike or dict, optional
+        Tag strings to columns (a JSON file as :func:`load_tag_index` reads, or
+        the dict itself), to read a ``.txt`` file of tag strings.
+
+    Returns
+    -------
+    ndarray of int, shape (n_tokens,)
+        Gold column per token (range-checked later against the score matrix).
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        Naming the file (and the line of a ``.txt`` file): an unknown extension,
+        an unreadable file, a value that is not an index, an unknown tag.
+
+    Examples
+    --------
+    >>> from sparsecal.io import load_gold
+    >>> with open("gold.txt", "w") as f:
+    ...     _ = f.write("NP\\nN\\nNP\\n")
+    >>> load_gold("gold.txt", tag_index={"N": 0, "NP": 1})
+    array([1, 0, 1])
     """
     _exists(path, "gold")
     ext = os.path.splitext(_name(path))[1].lower()
@@ -161,7 +247,36 @@ def load_gold(path, *, tag_index=None):
 
 
 def save_entries(path, entries):
-    """Write thresholded entries to ``.npz`` atomically."""
+    """Write thresholded entries to ``.npz`` atomically.
+
+    The file holds the entry arrays in their own dtypes and a JSON metadata
+    record (format, version, ``n_tags``, ``n_tokens``, threshold), so a large
+    corpus is thresholded once and :func:`load_entries` checks what it reads.
+    The file is written beside ``path`` and renamed over it: a crash or an
+    error leaves any previous file whole.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Output file; ``.npz`` is appended when missing.
+    entries : Entries
+        As :func:`sparsecal.threshold` returns.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal import threshold
+    >>> from sparsecal.io import save_entries, load_entries
+    >>> entries = threshold(np.array([[0.7, 0.2, 0.1], [0.005, 0.9, 0.095]]), [0, 2])
+    >>> save_entries("dev-entries.npz", entries)
+    >>> loaded = load_entries("dev-entries.npz")
+    >>> np.array_equal(loaded.score, entries.score), loaded.n_tokens, loaded.threshold
+    (True, 2, 0.01)
+    """
     meta = {"format": ENTRIES_FORMAT, "version": ENTRIES_VERSION, "n_tags": entries.n_tags,
             "n_tokens": entries.n_tokens, "threshold": entries.threshold,
             "dtype": str(entries.score.dtype)}
@@ -175,7 +290,37 @@ def save_entries(path, entries):
 
 
 def load_entries(path):
-    """Read entries written by :func:`save_entries` (validated)."""
+    """Read entries written by :func:`save_entries`, validated.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        An ``.npz`` file written by :func:`save_entries`.
+
+    Returns
+    -------
+    Entries
+        With the saved ``n_tags``, ``n_tokens`` and threshold.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        Naming the file: not an entries file, another format version, or
+        arrays that break the entries' invariants (lengths, dtypes, labels in
+        {0, 1}, tags and tokens in range, scores in [threshold, 1]).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal import threshold
+    >>> from sparsecal.io import save_entries, load_entries
+    >>> save_entries("entries.npz", threshold(np.array([[0.6, 0.4], [0.2, 0.8]]), [0, 1]))
+    >>> entries = load_entries("entries.npz")
+    >>> entries.tag, entries.label
+    (array([0, 1, 0, 1], dtype=int32), array([1, 0, 0, 1], dtype=uint8))
+    """
     _exists(path, "entries")
     try:
         loaded = np.load(path, mmap_mode="r", allow_pickle=False)   # mmap: a stray .npy
