@@ -650,7 +650,7 @@ ERROR_CASES = {
         "counts_negative.json", "non-negative"),
     "missing counts": (
         lambda d, b: _evaluate(d, extra=["--train-counts", b("nope.json")]),
-        "nope.json", "No such file"),
+        "nope.json", "does not exist"),
     "unknown score extension": (lambda d, b: _evaluate(d, scores=b("scores.csv")),
                                 "scores.csv", "unknown score file type '.csv'"),
     "npz with several arrays": (lambda d, b: _evaluate(d, scores=b("two.npz")),

@@ -202,8 +202,26 @@ def test_counts_from_mapping_with_names_equals_array_of_gold_tags():
     ({"NN": 3}, {}, ValueError, "tag_index"),
     ({0: 3, 7: 1}, dict(n_tags=5), ValueError, "n_tags"),
     ({0: 3, -1: 1}, {}, ValueError, "non-negative"),
-    ({0: 3, 1: -1}, {}, ValueError, "non-negative"),
-    ({0: 3, 1: 1.5}, {}, ValueError, "integers"),
+    ({0: 3, 1: -1}, {}, ValueError, "count of tag 1 must be a non-negative integer"),
+    ({0: 3, 1: 1.5}, {}, ValueError, "count of tag 1 must be a non-negative integer"),
+    ({0: 3, 1: 2.0}, {}, ValueError, r"count of tag 1 .* got 2\.0"),
+    ({0: 3, 1: True}, {}, ValueError, "count of tag 1 .* got True"),
+    ({0: 3, 1: np.bool_(True)}, {}, ValueError, "count of tag 1 .* got "),
+    ({0: 3, 1: "4"}, {}, ValueError, "count of tag 1 .* got '4'"),
+    ({0: 3, 1: None}, {}, ValueError, "count of tag 1 .* got None"),
+    ({0: 3, 1: 2 ** 63 - 1}, {}, ValueError, r"at most 2\*\*53"),
+    ({0: 2 ** 53, 1: 2 ** 53}, {}, ValueError, r"add up to more than 2\*\*53"),
+    ({"1": 3, "01": 1}, {}, ValueError, "count twice for one column"),
+    ({0: 3, 2 ** 40: 1}, {}, ValueError, "below 2\\*\\*31"),
+    ({"N": 3}, dict(tag_index={"N": 0, "NP": 0}), ValueError, "'N' and 'NP' share column 0"),
+    ({"N": 3}, dict(tag_index={"N": True}), ValueError, "column of tag 'N'"),
+    ({"N": 3}, dict(tag_index={"N": -2}), ValueError, "column of tag 'N'"),
+    ({"N": 3}, dict(tag_index={"N": 1.0}), ValueError, "column of tag 'N'"),
+    ({"N": 3}, dict(tag_index=["N"]), ValueError, "tag_index must map"),
+    ({0: 3}, dict(n_tags=2.5), ValueError, "n_tags"),
+    ({0: 3}, dict(n_tags=2 ** 40), ValueError, "n_tags must be at most"),
+    (np.array([0, 2 ** 40]), {}, ValueError, "out of range"),
+    (np.array([0, 1], dtype=np.uint64), dict(n_tags=2 ** 31), ValueError, "n_tags must be at most"),
     (np.array([0, 1, -1]), {}, ValueError, "non-negative"),
     (np.array([0, 5]), dict(n_tags=3), ValueError, "out of range"),
     (np.array([0.0, 1.0]), {}, TypeError, "mapping"),
@@ -216,9 +234,31 @@ def test_count_errors(counts, kw, exc, match):
         TagGroups.from_counts(counts, 2, **kw)
 
 
+def test_count_arrays_of_every_integer_dtype_agree():
+    gold = np.array([0, 2, 2, 1, 2])
+    want = load_train_counts(gold)
+    for dtype in ("u1", "<u8", ">i8", "<i2", ">u4"):
+        np.testing.assert_array_equal(load_train_counts(gold.astype(dtype)), want)
+
+
 def test_json_file_errors(tmp_path):
-    with pytest.raises(ValueError, match="cannot read"):
+    with pytest.raises(FileNotFoundError, match="train counts file .*missing.json' does not"):
         load_train_counts(tmp_path / "missing.json")
+    with pytest.raises(ValueError, match="is a directory, not a file"):
+        load_train_counts(tmp_path)
+    (tmp_path / "nested.json").write_text("[" * 100000 + "]" * 100000)
+    with pytest.raises(ValueError, match="nested.json' is nested too deeply"):
+        load_train_counts(tmp_path / "nested.json")
+    (tmp_path / "null.json").write_text("null")
+    with pytest.raises(ValueError, match="null.json' must hold a JSON object, got null"):
+        load_train_counts(tmp_path / "null.json")
+    (tmp_path / "nan.json").write_text('{"0": NaN}')
+    with pytest.raises(ValueError, match="nan.json' is not valid JSON: the non-standard "
+                                         "constant NaN"):
+        load_train_counts(tmp_path / "nan.json")
+    (tmp_path / "twice.json").write_text('{"0": 1, "0": 5}')
+    with pytest.raises(ValueError, match="twice.json' is not valid JSON: the key '0' appears"):
+        load_train_counts(tmp_path / "twice.json")
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(ValueError, match="not valid JSON"):
         load_train_counts(tmp_path / "bad.json")
@@ -226,8 +266,11 @@ def test_json_file_errors(tmp_path):
     with pytest.raises(ValueError, match="JSON object"):
         load_train_counts(tmp_path / "list.json")
     (tmp_path / "c.json").write_text('{"a": 1}')
-    with pytest.raises(ValueError, match="cannot read"):
+    with pytest.raises(FileNotFoundError, match="tag index file .*nope.json' does not"):
         load_train_counts(tmp_path / "c.json", tag_index=tmp_path / "nope.json")
+    (tmp_path / "dup.json").write_text('{"a": 0, "b": 0}')
+    with pytest.raises(ValueError, match="tag index .*dup.json': tags 'a' and 'b' share"):
+        load_train_counts(tmp_path / "c.json", tag_index=tmp_path / "dup.json")
 
 
 def test_unknown_tags_in_queries():

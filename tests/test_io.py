@@ -181,7 +181,7 @@ def test_tag_index_errors(tmp_path):
     with pytest.raises(ValueError, match=r"bad\.json' is not valid JSON"):
         load_tag_index(tmp_path / "bad.json")
     (tmp_path / "str.json").write_text('{"N": "0"}')
-    with pytest.raises(ValueError, match=r"str\.json' must map tag strings to integer"):
+    with pytest.raises(ValueError, match=r"str\.json': the column of tag 'N' must be an integer"):
         load_tag_index(tmp_path / "str.json")
     (tmp_path / "list.json").write_text('["N"]')
     with pytest.raises(ValueError, match="list.json"):

@@ -77,11 +77,12 @@ def _entries_from_args(args, console, prefix=""):
 def _tfg_groups(train_counts, n_groups, n_tags=None, tag_index=None):
     """TFG groups from a JSON counts file; every error names the file."""
     from ..core.validation import check_positive_int
-    from ..core.groups import TagGroups, _read_json
+    from ..core.groups import TagGroups
+    from ..core.jsonfile import read_json
     from ..io.arrays import load_tag_index
     check_positive_int(n_groups, "--groups")
     index = load_tag_index(tag_index) if tag_index else None
-    counts = _read_json(train_counts, "train counts")
+    counts = read_json(train_counts, "train counts")
     try:
         return TagGroups.from_counts(counts, n_groups, n_tags=n_tags, tag_index=index)
     except (TypeError, ValueError) as exc:

@@ -4,16 +4,22 @@ Kranzlein, Liu & Schneider 2021, Section 3.3: shared class-wise (SCW) pools all
 tags in one group; tag frequency grouping (TFG) sorts tags by descending training
 frequency and fills groups of roughly equal training mass.
 """
-import json
 import os
 from collections.abc import Mapping
 
 import numpy as np
 
 from . import _partition
+from .jsonfile import read_json
 from .validation import check_positive_int
 
-__all__ = ["TagGroups", "load_train_counts", "partition_by_group"]
+__all__ = ["TagGroups", "check_tag_index", "load_train_counts", "partition_by_group"]
+
+#: Tag columns are below 2**31 (int32 tag arrays, docs/architecture.md data model).
+MAX_TAGS = 2 ** 31 - 1
+#: Training counts, and their total, are at most 2**53: exact in float64, in
+#: which TFG's per-group quota is computed.
+MAX_COUNT = 2 ** 53
 
 
 def load_train_counts(train_counts, n_tags=None, tag_index=None):
@@ -59,15 +65,14 @@ def load_train_counts(train_counts, n_tags=None, tag_index=None):
     array([2, 0, 1])
     """
     if isinstance(train_counts, (str, os.PathLike)):
-        train_counts = _read_json(train_counts, "train_counts")
-    if isinstance(tag_index, (str, os.PathLike)):
-        tag_index = _read_json(tag_index, "tag_index")
+        train_counts = read_json(train_counts, "train counts")
+    tag_index = _resolve_tag_index(tag_index)
     if isinstance(train_counts, Mapping):
         index, counts = _counts_from_mapping(train_counts, tag_index)
         if n_tags is None:
             top = max(tag_index.values()) if tag_index else (index.max() if index.size else -1)
             n_tags = int(top) + 1
-        n_tags = check_positive_int(n_tags, "n_tags")
+        n_tags = _check_n_tags(n_tags)
         if index.size and index.max() >= n_tags:
             i = int(np.argmax(index))
             raise ValueError(f"tag index {index[i]} has a training count but n_tags is "
@@ -83,31 +88,92 @@ def load_train_counts(train_counts, n_tags=None, tag_index=None):
         raise ValueError("training gold tags must be non-negative tag indices")
     if n_tags is None:
         n_tags = int(gold.max()) + 1 if gold.size else 0
-    n_tags = check_positive_int(n_tags, "n_tags")
-    if gold.size and gold.max() >= n_tags:
+    if gold.size and gold.max() >= min(n_tags, MAX_TAGS):
         raise ValueError(f"training gold tag {int(gold.max())} is out of range for "
                          f"n_tags={n_tags}")
-    return np.bincount(gold, minlength=n_tags).astype(np.int64)
+    n_tags = _check_n_tags(n_tags)
+    return np.bincount(gold.astype(np.int64, copy=False), minlength=n_tags).astype(np.int64)
 
 
-def _read_json(path, what):
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except OSError as exc:
-        raise ValueError(f"cannot read {what} file {os.fspath(path)!r}: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{what} file {os.fspath(path)!r} is not valid JSON: {exc}") from None
-    if not isinstance(data, Mapping):
-        raise ValueError(f"{what} file {os.fspath(path)!r} must hold a JSON object")
-    return data
+def _check_n_tags(n_tags):
+    n_tags = check_positive_int(n_tags, "n_tags")
+    if n_tags > MAX_TAGS:
+        raise ValueError(f"n_tags must be at most 2**31 - 1, got {n_tags}")
+    return n_tags
+
+
+def check_tag_index(index, name="tag_index"):
+    """Check a ``{tag name: column index}`` mapping.
+
+    Parameters
+    ----------
+    index : mapping
+        Tag strings to score-matrix columns.
+    name : str, default="tag_index"
+        Where the mapping came from (an argument or a file), for messages.
+
+    Returns
+    -------
+    dict of str to int
+        The same mapping, as a dict of Python ints.
+
+    Raises
+    ------
+    ValueError
+        If it is not a mapping of strings to non-negative integers (booleans and
+        integral floats refused) below ``2**31``, or two tags share a column.
+
+    Examples
+    --------
+    >>> from sparsecal.core.groups import check_tag_index
+    >>> check_tag_index({"N": 0, "NP": 1})
+    {'N': 0, 'NP': 1}
+    >>> check_tag_index({"N": 0, "NP": 0})
+    Traceback (most recent call last):
+    ...
+    ValueError: tag_index: tags 'N' and 'NP' share column 0
+    """
+    if not isinstance(index, Mapping):
+        raise ValueError(f"{name} must map tag strings to column indices, got "
+                         f"{type(index).__name__}")
+    out, owner = {}, {}
+    for tag, column in index.items():
+        if not isinstance(tag, str):
+            raise ValueError(f"{name}: tag {tag!r} is not a string")
+        if not _is_int(column) or not 0 <= column < MAX_TAGS:
+            raise ValueError(f"{name}: the column of tag {tag!r} must be an integer in "
+                             f"[0, {MAX_TAGS}), got {column!r}")
+        column = int(column)
+        if column in owner:
+            raise ValueError(f"{name}: tags {owner[column]!r} and {tag!r} share column "
+                             f"{column}")
+        owner[column] = tag
+        out[tag] = column
+    return out
+
+
+def _resolve_tag_index(tag_index):
+    """A checked tag index from a mapping or a JSON file (None stays None)."""
+    if isinstance(tag_index, (str, os.PathLike)):
+        return check_tag_index(read_json(tag_index, "tag index"),
+                               f"tag index {os.fspath(tag_index)!r}")
+    return None if tag_index is None else check_tag_index(tag_index)
+
+
+def _is_int(value):
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def _counts_from_mapping(counts, tag_index):
     keys = list(counts)
-    values = np.array([counts[k] for k in keys])
-    if values.size and (values.dtype.kind not in "iu" or values.min() < 0):
-        raise ValueError("training counts must be non-negative integers")
+    for key in keys:
+        value = counts[key]
+        if not _is_int(value) or not 0 <= value <= MAX_COUNT:
+            raise ValueError(f"the training count of tag {key!r} must be a non-negative "
+                             f"integer (at most 2**53), got {value!r}")
+    values = np.array([int(counts[k]) for k in keys], dtype=np.int64)
+    if values.sum(dtype=np.float64) > MAX_COUNT:
+        raise ValueError("the training counts add up to more than 2**53 tokens")
     if tag_index is not None:
         unknown = [k for k in keys if k not in tag_index]
         if unknown:
@@ -115,14 +181,31 @@ def _counts_from_mapping(counts, tag_index):
                              "is not in tag_index")
         index = np.array([tag_index[k] for k in keys], dtype=np.int64)
     else:
-        try:
-            index = np.array([int(k) for k in keys], dtype=np.int64)
-        except (TypeError, ValueError):
-            raise ValueError("training counts are keyed by tag names: pass tag_index "
-                             "({name: column index}) to place them") from None
-    if index.size and index.min() < 0:
-        raise ValueError("tag indices must be non-negative")
-    return index, values.astype(np.int64)
+        index = np.empty(len(keys), dtype=np.int64)
+        for i, key in enumerate(keys):
+            column = _column_key(key)
+            if column is None:
+                raise ValueError(f"training counts are keyed by tag names ({key!r}): pass "
+                                 "tag_index ({name: column index}) to place them")
+            index[i] = column
+        if np.unique(index).size != index.size:
+            raise ValueError("training counts give a count twice for one column (keys "
+                             "such as '1' and '01')")
+    return index, values
+
+
+def _column_key(key):
+    """The column a count's key spells (``3``, ``"3"``); None for a tag name."""
+    if _is_int(key):
+        column = int(key)
+    elif isinstance(key, str) and key.isascii() and key.lstrip("-").isdigit():
+        column = int(key)
+    else:
+        return None
+    if not 0 <= column < MAX_TAGS:
+        raise ValueError(f"tag index {key!r} must be a non-negative integer below "
+                         "2**31 - 1")
+    return column
 
 
 class TagGroups:
@@ -315,6 +398,7 @@ class TagGroups:
         array([0, 1, 1])
         """
         n_groups = check_positive_int(n_groups, "n_groups")
+        tag_index = _resolve_tag_index(tag_index)
         counts = load_train_counts(train_counts, n_tags=n_tags, tag_index=tag_index)
         if counts.sum() == 0:
             raise ValueError("training counts are all zero: nothing to group by")
@@ -337,10 +421,8 @@ class TagGroups:
         mapping[counts == 0] = n_groups - 1
         names = None
         if tag_index is not None:
-            index = (_read_json(tag_index, "tag_index")
-                     if isinstance(tag_index, (str, os.PathLike)) else tag_index)
             names = [""] * counts.shape[0]
-            for name, i in index.items():
+            for name, i in tag_index.items():
                 if 0 <= i < counts.shape[0]:
                     names[i] = name
         return cls(mapping, n_groups, kind="tfg", train_counts=counts, tag_names=names)

@@ -18,6 +18,8 @@ import numpy as np
 
 from .atomic import atomic_path
 from ..core.entries import Entries
+from ..core.groups import check_tag_index
+from ..core.jsonfile import read_json
 
 __all__ = ["load_scores", "load_gold", "load_tag_index", "save_entries", "load_entries",
            "ENTRIES_FORMAT", "ENTRIES_VERSION"]
@@ -161,16 +163,7 @@ def load_tag_index(path):
     >>> load_tag_index("tags.json")["S[dcl]/NP"]
     2
     """
-    _exists(path, "tag index")
-    try:
-        with open(path, encoding="utf-8") as f:
-            index = json.load(f)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"tag index {_name(path)!r} is not valid JSON: {exc}") from None
-    if not isinstance(index, dict) or not all(isinstance(v, int) for v in index.values()):
-        raise ValueError(f"tag index {_name(path)!r} must map tag strings to integer "
-                         "column indices")
-    return index
+    return check_tag_index(read_json(path, "tag index"), f"tag index {_name(path)!r}")
 
 
 def load_gold(path, *, tag_index=None):

@@ -1,0 +1,104 @@
+"""Reading small JSON files (training counts, tag indices, saved metadata) safely.
+
+One reader for every JSON input, so each refuses the same things with one kind of
+message naming the file: a directory, a file over a size cap, text that is not
+UTF-8, invalid JSON, the non-standard constants ``NaN``/``Infinity`` (Python's
+``json`` accepts them), an object with a key written twice (``json`` silently keeps
+the last), nesting deep enough to exhaust the parser's recursion, and a value of
+the wrong kind at the top (``null`` where an object is expected).
+"""
+import json
+import os
+
+__all__ = ["MAX_JSON_BYTES", "read_json"]
+
+#: Largest JSON input read (bytes). A tag index or count file of a million tags
+#: is tens of megabytes; anything far larger is not one of our files.
+MAX_JSON_BYTES = 256 << 20
+
+
+_JSON_NAMES = {dict: "a JSON object", list: "a JSON array", str: "a string", int: "a number",
+               float: "a number", bool: "a boolean", type(None): "null"}
+
+
+def _no_constants(name):
+    raise ValueError(f"the non-standard constant {name} is not allowed")
+
+
+def _unique_keys(pairs):
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"the key {key!r} appears twice in one object")
+        out[key] = value
+    return out
+
+
+def read_json(path, what, *, kind=dict, max_bytes=MAX_JSON_BYTES):
+    """Parse a JSON file whose top-level value must be a ``kind``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    what : str
+        What the file holds, for messages (``"tag index"``).
+    kind : type, default=dict
+        The required type of the top-level value (``dict`` or ``list``).
+    max_bytes : int, default=MAX_JSON_BYTES
+        Larger files are refused before they are read.
+
+    Returns
+    -------
+    dict or list
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        Naming the file: a directory, over ``max_bytes``, not UTF-8, not valid
+        JSON (with line and column), ``NaN``/``Infinity``, a key twice in one
+        object, nested too deeply, or a top-level value that is not a ``kind``.
+
+    Examples
+    --------
+    >>> from sparsecal.core.jsonfile import read_json
+    >>> with open("counts.json", "w") as f:
+    ...     _ = f.write('{"N": 5, "N": 7}')
+    >>> read_json("counts.json", "train counts")
+    Traceback (most recent call last):
+    ...
+    ValueError: train counts file 'counts.json' is not valid JSON: the key 'N' appears twice in one object
+    """
+    name = os.fspath(path)
+    if os.path.isdir(name):
+        raise ValueError(f"{what} file {name!r} is a directory, not a file")
+    if not os.path.exists(name):
+        raise FileNotFoundError(f"{what} file {name!r} does not exist")
+    try:
+        size = os.path.getsize(name)
+        if size > max_bytes:
+            raise ValueError(f"{what} file {name!r} is {size:,} bytes, larger than the "
+                             f"{max_bytes:,} a {what} file may have")
+        with open(name, "rb") as f:
+            raw = f.read(max_bytes + 1)
+    except OSError as exc:
+        raise ValueError(f"cannot read {what} file {name!r}: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{what} file {name!r} is not UTF-8 text: {exc}") from None
+    try:
+        data = json.loads(text, parse_constant=_no_constants,
+                          object_pairs_hook=_unique_keys)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{what} file {name!r} is not valid JSON: {exc}") from None
+    except ValueError as exc:   # from the hooks above
+        raise ValueError(f"{what} file {name!r} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"{what} file {name!r} is nested too deeply to be a {what} "
+                         "file") from None
+    if not isinstance(data, kind):
+        wanted, got = _JSON_NAMES[kind], _JSON_NAMES[type(data)]
+        raise ValueError(f"{what} file {name!r} must hold {wanted}, got {got}")
+    return data
