@@ -1,7 +1,9 @@
 """Tests of ``sparsecal.io`` (score, gold, tag-index and entries files) and of
 the atomic writes in ``sparsecal._io``."""
+import io
 import json
 import os
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -77,7 +79,7 @@ def test_pt_tensor(tagger, tmp_path):
 def test_pt_errors_name_the_file(tmp_path):
     torch = pytest.importorskip("torch")
     (tmp_path / "bad.pt").write_bytes(b"not a torch file")
-    with pytest.raises(ValueError, match=r"cannot read scores from '.*bad\.pt'"):
+    with pytest.raises(ValueError, match=r"cannot read scores file '.*bad\.pt'"):
         load_scores(tmp_path / "bad.pt")
     torch.save(torch.zeros(3, 4, dtype=torch.bfloat16), tmp_path / "bf16.pt")
     with pytest.raises(ValueError, match=r"bf16\.pt.*bfloat16"):
@@ -90,12 +92,12 @@ def test_pt_errors_name_the_file(tmp_path):
     (lambda p: np.save(p / "x.npy", np.zeros((2, 3), np.int64)), r"x\.npy.*got int64"),
     (lambda p: np.save(p / "x.npy", np.zeros((2, 3), np.float16)), r"x\.npy.*got float16"),
     (lambda p: (p / "x.npy").write_bytes(b"\x93NUMPY\x01\x00junk"),
-     r"cannot read scores from '.*x\.npy'"),
-    (lambda p: (p / "x.npy").write_bytes(b""), r"cannot read scores from '.*x\.npy'"),
+     r"cannot read scores file '.*x\.npy'"),
+    (lambda p: (p / "x.npy").write_bytes(b""), r"cannot read scores file '.*x\.npy'"),
     (lambda p: np.save(p / "x.npy", np.array([{"a": 1}], dtype=object)),
-     r"cannot read scores from '.*x\.npy'"),
+     r"cannot read scores file '.*x\.npy'"),
     (lambda p: (p / "x.npz").write_bytes(b"PK\x03\x04junk"),
-     r"cannot read scores from '.*x\.npz'"),
+     r"cannot read scores file '.*x\.npz'"),
     (lambda p: (p / "x.csv").write_text("0.5"), r"x\.csv.*unknown score file type '\.csv'"),
     (lambda p: (p / "x").write_text("0.5"), r"unknown score file type ''"),
 ])
@@ -109,9 +111,6 @@ def test_bad_score_files(tmp_path, make, match):
 def test_missing_score_file(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"scores file '.*absent\.npy' does not exist"):
         load_scores(tmp_path / "absent.npy")
-    (tmp_path / "dir.npy").mkdir()
-    with pytest.raises(FileNotFoundError, match="dir.npy"):
-        load_scores(tmp_path / "dir.npy")
 
 
 # ---------------------------------------------------- load_gold / tag index -- #
@@ -162,7 +161,7 @@ def test_gold_bad_files(tmp_path):
     with pytest.raises(ValueError, match=r"m\.npy.*shape \(2, 2\)"):
         load_gold(tmp_path / "m.npy")
     (tmp_path / "e.npy").write_bytes(b"")
-    with pytest.raises(ValueError, match=r"cannot read gold tags from '.*e\.npy'"):
+    with pytest.raises(ValueError, match=r"cannot read gold file '.*e\.npy'"):
         load_gold(tmp_path / "e.npy")
     (tmp_path / "g.csv").write_text("1")
     with pytest.raises(ValueError, match=r"g\.csv.*unknown gold file type"):
@@ -259,10 +258,10 @@ def test_load_entries_rejects_foreign_files(tagger, tmp_path):
     with pytest.raises(ValueError, match=r"bad\.npz.*\[0, 1\]"):
         load_entries(tmp_path / "bad.npz")
     np.save(tmp_path / "plain.npy", np.zeros(3))
-    with pytest.raises(ValueError, match=r"cannot read entries from '.*plain\.npy'"):
+    with pytest.raises(ValueError, match=r"cannot read entries file '.*plain\.npy'"):
         load_entries(tmp_path / "plain.npy")
     (tmp_path / "junk.npz").write_bytes(b"PK\x03\x04junk")
-    with pytest.raises(ValueError, match=r"cannot read entries from '.*junk\.npz'"):
+    with pytest.raises(ValueError, match=r"cannot read entries file '.*junk\.npz'"):
         load_entries(tmp_path / "junk.npz")
 
 
@@ -289,3 +288,122 @@ def test_atomic_path_failure_keeps_the_target(tmp_path):
             Path(tmp).write_bytes(b"new, half written")
             raise KeyboardInterrupt
     assert path.read_bytes() == b"old" and names_in(tmp_path) == ["out.npy"]
+
+
+# ------------------------------------------------- files that lie or break -- #
+
+def _npy_declaring(path, shape, dtype="<f4", data=b""):
+    """An .npy file whose header declares ``shape`` but holds ``data``."""
+    with open(path, "wb") as f:
+        np.lib.format.write_array_header_1_0(
+            f, {"descr": dtype, "fortran_order": False, "shape": shape})
+        f.write(data)
+
+
+def _zip_with(path, members, compression=zipfile.ZIP_DEFLATED):
+    with zipfile.ZipFile(path, "w", compression) as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+
+
+def _npy_bytes(array=None, *, shape=None, dtype="<f4", data=b""):
+    buf = io.BytesIO()
+    if array is not None:
+        np.save(buf, array)
+    else:
+        np.lib.format.write_array_header_1_0(
+            buf, {"descr": dtype, "fortran_order": False, "shape": shape})
+        buf.write(data)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("make,load,match", [
+    (lambda p: np.savez(p.with_suffix(".npz"), s=np.zeros((2, 2))) or
+     os.replace(p.with_suffix(".npz"), p.with_suffix(".npy")),
+     lambda p: load_scores(p.with_suffix(".npy")), "is an .npz archive, not an .npy array"),
+    (lambda p: np.save(p.with_suffix(".npy"), np.zeros((2, 2))) or
+     os.replace(p.with_suffix(".npy"), p.with_suffix(".npz")),
+     lambda p: load_scores(p.with_suffix(".npz")), "is an .npy array, not an .npz archive"),
+    (lambda p: _zip_with(p.with_suffix(".npz"), {}),
+     lambda p: load_scores(p.with_suffix(".npz")), "holds no arrays"),
+    (lambda p: _npy_declaring(p.with_suffix(".npy"), (10 ** 6, 10 ** 6)),
+     lambda p: load_scores(p.with_suffix(".npy")),
+     r"declares shape \(1000000, 1000000\) of float32 \(4,000,000,000,000 bytes\) but "
+     "holds 0 bytes"),
+    (lambda p: _npy_declaring(p.with_suffix(".npy"), (3, 2), data=b"\0" * 20),
+     lambda p: load_scores(p.with_suffix(".npy")), "24 bytes\\) but holds 20 bytes"),
+    (lambda p: _zip_with(p.with_suffix(".npz"),
+                         {"s.npy": _npy_bytes(shape=(10 ** 5, 10 ** 5))}),
+     lambda p: load_scores(p.with_suffix(".npz")),
+     "array 's': declares shape \\(100000, 100000\\)"),
+    (lambda p: _zip_with(p.with_suffix(".npz"),   # a bomb: 1 GB of zeros declared
+                         {"s.npy": _npy_bytes(shape=(2 ** 18, 2 ** 10),
+                                              data=b"\0" * 2 ** 20)}),
+     lambda p: load_scores(p.with_suffix(".npz")), "but holds 1,048,576 bytes"),
+    (lambda p: _zip_with(p.with_suffix(".npz"), {"s.npy": _npy_bytes(np.zeros((2, 2))),
+                                                  "notes.txt": b"hi"}),
+     lambda p: load_scores(p.with_suffix(".npz")), "member 'notes.txt' is not an .npy"),
+    (lambda p: _zip_with(p.with_suffix(".npz"), {"s.npy": _npy_bytes(np.zeros((2, 2))),
+                                                  "t.npy": _npy_bytes(np.ones((2, 2)))})
+     or _rename_member(p.with_suffix(".npz"), "t.npy", "s.npy"),
+     lambda p: load_scores(p.with_suffix(".npz")), "holds the array 's' twice"),
+    (lambda p: _zip_with(p.with_suffix(".npz"), {"s.npy": _npy_bytes(
+        np.array([(1.0, 2)], dtype=[("a", "f8"), ("b", "i4")]))}),
+     lambda p: load_scores(p.with_suffix(".npz")), "holds an array of"),
+    (lambda p: _corrupt_crc(p.with_suffix(".npz")),
+     lambda p: load_scores(p.with_suffix(".npz")), "cannot read scores file .*Bad CRC"),
+    (lambda p: np.save(p.with_suffix(".npy"), np.zeros((2, 2), dtype=np.float16)),
+     lambda p: load_scores(p.with_suffix(".npy")), "float32 or float64, got float16"),
+    (lambda p: _npy_declaring(p.with_suffix(".npy"), (4,), dtype="<i8", data=b"\0" * 16),
+     lambda p: load_gold(p.with_suffix(".npy")), "declares shape \\(4,\\) of int64"),
+    (lambda p: _zip_with(p.with_suffix(".npz"), {"score.npy": _npy_bytes(
+        shape=(2 ** 40,), data=b"")}),
+     lambda p: load_entries(p.with_suffix(".npz")), "array 'score': declares shape"),
+    (lambda p: p.with_suffix(".npy").mkdir(),
+     lambda p: load_scores(p.with_suffix(".npy")), "is a directory, not a file"),
+    (lambda p: p.with_suffix(".txt").mkdir(),
+     lambda p: load_gold(p.with_suffix(".txt")), "is a directory, not a file"),
+    (lambda p: p.with_suffix(".npz").mkdir(),
+     lambda p: load_entries(p.with_suffix(".npz")), "is a directory, not a file"),
+    (lambda p: p.with_suffix(".json").mkdir(),
+     lambda p: load_tag_index(p.with_suffix(".json")), "is a directory, not a file"),
+    (lambda p: p.with_suffix(".json").write_text('{"N": 0, "NP": 0}'),
+     lambda p: load_tag_index(p.with_suffix(".json")), "tags 'N' and 'NP' share column 0"),
+    (lambda p: p.with_suffix(".json").write_text("null"),
+     lambda p: load_tag_index(p.with_suffix(".json")), "must hold a JSON object, got null"),
+    (lambda p: p.with_suffix(".json").write_text("[" * 50000 + "]" * 50000),
+     lambda p: load_tag_index(p.with_suffix(".json")), "nested too deeply"),
+])
+def test_files_that_lie_are_refused_naming_the_file(tmp_path, make, load, match):
+    base = tmp_path / "f"
+    make(base)
+    with pytest.raises(ValueError, match=match) as info:
+        load(base)
+    assert str(tmp_path / "f") in str(info.value)
+
+
+def _rename_member(path, old, new):
+    data = bytearray(path.read_bytes())
+    for _ in range(2):   # local header and central directory
+        i = data.index(old.encode())
+        data[i:i + len(old)] = new.encode()
+    path.write_bytes(bytes(data))
+
+
+def _corrupt_crc(path):
+    np.savez(path, s=np.arange(12, dtype=np.float64).reshape(3, 4) / 12)
+    data = bytearray(path.read_bytes())
+    data[-200] ^= 0xFF   # inside the stored array data
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("order", ["<", ">"])
+@pytest.mark.parametrize("fmt", [".npy", ".npz"])
+def test_scores_in_either_byte_order_and_layout_load_as_stored(tmp_path, order, fmt):
+    scores = np.arange(12, dtype=f"{order}f8").reshape(3, 4) / 12
+    scores = np.asfortranarray(scores)
+    path = tmp_path / f"s{fmt}"
+    (np.save if fmt == ".npy" else np.savez)(path, scores)
+    loaded = load_scores(path)
+    assert loaded.dtype.str == scores.dtype.str and loaded.flags.f_contiguous
+    np.testing.assert_array_equal(loaded, scores)

@@ -12,11 +12,11 @@ Every error names the file and the problem.
 """
 import json
 import os
-import zipfile
 
 import numpy as np
 
 from .atomic import atomic_path
+from .npyfile import npz_names, open_npy, read_npz
 from ..core.entries import Entries
 from ..core.groups import check_tag_index
 from ..core.jsonfile import read_json
@@ -33,6 +33,8 @@ def _name(path):
 
 
 def _exists(path, what):
+    if os.path.isdir(path):
+        raise ValueError(f"{what} file {_name(path)!r} is a directory, not a file")
     if not os.path.isfile(path):
         raise FileNotFoundError(f"{what} file {_name(path)!r} does not exist")
 
@@ -83,27 +85,23 @@ def load_scores(path, *, key=None):
                          "(use .npy, .npz or .pt)")
     if ext == ".pt":
         arr = _load_tensor(path, key)
+    elif ext == ".npy":
+        arr = open_npy(path, "scores")
     else:
-        try:
-            if ext == ".npy":
-                arr = np.load(path, mmap_mode="r", allow_pickle=False)
-            else:
-                with np.load(path, allow_pickle=False) as npz:
-                    names = npz.files
-                    if key is None and len(names) == 1:
-                        key = names[0]
-                    arr = npz[key] if key in names else None
-        except (OSError, EOFError, ValueError, zipfile.BadZipFile) as exc:
-            # A corrupt or truncated file: numpy's message does not name it.
-            raise ValueError(f"cannot read scores from {_name(path)!r}: {exc}") from None
-        if arr is None:
-            if key is None:
+        names = npz_names(path, "scores")
+        if not names:
+            raise ValueError(f"{_name(path)!r} holds no arrays")
+        if key is None:
+            if len(names) > 1:
                 raise ValueError(f"{_name(path)!r} holds arrays {names}: name one with key")
+            key = names[0]
+        elif key not in names:
             raise ValueError(f"{_name(path)!r} has no array {key!r} (it has {names})")
+        arr = read_npz(path, "scores", names=[key])[key]
     if arr.ndim != 2:
         raise ValueError(f"{_name(path)!r}: scores must be a 2-D [n_tokens, n_tags] "
                          f"matrix, got shape {arr.shape}")
-    if arr.dtype not in (np.float32, np.float64):
+    if arr.dtype.kind != "f" or arr.dtype.itemsize not in (4, 8):
         raise ValueError(f"{_name(path)!r}: scores must be float32 or float64, got "
                          f"{arr.dtype}")
     return arr
@@ -119,7 +117,7 @@ def _load_tensor(path, key):
         obj = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:   # torch raises many types (UnpicklingError, RuntimeError)
         first_line = (str(exc).splitlines() or [""])[0]
-        raise ValueError(f"cannot read scores from {_name(path)!r}: "
+        raise ValueError(f"cannot read scores file {_name(path)!r}: "
                          f"{type(exc).__name__}: {first_line}") from None
     if isinstance(obj, dict) and key is not None:
         if key not in obj:
@@ -202,41 +200,51 @@ def load_gold(path, *, tag_index=None):
     _exists(path, "gold")
     ext = os.path.splitext(_name(path))[1].lower()
     if ext == ".npy":
-        try:
-            gold = np.load(path, allow_pickle=False)
-        except (OSError, EOFError, ValueError) as exc:
-            raise ValueError(f"cannot read gold tags from {_name(path)!r}: {exc}") from None
+        gold = open_npy(path, "gold")
         if gold.ndim != 1 or gold.dtype.kind not in "iu":
             raise ValueError(f"{_name(path)!r}: gold must be a 1-D integer array, got "
                              f"{gold.dtype} of shape {gold.shape}")
-        return gold
+        return np.array(gold)
     if ext != ".txt":
         raise ValueError(f"{_name(path)!r}: unknown gold file type {ext!r} (use .npy or .txt)")
     try:
         with open(path, encoding="utf-8") as f:
-            lines = [line.strip() for line in f]
+            text = f.read()   # universal newlines: \r\n and \r read as \n
     except UnicodeDecodeError as exc:
         raise ValueError(f"{_name(path)!r} is not a UTF-8 text file: {exc}") from None
-    if lines and lines[-1] == "":
+    lines = text.split("\n")
+    if text.endswith("\n"):   # the newline ends the last line
         lines.pop()
+    if lines and lines[-1].strip() == "":   # one blank line at the end is allowed
+        lines.pop()
+    # Each distinct line is parsed once; tokens take their value by index.
+    distinct, inverse = np.unique(np.array(lines, dtype=object), return_inverse=True)
+    index = None
     if tag_index is not None:
-        index = load_tag_index(tag_index) if isinstance(tag_index, (str, os.PathLike)) \
-            else tag_index
-        out = np.empty(len(lines), dtype=np.int64)
-        for i, tag in enumerate(lines):
-            if tag not in index:
-                raise ValueError(f"{_name(path)!r} line {i + 1}: unknown tag {tag!r} (not "
-                                 "in the tag index)")
-            out[i] = index[tag]
-        return out
-    out = np.empty(len(lines), dtype=np.int64)
-    for i, t in enumerate(lines):
-        try:
-            out[i] = int(t)
-        except (ValueError, OverflowError):   # OverflowError: beyond int64
-            raise ValueError(f"{_name(path)!r} line {i + 1}: {t!r} is not a tag index "
-                             "(pass a tag index JSON to read tag strings)") from None
-    return out
+        index = (load_tag_index(tag_index) if isinstance(tag_index, (str, os.PathLike))
+                 else check_tag_index(tag_index))
+    values = np.array([_gold_value(text.strip(), index) for text in distinct], dtype=object)
+    known = values != None   # noqa: E711 (element-wise)
+    inverse = inverse.reshape(-1)
+    if not known.all():
+        line = int(np.flatnonzero(~known[inverse])[0])
+        text = lines[line].strip()
+        if index is not None:
+            raise ValueError(f"{_name(path)!r} line {line + 1}: unknown tag {text!r} (not "
+                             "in the tag index)")
+        raise ValueError(f"{_name(path)!r} line {line + 1}: {text!r} is not a tag index "
+                         "(pass a tag index JSON to read tag strings)")
+    return values.astype(np.int64)[inverse]
+
+
+def _gold_value(text, index):
+    """The column a gold line names: a tag of ``index``, else an integer (-1:
+    no gold tag); None if it names none."""
+    if index is not None:
+        return index.get(text)
+    if text.isascii() and text.lstrip("-").isdigit() and len(text) <= 18:
+        return int(text)
+    return None
 
 
 def save_entries(path, entries):
@@ -315,14 +323,7 @@ def load_entries(path):
     (array([0, 1, 0, 1], dtype=int32), array([1, 0, 0, 1], dtype=uint8))
     """
     _exists(path, "entries")
-    try:
-        loaded = np.load(path, mmap_mode="r", allow_pickle=False)   # mmap: a stray .npy
-        if not isinstance(loaded, np.lib.npyio.NpzFile):   # a plain .npy array
-            raise ValueError("not an .npz archive")
-        with loaded as npz:
-            data = {k: npz[k] for k in npz.files}
-    except (OSError, EOFError, ValueError, zipfile.BadZipFile) as exc:
-        raise ValueError(f"cannot read entries from {_name(path)!r}: {exc}") from None
+    data = read_npz(path, "entries")
     if "metadata" not in data:
         raise ValueError(f"{_name(path)!r} is not a sparsecal entries file (no metadata)")
     try:

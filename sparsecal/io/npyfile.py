@@ -1,0 +1,245 @@
+"""Reading ``.npy`` and ``.npz`` files without trusting what they declare.
+
+NumPy's own loaders allocate the shape a file's header declares before they read
+a byte of data, and follow whatever the extension suggests. Here every header is
+read and checked first: the file's kind from its first bytes (an ``.npz`` archive
+named ``.npy`` is named as such), no object arrays (``allow_pickle`` is never
+set), a declared size that the file (or the archive member, by its uncompressed
+size) really holds, and a total that fits in this machine's memory; only then is
+anything allocated or decompressed. A compressed archive member is inflated only
+up to its declared size.
+"""
+import contextlib
+import os
+import zipfile
+import zlib
+
+import numpy as np
+
+__all__ = ["npz_names", "open_npy", "read_npz"]
+
+_NPY_MAGIC = b"\x93NUMPY"
+_ZIP_MAGIC = b"PK"
+#: Array kinds a sparsecal file may hold: numbers, booleans, text (no objects).
+_KINDS = "biufUS"
+
+
+def _physical_memory():
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):   # not POSIX: no limit known
+        return None
+
+
+def _kind_of(path):
+    """'npy', 'zip' or None, from the first bytes of ``path``."""
+    with open(path, "rb") as f:
+        head = f.read(len(_NPY_MAGIC))
+    if head.startswith(_NPY_MAGIC):
+        return "npy"
+    if head.startswith(_ZIP_MAGIC):
+        return "zip"
+    return None
+
+
+def _header(f, where):
+    """(shape, fortran_order, dtype, declared bytes) of the array ``f`` is at."""
+    try:
+        version = np.lib.format.read_magic(f)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+        else:
+            raise ValueError(f"unsupported .npy format version {version}")
+    except (ValueError, EOFError, SyntaxError, TypeError) as exc:
+        raise ValueError(f"{where}: not a readable .npy array ({exc})") from None
+    if dtype.hasobject or dtype.kind not in _KINDS or dtype.fields is not None:
+        raise ValueError(f"{where}: holds an array of {dtype}, not of numbers or text")
+    if any(n < 0 for n in shape):
+        raise ValueError(f"{where}: declares the impossible shape {shape}")
+    return shape, fortran, dtype, int(np.prod(shape, dtype=object)) * dtype.itemsize
+
+
+def _check_fits(declared, available, where, shape, dtype):
+    if declared != available:
+        raise ValueError(f"{where}: declares shape {shape} of {dtype} ({declared:,} bytes) "
+                         f"but holds {available:,} bytes of data (truncated or corrupt)")
+
+
+def open_npy(path, what):
+    """A read-only memory map of the ``.npy`` file ``path``, its header checked.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    what : str
+        What the file holds, for messages (``"scores"``).
+
+    Returns
+    -------
+    numpy.memmap
+        Read-only, in the file's own dtype, byte order and memory order.
+
+    Raises
+    ------
+    ValueError
+        Naming the file: an ``.npz`` archive or another kind of file, an
+        unreadable header, an object or structured dtype, or a declared shape
+        larger than the data the file holds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.io.npyfile import open_npy
+    >>> np.save("x.npy", np.arange(6, dtype=">f4").reshape(2, 3))
+    >>> a = open_npy("x.npy", "scores")
+    >>> a.dtype.str, a.shape, a.flags.writeable
+    ('>f4', (2, 3), False)
+    """
+    name = os.fspath(path)
+    kind = _kind_of(name)
+    if kind == "zip":
+        raise ValueError(f"cannot read {what} file {name!r}: it is an .npz archive, not "
+                         "an .npy array (rename it to .npz)")
+    if kind != "npy":
+        raise ValueError(f"cannot read {what} file {name!r}: not an .npy file (no NumPy "
+                         "header)")
+    with open(name, "rb") as f:
+        shape, fortran, dtype, declared = _header(f, f"cannot read {what} file {name!r}")
+        offset = f.tell()
+    _check_fits(declared, os.path.getsize(name) - offset,
+                f"cannot read {what} file {name!r}", shape, dtype)
+    if declared == 0:   # mmap cannot map zero bytes
+        return np.zeros(shape, dtype=dtype, order="F" if fortran else "C")
+    return np.memmap(name, dtype=dtype, mode="r", offset=offset, shape=shape,
+                     order="F" if fortran else "C")
+
+
+def read_npz(path, what, names=None):
+    """The arrays of the ``.npz`` archive ``path``, every member checked first.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    what : str
+        What the file holds, for messages (``"entries"``).
+    names : iterable of str, optional
+        Read only these members (those present); all when None.
+
+    Returns
+    -------
+    dict of str to ndarray
+        Member name (without ``.npy``) to array, in the archive's order.
+
+    Raises
+    ------
+    ValueError
+        Naming the file (and member): an ``.npy`` file or another kind of
+        file, a corrupt archive, a member that is not an ``.npy`` array, an
+        object or structured dtype, a declared shape larger than the member's
+        data, or arrays together larger than this machine's memory.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.io.npyfile import read_npz
+    >>> np.savez_compressed("a.npz", score=np.array([0.5, 0.25]), tag=np.array([3, 1]))
+    >>> read_npz("a.npz", "entries")
+    {'score': array([0.5 , 0.25]), 'tag': array([3, 1])}
+    """
+    name = os.fspath(path)
+    wanted = None if names is None else set(names)
+    with _archive(name, what) as archive:
+        members = [(key, info) for key, info in _members(archive, name, what)
+                   if wanted is None or key in wanted]
+        headers, total = [], 0
+        for key, info in members:
+            where = f"cannot read {what} file {name!r}, array {key!r}"
+            with archive.open(info) as f:
+                shape, fortran, dtype, declared = _header(f, where)
+                offset = f.tell()
+            _check_fits(declared, info.file_size - offset, where, shape, dtype)
+            headers.append((key, info, shape, fortran, dtype, declared))
+            total += declared
+        memory = _physical_memory()
+        if memory is not None and total > memory:
+            raise ValueError(f"cannot read {what} file {name!r}: it declares {total:,} "
+                             f"bytes of arrays, more than this machine's {memory:,} bytes "
+                             "of memory")
+        out = {}
+        for key, info, shape, fortran, dtype, declared in headers:
+            with archive.open(info) as f:
+                _header(f, key)
+                data = f.read(declared + 1)   # to the end: the CRC is checked there
+            if len(data) != declared:
+                raise ValueError(f"cannot read {what} file {name!r}, array {key!r}: it "
+                                 f"holds {len(data):,} bytes, not the {declared:,} declared")
+            out[key] = np.frombuffer(data, dtype=dtype).reshape(
+                shape, order="F" if fortran else "C")
+        return out
+
+
+def npz_names(path, what):
+    """Names of the arrays in the ``.npz`` archive ``path`` (nothing is read).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    what : str
+        What the file holds, for messages.
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    ValueError
+        As :func:`read_npz`, for the archive itself and its member names.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.io.npyfile import npz_names
+    >>> np.savez("b.npz", probs=np.zeros((2, 2)), logits=np.zeros((2, 2)))
+    >>> npz_names("b.npz", "scores")
+    ['probs', 'logits']
+    """
+    name = os.fspath(path)
+    with _archive(name, what) as archive:
+        return [key for key, _ in _members(archive, name, what)]
+
+
+@contextlib.contextmanager
+def _archive(name, what):
+    """The open zip archive ``name``; every read error becomes one ValueError."""
+    kind = _kind_of(name)
+    if kind == "npy":
+        raise ValueError(f"cannot read {what} file {name!r}: it is an .npy array, not an "
+                         ".npz archive")
+    if kind != "zip":
+        raise ValueError(f"cannot read {what} file {name!r}: not an .npz archive")
+    try:
+        with zipfile.ZipFile(name) as archive:
+            yield archive
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError, OSError,
+            NotImplementedError, RuntimeError) as exc:
+        # a corrupt archive (bad CRC, bad compression) or an encrypted one
+        raise ValueError(f"cannot read {what} file {name!r}: {exc}") from None
+
+
+def _members(archive, name, what):
+    """(array name, ZipInfo) of every member; each must be a distinct ``.npy``."""
+    out, seen = [], set()
+    for info in archive.infolist():
+        if not info.filename.endswith(".npy"):
+            raise ValueError(f"cannot read {what} file {name!r}: member {info.filename!r} "
+                             "is not an .npy array")
+        key = info.filename[:-len(".npy")]
+        if key in seen:
+            raise ValueError(f"cannot read {what} file {name!r}: it holds the array "
+                             f"{key!r} twice")
+        seen.add(key)
+        out.append((key, info))
+    return out
