@@ -173,7 +173,7 @@ def test_evaluate_interval_flags_are_the_api_specification(data, capsys, tmp_pat
     assert json.loads(out_json.read_text()) == json.loads(expected.to_json())
     rc, out, err = run(capsys, "evaluate", "--scores", data.p("test.npy"), "--gold",
                        data.p("test_gold.npy"), "--ci", "--confidence-level", 1.5)
-    assert rc == 1 and "confidence_level" in err and "thresholding" not in err
+    assert rc == 2 and "confidence_level" in err and "thresholding" not in err
 
 
 def test_evaluate_per_tag_adds_mce(data, capsys, tmp_path):
@@ -236,7 +236,7 @@ def test_text_gold_equals_npy_gold(data, capsys, gold_file):
 def test_tag_strings_in_gold_need_the_tag_index(data, capsys):
     rc, out, err = run(capsys, "evaluate", "--scores", data.p("test.npy"), "--gold",
                        data.p("test_gold_tags.txt"))
-    assert rc == 1
+    assert rc == 2
     assert "test_gold_tags.txt" in err and "line 1" in err and "not a tag index" in err
 
 
@@ -328,7 +328,7 @@ def test_apply_reads_npz_scores_too(data, capsys, tmp_path, calibrator):
 def test_apply_output_must_be_npy(data, capsys, tmp_path, calibrator):
     rc, out, err = run(capsys, "apply", calibrator, "--scores", data.p("test.npy"),
                        "-o", tmp_path / "out.txt")
-    assert rc == 1
+    assert rc == 2
     assert "out.txt" in err and "must be a .npy file" in err
     assert list(tmp_path.iterdir()) == []
 
@@ -337,7 +337,7 @@ def test_apply_tag_count_mismatch(data, capsys, tmp_path, calibrator):
     np.save(tmp_path / "narrow.npy", data.test.scores[:, :100])
     rc, out, err = run(capsys, "apply", calibrator, "--scores", tmp_path / "narrow.npy",
                        "-o", tmp_path / "out.npy")
-    assert rc == 1
+    assert rc == 2
     assert "narrow.npy" in err and "100 tags" in err and f"fit for {N_TAGS}" in err
     assert not (tmp_path / "out.npy").exists()
 
@@ -345,7 +345,7 @@ def test_apply_tag_count_mismatch(data, capsys, tmp_path, calibrator):
 def test_apply_into_a_missing_directory(data, capsys, tmp_path, calibrator):
     rc, out, err = run(capsys, "apply", calibrator, "--scores", data.p("test.npy"),
                        "-o", tmp_path / "nowhere" / "out.npy")
-    assert rc == 1
+    assert rc == 2
     assert "out.npy" in err and "does not exist" in err
 
 
@@ -363,18 +363,20 @@ def _chunked(monkeypatch, after_first_chunk):
     monkeypatch.setattr(GroupedCalibrator, "transform_dense", transform_dense)
 
 
-@pytest.mark.parametrize("exc, message", [(OSError("No space left on device (simulated)"),
-                                           "No space left on device"),
-                                          (KeyboardInterrupt(), "interrupted")])
+@pytest.mark.parametrize("exc, message, code", [
+    (OSError("No space left on device (simulated)"), "No space left on device", 2),
+    (KeyboardInterrupt(), "interrupted", 130),
+    (MemoryError(), "out of memory", 2),
+    (ZeroDivisionError("planted bug"), "internal error (ZeroDivisionError: planted bug)", 2)])
 def test_apply_failing_midway_leaves_no_file(data, capsys, tmp_path, calibrator,
-                                             monkeypatch, exc, message):
+                                             monkeypatch, exc, message, code):
     def fail():
         raise exc
     _chunked(monkeypatch, fail)
     out_npy = tmp_path / "out.npy"
     rc, out, err = run(capsys, "apply", calibrator, "--scores", data.p("test.npy"),
                        "-o", out_npy)
-    assert rc == 1
+    assert rc == code
     assert message in err and "Traceback" not in err
     assert not out_npy.exists()
     assert list(tmp_path.iterdir()) == []   # the temporary file was removed
@@ -396,7 +398,7 @@ def test_apply_bad_values_midway_leave_no_file(data, capsys, tmp_path, calibrato
                                                monkeypatch):
     rc, err, out_npy = _apply_nan_at_row_1234(capsys, tmp_path, data, calibrator,
                                               monkeypatch)
-    assert rc == 1
+    assert rc == 2
     assert "nan.npy" in err and "is NaN" in err and "Traceback" not in err
     assert list(out_npy.parent.iterdir()) == []   # no output, no temporary file
 
@@ -529,7 +531,7 @@ def test_compare_from_saved_entries(data, capsys, tmp_path):
 def test_compare_needs_both_splits(data, capsys):
     rc, out, err = run(capsys, "compare", "--scores", data.p("test.npy"), "--gold",
                        data.p("test_gold.npy"))
-    assert rc == 1
+    assert rc == 2
     assert "--dev-scores" in err
 
 
@@ -603,7 +605,22 @@ def bad(data, tmp_path_factory):
     (d / "corrupt.npy").write_bytes(b"\x93NUMPY\x01\x00garbage")
     (d / "corrupt.npz").write_bytes(b"PK\x03\x04garbage")
     np.savez(d / "foreign.npz", x=np.arange(3))
-    return SimpleNamespace(p=lambda name: str(d / name))
+    np.savez(d / "really_npz.npz", s=s)
+    os.replace(d / "really_npz.npz", d / "really_npz.npy")
+    np.savez(d / "empty.npz")
+    with open(d / "huge_shape.npy", "wb") as f:   # declares 4 TB, holds nothing
+        np.lib.format.write_array_header_1_0(
+            f, {"descr": "<f4", "fortran_order": False, "shape": (10 ** 6, 10 ** 6)})
+    (d / "scores_dir.npy").mkdir()
+    (d / "index_dup.json").write_text(json.dumps({"T0/X": 0, "T1/X": 0}))
+    (d / "counts_null.json").write_text("null")
+    (d / "counts_deep.json").write_text("[" * 100000 + "]" * 100000)
+    (d / "counts_nan.json").write_text('{"0": NaN}')
+    (d / "counts_twice.json").write_text('{"0": 5, "0": 7}')
+    (d / "counts_bool.json").write_text('{"0": 5, "1": true}')
+    (d / "counts_float.json").write_text('{"0": 5, "1": 2.5}')
+    (d / "counts_huge.json").write_text('{"0": 5, "1": 100000000000000000000}')
+    return SimpleNamespace(p=lambda name: str(d / name), dir=d)
 
 
 def _evaluate(data, scores=None, gold=None, extra=()):
@@ -666,6 +683,52 @@ ERROR_CASES = {
     "missing calibrator": (lambda d, b: ["apply", b("no-calibrator"), "--scores",
                                          d.p("test.npy"), "-o", b("out.npy")],
                            "no-calibrator", "not a saved calibrator"),
+    "npz named npy": (lambda d, b: _evaluate(d, scores=b("really_npz.npy")),
+                      "really_npz.npy", "is an .npz archive, not an .npy array"),
+    "empty npz": (lambda d, b: _evaluate(d, scores=b("empty.npz")),
+                  "empty.npz", "holds no arrays"),
+    "shape beyond the file": (lambda d, b: _evaluate(d, scores=b("huge_shape.npy")),
+                              "huge_shape.npy", "declares shape (1000000, 1000000)"),
+    "directory as scores": (lambda d, b: _evaluate(d, scores=b("scores_dir.npy")),
+                            "scores_dir.npy", "is a directory, not a file"),
+    "tag index with a column twice": (
+        lambda d, b: _evaluate(d, gold=d.p("test_gold_tags.txt"),
+                               extra=["--tag-index", b("index_dup.json")]),
+        "index_dup.json", "tags 'T0/X' and 'T1/X' share column 0"),
+    "null counts": (lambda d, b: _evaluate(d, extra=["--train-counts", b("counts_null.json")]),
+                    "counts_null.json", "must hold a JSON object, got null"),
+    "deeply nested counts": (
+        lambda d, b: _evaluate(d, extra=["--train-counts", b("counts_deep.json")]),
+        "counts_deep.json", "nested too deeply"),
+    "NaN count": (lambda d, b: _evaluate(d, extra=["--train-counts", b("counts_nan.json")]),
+                  "counts_nan.json", "non-standard constant NaN"),
+    "a count twice": (
+        lambda d, b: _evaluate(d, extra=["--train-counts", b("counts_twice.json")]),
+        "counts_twice.json", "the key '0' appears twice"),
+    "boolean count": (
+        lambda d, b: _evaluate(d, extra=["--train-counts", b("counts_bool.json")]),
+        "counts_bool.json", "count of tag '1' must be a non-negative integer"),
+    "fractional count": (
+        lambda d, b: _evaluate(d, extra=["--train-counts", b("counts_float.json")]),
+        "counts_float.json", "got 2.5"),
+    "count beyond 2**53": (
+        lambda d, b: _evaluate(d, extra=["--train-counts", b("counts_huge.json")]),
+        "counts_huge.json", "at most 2**53"),
+    "threshold NaN": (lambda d, b: _evaluate(d, extra=["--threshold", "nan"]),
+                      "threshold", "nan"),
+    "threshold above 1": (lambda d, b: _evaluate(d, extra=["--threshold", "2"]),
+                          "threshold", "2"),
+    "confidence level 1.5": (
+        lambda d, b: _evaluate(d, extra=["--ci", "--confidence-level", "1.5"]),
+        "confidence_level", "1.5"),
+    "zero resamples": (lambda d, b: _evaluate(d, extra=["--ci", "--n-resamples", "0"]),
+                       "n_resamples", "0"),
+    "zero groups": (lambda d, b: _evaluate(d, extra=["--train-counts", d.p("counts.json"),
+                                                     "--groups", "0"]),
+                    "--groups", "positive"),
+    "zero bins": (lambda d, b: _evaluate(d, extra=["--bins", "0"]), "n_bins", "0"),
+    "zero threads": (lambda d, b: _evaluate(d, extra=["--n-threads", "0"]),
+                     "n_threads", "0"),
     "tfg fit without counts": (lambda d, b: ["fit", "--scores", d.p("dev.npy"), "--gold",
                                              d.p("dev_gold.npy"), "-o", b("cal")],
                                "--grouping tfg", "--train-counts"),
@@ -676,15 +739,30 @@ ERROR_CASES = {
 
 
 @pytest.mark.parametrize("case", list(ERROR_CASES))
-def test_error_exits_1_naming_the_file_and_problem(data, bad, capsys, case):
+def test_error_exits_2_naming_the_file_and_problem(data, bad, capsys, case):
     build, named, problem = ERROR_CASES[case]
+    before = _tree_digest(data.dir, bad.dir)
     rc, out, err = run(capsys, *build(data, bad.p))
-    assert rc == 1, (out, err)
+    assert _tree_digest(data.dir, bad.dir) == before   # inputs unchanged, nothing written
+    assert rc == 2, (out, err)
     assert err.splitlines()[-1].startswith(f"sparsecal {build(data, bad.p)[0]}: error: ")
     assert named in err, err
     assert problem in err, err
     assert "Traceback" not in err
     assert err.count("\n") <= 2, err   # one message (after a finished progress bar)
+
+
+def _tree_digest(*roots):
+    """{path: (size, sha256)} of every file under ``roots``."""
+    import hashlib
+    return {str(p): (p.stat().st_size, hashlib.sha256(p.read_bytes()).hexdigest())
+            for root in roots for p in sorted(Path(root).rglob("*")) if p.is_file()}
+
+
+def test_debug_shows_the_traceback(data, bad, capsys):
+    argv = _evaluate(data, scores=bad.p("empty.npz"))
+    with pytest.raises(ValueError, match="holds no arrays"):
+        main([*argv, "--debug"])
 
 
 def test_pt_scores_errors(data, capsys, tmp_path):
@@ -695,7 +773,7 @@ def test_pt_scores_errors(data, capsys, tmp_path):
                           ("dict.pt", "does not hold a tensor")]:
         rc, out, err = run(capsys, "evaluate", "--scores", tmp_path / name, "--gold",
                            data.p("test_gold.npy"))
-        assert rc == 1
+        assert rc == 2
         assert name in err and problem in err and "Traceback" not in err
 
 
@@ -726,7 +804,7 @@ def console_script():
 def test_process_missing_scores_file(data, tmp_path):
     proc = run_process("evaluate", "--scores", tmp_path / "absent.npy", "--gold",
                        data.p("test_gold.npy"))
-    assert proc.returncode == 1
+    assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr == (f"sparsecal evaluate: error: scores file "
                            f"'{tmp_path / 'absent.npy'}' does not exist\n")
@@ -777,7 +855,7 @@ def test_key_names_the_array_of_a_multi_array_npz(data, capsys, tmp_path):
     np.savez(both, logits=np.zeros((3, N_TAGS), np.float32), probs=data.test.scores)
     rc, out, err = run(capsys, "evaluate", "--scores", both, "--gold",
                        data.p("test_gold.npy"), "--json", tmp_path / "k.json")
-    assert rc == 1 and "name one with key" in err and "both.npz" in err
+    assert rc == 2 and "name one with key" in err and "both.npz" in err
     rc, out, err = run(capsys, "evaluate", "--scores", both, "--key", "probs", "--gold",
                        data.p("test_gold.npy"), "--json", tmp_path / "k.json")
     assert rc == 0, err
@@ -786,7 +864,7 @@ def test_key_names_the_array_of_a_multi_array_npz(data, capsys, tmp_path):
     assert out.split("\nwrote")[0] == out2
     rc, out, err = run(capsys, "evaluate", "--scores", both, "--key", "nope", "--gold",
                        data.p("test_gold.npy"))
-    assert rc == 1 and "no array 'nope'" in err
+    assert rc == 2 and "no array 'nope'" in err
 
 
 def test_dev_key_and_n_threads_reach_compare(data, capsys, tmp_path):
@@ -802,5 +880,5 @@ def test_dev_key_and_n_threads_reach_compare(data, capsys, tmp_path):
     assert result.to_markdown() in out
     rc, out, err = run(capsys, "evaluate", "--scores", data.p("test.npy"), "--gold",
                        data.p("test_gold.npy"), "--n-threads", 0)
-    assert rc == 1 and "n_threads must be >= 1" in err
+    assert rc == 2 and "n_threads must be >= 1" in err
 

@@ -1,12 +1,17 @@
 """The ``sparsecal`` command line (``python -m sparsecal``).
 
-Exit codes: 0 success, 1 bad input or failure (the message names the file and
-the problem), 2 wrong usage.
+Exit codes: 0 success; 2 bad input, wrong usage or any failure (one line on
+stderr naming the argument or file and the problem; ``--debug`` shows the
+traceback instead); 130 interrupted.
 """
 import argparse
+import functools
 import os
 import sys
 import time
+import warnings
+
+from ..core.threads import get_n_threads
 
 __all__ = ["main", "build_parser"]
 
@@ -327,7 +332,6 @@ def _add_common(p):
     p.add_argument("--seed", type=int, default=0, help="random state of the intervals and "
                                                        "of seeded methods (default: 0)")
     _add_threads(p)
-    p.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
 
 
 def build_parser():
@@ -337,8 +341,15 @@ def build_parser():
         description="Measure and repair the calibration of taggers with large, sparse "
                     "tagsets (Kranzlein et al. 2021; Nguyen & O'Connor 2015).")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
+    common.add_argument("--debug", action="store_true",
+                        help="on an error, show Python's traceback instead of one line")
 
-    p = sub.add_parser("evaluate", help="SMCE/GMCE table with confidence intervals")
+    def verb(name, help):
+        return sub.add_parser(name, help=help, parents=[common])
+
+    p = verb("evaluate", "SMCE/GMCE table with confidence intervals")
     _add_common(p)
     _add_ci(p)
     p.add_argument("--per-tag", action="store_true", help="also per-tag CE / MCE")
@@ -346,7 +357,7 @@ def build_parser():
     p.add_argument("--save-entries", help="also save the thresholded entries (.npz)")
     p.set_defaults(func=_cmd_evaluate)
 
-    p = sub.add_parser("fit", help="fit a grouped recalibration model on dev outputs")
+    p = verb("fit", "fit a grouped recalibration model on dev outputs")
     _add_common(p)
     p.add_argument("--method", choices=sorted(METHODS), default="isotonic")
     p.add_argument("--grouping", choices=["scw", "tfg", "per-tag"], default="tfg")
@@ -355,21 +366,20 @@ def build_parser():
     p.add_argument("-o", "--output", required=True, help="directory to save it in")
     p.set_defaults(func=_cmd_fit)
 
-    p = sub.add_parser("apply", help="apply a fitted calibrator to a score matrix")
+    p = verb("apply", "apply a fitted calibrator to a score matrix")
     p.add_argument("calibrator", help="directory written by 'sparsecal fit'")
     _add_inputs(p, what="scores to calibrate", required=True, gold=False)
     p.add_argument("-o", "--output", required=True, help="calibrated matrix (.npy)")
-    p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=_cmd_apply)
 
-    p = sub.add_parser("compare", help="every method x {SCW, TFG}: the paper's Table 1")
+    p = verb("compare", "every method x {SCW, TFG}: the paper's Table 1")
     _add_common(p)
     _add_inputs(p, "dev-", what="dev scores (to fit on)")
     p.add_argument("--methods", nargs="+", choices=sorted(METHODS), default=list(METHODS))
     p.add_argument("--json", help="write the numbers as JSON here")
     p.set_defaults(func=_cmd_compare)
 
-    p = sub.add_parser("report", help="HTML report with tables and figures (+ PNG, SVG, "
+    p = verb("report", "HTML report with tables and figures (+ PNG, SVG, "
                                       "JSON)")
     _add_common(p)
     _add_inputs(p, "dev-", what="dev scores (optional: enables recalibration)")
@@ -379,15 +389,14 @@ def build_parser():
     p.add_argument("-o", "--output", required=True, help="report directory")
     p.set_defaults(func=_cmd_report)
 
-    p = sub.add_parser("groups", help="the TFG group summary table")
+    p = verb("groups", "the TFG group summary table")
     p.add_argument("--train-counts", required=True, help="JSON {tag: count}")
     p.add_argument("--tag-index", help="JSON {tag: column}")
     p.add_argument("--n-tags", type=int, help="tag inventory size (default: from the index)")
     p.add_argument("--groups", type=int, default=5)
-    p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=_cmd_groups)
 
-    p = sub.add_parser("demo", help="the built-in default job on a generated CCG-like "
+    p = verb("demo", "the built-in default job on a generated CCG-like "
                                     "tagger")
     p.add_argument("--tokens", type=int, default=50000, help="tokens per split")
     p.add_argument("-o", "--output", default="sparsecal-demo-report",
@@ -396,7 +405,6 @@ def build_parser():
     p.add_argument("--groups", type=int, default=5)
     p.add_argument("--bins", type=int, default=10)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("-q", "--quiet", action="store_true")
     p.set_defaults(func=_cmd_demo)
     return parser
 
@@ -412,9 +420,10 @@ def main(argv=None):
     Returns
     -------
     int
-        The exit code: 0 on success, 1 on bad input or failure (one message on
-        stderr names the argument or file and the problem, never a traceback).
-        Wrong usage exits with code 2 through ``argparse`` (``SystemExit``).
+        The exit code: 0 on success; 2 on any error (one line on stderr names the
+        argument or file and the problem, never a traceback; ``--debug`` raises
+        instead); 130 when interrupted. Wrong usage also exits with code 2,
+        through ``argparse`` (``SystemExit``).
 
     Examples
     --------
@@ -432,15 +441,36 @@ def main(argv=None):
     | 2 | 3 | 322 | [0.2%, 36.5%] | NP, S/NP, PP |
     0
     >>> main(["groups", "--train-counts", "missing.json"])
-    1
+    2
     """
     args = build_parser().parse_args(argv)
     console = _Console(args.quiet)
-    try:
-        return args.func(args, console)
-    except (ValueError, TypeError, OSError, ImportError) as exc:
-        print(f"sparsecal {args.command}: error: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print(f"sparsecal {args.command}: interrupted", file=sys.stderr)
-        return 1
+    with warnings.catch_warnings():
+        warnings.showwarning = functools.partial(_show_warning, args.command)
+        try:
+            if hasattr(args, "n_threads"):   # an environment variable's error, named as such
+                get_n_threads(args.n_threads)
+            return args.func(args, console)
+        except KeyboardInterrupt:
+            print(f"sparsecal {args.command}: interrupted", file=sys.stderr)
+            return 130
+        except Exception as exc:   # noqa: BLE001 - the CLI's one place for errors
+            if args.debug:
+                raise
+            print(f"sparsecal {args.command}: error: {_describe(exc)}", file=sys.stderr)
+            return 2
+
+
+def _describe(exc):
+    """One line for an exception: the message of an expected error, or what went
+    wrong and how to see more for anything else."""
+    if isinstance(exc, (ValueError, TypeError, OSError, ImportError)):
+        return " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, MemoryError):
+        return "out of memory (use fewer tokens per file, or a machine with more memory)"
+    return (f"internal error ({type(exc).__name__}: {exc}); please report it with the "
+            "output of --debug")
+
+
+def _show_warning(command, message, category, filename, lineno, file=None, line=None):
+    print(f"sparsecal {command}: warning: {message}", file=sys.stderr)
