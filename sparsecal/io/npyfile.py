@@ -52,8 +52,10 @@ def _header(f, where):
             shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
         else:
             raise ValueError(f"unsupported .npy format version {version}")
-    except (ValueError, EOFError, SyntaxError, TypeError) as exc:
-        raise ValueError(f"{where}: not a readable .npy array ({exc})") from None
+    except Exception as exc:   # noqa: BLE001 - numpy's header parser raises ValueError,
+        # SyntaxError, TokenError, TypeError, RecursionError, MemoryError... on bad text
+        raise ValueError(f"{where}: not a readable .npy array ({type(exc).__name__}: "
+                         f"{exc})") from None
     if dtype.hasobject or dtype.kind not in _KINDS or dtype.fields is not None:
         raise ValueError(f"{where}: holds an array of {dtype}, not of numbers or text")
     if any(n < 0 for n in shape):
