@@ -943,3 +943,19 @@ def test_no_module_is_shadowed_by_an_exported_name():
         assert name not in pkg.__all__, name
         importlib.import_module(f"sparsecal.metrics.{name}")
         assert isinstance(getattr(pkg, name), types.ModuleType), name
+
+
+@pytest.mark.parametrize("call, exc, match", [
+    (lambda e: sc.evaluate(e, "tfg"), TypeError, "groups must be a TagGroups .* got str"),
+    (lambda e: sc.gmce(e, None), TypeError, "groups must be a TagGroups .* got NoneType"),
+    (lambda e: sc.evaluate(e.score), TypeError, "entries must be Entries .* got ndarray"),
+    (lambda e: sc.smce([0.5]), TypeError, "entries must be Entries .* got list"),
+    (lambda e: sc.evaluate(e.take(e.score > 2)), ValueError, "entries hold no entries"),
+    (lambda e: sc.compare_methods(e, e.score, TagGroups.scw(e.n_tags)), TypeError,
+     "test must be Entries"),
+    (lambda e: sc.compare_methods(e, e, TagGroups.scw(e.n_tags + 2)), ValueError,
+     "groups cover"),
+])
+def test_entry_points_refuse_the_wrong_kind_of_argument(entries, call, exc, match):
+    with pytest.raises(exc, match=match):
+        call(entries)

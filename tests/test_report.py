@@ -325,7 +325,7 @@ def test_report_refuses_a_directory_that_is_not_a_report(data, capsys, tmp_path)
     (target / "index.html").write_text("<html>my own page</html>")
     rc = main(report_argv(data, target, title="x"))
     err = capsys.readouterr().err
-    assert rc == 1
+    assert rc == 2
     assert str(target) in err and "not a sparsecal report" in err
     assert "Traceback" not in err
     assert sorted(p.name for p in target.iterdir()) == ["index.html", "keep.txt"]
@@ -337,7 +337,7 @@ def test_report_refuses_a_directory_that_is_not_a_report(data, capsys, tmp_path)
 def test_report_refuses_a_file(data, capsys, tmp_path):
     target = tmp_path / "report"
     target.write_text("not a directory")
-    assert main(report_argv(data, target, title="x")) == 1
+    assert main(report_argv(data, target, title="x")) == 2
     assert "not a sparsecal report" in capsys.readouterr().err
     assert target.read_text() == "not a directory"
 
@@ -354,7 +354,7 @@ def test_report_failure_keeps_the_earlier_report(data, capsys, tmp_path, monkeyp
     monkeypatch.setattr(report_module, "_figures", broken_figures)
     rc = main(report_argv(data, target, title="x"))
     err = capsys.readouterr().err
-    assert rc == 1 and "disk full" in err
+    assert rc == 2 and "disk full" in err
     assert (target / "index.html").read_text() == page
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]   # no temp dirs
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.groups import TagGroups
+from ..core.entries import check_entries
+from ..core.groups import TagGroups, check_groups
 from ..metrics.evaluation import evaluate
 from ..metrics.intervals import ConfidenceInterval
 from .grouped import GroupedCalibrator
@@ -153,6 +154,11 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
     >>> sorted(result.models)
     [('isotonic', 'scw'), ('isotonic', 'tfg')]
     """
+    for name, entries in (("dev", dev), ("test", test)):
+        check_entries(entries, name)
+    check_groups(groups, test.n_tags)
+    if dev.n_tags is not None and test.n_tags is not None and dev.n_tags != test.n_tags:
+        raise ValueError(f"dev has {dev.n_tags} tags but test has {test.n_tags}")
     for m in methods:
         get_method(m)
     bad = [g for g in groupings if g not in ("scw", "tfg")]

@@ -11,7 +11,7 @@ from .threads import get_n_threads
 from .validation import (FLOAT_DTYPES, check_choice, check_gold, check_labels,
                           check_probabilities, check_unit_interval)
 
-__all__ = ["Entries", "threshold"]
+__all__ = ["Entries", "check_entries", "threshold"]
 
 # A row chunk of about this many bytes stays in the last-level cache between the
 # counting and the filling pass, so the matrix is read from memory once.
@@ -308,4 +308,29 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
     entries = Entries._trusted(*out, n_tags, n_tokens, t)
     if missing_gold == "drop" and (gold < 0).any():
         entries = entries.take(gold[entries.token - token_offset] >= 0)
+    return entries
+
+
+def check_entries(entries, name="entries"):
+    """``entries`` if it is a non-empty :class:`~sparsecal.Entries`.
+
+    Raises
+    ------
+    TypeError
+        If it is not an ``Entries``.
+    ValueError
+        If it holds no entry (every score below the threshold).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.core.entries import check_entries, threshold
+    >>> len(check_entries(threshold(np.array([[0.7, 0.3]]), np.array([0]), 0.01)))
+    2
+    """
+    if not isinstance(entries, Entries):
+        raise TypeError(f"{name} must be Entries (see sparsecal.threshold), got "
+                        f"{type(entries).__name__}")
+    if len(entries) == 0:
+        raise ValueError(f"{name} hold no entries: every score is below the threshold")
     return entries

@@ -13,7 +13,8 @@ from . import _partition
 from .jsonfile import read_json
 from .validation import check_positive_int
 
-__all__ = ["TagGroups", "check_tag_index", "load_train_counts", "partition_by_group"]
+__all__ = ["TagGroups", "check_groups", "check_tag_index", "load_train_counts",
+           "partition_by_group"]
 
 #: Tag columns are below 2**31 (int32 tag arrays, docs/architecture.md data model).
 MAX_TAGS = 2 ** 31 - 1
@@ -579,6 +580,48 @@ class TagGroups:
                     else:   # the usual case: count distinct runs, O(n)
                         row["tokens"] = int(np.count_nonzero(steps) + 1) if tok.size else 0
         return rows
+
+
+def check_groups(groups, n_tags=None, name="groups"):
+    """Check that ``groups`` is a :class:`TagGroups` over ``n_tags`` tags.
+
+    Parameters
+    ----------
+    groups : TagGroups
+    n_tags : int, optional
+        The tag count of the data the groups will partition.
+    name : str, default="groups"
+        The argument's name, for messages.
+
+    Returns
+    -------
+    TagGroups
+        ``groups`` itself.
+
+    Raises
+    ------
+    TypeError
+        If ``groups`` is not a ``TagGroups``.
+    ValueError
+        If it covers another number of tags than ``n_tags``.
+
+    Examples
+    --------
+    >>> from sparsecal.core.groups import TagGroups, check_groups
+    >>> check_groups(TagGroups.scw(4), 4)
+    TagGroups(kind='scw', n_tags=4, n_groups=1, tags_per_group=[4])
+    >>> check_groups("tfg", 4)
+    Traceback (most recent call last):
+    ...
+    TypeError: groups must be a TagGroups (TagGroups.from_counts, .scw or .per_tag), got str
+    """
+    if not isinstance(groups, TagGroups):
+        raise TypeError(f"{name} must be a TagGroups (TagGroups.from_counts, .scw or "
+                        f".per_tag), got {type(groups).__name__}")
+    if n_tags is not None and groups.n_tags != n_tags:
+        raise ValueError(f"the entries have n_tags={n_tags} but {name} cover "
+                         f"{groups.n_tags} tags")
+    return groups
 
 
 def partition_by_group(tag, tag_to_group, n_groups=None):

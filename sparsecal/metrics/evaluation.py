@@ -12,8 +12,9 @@ import json
 import math
 from dataclasses import dataclass, field
 
-from ..core.groups import TagGroups
+from ..core.groups import TagGroups, check_groups
 from .intervals import ConfidenceInterval
+from ..core.entries import check_entries
 from .marginal import gmce, mce, smce
 from .toplabel import top_label_ece
 
@@ -171,7 +172,10 @@ def evaluate(entries, groups=None, *, n_bins=10, ci="simulation", per_tag=False,
     (3, 0.9, 'Threshold 0.01, 10 equal-mass bins, 90% CI: simulation')
     """
     spec = ConfidenceInterval.resolve(ci)
-    if groups is None:
+    entries = check_entries(entries)
+    if groups is not None:
+        check_groups(groups, entries.n_tags)
+    else:
         n_tags = entries.n_tags if entries.n_tags is not None else int(entries.tag.max()) + 1
         groups = TagGroups.scw(n_tags)
     interval = {} if spec is None else spec.to_dict()

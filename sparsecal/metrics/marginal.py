@@ -9,38 +9,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.entries import Entries
-from ..core.groups import partition_by_group
+from ..core.entries import check_entries
+from ..core.groups import check_groups, partition_by_group
 from ..core.validation import check_positive_int
 from .binary import calibration_error
 from .intervals import ConfidenceInterval
 
-__all__ = ["MarginalCalibrationError", "check_entries", "gmce", "mce", "smce"]
-
-
-def check_entries(entries):
-    """``entries`` if it is a non-empty :class:`~sparsecal.Entries`.
-
-    Raises
-    ------
-    TypeError
-        If it is not an ``Entries``.
-    ValueError
-        If it holds no entry (every score below the threshold).
-
-    Examples
-    --------
-    >>> from sparsecal import threshold
-    >>> import numpy as np
-    >>> len(check_entries(threshold(np.array([[0.7, 0.3]]), np.array([0]), 0.01)))
-    2
-    """
-    if not isinstance(entries, Entries):
-        raise TypeError(f"expected Entries (see sparsecal.threshold), got "
-                        f"{type(entries).__name__}")
-    if len(entries) == 0:
-        raise ValueError("no entries: every score is below the threshold")
-    return entries
+__all__ = ["MarginalCalibrationError", "gmce", "mce", "smce"]
 
 
 def smce(entries, *, n_bins=None, bin_size=None, ci=None):
@@ -136,6 +111,7 @@ def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None):
     True
     """
     entries = check_entries(entries)
+    check_groups(groups, entries.n_tags)
     spec = ConfidenceInterval.resolve(ci)
     perm, offsets = groups.partition(entries)
     out = []

@@ -3,7 +3,7 @@
 import numpy as np
 
 from .binary import calibration_error
-from .marginal import check_entries
+from ..core.entries import check_entries
 
 __all__ = ["top_label", "top_label_ece"]
 

@@ -14,6 +14,8 @@ import re
 import numpy as np
 
 from .. import plotting as plots
+from ..core.entries import check_entries
+from ..core.groups import check_groups
 from ..io.atomic import atomic_directory
 from ..calibration.comparison import compare_methods
 from ..calibration.registry import METHODS, get_method
@@ -120,6 +122,10 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
     ('index.html', True)
     """
     out_dir = os.fspath(out_dir)
+    check_entries(test, "test")
+    if dev is not None:
+        check_entries(dev, "dev")
+    check_groups(groups, test.n_tags)
     # Per-tag CE needs a tag with MIN_TAG_ENTRIES entries; a small test set may
     # have none (evaluate would raise): the report then goes without it.
     per_tag = len(test) > 0 and int(np.bincount(test.tag).max()) >= MIN_TAG_ENTRIES
