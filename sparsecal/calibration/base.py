@@ -299,7 +299,7 @@ class BaseCalibrator(Estimator):
                 a = a.astype(np.float64)
                 if not np.isfinite(a).all():
                     i = int(np.flatnonzero(~np.isfinite(a))[0])
-                    raise ValueError(f"{fields.array(name)}[{i}] = {a[i]!r} is not finite")
+                    raise ValueError(f"{fields.array(name)}[{i}] = {float(a[i])!r} is not finite")
                 setattr(obj, name, a)
             obj._check_state(fields)
         return obj

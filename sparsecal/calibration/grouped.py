@@ -17,7 +17,7 @@ from ..core.groups import TagGroups, partition_by_group
 from ..core.validation import check_positive_int, check_unit_interval
 from ..io.atomic import atomic_path
 from ..io.calibrators import (StateFields, check_bool, check_count, check_fields,
-                              check_index_array, load_state, save_state)
+                              check_index_array, describe, load_state, save_state)
 from .base import BaseCalibrator, Estimator, clone
 from .registry import calibrator_class
 
@@ -336,7 +336,7 @@ class GroupedCalibrator(Estimator):
             base = base_cls.from_params(meta["base"]["params"], "base.params")
             infos = meta["calibrators"]
             if not isinstance(infos, list):
-                raise ValueError(f"calibrators must be a JSON array, got {infos!r:.60}")
+                raise ValueError(f"calibrators must be a JSON array, got {describe(infos)}")
             most = sum(n_groups for _, n_groups in group_infos)
             if len(infos) > most:
                 raise ValueError(f"calibrators has {len(infos)} entries, more than the "
@@ -408,7 +408,7 @@ _CAL_KEY = re.compile(r"c(0|[1-9][0-9]*)\.(.+)")
 def _groups_info(info, name):
     check_fields(info, name, ("kind", "n_groups"))
     if not isinstance(info["kind"], str):
-        raise ValueError(f"{name}.kind must be a string, got {info['kind']!r:.60}")
+        raise ValueError(f"{name}.kind must be a string, got {describe(info['kind'])}")
     return info["kind"], check_count(info["n_groups"], f"{name}.n_groups")
 
 

@@ -42,7 +42,7 @@ from .atomic import atomic_directory
 
 __all__ = ["FORMAT", "MAX_JSON_BYTES", "MAX_TAGS", "VERSION", "StateError", "StateFields",
            "check_bool", "check_count", "check_fields", "check_index_array", "check_number",
-           "check_state_array", "load_state", "save_state"]
+           "check_state_array", "describe", "load_state", "save_state"]
 
 FORMAT = "sparsecal.GroupedCalibrator"
 VERSION = 1
@@ -130,7 +130,16 @@ def _naming(file):
         raise StateError(str(exc) if file is None else f"{file}: {exc}") from None
 
 
-def _describe(value):
+def describe(value):
+    """A short text for a JSON value in an error: ``null``, or its repr (the
+    type's name when that is long).
+
+    Examples
+    --------
+    >>> from sparsecal.io.calibrators import describe
+    >>> describe(None), describe("10"), describe(list(range(100)))
+    ('null', "'10'", 'a list')
+    """
     if value is None:
         return "null"
     text = repr(value)
@@ -162,7 +171,7 @@ def check_fields(value, name, required, optional=()):
     """
     fields = StateFields(field=name)
     if not isinstance(value, dict):
-        raise ValueError(f"{name or 'the file'} must be a JSON object, got {_describe(value)}")
+        raise ValueError(f"{name or 'the file'} must be a JSON object, got {describe(value)}")
     for key in required:
         if key not in value:
             raise ValueError(f"{fields.field(key)} is missing")
@@ -186,7 +195,7 @@ def check_bool(value, name):
     False
     """
     if not isinstance(value, bool):
-        raise ValueError(f"{name} must be true or false, got {_describe(value)}")
+        raise ValueError(f"{name} must be true or false, got {describe(value)}")
     return value
 
 
@@ -210,7 +219,7 @@ def check_number(value, name):
     except OverflowError:   # an integer beyond float64
         ok = False
     if not ok:
-        raise ValueError(f"{name} must be a finite number, got {_describe(value)}")
+        raise ValueError(f"{name} must be a finite number, got {describe(value)}")
     return float(value)
 
 
@@ -360,7 +369,7 @@ def load_state(path):
             raise ValueError(f"the file is not a {FORMAT} file")
         version = meta.get("version")
         if type(version) is not int:
-            raise ValueError(f"version must be an integer, got {_describe(version)}")
+            raise ValueError(f"version must be an integer, got {describe(version)}")
         if version != VERSION:
             raise ValueError(f"format version {version} cannot be read: this sparsecal "
                              f"reads version {VERSION}")
