@@ -47,9 +47,9 @@ class GroupedCalibrator(Estimator):
 
     Attributes
     ----------
-    calibrators_ : list of BaseCalibrator or None
-        Primary group calibrators, then fallback group calibrators (None where a
-        group had too little dev data).
+    calibrators_ : list of BaseCalibrator
+        Primary group calibrators, then fallback group calibrators (only for
+        groups with at least ``min_entries`` dev entries).
     tag_to_calibrator_ : ndarray of int64, shape (n_tags,)
         Index into ``calibrators_`` used for each tag (-1: left unchanged).
     threshold_ : float

@@ -58,7 +58,8 @@ def check_knots(x_knots, y_knots, fields):
     Raises
     ------
     ValueError
-        Naming the array that breaks a rule.
+        For empty knots or knots of two lengths; for a knot outside [0, 1] or
+        below the one before it (the first such knot is named).
 
     Examples
     --------

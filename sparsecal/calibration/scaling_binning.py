@@ -30,8 +30,8 @@ class ScalingBinning(BaseCalibrator):
     Parameters
     ----------
     n_bins : int, default=10
-    seed : int, default=0
-        Seed of the dev split.
+    seed : int >= 0, None, or NumPy Generator / BitGenerator / SeedSequence, default=0
+        Seed of the dev split (saved calibrators hold an integer or null).
 
     Attributes
     ----------

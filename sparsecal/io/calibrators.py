@@ -275,7 +275,7 @@ def check_state_array(arrays, key, name, kinds):
     """
     if key not in arrays:
         raise ValueError(f"{name} is missing")
-    a = arrays[key]
+    a = np.asarray(arrays[key])
     if a.dtype.kind not in kinds:
         what = "floating-point numbers" if kinds == "f" else "integers"
         raise ValueError(f"{name} must hold {what}, got dtype {a.dtype}")
