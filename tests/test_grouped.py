@@ -349,13 +349,13 @@ def _edit_npz(path, edit):
     ("base-class", r"calibrator.json: base\.class: saved calibrator uses unknown class "
                    "'os.system'"),
     ("no-json", "no calibrator.json"),
-    ("bad-json", "calibrator.json: not valid JSON"),
+    ("bad-json", "calibrator.json' is not valid JSON"),
     ("no-npz", "no arrays.npz"),
     ("missing-array", r"arrays.npz: c0\.x_knots_ is missing"),
     ("missing-map", "arrays.npz: tag_to_calibrator is missing"),
     ("missing-groups", "arrays.npz: groups_tag_to_group is missing"),
     ("missing-field", "calibrator.json: n_tags is missing"),
-    ("object-array", "arrays.npz: .*tag_to_calibrator: dtype object is not numeric"),
+    ("object-array", "array 'tag_to_calibrator': holds an array of object"),
 ])
 def test_load_rejects(saved, case, match):
     if case == "format":
@@ -401,7 +401,7 @@ def test_load_never_unpickles(saved, data, monkeypatch):
     monkeypatch.setattr(pickle, "load", no_pickle)
     monkeypatch.setattr(pickle, "loads", no_pickle)
     model = GroupedCalibrator.load(saved)
-    assert calls and not any(calls)
+    assert calls == []                  # not even np.load: the headers are read first
     assert len(model.transform(data["test"])) == len(data["test"])
 
 

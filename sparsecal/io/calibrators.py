@@ -20,13 +20,16 @@ A saved :class:`~sparsecal.calibration.GroupedCalibrator` is a directory holding
 
 The directory is written to a temporary sibling and renamed into place, so a
 failure leaves no partial calibrator. Reading is bounded before anything is
-parsed or inflated: ``calibrator.json`` may hold at most :data:`MAX_JSON_BYTES`
-(and no NaN, infinity or repeated key), a saved calibrator covers at most
-:data:`MAX_TAGS` tags, and the members of ``arrays.npz`` must be numeric ``.npy``
-arrays whose headers agree with their sizes and whose total size is at most the
-file's size plus ``16 MiB + 64 bytes * n_tags`` (so a compressed member cannot
-inflate beyond that). Every error is a :class:`StateError` naming the file and
-the field.
+parsed or inflated: both files must be regular files; ``calibrator.json`` is
+read by :func:`~sparsecal.core.jsonfile.read_json` with at most
+:data:`MAX_JSON_BYTES` (no NaN, infinity, repeated key or runaway nesting); a
+saved calibrator covers at most :data:`MAX_TAGS` tags; the members of
+``arrays.npz`` may declare at most the file's size plus ``16 MiB + 64 bytes *
+n_tags`` in all (the arrays of a saved calibrator are stored uncompressed, so a
+compressed member cannot inflate beyond that), and are read by
+:func:`~sparsecal.io.npyfile.read_npz` (headers checked first, no pickles) and
+must be numeric. Every error is a :class:`StateError` naming the file and the
+field.
 """
 import json
 import math
@@ -37,8 +40,10 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from ..core.jsonfile import read_json
 from ..core.validation import check_positive_int
 from .atomic import atomic_directory
+from .npyfile import read_npz
 
 __all__ = ["FORMAT", "MAX_JSON_BYTES", "MAX_TAGS", "VERSION", "StateError", "StateFields",
            "check_bool", "check_count", "check_fields", "check_index_array", "check_number",
@@ -356,16 +361,20 @@ def load_state(path):
     ------
     StateError
         A ValueError naming the file: no ``calibrator.json`` or ``arrays.npz``
-        (or not regular files), a ``calibrator.json`` over
-        :data:`MAX_JSON_BYTES`, not UTF-8, not valid JSON (NaN, infinity and
-        repeated keys included) or nested too deeply, another format or
-        version, an invalid ``n_tags``, or an ``arrays.npz`` that is not a
-        readable zip of numeric ``.npy`` arrays within the size limit.
+        (or not regular files), a ``calibrator.json`` that
+        :func:`~sparsecal.core.jsonfile.read_json` refuses (over
+        :data:`MAX_JSON_BYTES`, not UTF-8, invalid JSON, NaN, infinity, a
+        repeated key, nested too deeply, not an object), another format or
+        version, an invalid ``n_tags``, an ``arrays.npz`` whose members would
+        inflate beyond the limit, or one that
+        :func:`~sparsecal.io.npyfile.read_npz` refuses, or that holds text.
     """
     fields = StateFields(path)
-    meta = _read_json(fields)
+    json_file, _ = _regular_file(fields, "calibrator.json")
+    with _naming(None):   # the readers' messages name the file
+        meta = read_json(json_file, "saved calibrator", max_bytes=MAX_JSON_BYTES)
     with fields.in_json():
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        if meta.get("format") != FORMAT:
             raise ValueError(f"the file is not a {FORMAT} file")
         version = meta.get("version")
         if type(version) is not int:
@@ -376,11 +385,26 @@ def load_state(path):
         if "n_tags" not in meta:
             raise ValueError("n_tags is missing")
         n_tags = check_count(meta["n_tags"], "n_tags")
-    return meta, _read_npz(fields, n_tags)
+    npz_file, size = _regular_file(fields, "arrays.npz")
+    with fields.in_arrays():
+        limit = size + _INFLATE_BASE + _INFLATE_PER_TAG * n_tags
+        total = _inflated_size(npz_file)
+        if total > limit:
+            raise ValueError(f"its members would decompress to {total} bytes, more than the "
+                             f"{limit} allowed (the file's size + {_INFLATE_BASE} + "
+                             f"{_INFLATE_PER_TAG} per tag)")
+    with _naming(None):
+        arrays = read_npz(npz_file, "saved calibrator")
+    with fields.in_arrays():
+        for key, a in arrays.items():
+            if a.dtype.kind not in "biuf":
+                raise ValueError(f"{key}: dtype {a.dtype} is not numeric")
+    return meta, arrays
 
 
 def _regular_file(fields, name):
-    """The size of ``name`` in the saved directory, which must be a regular file."""
+    """The path and size of ``name`` in the saved directory, a regular file (so
+    never a FIFO or device that would block or never end)."""
     file = fields.file(name)
     try:
         st = os.stat(file)
@@ -395,85 +419,11 @@ def _regular_file(fields, name):
     return file, st.st_size
 
 
-def _reject_constant(name):
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _unique_keys(pairs):
-    out = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"key {key!r} appears twice in one object")
-        out[key] = value
-    return out
-
-
-def _read_json(fields):
-    file, size = _regular_file(fields, "calibrator.json")
-    if size > MAX_JSON_BYTES:
-        raise StateError(f"{file}: {size} bytes, more than the {MAX_JSON_BYTES} a saved "
-                         "calibrator may have")
+def _inflated_size(file):
+    """The total size the members of zip ``file`` declare (0 when it is not a
+    readable zip: :func:`~sparsecal.io.npyfile.read_npz` then names what is wrong)."""
     try:
-        with open(file, "rb") as f:
-            data = f.read(MAX_JSON_BYTES + 1)
-    except OSError as exc:
-        raise StateError(f"{file}: cannot be read: {exc}") from None
-    if len(data) > MAX_JSON_BYTES:
-        raise StateError(f"{file}: more than the {MAX_JSON_BYTES} bytes a saved calibrator "
-                         "may have")
-    try:
-        return json.loads(data.decode("utf-8"), parse_constant=_reject_constant,
-                          object_pairs_hook=_unique_keys)
-    except UnicodeDecodeError as exc:
-        raise StateError(f"{file}: not UTF-8 text ({exc})") from None
-    except RecursionError:
-        raise StateError(f"{file}: not valid JSON: nested too deeply") from None
-    except ValueError as exc:   # JSONDecodeError, and the rejections above
-        raise StateError(f"{file}: not valid JSON: {exc}") from None
-
-
-def _read_npz(fields, n_tags):
-    file, size = _regular_file(fields, "arrays.npz")
-    limit = size + _INFLATE_BASE + _INFLATE_PER_TAG * n_tags
-    try:
-        with zipfile.ZipFile(file) as zf:
-            infos = zf.infolist()
-            names = [info.filename for info in infos]
-            if len(set(names)) != len(names):
-                raise ValueError("a member name appears twice")
-            total = sum(info.file_size for info in infos)
-            if total > limit:
-                raise ValueError(f"its members would decompress to {total} bytes, more than "
-                                 f"the {limit} allowed (the file's size + {_INFLATE_BASE} + "
-                                 f"{_INFLATE_PER_TAG} per tag)")
-            for info in infos:
-                _check_member(zf, info)
-        with np.load(file, allow_pickle=False) as npz:
-            return {key: npz[key] for key in npz.files}
-    except StateError:
-        raise
-    except (OSError, EOFError, zipfile.BadZipFile, ValueError) as exc:
-        raise StateError(f"{file}: not a readable calibrator .npz file: {exc}") from None
-
-
-def _check_member(zf, info):
-    """Check a member's ``.npy`` header (numeric dtype, size agreeing with the
-    shape) before anything of it is inflated."""
-    name = info.filename
-    if not name.endswith(".npy"):
-        raise ValueError(f"member {name!r} is not a .npy array")
-    with zf.open(info) as f:
-        version = np.lib.format.read_magic(f)
-        if version == (1, 0):
-            shape, _, dtype = np.lib.format.read_array_header_1_0(f)
-        elif version == (2, 0):
-            shape, _, dtype = np.lib.format.read_array_header_2_0(f)
-        else:
-            raise ValueError(f"{name[:-4]}: unsupported .npy version {version}")
-        header = f.tell()
-    if dtype.hasobject or dtype.kind not in "biuf":
-        raise ValueError(f"{name[:-4]}: dtype {dtype} is not numeric (object arrays and "
-                         "pickles are never loaded)")
-    if header + math.prod(shape) * dtype.itemsize != info.file_size:
-        raise ValueError(f"{name[:-4]}: its header (shape {shape}, dtype {dtype}) does not "
-                         f"match its size ({info.file_size} bytes)")
+        with zipfile.ZipFile(file) as archive:
+            return sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError):
+        return 0
