@@ -142,6 +142,14 @@ def _lying_header(path):
         zf.writestr("tag_to_calibrator.npy", buf.getvalue())
 
 
+def _future_zip_version(path):
+    """Mark the first member as needing zip version 10.9 to extract."""
+    raw = bytearray(path.read_bytes())
+    at = raw.index(b"PK\x01\x02") + 6       # central directory: version needed
+    raw[at:at + 2] = (109).to_bytes(2, "little")
+    path.write_bytes(bytes(raw))
+
+
 def _sparse_huge(path):
     with open(path, "wb") as f:
         f.truncate(saved_io.MAX_JSON_BYTES + 1)
@@ -316,6 +324,8 @@ CASES = [
      "array 'tag_to_calibrator': declares shape (1000000000000,) of int64"),
     ("not-a-zip", ["isotonic"], replace_file(NPZ, lambda p: p.write_bytes(b"PK\x03\x04junk")),
      NPZ, "File is not a zip file"),
+    ("zip-version", ["histogram"], replace_file(NPZ, _future_zip_version), NPZ,
+     "zip file version 10.9"),
     ("not-npy-member", ["isotonic"], replace_file(
         NPZ, lambda p: zipfile.ZipFile(p, "a").writestr("setup.py", "import os")), NPZ,
      "member 'setup.py' is not an .npy array"),

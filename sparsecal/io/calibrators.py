@@ -425,5 +425,6 @@ def _inflated_size(file):
     try:
         with zipfile.ZipFile(file) as archive:
             return sum(info.file_size for info in archive.infolist())
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError):
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError,
+            NotImplementedError, RuntimeError):   # e.g. an unknown zip version
         return 0
