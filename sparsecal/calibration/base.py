@@ -18,6 +18,7 @@ import inspect
 import numpy as np
 
 from ..core.validation import check_labels, check_probabilities, check_sample_weight
+from ..io.calibrators import StateFields, check_fields, check_number, check_state_array
 
 __all__ = ["BaseCalibrator", "Estimator", "NotFittedError", "clone"]
 
@@ -136,9 +137,12 @@ class BaseCalibrator(Estimator):
 
     Scores are probabilities in [0, 1], shape ``(n,)`` or ``(n, 1)`` (as
     scikit-learn's ``IsotonicRegression`` takes them); labels are 0/1. Subclasses
-    implement ``_fit(x, y, w)`` on validated inputs and ``_predict(x)``;
-    their fitted state is the attributes named in ``_array_state`` (arrays) and
-    ``_value_state`` (JSON values). docs/architecture.md, "How to add a calibrator".
+    implement ``_fit(x, y, w)`` on validated inputs and ``_predict(x)``, and
+    ``_check_params(prefix)`` (the parameter checks, run by ``fit`` and on
+    loading) and ``_check_state(fields)`` (the rules of a loaded fitted state)
+    where they have any. Their fitted state is the attributes named in
+    ``_array_state`` (1-D float64 arrays) and ``_value_state`` (finite real
+    numbers). docs/architecture.md, "How to add a calibrator".
 
     Examples
     --------
@@ -195,6 +199,7 @@ class BaseCalibrator(Estimator):
             For scores outside [0, 1] or NaN, labels other than 0/1, mismatched
             lengths, no data, or invalid parameters.
         """
+        self._check_params()
         x = self._scores(scores)
         if x.shape[0] == 0:
             raise ValueError("cannot fit a calibrator on no data")
@@ -237,26 +242,183 @@ class BaseCalibrator(Estimator):
         return {"params": _to_json(self.get_params(deep=False)), "fitted": values}, arrays
 
     @classmethod
-    def from_state(cls, meta, arrays):
-        """Rebuild a fitted calibrator from :meth:`get_state`'s output.
+    def from_state(cls, meta, arrays, fields=None):
+        """Rebuild a fitted calibrator from :meth:`get_state`'s output, checking
+        every field: the parameters as ``fit`` checks them, the fitted values
+        (finite numbers), the fitted arrays (1-D, float64, finite) and the
+        rules of the method (:meth:`_check_state`).
+
+        Parameters
+        ----------
+        meta : dict
+            ``{"params": {...}, "fitted": {...}}`` (JSON values).
+        arrays : dict of str to ndarray
+        fields : StateFields, optional
+            How errors name the fields and files (see
+            :class:`~sparsecal.io.calibrators.StateFields`).
+
+        Returns
+        -------
+        BaseCalibrator
+            Fitted.
 
         Raises
         ------
         ValueError
-            When a value or array is missing or inconsistent.
+            A :class:`~sparsecal.io.calibrators.StateError` naming the field
+            (and file) for any missing, unknown or invalid value or array.
+
+        Examples
+        --------
+        >>> from sparsecal import HistogramBinning
+        >>> cal = HistogramBinning(n_bins=2).fit([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1])
+        >>> meta, arrays = cal.get_state()
+        >>> HistogramBinning.from_state(meta, arrays).bin_rates_
+        array([0., 1.])
+        >>> meta["params"]["n_bins"] = "2"
+        >>> HistogramBinning.from_state(meta, arrays)
+        Traceback (most recent call last):
+        ...
+        sparsecal.io.calibrators.StateError: params.n_bins must be a positive integer, got '2'
         """
-        obj = cls(**meta["params"])
-        for name in cls._value_state:
-            setattr(obj, name, meta["fitted"][name])
-        for name in cls._array_state:
-            if name not in arrays:
-                raise ValueError(f"saved {cls.__name__} lacks array {name!r}")
-            setattr(obj, name, np.asarray(arrays[name]))
-        obj._check_state()
+        fields = StateFields() if fields is None else fields
+        with fields.in_json():
+            check_fields(meta, fields.field(""), ("params", "fitted"))
+            obj = cls.from_params(meta["params"], fields.field("params"))
+            check_fields(meta["fitted"], fields.field("fitted"), cls._value_state)
+            for name in cls._value_state:
+                setattr(obj, name, check_number(meta["fitted"][name],
+                                                fields.field(f"fitted.{name}")))
+        with fields.in_arrays():
+            for key in arrays:
+                if key not in cls._array_state:
+                    raise ValueError(f"{fields.array(key)} is not an array of a "
+                                     f"{cls.__name__}")
+            for name in cls._array_state:
+                a = check_state_array(arrays, name, fields.array(name), "f")
+                a = a.astype(np.float64)
+                if not np.isfinite(a).all():
+                    i = int(np.flatnonzero(~np.isfinite(a))[0])
+                    raise ValueError(f"{fields.array(name)}[{i}] = {float(a[i])!r} is not finite")
+                setattr(obj, name, a)
+            obj._check_state(fields)
         return obj
 
-    def _check_state(self):
-        """Validate loaded state (shapes, ranges); subclasses extend."""
+    @classmethod
+    def from_params(cls, params, name="params"):
+        """An unfitted calibrator from saved parameters, checked as ``fit``
+        checks them.
+
+        Parameters
+        ----------
+        params : dict
+            Every parameter of the class, and nothing else.
+        name : str, default="params"
+            Its name in errors.
+
+        Returns
+        -------
+        BaseCalibrator
+
+        Raises
+        ------
+        ValueError, TypeError
+            Naming the missing, unknown or invalid parameter.
+
+        Examples
+        --------
+        >>> from sparsecal import PlattCalibrator
+        >>> PlattCalibrator.from_params({"prior": 0.3, "eps": 1e-7})
+        PlattCalibrator(eps=1e-07, prior=0.3)
+        >>> PlattCalibrator.from_params({"prior": 2.0, "eps": 1e-7})
+        Traceback (most recent call last):
+        ...
+        ValueError: params.prior must lie in [0, 1], got 2.0
+        """
+        check_fields(params, name, cls._get_param_names())
+        obj = cls(**params)
+        obj._check_params(f"{name}.")
+        return obj
+
+    def _check_params(self, prefix=""):
+        """Check the parameters (names in errors start with ``prefix``); the
+        methods with parameters override this."""
+
+    def _check_state(self, fields):
+        """Check the rules of a loaded fitted state (ranges, order, lengths);
+        ``fields`` names the arrays. The methods with such rules override this."""
+
+
+def check_unit_array(a, name, order=None):
+    """Check fitted values that are probabilities: in [0, 1], and
+    ``"increasing"`` or ``"non-decreasing"`` if ``order`` says so.
+
+    Parameters
+    ----------
+    a : ndarray of float64, shape (n,)
+        Finite.
+    name : str
+        Its name in errors.
+    order : {None, "increasing", "non-decreasing"}
+
+    Raises
+    ------
+    ValueError
+        Naming the first value out of range or out of order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.calibration.base import check_unit_array
+    >>> check_unit_array(np.array([0.2, 0.1]), "c0.x_knots_", "non-decreasing")
+    Traceback (most recent call last):
+    ...
+    ValueError: c0.x_knots_ must be non-decreasing; c0.x_knots_[1] = 0.1 < 0.2
+    """
+    check_probabilities(a, name)
+    if order is not None and a.size > 1:
+        step = np.diff(a)
+        bad = step <= 0 if order == "increasing" else step < 0
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0]) + 1
+            sign = "<=" if order == "increasing" else "<"
+            raise ValueError(f"{name} must be {order}; {name}[{i}] = {float(a[i])!r} "
+                             f"{sign} {float(a[i - 1])!r}")
+
+
+def check_bins(boundaries, values, n_bins, names):
+    """Check fitted bins: ``boundaries`` increasing in [0, 1], one more
+    ``values`` (in [0, 1]), at most ``n_bins`` bins.
+
+    Parameters
+    ----------
+    boundaries, values : ndarray of float64
+    n_bins : int or None
+        The most bins the parameters allow (None: no limit).
+    names : (str, str)
+        The arrays' names in errors.
+
+    Raises
+    ------
+    ValueError
+        Naming the array that breaks a rule.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.calibration.base import check_bins
+    >>> check_bins(np.array([0.5]), np.array([0.1, 0.2, 0.3]), 10, ("b", "v"))
+    Traceback (most recent call last):
+    ...
+    ValueError: v must have one more value than b (2), got 3
+    """
+    check_unit_array(boundaries, names[0], "increasing")
+    check_unit_array(values, names[1])
+    if values.shape[0] != boundaries.shape[0] + 1:
+        raise ValueError(f"{names[1]} must have one more value than {names[0]} "
+                         f"({boundaries.shape[0] + 1}), got {values.shape[0]}")
+    if n_bins is not None and values.shape[0] > n_bins:
+        raise ValueError(f"{names[1]} has {values.shape[0]} bins, more than n_bins = {n_bins}")
 
 
 def _to_json(value):

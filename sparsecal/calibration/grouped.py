@@ -7,16 +7,17 @@ back to a coarser grouping (e.g. the tag's TFG group) where a tag has too few de
 entries. K-fold cross-fitting (lecture notes ``004``, "K-fold") gives calibrated
 dev scores for an honest evaluation of a recalibration set-up.
 """
-import os
+import re
 import warnings
 
 import numpy as np
 
 from ..core.entries import Entries, threshold as threshold_entries
 from ..core.groups import TagGroups, partition_by_group
-from ..core.validation import check_positive_int
+from ..core.validation import check_positive_int, check_unit_interval
 from ..io.atomic import atomic_path
-from ..io.calibrators import load_state, save_state
+from ..io.calibrators import (StateFields, check_bool, check_count, check_fields,
+                              check_index_array, describe, load_state, save_state)
 from .base import BaseCalibrator, Estimator, clone
 from .registry import calibrator_class
 
@@ -46,9 +47,9 @@ class GroupedCalibrator(Estimator):
 
     Attributes
     ----------
-    calibrators_ : list of BaseCalibrator or None
-        Primary group calibrators, then fallback group calibrators (None where a
-        group had too little dev data).
+    calibrators_ : list of BaseCalibrator
+        Primary group calibrators, then fallback group calibrators (only for
+        groups with at least ``min_entries`` dev entries).
     tag_to_calibrator_ : ndarray of int64, shape (n_tags,)
         Index into ``calibrators_`` used for each tag (-1: left unchanged).
     threshold_ : float
@@ -270,42 +271,101 @@ class GroupedCalibrator(Estimator):
         return meta, arrays
 
     @classmethod
-    def from_state(cls, meta, arrays):
-        """Rebuild a fitted model from :meth:`get_state`'s output; classes are
-        looked up in the registry (:mod:`sparsecal.calibration.registry`).
+    def from_state(cls, meta, arrays, fields=None):
+        """Rebuild a fitted model from :meth:`get_state`'s output, checking every
+        field (the layout is described in :mod:`sparsecal.io.calibrators`).
+
+        The container is checked here: exactly the documented fields, of their
+        JSON types (``renormalize`` a boolean, ``threshold`` in [0, 1], counts
+        positive integers), classes that are registered methods
+        (:mod:`sparsecal.calibration.registry`; nothing else is ever imported or
+        run), parameters checked as ``fit`` checks them, every calibrator of the
+        base's class and parameters, and the tag maps (one integer per tag, group
+        and calibrator indices in range). Each calibrator checks its own fitted
+        values and arrays (:meth:`BaseCalibrator.from_state`).
+
+        Parameters
+        ----------
+        meta : dict
+            JSON values; ``format`` and ``version`` may be present (they are
+            checked by :func:`~sparsecal.io.calibrators.load_state`).
+        arrays : dict of str to ndarray
+        fields : StateFields, optional
+            How errors name the files (see
+            :class:`~sparsecal.io.calibrators.StateFields`).
+
+        Returns
+        -------
+        GroupedCalibrator
+            Fitted.
 
         Raises
         ------
         ValueError
-            When the state is incomplete or inconsistent.
+            A :class:`~sparsecal.io.calibrators.StateError` naming the file and
+            the field for a missing, unknown, inconsistent or invalid value.
+
+        Examples
+        --------
+        >>> import sparsecal as sc
+        >>> from sparsecal.datasets import make_tagger_outputs
+        >>> dev = make_tagger_outputs(500, split_seed=1)
+        >>> model = sc.GroupedCalibrator(sc.HistogramBinning(n_bins=5),
+        ...                              sc.TagGroups.scw(426))
+        >>> meta, arrays = model.fit(sc.threshold(dev.scores, dev.gold)).get_state()
+        >>> sc.GroupedCalibrator.from_state(meta, arrays).calibrators_
+        [HistogramBinning(bin_size=None, n_bins=5)]
+        >>> meta["calibrators"][0]["params"]["n_bins"] = "5"
+        >>> sc.GroupedCalibrator.from_state(meta, arrays)
+        Traceback (most recent call last):
+        ...
+        sparsecal.io.calibrators.StateError: calibrators[0].params.n_bins must be a positive integer, got '5'
         """
-        n_tags = meta["n_tags"]
-
-        def groups_from(key, info):
-            if info is None:
-                return None
-            mapping = arrays.get(key)
-            if mapping is None or mapping.shape != (n_tags,):
-                raise ValueError(f"saved calibrator: {key} must have shape ({n_tags},)")
-            return TagGroups(mapping, info["n_groups"], kind=info["kind"])
-
-        groups = groups_from("groups_tag_to_group", meta["groups"])
-        fallback = groups_from("fallback_tag_to_group", meta["fallback"])
-        base_cls = calibrator_class(meta["base"]["class"])
-        model = cls(base_cls(**meta["base"]["params"]), groups, fallback=fallback,
-                    min_entries=meta["min_entries"], renormalize=meta["renormalize"])
+        fields = StateFields() if fields is None else fields
+        with fields.in_json():
+            check_fields(meta, "", _META_FIELDS, ("format", "version"))
+            n_tags = check_count(meta["n_tags"], "n_tags")
+            threshold_ = check_unit_interval(meta["threshold"], "threshold")
+            min_entries = check_positive_int(meta["min_entries"], "min_entries")
+            renormalize = check_bool(meta["renormalize"], "renormalize")
+            group_infos = [_groups_info(meta["groups"], "groups")]
+            if meta["fallback"] is not None:
+                group_infos.append(_groups_info(meta["fallback"], "fallback"))
+            check_fields(meta["base"], "base", ("class", "params"))
+            base_cls = _registered(meta["base"]["class"], "base.class")
+            base = base_cls.from_params(meta["base"]["params"], "base.params")
+            infos = meta["calibrators"]
+            if not isinstance(infos, list):
+                raise ValueError(f"calibrators must be a JSON array, got {describe(infos)}")
+            most = sum(n_groups for _, n_groups in group_infos)
+            if len(infos) > most:
+                raise ValueError(f"calibrators has {len(infos)} entries, more than the "
+                                 f"{most} groups")
+        with fields.in_arrays():
+            cal_arrays = _split_arrays(arrays, len(infos), meta["fallback"] is not None)
+            groups = [TagGroups(check_index_array(arrays, key, key, n_tags, 0, n_groups),
+                                n_groups, kind=kind)
+                      for key, (kind, n_groups) in zip(_MAP_KEYS, group_infos)]
         calibrators = []
-        for i, info in enumerate(meta["calibrators"]):
-            prefix = f"c{i}."
-            cal_arrays = {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}
-            calibrators.append(calibrator_class(info["class"]).from_state(info, cal_arrays))
-        tag_map = arrays.get("tag_to_calibrator")
-        if (tag_map is None or tag_map.shape != (n_tags,) or tag_map.dtype.kind not in "iu"
-                or tag_map.max() >= len(calibrators) or tag_map.min() < -1):
-            raise ValueError("saved calibrator: tag_to_calibrator is missing or inconsistent")
+        for i, info in enumerate(infos):
+            where = fields.child(f"calibrators[{i}]", f"c{i}.")
+            with fields.in_json():
+                check_fields(info, where.field(""), ("class", "params", "fitted"))
+                cal_cls = _registered(info["class"], where.field("class"))
+            calibrators.append(cal_cls.from_state(
+                {"params": info["params"], "fitted": info["fitted"]}, cal_arrays[i], where))
+            with fields.in_json():
+                if cal_cls is not base_cls or info["params"] != meta["base"]["params"]:
+                    raise ValueError(f"{where.field('')} must have the class and params of "
+                                     "base (every calibrator is a clone of base)")
+        with fields.in_arrays():
+            tag_map = check_index_array(arrays, "tag_to_calibrator", "tag_to_calibrator",
+                                        n_tags, -1, len(calibrators))
+        model = cls(base, groups[0], fallback=groups[1] if len(groups) > 1 else None,
+                    min_entries=min_entries, renormalize=renormalize)
         model.calibrators_ = calibrators
-        model.tag_to_calibrator_ = tag_map.astype(np.int64)
-        model.threshold_ = float(meta["threshold"])
+        model.tag_to_calibrator_ = tag_map
+        model.threshold_ = threshold_
         return model
 
     def save(self, path):
@@ -314,19 +374,64 @@ class GroupedCalibrator(Estimator):
 
     @classmethod
     def load(cls, path):
-        """Load a model saved by :meth:`save`; every error names the file.
+        """Load a model saved by :meth:`save`, checking every field; nothing in
+        the files is executed or unpickled.
+
+        Parameters
+        ----------
+        path : str or path
+            The directory :meth:`save` wrote.
+
+        Returns
+        -------
+        GroupedCalibrator
+            Fitted.
 
         Raises
         ------
         ValueError
-            For a directory that is not a complete, valid saved calibrator.
+            A :class:`~sparsecal.io.calibrators.StateError` naming the file
+            (``calibrator.json`` or ``arrays.npz``) and the field, for a
+            directory that is not a complete, valid saved calibrator (see
+            :func:`~sparsecal.io.calibrators.load_state` and :meth:`from_state`).
         """
         meta, arrays = load_state(path)
-        try:
-            return cls.from_state(meta, arrays)
-        except (KeyError, TypeError, AttributeError) as exc:
-            raise ValueError(f"{os.path.join(os.fspath(path), 'calibrator.json')!r} is "
-                             f"malformed ({type(exc).__name__}: {exc})") from None
+        return cls.from_state(meta, arrays, StateFields(path))
+
+
+_META_FIELDS = ("n_tags", "threshold", "min_entries", "renormalize", "groups", "fallback",
+                "base", "calibrators")
+_MAP_KEYS = ("groups_tag_to_group", "fallback_tag_to_group")
+_CAL_KEY = re.compile(r"c(0|[1-9][0-9]*)\.(.+)")
+
+
+def _groups_info(info, name):
+    check_fields(info, name, ("kind", "n_groups"))
+    if not isinstance(info["kind"], str):
+        raise ValueError(f"{name}.kind must be a string, got {describe(info['kind'])}")
+    return info["kind"], check_count(info["n_groups"], f"{name}.n_groups")
+
+
+def _registered(class_name, name):
+    try:
+        return calibrator_class(class_name)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
+
+
+def _split_arrays(arrays, n_calibrators, has_fallback):
+    """The arrays of each calibrator (``c{i}.{name}`` -> ``{name}``); any other
+    array must be one of the tag maps."""
+    maps = {"groups_tag_to_group", "tag_to_calibrator"} | (
+        {"fallback_tag_to_group"} if has_fallback else set())
+    out = [{} for _ in range(n_calibrators)]
+    for key, a in arrays.items():
+        match = _CAL_KEY.fullmatch(key)
+        if match and int(match.group(1)) < n_calibrators:
+            out[int(match.group(1))][match.group(2)] = a
+        elif key not in maps:
+            raise ValueError(f"{key} is not an array of this calibrator")
+    return out
 
 
 def _groups_meta(groups):

@@ -4,7 +4,7 @@ import numpy as np
 
 from ..core.binning import argsort_scores, lookup_bin_means, lookup_bins, weighted_equal_mass_bins
 from ..core.validation import check_positive_int
-from .base import BaseCalibrator
+from .base import BaseCalibrator, check_bins
 
 __all__ = ["HistogramBinning"]
 
@@ -56,9 +56,14 @@ class HistogramBinning(BaseCalibrator):
         self.n_bins = n_bins
         self.bin_size = bin_size
 
+    def _check_params(self, prefix=""):
+        check_positive_int(self.n_bins, f"{prefix}n_bins")
+        if self.bin_size is not None:
+            check_positive_int(self.bin_size, f"{prefix}bin_size")
+
     def _fit(self, x, y, w):
-        n_bins = None if self.bin_size is not None else check_positive_int(self.n_bins, "n_bins")
-        bin_size = None if self.bin_size is None else check_positive_int(self.bin_size, "bin_size")
+        n_bins = None if self.bin_size is not None else int(self.n_bins)
+        bin_size = None if self.bin_size is None else int(self.bin_size)
         perm, sorted_x = argsort_scores(x)
         bins = weighted_equal_mass_bins(sorted_x, y, w, perm, n_bins, bin_size)
         # Rates are taken over the dev points that lookup puts in each bin, so a
@@ -70,7 +75,7 @@ class HistogramBinning(BaseCalibrator):
     def _predict(self, x):
         return self.bin_rates_[lookup_bins(x, self.boundaries_)].astype(x.dtype)
 
-    def _check_state(self):
-        if self.bin_rates_.shape[0] != self.boundaries_.shape[0] + 1:
-            raise ValueError("saved HistogramBinning: bin_rates_ must have one more "
-                             "value than boundaries_")
+    def _check_state(self, fields):
+        check_bins(self.boundaries_, self.bin_rates_,
+                   None if self.bin_size is not None else self.n_bins,
+                   (fields.array("boundaries_"), fields.array("bin_rates_")))

@@ -1,7 +1,7 @@
 """Isotonic regression (Zadrozny & Elkan 2002) as a calibrator, on the compiled
 pool-adjacent-violators kernel; Kranzlein, Liu & Schneider 2021, Section 2.2."""
 from ..core.isotonic import isotonic_fit, isotonic_predict
-from .base import BaseCalibrator
+from .base import BaseCalibrator, check_unit_array
 
 __all__ = ["IsotonicCalibrator"]
 
@@ -46,6 +46,34 @@ class IsotonicCalibrator(BaseCalibrator):
     def _predict(self, x):
         return isotonic_predict(x, self.x_knots_, self.y_knots_)
 
-    def _check_state(self):
-        if self.x_knots_.shape != self.y_knots_.shape or self.x_knots_.ndim != 1:
-            raise ValueError("saved IsotonicCalibrator: knots must be 1-D of one length")
+    def _check_state(self, fields):
+        check_knots(self.x_knots_, self.y_knots_, fields)
+
+
+def check_knots(x_knots, y_knots, fields):
+    """Check fitted isotonic knots: one or more, of one length, in [0, 1] and
+    non-decreasing (``fields`` names them, see
+    :class:`~sparsecal.io.calibrators.StateFields`).
+
+    Raises
+    ------
+    ValueError
+        For empty knots or knots of two lengths; for a knot outside [0, 1] or
+        below the one before it (the first such knot is named).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.calibration.isotonic import check_knots
+    >>> from sparsecal.io.calibrators import StateFields
+    >>> check_knots(np.array([0.1, 0.9]), np.array([0.0, 1.5]), StateFields(array="c0."))
+    Traceback (most recent call last):
+    ...
+    ValueError: c0.y_knots_ must lie in [0, 1]; c0.y_knots_[1] = np.float64(1.5)
+    """
+    xs, ys = fields.array("x_knots_"), fields.array("y_knots_")
+    if x_knots.shape[0] == 0 or x_knots.shape != y_knots.shape:
+        raise ValueError(f"{xs} and {ys} must be non-empty and of one length, got "
+                         f"{x_knots.shape[0]} and {y_knots.shape[0]} values")
+    check_unit_array(x_knots, xs, "non-decreasing")
+    check_unit_array(y_knots, ys, "non-decreasing")

@@ -24,7 +24,7 @@ class PlattCalibrator(BaseCalibrator):
     Parameters
     ----------
     prior : float in (0, 1), optional
-    eps : float, default=1e-7
+    eps : float in (0, 0.5), default=1e-7
         Scores are clipped to ``[eps, 1 - eps]`` before the logit.
 
     Attributes
@@ -55,6 +55,11 @@ class PlattCalibrator(BaseCalibrator):
         self.prior = prior
         self.eps = eps
 
+    def _check_params(self, prefix=""):
+        if self.prior is not None:
+            _check_open_interval(self.prior, f"{prefix}prior", 1.0)
+        _check_open_interval(self.eps, f"{prefix}eps", 0.5)
+
     def _logit(self, x):
         x = np.clip(x.astype(np.float64), self.eps, 1.0 - self.eps)
         return np.log(x) - np.log1p(-x)
@@ -69,10 +74,10 @@ class PlattCalibrator(BaseCalibrator):
         if self.prior is None:
             shift, weights = 0.0, w / w.sum()
         else:
-            prior = check_unit_interval(self.prior, "prior")
-            if not 0.0 < prior < 1.0 or not pos.any() or pos.all():
-                raise ValueError("prior-weighted calibration needs 0 < prior < 1 and "
-                                 "both positive and negative dev labels")
+            prior = float(self.prior)
+            if not pos.any() or pos.all():
+                raise ValueError("prior-weighted calibration needs both positive and "
+                                 "negative dev labels")
             shift = np.log(prior) - np.log1p(-prior)
             weights = np.where(pos, prior / w[pos].sum(), (1.0 - prior) / w[~pos].sum()) * w
         z = np.where(pos, 1.0, -1.0)
@@ -101,3 +106,9 @@ class PlattCalibrator(BaseCalibrator):
 
         shift = 0.0 if self.prior is None else np.log(self.prior) - np.log1p(-self.prior)
         return expit(self.slope_ * self._logit(x) + self.offset_ + shift).astype(x.dtype)
+
+
+def _check_open_interval(value, name, high):
+    value = check_unit_interval(value, name)
+    if not 0.0 < value < high:
+        raise ValueError(f"{name} must lie in (0, {high:g}), got {value!r}")

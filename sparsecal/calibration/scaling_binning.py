@@ -1,13 +1,18 @@
 """Scaling-binning (Kumar, Liang & Ma 2019) with isotonic scaling; Kranzlein, Liu &
 Schneider 2021, Section 2.2."""
+import numbers
+
 import numpy as np
 
 from ..core.binning import argsort_scores, lookup_bin_means, lookup_bins, weighted_equal_mass_bins
 from ..core.isotonic import isotonic_fit, isotonic_predict
 from ..core.validation import check_positive_int
-from .base import BaseCalibrator
+from .base import BaseCalibrator, check_bins
+from .isotonic import check_knots
 
 __all__ = ["ScalingBinning"]
+
+_RANDOM_STATES = (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence)
 
 
 class ScalingBinning(BaseCalibrator):
@@ -25,8 +30,8 @@ class ScalingBinning(BaseCalibrator):
     Parameters
     ----------
     n_bins : int, default=10
-    seed : int, default=0
-        Seed of the dev split.
+    seed : int >= 0, None, or NumPy Generator / BitGenerator / SeedSequence, default=0
+        Seed of the dev split (saved calibrators hold an integer or null).
 
     Attributes
     ----------
@@ -58,8 +63,17 @@ class ScalingBinning(BaseCalibrator):
         self.n_bins = n_bins
         self.seed = seed
 
+    def _check_params(self, prefix=""):
+        check_positive_int(self.n_bins, f"{prefix}n_bins")
+        seed = self.seed
+        if not (seed is None or isinstance(seed, _RANDOM_STATES) or (
+                isinstance(seed, numbers.Integral) and not isinstance(seed, bool)
+                and seed >= 0)):
+            raise ValueError(f"{prefix}seed must be None, a non-negative integer or a NumPy "
+                             f"random generator, got {seed!r}")
+
     def _fit(self, x, y, w):
-        n_bins = check_positive_int(self.n_bins, "n_bins")
+        n_bins = int(self.n_bins)
         if x.shape[0] < 2:
             raise ValueError("scaling-binning needs at least 2 dev points to split")
         order = np.random.default_rng(self.seed).permutation(x.shape[0])
@@ -88,7 +102,7 @@ class ScalingBinning(BaseCalibrator):
         z = isotonic_predict(x, self.x_knots_, self.y_knots_)
         return self.bin_values_[lookup_bins(z, self.boundaries_)].astype(x.dtype)
 
-    def _check_state(self):
-        if self.bin_values_.shape[0] != self.boundaries_.shape[0] + 1:
-            raise ValueError("saved ScalingBinning: bin_values_ must have one more value "
-                             "than boundaries_")
+    def _check_state(self, fields):
+        check_knots(self.x_knots_, self.y_knots_, fields)
+        check_bins(self.boundaries_, self.bin_values_, self.n_bins,
+                   (fields.array("boundaries_"), fields.array("bin_values_")))

@@ -1,36 +1,320 @@
 """Saving and loading fitted calibrator states: a versioned, non-pickle format.
 
-This module writes, reads and validates *states* (JSON values and NumPy arrays);
-it knows no calibrator class. :meth:`GroupedCalibrator.get_state
+This module writes and reads *states* (JSON values and NumPy arrays) and holds
+the checks they share; it knows no calibrator class.
+:meth:`GroupedCalibrator.get_state
 <sparsecal.calibration.GroupedCalibrator.get_state>` turns a model into a state and
-``from_state`` (with the method registry) turns it back.
+``from_state`` (with the method registry) checks every field and turns it back;
+each calibrator class checks its own parameters and fitted arrays.
 
 A saved :class:`~sparsecal.calibration.GroupedCalibrator` is a directory holding
 
 - ``calibrator.json``: ``{"format": "sparsecal.GroupedCalibrator", "version": 1,
   "n_tags", "threshold", "min_entries", "renormalize", "groups": {"kind",
-  "n_groups"}, "fallback": {...} or null, "base": {"class", "params"},
-  "calibrators": [{"class", "params", "fitted"} or null, ...]}``;
-- ``arrays.npz`` (no pickled objects): ``groups_tag_to_group``,
-  ``fallback_tag_to_group`` (if any), ``tag_to_calibrator`` and, for calibrator
-  ``i``, its fitted arrays as ``c{i}.{name}`` (e.g. ``c0.x_knots_``).
+  "n_groups"}, "fallback": {"kind", "n_groups"} or null, "base": {"class",
+  "params"}, "calibrators": [{"class", "params", "fitted"}, ...]}``;
+- ``arrays.npz`` (uncompressed ``.npy`` members, no pickled objects):
+  ``groups_tag_to_group``, ``fallback_tag_to_group`` (if any),
+  ``tag_to_calibrator`` and, for calibrator ``i``, its fitted arrays as
+  ``c{i}.{name}`` (e.g. ``c0.x_knots_``).
 
 The directory is written to a temporary sibling and renamed into place, so a
-failure leaves no partial calibrator. Loading checks the format name, version,
-classes and array shapes.
+failure leaves no partial calibrator. Reading is bounded before anything is
+parsed or inflated: both files must be regular files; ``calibrator.json`` is
+read by :func:`~sparsecal.core.jsonfile.read_json` with at most
+:data:`MAX_JSON_BYTES` (no NaN, infinity, repeated key or runaway nesting); a
+saved calibrator covers at most :data:`MAX_TAGS` tags; the members of
+``arrays.npz`` may declare at most the file's size plus ``16 MiB + 64 bytes *
+n_tags`` in all (the arrays of a saved calibrator are stored uncompressed, so a
+compressed member cannot inflate beyond that), and are read by
+:func:`~sparsecal.io.npyfile.read_npz` (headers checked first, no pickles) and
+must be numeric. Every error is a :class:`StateError` naming the file and the
+field.
 """
 import json
+import math
 import os
+import stat
 import zipfile
+from contextlib import contextmanager
 
 import numpy as np
 
+from ..core.jsonfile import read_json
+from ..core.validation import check_positive_int
 from .atomic import atomic_directory
+from .npyfile import read_npz
 
-__all__ = ["FORMAT", "VERSION", "load_state", "save_state"]
+__all__ = ["FORMAT", "MAX_JSON_BYTES", "MAX_TAGS", "VERSION", "StateError", "StateFields",
+           "check_bool", "check_count", "check_fields", "check_index_array", "check_number",
+           "check_state_array", "describe", "load_state", "save_state"]
 
 FORMAT = "sparsecal.GroupedCalibrator"
 VERSION = 1
+#: the largest ``calibrator.json`` read (checked before parsing)
+MAX_JSON_BYTES = 64 << 20
+#: the most tags (and groups) a saved calibrator may have
+MAX_TAGS = 1 << 24
+# Bytes the members of arrays.npz may inflate to beyond the file's own size.
+_INFLATE_BASE = 16 << 20
+_INFLATE_PER_TAG = 64
+
+
+class StateError(ValueError):
+    """A saved calibrator that is not valid; the message names the file and field."""
+
+
+class StateFields:
+    """How errors name the fields of a state: the files it was read from and
+    the prefixes of its JSON fields and arrays.
+
+    Parameters
+    ----------
+    path : str or path, optional
+        The saved calibrator's directory; errors then start with the path of
+        ``calibrator.json`` or ``arrays.npz``.
+    field : str, default=""
+        Prefix of JSON field names, e.g. ``"calibrators[3]"``.
+    array : str, default=""
+        Prefix of array names, e.g. ``"c3."``.
+
+    Examples
+    --------
+    >>> from sparsecal.io.calibrators import StateFields
+    >>> fields = StateFields(field="calibrators[3]", array="c3.")
+    >>> fields.field("params.n_bins"), fields.array("x_knots_")
+    ('calibrators[3].params.n_bins', 'c3.x_knots_')
+    >>> with fields.in_json():
+    ...     raise ValueError("calibrators[3].params.n_bins must be a positive integer")
+    Traceback (most recent call last):
+    ...
+    sparsecal.io.calibrators.StateError: calibrators[3].params.n_bins must be a positive integer
+    """
+
+    def __init__(self, path=None, field="", array=""):
+        self.path = None if path is None else os.fspath(path)
+        self.prefix = field
+        self.array_prefix = array
+
+    def field(self, name):
+        """The full name of JSON field ``name`` (``""``: the prefix itself)."""
+        if not self.prefix or not name:
+            return self.prefix or name
+        return f"{self.prefix}{'' if name.startswith('[') else '.'}{name}"
+
+    def array(self, name):
+        """The full name of array ``name`` (its key in ``arrays.npz``)."""
+        return self.array_prefix + name
+
+    def child(self, field, array=""):
+        """The names inside JSON field ``field`` (and arrays prefixed ``array``)."""
+        return StateFields(self.path, self.field(field), self.array_prefix + array)
+
+    def file(self, name):
+        """The path of ``name`` in the saved directory (None without a path)."""
+        return None if self.path is None else os.path.join(self.path, name)
+
+    def in_json(self):
+        """Context turning a ValueError/TypeError into a :class:`StateError`
+        naming ``calibrator.json``."""
+        return _naming(self.file("calibrator.json"))
+
+    def in_arrays(self):
+        """Context turning a ValueError/TypeError into a :class:`StateError`
+        naming ``arrays.npz``."""
+        return _naming(self.file("arrays.npz"))
+
+
+@contextmanager
+def _naming(file):
+    try:
+        yield
+    except StateError:
+        raise
+    except (ValueError, TypeError) as exc:
+        raise StateError(str(exc) if file is None else f"{file}: {exc}") from None
+
+
+def describe(value):
+    """A short text for a JSON value in an error: ``null``, or its repr (the
+    type's name when that is long).
+
+    Examples
+    --------
+    >>> from sparsecal.io.calibrators import describe
+    >>> describe(None), describe("10"), describe(list(range(100)))
+    ('null', "'10'", 'a list')
+    """
+    if value is None:
+        return "null"
+    text = repr(value)
+    return text if len(text) <= 60 else f"a {type(value).__name__}"
+
+
+def check_fields(value, name, required, optional=()):
+    """Check that ``value`` is a JSON object with exactly these fields.
+
+    Parameters
+    ----------
+    value : object
+    name : str
+        Its name in errors (``""``: the whole file).
+    required, optional : sequence of str
+
+    Raises
+    ------
+    ValueError
+        For a non-object, a missing or an unknown field (named).
+
+    Examples
+    --------
+    >>> from sparsecal.io.calibrators import check_fields
+    >>> check_fields({"kind": "tfg"}, "groups", ["kind", "n_groups"])
+    Traceback (most recent call last):
+    ...
+    ValueError: groups.n_groups is missing
+    """
+    fields = StateFields(field=name)
+    if not isinstance(value, dict):
+        raise ValueError(f"{name or 'the file'} must be a JSON object, got {describe(value)}")
+    for key in required:
+        if key not in value:
+            raise ValueError(f"{fields.field(key)} is missing")
+    for key in value:
+        if key not in required and key not in optional:
+            raise ValueError(f"{fields.field(str(key))} is not a field of a saved calibrator")
+
+
+def check_bool(value, name):
+    """``value`` if it is a JSON boolean.
+
+    Raises
+    ------
+    ValueError
+        For anything else (the string ``"false"`` included).
+
+    Examples
+    --------
+    >>> from sparsecal.io.calibrators import check_bool
+    >>> check_bool(False, "renormalize")
+    False
+    """
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be true or false, got {describe(value)}")
+    return value
+
+
+def check_number(value, name):
+    """A finite JSON number, as a float.
+
+    Raises
+    ------
+    ValueError
+        For a non-number, a boolean, NaN, infinity or an integer beyond float64.
+
+    Examples
+    --------
+    >>> from sparsecal.io.calibrators import check_number
+    >>> check_number(2, "fitted.slope_")
+    2.0
+    """
+    try:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) \
+            and math.isfinite(value)
+    except OverflowError:   # an integer beyond float64
+        ok = False
+    if not ok:
+        raise ValueError(f"{name} must be a finite number, got {describe(value)}")
+    return float(value)
+
+
+def check_count(value, name):
+    """A positive integer no larger than :data:`MAX_TAGS` (tags or groups).
+
+    Raises
+    ------
+    ValueError
+        For a non-integer, a boolean, or a value outside ``[1, MAX_TAGS]``.
+
+    Examples
+    --------
+    >>> from sparsecal.io.calibrators import check_count
+    >>> check_count(426, "n_tags")
+    426
+    """
+    value = check_positive_int(value, name)
+    if value > MAX_TAGS:
+        raise ValueError(f"{name} must be at most {MAX_TAGS}, got {value}")
+    return value
+
+
+def check_state_array(arrays, key, name, kinds):
+    """``arrays[key]``, a 1-D array whose dtype kind is one of ``kinds``.
+
+    Parameters
+    ----------
+    arrays : dict of str to ndarray
+    key : str
+    name : str
+        Its name in errors (its key in ``arrays.npz``).
+    kinds : str
+        NumPy dtype kinds accepted, e.g. ``"f"`` or ``"iu"``.
+
+    Returns
+    -------
+    ndarray
+
+    Raises
+    ------
+    ValueError
+        For a missing array, another dtype kind, or another number of dimensions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.io.calibrators import check_state_array
+    >>> check_state_array({"a": np.zeros(2)}, "a", "c0.a", "iu")
+    Traceback (most recent call last):
+    ...
+    ValueError: c0.a must hold integers, got dtype float64
+    """
+    if key not in arrays:
+        raise ValueError(f"{name} is missing")
+    a = np.asarray(arrays[key])
+    if a.dtype.kind not in kinds:
+        what = "floating-point numbers" if kinds == "f" else "integers"
+        raise ValueError(f"{name} must hold {what}, got dtype {a.dtype}")
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional, got shape {a.shape}")
+    return a
+
+
+def check_index_array(arrays, key, name, length, low, high):
+    """``arrays[key]`` as int64: integers in ``[low, high)``, ``length`` of them.
+
+    Raises
+    ------
+    ValueError
+        For a missing array, another dtype, shape, or a value out of range
+        (checked in the stored dtype, so nothing wraps around).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.io.calibrators import check_index_array
+    >>> check_index_array({"m": np.array([0, 3])}, "m", "m", 2, -1, 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: m[1] = 3 is out of range: must lie in [-1, 3)
+    """
+    a = check_state_array(arrays, key, name, "iu")
+    if a.shape[0] != length:
+        raise ValueError(f"{name} must have {length} values (one per tag), got {a.shape[0]}")
+    bad = (a < low) | (a >= high)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name}[{i}] = {a[i]} is out of range: must lie in [{low}, {high})")
+    return a.astype(np.int64)
 
 
 def save_state(path, meta, arrays):
@@ -42,14 +326,20 @@ def save_state(path, meta, arrays):
     ----------
     path : str or path
     meta : dict
-        JSON values.
+        JSON values (finite numbers only).
     arrays : dict of str to ndarray
+        Numeric arrays.
+
+    Raises
+    ------
+    ValueError
+        For a NaN or infinite number in ``meta``.
     """
     path = os.fspath(path)
     meta = {"format": FORMAT, "version": VERSION, **meta}
     with atomic_directory(path, _is_saved_calibrator, "a saved calibrator") as tmp:
         with open(os.path.join(tmp, "calibrator.json"), "w", encoding="utf-8") as f:
-            json.dump(meta, f, indent=2)
+            json.dump(meta, f, indent=2, allow_nan=False)
         np.savez(os.path.join(tmp, "arrays.npz"), **arrays)
 
 
@@ -58,39 +348,83 @@ def _is_saved_calibrator(path):
 
 
 def load_state(path):
-    """Read and check a state written by :func:`save_state`.
+    """Read a state written by :func:`save_state`, within the reading limits,
+    and check its format, version and ``n_tags``.
 
     Returns
     -------
     meta : dict
     arrays : dict of str to ndarray
+        Numeric arrays only.
 
     Raises
     ------
-    ValueError
-        Naming the file: no ``calibrator.json`` or ``arrays.npz``, invalid JSON,
-        another format or version, an unreadable ``.npz``.
+    StateError
+        A ValueError naming the file: no ``calibrator.json`` or ``arrays.npz``
+        (or not regular files), a ``calibrator.json`` that
+        :func:`~sparsecal.core.jsonfile.read_json` refuses (over
+        :data:`MAX_JSON_BYTES`, not UTF-8, invalid JSON, NaN, infinity, a
+        repeated key, nested too deeply, not an object), another format or
+        version, an invalid ``n_tags``, an ``arrays.npz`` whose members would
+        inflate beyond the limit, or one that
+        :func:`~sparsecal.io.npyfile.read_npz` refuses, or that holds text.
     """
-    path = os.fspath(path)
-    meta_path = os.path.join(path, "calibrator.json")
-    try:
-        with open(meta_path, encoding="utf-8") as f:
-            meta = json.load(f)
-    except FileNotFoundError:
-        raise ValueError(f"{path!r} is not a saved calibrator (no calibrator.json)") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{meta_path!r} is not valid JSON: {exc}") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise ValueError(f"{meta_path!r} is not a {FORMAT} file")
-    if meta.get("version") != VERSION:
-        raise ValueError(f"{meta_path!r} has format version {meta.get('version')!r}; "
-                         f"this sparsecal reads version {VERSION}")
-    arrays_path = os.path.join(path, "arrays.npz")
-    try:
-        with np.load(arrays_path, allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
-    except FileNotFoundError:
-        raise ValueError(f"{path!r} is not a complete saved calibrator (no arrays.npz)") from None
-    except (OSError, zipfile.BadZipFile) as exc:
-        raise ValueError(f"{arrays_path!r} is not a readable .npz file: {exc}") from None
+    fields = StateFields(path)
+    json_file, _ = _regular_file(fields, "calibrator.json")
+    with _naming(None):   # the readers' messages name the file
+        meta = read_json(json_file, "saved calibrator", max_bytes=MAX_JSON_BYTES)
+    with fields.in_json():
+        if meta.get("format") != FORMAT:
+            raise ValueError(f"the file is not a {FORMAT} file")
+        version = meta.get("version")
+        if type(version) is not int:
+            raise ValueError(f"version must be an integer, got {describe(version)}")
+        if version != VERSION:
+            raise ValueError(f"format version {version} cannot be read: this sparsecal "
+                             f"reads version {VERSION}")
+        if "n_tags" not in meta:
+            raise ValueError("n_tags is missing")
+        n_tags = check_count(meta["n_tags"], "n_tags")
+    npz_file, size = _regular_file(fields, "arrays.npz")
+    with fields.in_arrays():
+        limit = size + _INFLATE_BASE + _INFLATE_PER_TAG * n_tags
+        total = _inflated_size(npz_file)
+        if total > limit:
+            raise ValueError(f"its members would decompress to {total} bytes, more than the "
+                             f"{limit} allowed (the file's size + {_INFLATE_BASE} + "
+                             f"{_INFLATE_PER_TAG} per tag)")
+    with _naming(None):
+        arrays = read_npz(npz_file, "saved calibrator")
+    with fields.in_arrays():
+        for key, a in arrays.items():
+            if a.dtype.kind not in "biuf":
+                raise ValueError(f"{key}: dtype {a.dtype} is not numeric")
     return meta, arrays
+
+
+def _regular_file(fields, name):
+    """The path and size of ``name`` in the saved directory, a regular file (so
+    never a FIFO or device that would block or never end)."""
+    file = fields.file(name)
+    try:
+        st = os.stat(file)
+    except FileNotFoundError:
+        what = "a" if name == "calibrator.json" else "a complete"
+        raise StateError(f"{fields.path!r} is not {what} saved calibrator (no {name})") \
+            from None
+    except OSError as exc:
+        raise StateError(f"{file}: cannot be read: {exc}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise StateError(f"{file}: not a regular file")
+    return file, st.st_size
+
+
+def _inflated_size(file):
+    """The total size the members of zip ``file`` declare (0 when it is not a
+    readable zip: :func:`~sparsecal.io.npyfile.read_npz` then names what is wrong)."""
+    try:
+        with zipfile.ZipFile(file) as archive:
+            return sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError,
+            NotImplementedError, RuntimeError):   # e.g. an unknown zip version
+        return 0
