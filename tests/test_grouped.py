@@ -227,6 +227,16 @@ def test_transform_dense_chunking(data, fitted, chunk_rows):
                                   fitted.transform_dense(scores))
 
 
+@pytest.mark.parametrize("chunk_rows", [0, -5, 2.0, 1e12, True, "7", np.float64(3)])
+def test_transform_dense_bad_chunk_rows(data, fitted, chunk_rows):
+    # A negative chunk once skipped the loop and returned np.empty's garbage.
+    scores = data["test_scores"][:30]
+    before = scores.copy()
+    with pytest.raises(ValueError, match="chunk_rows must be a positive integer"):
+        fitted.transform_dense(scores, chunk_rows=chunk_rows)
+    np.testing.assert_array_equal(scores, before)
+
+
 def test_transform_dense_memmaps(data, fitted, tmp_path):
     scores = data["test_scores"]
     np.save(tmp_path / "scores.npy", scores)

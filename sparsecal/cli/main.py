@@ -400,6 +400,15 @@ def build_parser():
     return parser
 
 
+def _check_threads(args):
+    """Check ``SPARSECAL_NUM_THREADS`` and ``--n-threads`` first, so that their
+    errors name them (not the scores file being read when they are used)."""
+    from ..core.threads import check_n_threads, env_n_threads
+    env_n_threads()
+    if getattr(args, "n_threads", None) is not None:
+        check_n_threads(args.n_threads, "--n-threads")
+
+
 def main(argv=None):
     """Run one ``sparsecal`` command, as the ``sparsecal`` console script does.
 
@@ -436,6 +445,7 @@ def main(argv=None):
     args = build_parser().parse_args(argv)
     console = _Console(args.quiet)
     try:
+        _check_threads(args)
         return args.func(args, console)
     except (ValueError, TypeError, OSError, ImportError) as exc:
         print(f"sparsecal {args.command}: error: {exc}", file=sys.stderr)
