@@ -562,7 +562,8 @@ def weighted_equal_mass_bins(sorted_x, y, w, perm, n_bins, bin_size):
     ------
     ValueError
         If ``n_bins`` or ``bin_size`` (the one given) is not a positive
-        integer; the arrays are not validated.
+        integer, or weighted ``n_bins`` exceeds 2**53; the arrays are not
+        validated.
 
     References
     ----------
@@ -592,6 +593,9 @@ def weighted_equal_mass_bins(sorted_x, y, w, perm, n_bins, bin_size):
     cum = np.cumsum(ws)
     if n_bins is not None:
         k, step, denom = check_positive_int(n_bins, "n_bins"), 1, n_bins
+        if k > 2**53:   # cut j * W / k is computed in float64
+            raise ValueError(f"n_bins={k} is more weighted bins than float64 can cut "
+                             "(at most 2**53)")
     else:
         bin_size = check_positive_int(bin_size, "bin_size")
         k, step, denom = max(n_kept // bin_size, 1), bin_size, n_kept
