@@ -139,7 +139,7 @@ def test_lookup_bins_invariant(data, boundaries):
 
 
 @SETTINGS
-@given(score_matrix(), st.sampled_from([0.0, 0.01, float(np.float32(0.01)), 0.5, 1.0]),
+@given(score_matrix(), st.sampled_from([0.0, float(np.float32(0.01)), 0.25, 0.5, 1.0]),
        st.sampled_from(["negatives", "drop"]), st.integers(1, 64))
 def test_threshold_invariant(data, t, missing_gold, chunk_bytes):
     # Thresholds exactly representable in float32: scores are compared with the
