@@ -9,8 +9,8 @@ import numpy as np
 from . import _threshold
 from .threads import get_n_threads
 from .validation import (as_array, check_choice, check_float_matrix, check_gold,
-                          check_labels, check_nonnegative_int, check_positive_int,
-                          check_probabilities, check_unit_interval)
+                          check_labels, check_positive_int, check_probabilities,
+                          check_unit_interval)
 
 __all__ = ["Entries", "threshold"]
 
@@ -97,8 +97,8 @@ class Entries:
         self.label = label
         self.token = token
         self.n_tags = n_tags
-        self.n_tokens = None if n_tokens is None else check_nonnegative_int(n_tokens,
-                                                                            "n_tokens")
+        self.n_tokens = None if n_tokens is None else check_positive_int(
+            n_tokens, "n_tokens", allow_zero=True)
         self.threshold = check_unit_interval(threshold, "threshold")
 
     @classmethod
@@ -276,7 +276,7 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
     n_tokens, n_tags = scores.shape
     gold = check_gold(gold, n_tokens, n_tags)
     t = check_unit_interval(threshold, "threshold")
-    token_offset = check_nonnegative_int(token_offset, "token_offset")
+    token_offset = check_positive_int(token_offset, "token_offset", allow_zero=True)
     check_choice(missing_gold, "missing_gold", {"negatives", "drop"})
     n_threads = get_n_threads(n_threads, n_tokens * n_tags)
 

@@ -523,14 +523,16 @@ def check_unit_interval(value, name):
     return value
 
 
-def check_positive_int(value, name):
-    """A positive integer, as a Python int.
+def check_positive_int(value, name, *, allow_zero=False):
+    """A positive (or, with ``allow_zero``, non-negative) integer, as a Python int.
 
     Parameters
     ----------
     value : int
     name : str
         Name of the argument, for error messages.
+    allow_zero : bool, default=False
+        Accept 0 too (an offset or a count that may be zero).
 
     Returns
     -------
@@ -539,7 +541,8 @@ def check_positive_int(value, name):
     Raises
     ------
     ValueError
-        If ``value`` is not an integer (booleans included) or is below 1.
+        If ``value`` is not an integer (booleans and integral floats included)
+        or is below 1 (below 0 with ``allow_zero``).
 
     References
     ----------
@@ -555,48 +558,13 @@ def check_positive_int(value, name):
     Traceback (most recent call last):
     ...
     ValueError: n_bins must be a positive integer, got 0
-    """
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
-def check_nonnegative_int(value, name):
-    """A non-negative integer, as a Python int.
-
-    Parameters
-    ----------
-    value : int
-    name : str
-        Name of the argument, for error messages.
-
-    Returns
-    -------
-    int
-
-    Raises
-    ------
-    ValueError
-        If ``value`` is not an integer (booleans and integral floats included)
-        or is negative.
-
-    References
-    ----------
-    docs/architecture.md, "Data model": an offset or count is an integer,
-    checked at the package boundary.
-
-    Examples
-    --------
-    >>> from sparsecal.core.validation import check_nonnegative_int
-    >>> check_nonnegative_int(0, "token_offset")
+    >>> check_positive_int(0, "token_offset", allow_zero=True)
     0
-    >>> check_nonnegative_int(-1, "token_offset")
-    Traceback (most recent call last):
-    ...
-    ValueError: token_offset must be a non-negative integer, got -1
     """
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 0:
-        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) \
+            or value < (0 if allow_zero else 1):
+        what = "non-negative" if allow_zero else "positive"
+        raise ValueError(f"{name} must be a {what} integer, got {value!r}")
     return int(value)
 
 
