@@ -573,3 +573,45 @@ def test_fixed_width_edge_value_falls_in_the_bin_it_starts():
     0.30000000000000004 would put it in bin 2)."""
     stats = fixed_width_bins(np.array([0.3, 0.7, 0.1]), np.array([1, 0, 0]), n_bins=10)
     assert stats.count[3] == 1 and stats.count[7] == 1 and stats.count[1] == 1
+
+
+def _listed_cuts_starts(cum, k, step, denom):
+    """The weighted bin starts by listing all k - 1 cuts (the former O(k) code)."""
+    cuts = np.arange(1, k) * step * cum[-1] / denom
+    return np.unique(np.concatenate(([0], np.searchsorted(cum, cuts, side="right"),
+                                     [cum.shape[0]])))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_weighted_starts_equal_listing_the_cuts(seed):
+    # Bisection over the cut index gives the bins that listing every cut gave,
+    # for bin counts below, at and far above the number of points.
+    from sparsecal.core.binning import _weighted_starts
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 60))
+    w = rng.choice([0.1, 1.0, 1e-9, 3.0, 0.3], n) * rng.integers(1, 4, n)
+    cum = np.cumsum(w)
+    for k in (1, 2, 3, 10, n, n + 1, 3 * n, 1000):
+        np.testing.assert_array_equal(_weighted_starts(cum, k, 1, k),
+                                      _listed_cuts_starts(cum, k, 1, k))
+    for bin_size in (1, 2, 5, n):
+        k = max(n // bin_size, 1)
+        np.testing.assert_array_equal(_weighted_starts(cum, k, bin_size, n),
+                                      _listed_cuts_starts(cum, k, bin_size, n))
+
+
+def test_bin_counts_above_the_number_of_scores():
+    # Equal-mass: more bins than scores is one score per bin, computed in O(n)
+    # (n_bins=10**12 once tried to allocate terabytes); fixed-width bins keep
+    # their empty bins, up to what memory holds.
+    from sparsecal.core.binning import weighted_equal_mass_bins, argsort_scores
+    x = np.array([0.3, 0.1, 0.1, 0.9])
+    y = np.array([1, 0, 1, 1], dtype=np.uint8)
+    np.testing.assert_array_equal(equal_mass_bin_starts(4, n_bins=10**12), [0, 1, 2, 3, 4])
+    assert equal_mass_bins(x, y, n_bins=10**12).n_bins == 4
+    perm, sx = argsort_scores(x)
+    w = np.array([1.0, 2.0, 0.5, 1.0])
+    assert weighted_equal_mass_bins(sx, y, w, perm, 10**12, None).n_bins == 4
+    assert fixed_width_bins(x, y, n_bins=1000).count.sum() == 4
+    with pytest.raises(ValueError, match=r"n_bins=1000000000000 fixed-width bins needs .* GiB"):
+        fixed_width_bins(x, y, n_bins=10**12)

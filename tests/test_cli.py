@@ -728,7 +728,7 @@ ERROR_CASES = {
                     "--groups", "positive"),
     "zero bins": (lambda d, b: _evaluate(d, extra=["--bins", "0"]), "n_bins", "0"),
     "zero threads": (lambda d, b: _evaluate(d, extra=["--n-threads", "0"]),
-                     "n_threads", "0"),
+                     "--n-threads", "must be a positive integer, got 0"),
     "tfg fit without counts": (lambda d, b: ["fit", "--scores", d.p("dev.npy"), "--gold",
                                              d.p("dev_gold.npy"), "-o", b("cal")],
                                "--grouping tfg", "--train-counts"),
@@ -880,5 +880,15 @@ def test_dev_key_and_n_threads_reach_compare(data, capsys, tmp_path):
     assert result.to_markdown() in out
     rc, out, err = run(capsys, "evaluate", "--scores", data.p("test.npy"), "--gold",
                        data.p("test_gold.npy"), "--n-threads", 0)
-    assert rc == 2 and "n_threads must be >= 1" in err
+    assert rc == 2 and "error: --n-threads must be a positive integer, got 0" in err
+    assert "test.npy" not in err   # not blamed on the scores file
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-2", "1.5"])
+def test_bad_thread_variable_named(data, capsys, monkeypatch, value):
+    monkeypatch.setenv("SPARSECAL_NUM_THREADS", value)
+    rc, out, err = run(capsys, "evaluate", "--scores", data.p("test.npy"), "--gold",
+                       data.p("test_gold.npy"))
+    assert rc == 2 and "SPARSECAL_NUM_THREADS must be a positive integer, got" in err
+    assert "test.npy" not in err
 

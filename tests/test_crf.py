@@ -485,8 +485,9 @@ def test_n_threads_restored():
     for n in (None, 1, 2, 0):
         crf.marginals(c["emissions"], c["transitions"], n_threads=n, **_kw(c))
         assert torch.get_num_threads() == before
-    with pytest.raises(ValueError, match="n_threads must be >= 0"):
-        crf.marginals(c["emissions"], c["transitions"], n_threads=-1)
+    for bad in (-1, 2.0, True, "2"):
+        with pytest.raises(ValueError, match="n_threads must be a positive integer"):
+            crf.marginals(c["emissions"], c["transitions"], n_threads=bad)
 
 
 def test_pair_marginals_memory_warning(monkeypatch):

@@ -218,6 +218,7 @@ class GroupedCalibrator(Estimator):
         n_tags = scores.shape[1]
         if chunk_rows is None:
             chunk_rows = max(1, (32 << 20) // (n_tags * scores.dtype.itemsize))
+        chunk_rows = check_positive_int(chunk_rows, "chunk_rows")
         gold = None
         for r0 in range(0, scores.shape[0], chunk_rows):
             block = np.asarray(scores[r0:r0 + chunk_rows])

@@ -82,7 +82,7 @@ class ScalingBinning(BaseCalibrator):
         if w1 is not None and not (w1 > 0).any():
             raise ValueError("the first dev half has zero total weight")
         self.x_knots_, self.y_knots_ = isotonic_fit(x[first], y[first], w1)
-        scaled = isotonic_predict(x[second], self.x_knots_, self.y_knots_)
+        scaled = self._scale(x[second])
         w2 = None if w is None else w[second]
         if w2 is not None and not (w2 > 0).any():
             raise ValueError("the second dev half has zero total weight")
@@ -95,11 +95,18 @@ class ScalingBinning(BaseCalibrator):
         # only part of its run plus higher values.
         bins = weighted_equal_mass_bins(sorted_z, y[second], w2, perm, n_bins, None)
         self.boundaries_, self.bin_values_ = lookup_bin_means(
-            scaled, scaled.astype(np.float64), w2, bins.boundaries())
+            scaled, scaled, w2, bins.boundaries())
         return self
 
+    def _scale(self, x):
+        """Isotonic scaled scores in float64 whatever the dtype of ``x``: rounded to
+        float32, a scaled score near a bin boundary could change bins (and its
+        output by the difference of two bin values)."""
+        return isotonic_predict(x.astype(np.float64, copy=False), self.x_knots_,
+                                self.y_knots_)
+
     def _predict(self, x):
-        z = isotonic_predict(x, self.x_knots_, self.y_knots_)
+        z = self._scale(x)
         return self.bin_values_[lookup_bins(z, self.boundaries_)].astype(x.dtype)
 
     def _check_state(self, fields):

@@ -11,7 +11,6 @@ import sys
 import time
 import warnings
 
-from ..core.threads import get_n_threads
 
 __all__ = ["main", "build_parser"]
 
@@ -409,6 +408,15 @@ def build_parser():
     return parser
 
 
+def _check_threads(args):
+    """Check ``SPARSECAL_NUM_THREADS`` and ``--n-threads`` first, so that their
+    errors name them (not the scores file being read when they are used)."""
+    from ..core.threads import check_n_threads, env_n_threads
+    env_n_threads()
+    if getattr(args, "n_threads", None) is not None:
+        check_n_threads(args.n_threads, "--n-threads")
+
+
 def main(argv=None):
     """Run one ``sparsecal`` command, as the ``sparsecal`` console script does.
 
@@ -448,8 +456,7 @@ def main(argv=None):
     with warnings.catch_warnings():
         warnings.showwarning = functools.partial(_show_warning, args.command)
         try:
-            if hasattr(args, "n_threads"):   # an environment variable's error, named as such
-                get_n_threads(args.n_threads)
+            _check_threads(args)
             return args.func(args, console)
         except KeyboardInterrupt:
             print(f"sparsecal {args.command}: interrupted", file=sys.stderr)

@@ -13,8 +13,8 @@ import numpy as np
 
 from . import _binning, _sort
 from .threads import get_n_threads
-from .validation import (as_float_array, check_choice, check_labels, check_positive_int,
-                          check_probabilities)
+from .validation import (as_array, as_float_array, check_allocation, check_choice,
+                          check_labels, check_positive_int, check_probabilities)
 
 __all__ = ["BinStats", "argsort_scores", "bin_statistics", "equal_mass_bin_starts",
            "equal_mass_bins", "equal_mass_bins_sorted", "fixed_width_bins", "lookup_bin_means",
@@ -163,7 +163,9 @@ def equal_mass_bin_starts(n, n_bins=None, bin_size=None):
     Exactly one of ``n_bins`` and ``bin_size`` is given. With ``bin_size=k`` bins
     hold ``k`` ranks and a last bin shorter than ``k`` is merged into the one
     before it (a single bin when ``n < k``). With ``n_bins=B`` bin ``i`` holds ranks
-    ``[floor(i*n/B), floor((i+1)*n/B))``; with ``n < B`` the empty bins are dropped.
+    ``[floor(i*n/B), floor((i+1)*n/B))``; with ``n < B`` the empty bins are dropped,
+    which leaves one rank per bin: ``B`` is clamped to ``n`` (the same bins, with
+    memory and time O(n) however large ``B`` is).
 
     Parameters
     ----------
@@ -203,7 +205,8 @@ def equal_mass_bin_starts(n, n_bins=None, bin_size=None):
     if n <= 0:
         raise ValueError("cannot bin an empty set of scores")
     if n_bins is not None:
-        n_bins = check_positive_int(n_bins, "n_bins")
+        # More bins than ranks: every bin holds one rank (the empty ones are dropped).
+        n_bins = min(check_positive_int(n_bins, "n_bins"), n)
         starts = np.arange(n_bins + 1, dtype=np.int64) * n // n_bins
         return np.unique(starts)
     bin_size = check_positive_int(bin_size, "bin_size")
@@ -371,15 +374,17 @@ def fixed_width_bins(scores, labels, *, n_bins=10):
     Returns
     -------
     BinStats
-        With ``edges``; empty bins are kept, with count 0 and NaN bounds.
+        With ``edges``; empty bins are kept, with count 0 and NaN bounds (so
+        ``n_bins`` may exceed the number of scores).
 
     Raises
     ------
     TypeError
         If ``scores`` or ``labels`` has a non-numeric dtype.
     ValueError
-        If ``n_bins`` is not a positive integer, ``scores`` is empty, not in
-        [0, 1] or NaN, or ``labels`` is not 0/1 or of another length.
+        If ``n_bins`` is not a positive integer or its statistics (48 bytes a
+        bin) would not fit in this machine's memory, ``scores`` is empty, not
+        in [0, 1] or NaN, or ``labels`` is not 0/1 or of another length.
 
     References
     ----------
@@ -394,6 +399,7 @@ def fixed_width_bins(scores, labels, *, n_bins=10):
     (array([2, 1, 1, 1]), array([0.  , 0.25, 0.5 , 0.75, 1.  ]))
     """
     n_bins = check_positive_int(n_bins, "n_bins")
+    check_allocation(48 * n_bins, f"n_bins={n_bins} fixed-width bins")
     x = check_probabilities(scores, "scores")
     if x.shape[0] == 0:
         raise ValueError("cannot bin an empty set of scores")
@@ -429,10 +435,10 @@ def lookup_bins(scores, boundaries, *, n_threads=None):
     Raises
     ------
     TypeError
-        If ``scores`` has a non-numeric dtype.
+        If ``scores`` or ``boundaries`` has a non-numeric dtype.
     ValueError
-        If ``scores`` is not in [0, 1] or NaN, or ``boundaries`` is not 1-D,
-        not sorted or holds NaN.
+        If ``scores`` is not in [0, 1] or NaN, ``boundaries`` is not 1-D,
+        not sorted or holds NaN, or ``n_threads`` is invalid.
 
     References
     ----------
@@ -446,7 +452,10 @@ def lookup_bins(scores, boundaries, *, n_threads=None):
     array([0, 2, 3])
     """
     x = check_probabilities(scores, "scores")
-    b = np.ascontiguousarray(np.asarray(boundaries, dtype=np.float64))
+    b = as_array(boundaries, "boundaries")
+    if b.dtype.kind not in "biuf":
+        raise TypeError(f"boundaries must hold real numbers, got dtype {b.dtype}")
+    b = np.ascontiguousarray(b, dtype=np.float64)
     if b.ndim != 1:
         raise ValueError(f"boundaries must be 1-dimensional, got shape {b.shape}")
     if b.size and (np.isnan(b).any() or (np.diff(b) < 0).any()):
@@ -552,8 +561,9 @@ def weighted_equal_mass_bins(sorted_x, y, w, perm, n_bins, bin_size):
     Raises
     ------
     ValueError
-        From :func:`equal_mass_bin_starts` (unweighted) on invalid binning
-        arguments; weighted inputs are not validated.
+        If ``n_bins`` or ``bin_size`` (the one given) is not a positive
+        integer, or weighted ``n_bins`` exceeds 2**53; the arrays are not
+        validated.
 
     References
     ----------
@@ -581,21 +591,42 @@ def weighted_equal_mass_bins(sorted_x, y, w, perm, n_bins, bin_size):
     sx, ws, ys = sorted_x[keep].astype(np.float64), ws[keep], y[perm][keep]
     n_kept = sx.shape[0]
     cum = np.cumsum(ws)
-    total = cum[-1]
     if n_bins is not None:
-        k = n_bins
-        cuts = np.arange(1, k) * total / k
+        k, step, denom = check_positive_int(n_bins, "n_bins"), 1, n_bins
+        if k > 2**53:   # cut j * W / k is computed in float64
+            raise ValueError(f"n_bins={k} is more weighted bins than float64 can cut "
+                             "(at most 2**53)")
     else:
-        k = max(n_kept // bin_size, 1)
-        cuts = np.arange(1, k) * bin_size * total / n_kept
-    starts = np.unique(np.concatenate((
-        [0], np.searchsorted(cum, cuts, side="right"), [n_kept])))
+        bin_size = check_positive_int(bin_size, "bin_size")
+        k, step, denom = max(n_kept // bin_size, 1), bin_size, n_kept
+    starts = _weighted_starts(cum, k, step, denom)
     count = np.diff(starts)
     sum_w = np.add.reduceat(ws, starts[:-1])
     # Weighted bins: "count" is the number of points, means are weighted.
     return BinStats(count, np.add.reduceat(ws * sx, starts[:-1]) / sum_w * count,
                     np.add.reduceat(ws * ys, starts[:-1]) / sum_w * count,
                     sx[starts[:-1]], sx[starts[1:] - 1])
+
+
+def _weighted_starts(cum, k, step, denom):
+    """Bin starts of cumulative weights ``cum`` cut at ``c_j = (j*step) * W / denom``,
+    ``j = 1 .. k-1`` (``W = cum[-1]``, float64 as written): the unique values of
+    ``searchsorted(cum, c_j, side="right")`` with 0 and ``n`` added.
+
+    Point ``i > 0`` starts a bin when some cut lies in ``[cum[i-1], cum[i])``. The
+    cuts grow with ``j``, so the number of cuts below a value is found by bisection
+    over ``j``: O(n log k) time and O(n) memory, however large ``k`` is (the cuts
+    themselves are never listed), and the same bins as listing them.
+    """
+    n, total = cum.shape[0], cum[-1]
+    lo = np.zeros(n, dtype=np.int64)          # cuts below cum[i]: in [lo, hi]
+    hi = np.full(n, k - 1, dtype=np.int64)
+    while (lo < hi).any():
+        mid = (lo + hi + 1) // 2
+        below = (mid * step).astype(np.float64) * total / denom < cum
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid - 1)
+    new_bin = np.flatnonzero(lo[1:] > lo[:-1]) + 1
+    return np.concatenate(([0], new_bin, [n]))
 
 
 def lookup_bin_means(keys, values, w, boundaries):

@@ -8,8 +8,9 @@ import numpy as np
 
 from . import _threshold
 from .threads import get_n_threads
-from .validation import (FLOAT_DTYPES, check_choice, check_gold, check_labels,
-                          check_probabilities, check_unit_interval)
+from .validation import (as_array, check_choice, check_float_matrix, check_gold,
+                          check_labels, check_positive_int, check_probabilities,
+                          check_unit_interval)
 
 __all__ = ["Entries", "check_entries", "threshold"]
 
@@ -50,7 +51,8 @@ class Entries:
     ValueError
         If a shape differs from ``score``'s, a score is outside [0, 1] or NaN,
         a label is not 0/1, a tag is negative, beyond int32 or ``>= n_tags``,
-        or ``threshold`` is outside [0, 1].
+        ``n_tags`` is not a positive integer, ``n_tokens`` not a non-negative
+        integer, or ``threshold`` is outside [0, 1].
 
     References
     ----------
@@ -70,19 +72,21 @@ class Entries:
                  threshold=0.0):
         score = check_probabilities(score, "score")
         n = score.shape[0]
-        tag = np.asarray(tag)
+        tag = as_array(tag, "tag")
         if tag.shape != (n,):
             raise ValueError(f"tag has shape {tag.shape}, expected ({n},) like score")
         if tag.dtype.kind not in "iu":
             raise TypeError(f"tag must hold integers, got dtype {tag.dtype}")
         if n and (tag.min() < 0 or tag.max() > np.iinfo(np.int32).max):
             raise ValueError("tag indices must be non-negative int32 values")
+        if n_tags is not None:
+            n_tags = check_positive_int(n_tags, "n_tags")
         if n_tags is not None and n and tag.max() >= n_tags:
             raise ValueError(f"tag index {int(tag.max())} is out of range for "
                              f"n_tags={n_tags}")
         label = check_labels(label, "label", n)
         if token is not None:
-            token = np.asarray(token)
+            token = as_array(token, "token")
             if token.shape != (n,):
                 raise ValueError(f"token has shape {token.shape}, expected ({n},)")
             if token.dtype.kind not in "iu":
@@ -92,8 +96,9 @@ class Entries:
         self.tag = np.ascontiguousarray(tag, dtype=np.int32)
         self.label = label
         self.token = token
-        self.n_tags = None if n_tags is None else int(n_tags)
-        self.n_tokens = None if n_tokens is None else int(n_tokens)
+        self.n_tags = n_tags
+        self.n_tokens = None if n_tokens is None else check_positive_int(
+            n_tokens, "n_tokens", allow_zero=True)
         self.threshold = check_unit_interval(threshold, "threshold")
 
     @classmethod
@@ -207,8 +212,10 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
     Parameters
     ----------
     scores : array_like of float32 or float64, shape (n_tokens, n_tags)
-        Tag probabilities per token; ``np.memmap`` (read-only too) welcome.
-        Values must lie in [0, 1]; NaN or out-of-range values raise.
+        Tag probabilities per token; ``np.memmap`` (read-only too) welcome, of
+        either byte order and any memory layout (read chunk by chunk, as
+        native C-ordered rows; never modified). Values must lie in [0, 1]; NaN
+        or out-of-range values raise.
     gold : array_like of int, shape (n_tokens,)
         Gold tag index per token; -1 marks a token whose gold tag is not in the
         inventory.
@@ -230,17 +237,24 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
     Returns
     -------
     Entries
-        In row-major (token, tag) order; ``score`` keeps the dtype of ``scores``.
+        In row-major (token, tag) order; ``score`` keeps the dtype of ``scores``
+        (in native byte order).
 
     Raises
     ------
     TypeError
-        If ``scores`` is not float32/float64 or ``gold`` does not hold integers.
+        If ``scores`` is not float32/float64 (or cannot be read as an array) or
+        ``gold`` does not hold integers.
     ValueError
         If ``scores`` is not 2-D or empty, a score is NaN or outside [0, 1]
         (the first one is named), ``gold`` is out of range or of another
         length, or ``threshold``, ``token_offset`` or ``missing_gold`` is
-        invalid.
+        invalid, or ``n_threads`` is not a positive integer.
+
+    Warns
+    -----
+    RuntimeWarning
+        When ``n_threads`` is clamped (see :func:`sparsecal.core.threads.check_n_threads`).
 
     References
     ----------
@@ -258,24 +272,14 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
     >>> entries.tag, entries.label, entries.token
     (array([0, 1, 2, 1, 2], dtype=int32), array([1, 0, 0, 0, 1], dtype=uint8), array([0, 0, 0, 1, 1]))
     """
-    if not hasattr(scores, "dtype") or not hasattr(scores, "shape"):
-        scores = np.asarray(scores)
-    if scores.dtype not in FLOAT_DTYPES:
-        raise TypeError(f"scores must be float32 or float64, got dtype {scores.dtype}")
-    if scores.ndim != 2:
-        raise ValueError(f"scores must be 2-dimensional [n_tokens, n_tags], got shape "
-                         f"{scores.shape}")
+    scores, dtype = check_float_matrix(scores, "scores")
     n_tokens, n_tags = scores.shape
-    if n_tokens == 0 or n_tags == 0:
-        raise ValueError(f"scores is empty (shape {scores.shape})")
     gold = check_gold(gold, n_tokens, n_tags)
     t = check_unit_interval(threshold, "threshold")
-    if not isinstance(token_offset, (int, np.integer)) or token_offset < 0:
-        raise ValueError(f"token_offset must be a non-negative integer, got {token_offset!r}")
+    token_offset = check_positive_int(token_offset, "token_offset", allow_zero=True)
     check_choice(missing_gold, "missing_gold", {"negatives", "drop"})
     n_threads = get_n_threads(n_threads, n_tokens * n_tags)
 
-    dtype = scores.dtype
     row_bytes = n_tags * dtype.itemsize
     chunk_rows = max(1, _CHUNK_BYTES // row_bytes)
     n_blocks_max = n_threads * _BLOCKS_PER_THREAD
@@ -283,7 +287,8 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
     out = [np.empty(capacity, dtype=dt) for dt in (dtype, np.int32, np.uint8, np.int64)]
     size = 0
     for r0 in range(0, n_tokens, chunk_rows):
-        block = np.ascontiguousarray(scores[r0:r0 + chunk_rows])  # a view if C-ordered
+        # A view if native and C-ordered; else a native C-ordered copy of the chunk.
+        block = np.ascontiguousarray(scores[r0:r0 + chunk_rows], dtype=dtype)
         rows = block.shape[0]
         rows_per_block = -(-rows // n_blocks_max)
         n_blocks = -(-rows // rows_per_block)

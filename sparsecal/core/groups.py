@@ -11,7 +11,7 @@ import numpy as np
 
 from . import _partition
 from .jsonfile import read_json
-from .validation import check_positive_int
+from .validation import as_array, check_allocation, check_positive_int
 
 __all__ = ["TagGroups", "check_groups", "check_tag_index", "load_train_counts",
            "partition_by_group"]
@@ -96,11 +96,6 @@ def load_train_counts(train_counts, n_tags=None, tag_index=None):
     return np.bincount(gold.astype(np.int64, copy=False), minlength=n_tags).astype(np.int64)
 
 
-def _check_n_tags(n_tags):
-    n_tags = check_positive_int(n_tags, "n_tags")
-    if n_tags > MAX_TAGS:
-        raise ValueError(f"n_tags must be at most 2**31 - 1, got {n_tags}")
-    return n_tags
 
 
 def check_tag_index(index, name="tag_index"):
@@ -234,7 +229,9 @@ class TagGroups:
         If ``tag_to_group`` does not hold integers.
     ValueError
         If ``tag_to_group`` is empty or not 1-D, a group index is outside
-        ``[0, n_groups)``, or ``train_counts``/``tag_names`` has another length.
+        ``[0, n_groups)``, ``n_groups`` is not a positive integer or its per-group
+        arrays would not fit in memory, or ``train_counts``/``tag_names`` has
+        another length.
 
     References
     ----------
@@ -250,15 +247,15 @@ class TagGroups:
 
     def __init__(self, tag_to_group, n_groups=None, *, kind="custom", train_counts=None,
                  tag_names=None):
-        mapping = np.asarray(tag_to_group)
+        mapping = as_array(tag_to_group, "tag_to_group")
         if mapping.ndim != 1 or mapping.shape[0] == 0:
             raise ValueError("tag_to_group must be a non-empty 1-D array")
         if mapping.dtype.kind not in "iu":
             raise TypeError(f"tag_to_group must hold integers, got {mapping.dtype}")
-        mapping = mapping.astype(np.int64)
         if n_groups is None:
-            n_groups = int(mapping.max()) + 1
-        n_groups = check_positive_int(n_groups, "n_groups")
+            n_groups = max(int(mapping.max()) + 1, 1)
+        n_groups = _check_n_groups(n_groups)
+        mapping = mapping.astype(np.int64)   # copied: the groups never share the input
         if mapping.min() < 0 or mapping.max() >= n_groups:
             raise ValueError(f"group indices must lie in [0, {n_groups})")
         self.tag_to_group = mapping
@@ -321,8 +318,8 @@ class TagGroups:
         >>> TagGroups.scw(3)
         TagGroups(kind='scw', n_tags=3, n_groups=1, tags_per_group=[3])
         """
-        return cls(np.zeros(check_positive_int(n_tags, "n_tags"), dtype=np.int64), 1,
-                   kind="scw", **kwargs)
+        return cls(np.zeros(_check_n_tags(n_tags), dtype=np.int64), 1, kind="scw",
+                   **kwargs)
 
     @classmethod
     def per_tag(cls, n_tags, **kwargs):
@@ -354,7 +351,7 @@ class TagGroups:
         >>> TagGroups.per_tag(3)
         TagGroups(kind='per-tag', n_tags=3, n_groups=3, tags_per_group=[1, 1, 1])
         """
-        n_tags = check_positive_int(n_tags, "n_tags")
+        n_tags = _check_n_tags(n_tags)
         return cls(np.arange(n_tags), n_tags, kind="per-tag", **kwargs)
 
     @classmethod
@@ -624,6 +621,22 @@ def check_groups(groups, n_tags=None, name="groups"):
     return groups
 
 
+def _check_n_groups(n_groups):
+    """A positive group count whose per-group arrays (offsets, sizes) fit in memory."""
+    n_groups = check_positive_int(n_groups, "n_groups")
+    check_allocation(16 * (n_groups + 1), f"n_groups={n_groups}")
+    return n_groups
+
+
+def _check_n_tags(n_tags):
+    """A positive tag count whose per-tag arrays (the group map) fit in memory."""
+    n_tags = check_positive_int(n_tags, "n_tags")
+    if n_tags > MAX_TAGS:
+        raise ValueError(f"n_tags must be at most 2**31 - 1, got {n_tags}")
+    check_allocation(16 * n_tags, f"n_tags={n_tags}")
+    return n_tags
+
+
 def partition_by_group(tag, tag_to_group, n_groups=None):
     """Stable order of entries by the group of their tag (counting sort).
 
@@ -646,10 +659,11 @@ def partition_by_group(tag, tag_to_group, n_groups=None):
     Raises
     ------
     TypeError
-        If ``tag`` does not hold integers.
+        If ``tag`` or ``tag_to_group`` does not hold integers.
     ValueError
-        If ``tag`` is not 1-D or holds an unknown tag (the first is named), or
-        ``tag_to_group`` is empty, not 1-D or outside ``[0, n_groups)``.
+        If ``tag`` is not 1-D or holds an unknown tag (the first is named),
+        ``tag_to_group`` is empty, not 1-D or outside ``[0, n_groups)``, or
+        ``n_groups`` is not a positive integer (or too large for memory).
 
     References
     ----------
@@ -663,14 +677,17 @@ def partition_by_group(tag, tag_to_group, n_groups=None):
     >>> perm, offsets
     (array([1, 3, 0, 2]), array([0, 2, 4]))
     """
-    tag = np.asarray(tag)
+    tag = as_array(tag, "tag")
     if tag.ndim != 1:
         raise ValueError(f"tag must be 1-dimensional, got shape {tag.shape}")
     if tag.dtype.kind not in "iu":
         raise TypeError(f"tag must hold integers, got dtype {tag.dtype}")
-    mapping = np.ascontiguousarray(tag_to_group, dtype=np.int64)
+    mapping = as_array(tag_to_group, "tag_to_group")
     if mapping.ndim != 1 or mapping.shape[0] == 0:
         raise ValueError("tag_to_group must be a non-empty 1-D array")
+    if mapping.dtype.kind not in "iu":
+        raise TypeError(f"tag_to_group must hold integers, got {mapping.dtype}")
+    mapping = np.ascontiguousarray(mapping, dtype=np.int64)
     if tag.dtype != np.int32 and tag.size:
         # Range-check before narrowing to int32, so no tag wraps onto a valid one.
         unknown = (tag < 0) | (tag >= mapping.shape[0])
@@ -679,8 +696,8 @@ def partition_by_group(tag, tag_to_group, n_groups=None):
             raise ValueError(f"tag[{i}] = {tag[i]} is an unknown tag: tag_to_group "
                              f"covers tags 0..{mapping.shape[0] - 1}")
     tag = np.ascontiguousarray(tag, dtype=np.int32)
-    if n_groups is None:
-        n_groups = int(mapping.max()) + 1
+    n_groups = _check_n_groups(max(int(mapping.max()) + 1, 1) if n_groups is None
+                               else n_groups)
     if mapping.min() < 0 or mapping.max() >= n_groups:
         raise ValueError(f"tag_to_group values must lie in [0, {n_groups})")
     perm = np.empty(tag.shape[0], dtype=np.int64)

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _isotonic
 from .threads import get_n_threads
-from .validation import as_float_array, check_finite, check_sample_weight
+from .validation import as_array, as_float_array, check_finite, check_real, check_sample_weight
 from .binning import argsort_scores
 
 __all__ = ["isotonic_fit", "isotonic_predict"]
@@ -47,8 +47,8 @@ def isotonic_fit(x, y, sample_weight=None, *, y_min=0.0, y_max=1.0, n_threads=No
         If ``x`` or ``y`` does not hold real numbers.
     ValueError
         If ``x`` is not finite, ``y`` has another shape or is not finite, the
-        weights are invalid, no point has positive weight, or
-        ``y_min > y_max``.
+        weights are invalid, no point has positive weight, ``y_min`` or
+        ``y_max`` is NaN, or ``y_min > y_max``.
 
     References
     ----------
@@ -65,7 +65,7 @@ def isotonic_fit(x, y, sample_weight=None, *, y_min=0.0, y_max=1.0, n_threads=No
     """
     x = check_finite(x, "x")
     n = x.shape[0]
-    y = np.asarray(y)
+    y = as_array(y, "y")
     if y.shape != (n,):
         raise ValueError(f"y has shape {y.shape}, expected ({n},) like x")
     if y.dtype == np.bool_:
@@ -78,10 +78,11 @@ def isotonic_fit(x, y, sample_weight=None, *, y_min=0.0, y_max=1.0, n_threads=No
     w = check_sample_weight(sample_weight, n)
     if n == 0 or (w is not None and not (w > 0).any()):
         raise ValueError("isotonic_fit needs at least one point with positive weight")
+    y_min, y_max = check_real(y_min, "y_min"), check_real(y_max, "y_max")
     if not y_min <= y_max:
         raise ValueError(f"y_min ({y_min}) must not exceed y_max ({y_max})")
     perm, xs = argsort_scores(x, n_threads=n_threads)
-    return _isotonic.isotonic_fit_sorted(xs, y, w, perm, float(y_min), float(y_max))
+    return _isotonic.isotonic_fit_sorted(xs, y, w, perm, y_min, y_max)
 
 
 def isotonic_predict(x, x_knots, y_knots, *, n_threads=None):
@@ -95,7 +96,8 @@ def isotonic_predict(x, x_knots, y_knots, *, n_threads=None):
     x : array_like of float, shape (n,)
         Points to evaluate; no NaN.
     x_knots, y_knots : array_like of float, shape (m,)
-        The knots of :func:`isotonic_fit` (``x_knots`` ascending).
+        The knots of :func:`isotonic_fit`: finite, ``x_knots`` strictly
+        increasing.
     n_threads : int, optional
         Threads for the kernel (see :func:`sparsecal.core.threads.get_n_threads`).
 
@@ -108,8 +110,9 @@ def isotonic_predict(x, x_knots, y_knots, *, n_threads=None):
     TypeError
         If ``x`` does not hold real numbers.
     ValueError
-        If ``x`` is not 1-D or holds NaN, or the knots are empty, not 1-D or
-        of different lengths.
+        If ``x`` is not 1-D or holds NaN, or the knots are empty, not 1-D, of
+        different lengths, not finite, or ``x_knots`` is not strictly
+        increasing; or ``n_threads`` is invalid.
 
     References
     ----------
@@ -126,10 +129,14 @@ def isotonic_predict(x, x_knots, y_knots, *, n_threads=None):
     x = np.ascontiguousarray(as_float_array(x, "x"))
     if np.isnan(x).any():
         raise ValueError("x contains NaN")
-    xk = np.ascontiguousarray(x_knots, dtype=np.float64)
-    yk = np.ascontiguousarray(y_knots, dtype=np.float64)
-    if xk.ndim != 1 or xk.shape != yk.shape or xk.shape[0] == 0:
+    xk = np.ascontiguousarray(as_float_array(x_knots, "x_knots"), dtype=np.float64)
+    yk = np.ascontiguousarray(as_float_array(y_knots, "y_knots"), dtype=np.float64)
+    if xk.shape != yk.shape or xk.shape[0] == 0:
         raise ValueError("x_knots and y_knots must be non-empty 1-D arrays of one length")
+    if not (np.isfinite(xk).all() and np.isfinite(yk).all()):
+        raise ValueError("x_knots and y_knots must be finite")
+    if (np.diff(xk) <= 0).any():
+        raise ValueError("x_knots must be strictly increasing")
     out = np.empty_like(x)
     _isotonic.isotonic_predict(x, xk, yk, out, get_n_threads(n_threads, x.shape[0]))
     return out

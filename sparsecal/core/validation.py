@@ -5,10 +5,165 @@ Every public function validates its inputs here and raises a ``ValueError`` or
 assume valid data. Nothing here modifies a caller's array.
 """
 import numbers
+import os
 
 import numpy as np
 
 FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def as_array(x, name):
+    """``x`` as a NumPy array, with one message for what cannot be one.
+
+    Anything NumPy reads as an array is accepted, by duck typing (no import of
+    other libraries): lists, arrays of any byte order or memory layout, memory
+    maps, and objects with ``__array__`` such as CPU tensors (a view of the
+    tensor's memory, never modified).
+
+    Parameters
+    ----------
+    x : array_like
+    name : str
+        Name of the argument, for error messages.
+
+    Returns
+    -------
+    ndarray
+        ``x`` itself when it already is an ndarray (a memory map included).
+
+    Raises
+    ------
+    TypeError
+        If NumPy cannot read ``x`` as an array (e.g. a GPU tensor, or a tensor
+        that requires grad).
+    ValueError
+        If ``x`` is a ragged nested sequence.
+
+    References
+    ----------
+    docs/architecture.md, "Data model": inputs are checked once at the package boundary.
+
+    Examples
+    --------
+    >>> from sparsecal.core.validation import as_array
+    >>> as_array([0.5, 1.0], "scores")
+    array([0.5, 1. ])
+    >>> as_array([[1], [1, 2]], "scores")
+    Traceback (most recent call last):
+    ...
+    ValueError: scores is not an array of numbers: it is ragged (rows of different lengths)
+    """
+    if isinstance(x, np.ndarray):
+        return x
+    try:
+        return np.asarray(x)
+    except ValueError:
+        raise ValueError(f"{name} is not an array of numbers: it is ragged (rows of "
+                         "different lengths)") from None
+    except (TypeError, RuntimeError) as exc:   # e.g. a GPU tensor, a tensor with grad
+        raise TypeError(f"{name} cannot be read as a NumPy array ({exc}); pass a NumPy "
+                        "array, a list, or a CPU tensor without grad") from None
+
+
+def native_float_dtype(dtype, name):
+    """The native-byte-order float32/float64 dtype for a float array's ``dtype``.
+
+    Parameters
+    ----------
+    dtype : numpy.dtype
+    name : str
+        Name of the argument, for error messages.
+
+    Returns
+    -------
+    numpy.dtype
+        ``dtype`` in native byte order (``>f4`` gives ``float32``).
+
+    Raises
+    ------
+    TypeError
+        If ``dtype`` is not a 4- or 8-byte float of any byte order.
+
+    References
+    ----------
+    docs/architecture.md, "The compiled core": kernels take float32 and float64
+    without copying; other byte orders are converted once, never modified.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.core.validation import native_float_dtype
+    >>> native_float_dtype(np.dtype(">f4"), "scores")
+    dtype('float32')
+    >>> native_float_dtype(np.dtype("int64"), "scores")
+    Traceback (most recent call last):
+    ...
+    TypeError: scores must be float32 or float64, got dtype int64
+    """
+    if isinstance(dtype, np.dtype) and dtype.kind == "f":
+        native = dtype.newbyteorder("=")
+        if native in FLOAT_DTYPES:
+            return native
+    raise TypeError(f"{name} must be float32 or float64, got dtype {dtype}")
+
+
+def check_float_matrix(x, name):
+    """A 2-D float32/float64 matrix, kept as it is so that it can be read in row chunks.
+
+    NumPy arrays and memory maps (read-only too) and other objects with a NumPy
+    ``dtype``, a ``shape`` and row slicing (e.g. an HDF5 dataset) are kept, so a
+    matrix larger than memory is never loaded whole; anything else goes through
+    :func:`as_array`. Read chunks with ``np.ascontiguousarray(x[r0:r1],
+    dtype=native)``: any byte order and memory layout then reaches the kernels
+    as native C-ordered rows.
+
+    Parameters
+    ----------
+    x : array_like, shape (n_rows, n_cols)
+    name : str
+        Name of the argument, for error messages.
+
+    Returns
+    -------
+    matrix : array_like
+        ``x``, or ``np.asarray(x)``.
+    native : numpy.dtype
+        float32 or float64: the dtype of ``x`` in native byte order.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` cannot be read as an array or is not float32/float64.
+    ValueError
+        If ``x`` is not 2-D or has no rows or no columns.
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Section 3.1: dense scores
+    ``[n_tokens, n_tags]`` are thresholded chunk by chunk.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.core.validation import check_float_matrix
+    >>> m, native = check_float_matrix(np.zeros((2, 3), dtype=">f4"), "scores")
+    >>> native
+    dtype('float32')
+    >>> check_float_matrix(np.zeros(3), "scores")
+    Traceback (most recent call last):
+    ...
+    ValueError: scores must be 2-dimensional [n_rows, n_cols], got shape (3,)
+    """
+    if not (isinstance(getattr(x, "dtype", None), np.dtype) and hasattr(x, "shape")
+            and hasattr(x, "__getitem__")):
+        x = as_array(x, name)
+    native = native_float_dtype(x.dtype, name)
+    if len(x.shape) != 2:
+        raise ValueError(f"{name} must be 2-dimensional [n_rows, n_cols], got shape "
+                         f"{tuple(x.shape)}")
+    if x.shape[0] == 0 or x.shape[1] == 0:
+        raise ValueError(f"{name} is empty (shape {tuple(x.shape)})")
+    return x, native
 
 
 def as_float_array(x, name, ndim=1):
@@ -26,13 +181,14 @@ def as_float_array(x, name, ndim=1):
     Returns
     -------
     ndarray of float32 or float64
-        ``x`` itself when it already is a float32/float64 array; other numeric
-        dtypes are converted to float64.
+        ``x`` itself when it already is a native float32/float64 array; the
+        other byte order is converted to the native float of the same width,
+        other numeric dtypes to float64 (the input is never modified).
 
     Raises
     ------
     TypeError
-        If ``x`` does not hold real numbers.
+        If ``x`` does not hold real numbers or cannot be read as an array.
     ValueError
         If ``x`` has another number of dimensions.
 
@@ -51,11 +207,12 @@ def as_float_array(x, name, ndim=1):
     >>> as_float_array(x, "scores") is x
     True
     """
-    arr = np.asarray(x)
+    arr = as_array(x, name)
     if arr.dtype not in FLOAT_DTYPES:
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
-        arr = arr.astype(np.float64)
+        native = arr.dtype.newbyteorder("=")
+        arr = arr.astype(native if native in FLOAT_DTYPES else np.float64)
     if arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
     return arr
@@ -194,7 +351,7 @@ def check_labels(y, name, n):
     ...
     ValueError: labels must be 0 or 1; labels[1] = np.int64(2)
     """
-    arr = np.asarray(y)
+    arr = as_array(y, name)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-dimensional, got shape {arr.shape}")
     if arr.shape[0] != n:
@@ -229,6 +386,8 @@ def check_sample_weight(w, n):
 
     Raises
     ------
+    TypeError
+        If ``w`` does not hold real numbers.
     ValueError
         If ``w`` has another shape, or holds a negative, NaN or infinite value.
 
@@ -248,7 +407,10 @@ def check_sample_weight(w, n):
     """
     if w is None:
         return None
-    arr = np.ascontiguousarray(np.asarray(w, dtype=np.float64))
+    arr = as_array(w, "sample_weight")
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"sample_weight must hold real numbers, got dtype {arr.dtype}")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
     if arr.shape != (n,):
         raise ValueError(f"sample_weight has shape {arr.shape}, expected ({n},)")
     if arr.size and not (np.isfinite(arr).all() and (arr >= 0).all()):
@@ -298,7 +460,7 @@ def check_gold(gold, n_tokens, n_tags, name="gold"):
     ...
     ValueError: gold[0] = 3 is out of range: tag indices must lie in [0, 3) (or be -1 for 'no gold tag')
     """
-    arr = np.asarray(gold)
+    arr = as_array(gold, name)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-dimensional, got shape {arr.shape}")
     if arr.shape[0] != n_tokens:
@@ -361,14 +523,16 @@ def check_unit_interval(value, name):
     return value
 
 
-def check_positive_int(value, name):
-    """A positive integer, as a Python int.
+def check_positive_int(value, name, *, allow_zero=False):
+    """A positive (or, with ``allow_zero``, non-negative) integer, as a Python int.
 
     Parameters
     ----------
     value : int
     name : str
         Name of the argument, for error messages.
+    allow_zero : bool, default=False
+        Accept 0 too (an offset or a count that may be zero).
 
     Returns
     -------
@@ -377,7 +541,8 @@ def check_positive_int(value, name):
     Raises
     ------
     ValueError
-        If ``value`` is not an integer (booleans included) or is below 1.
+        If ``value`` is not an integer (booleans and integral floats included)
+        or is below 1 (below 0 with ``allow_zero``).
 
     References
     ----------
@@ -393,10 +558,121 @@ def check_positive_int(value, name):
     Traceback (most recent call last):
     ...
     ValueError: n_bins must be a positive integer, got 0
+    >>> check_positive_int(0, "token_offset", allow_zero=True)
+    0
     """
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) \
+            or value < (0 if allow_zero else 1):
+        what = "non-negative" if allow_zero else "positive"
+        raise ValueError(f"{name} must be a {what} integer, got {value!r}")
     return int(value)
+
+
+def check_real(value, name):
+    """A real number that is not NaN, as a Python float (infinities allowed).
+
+    Parameters
+    ----------
+    value : real
+    name : str
+        Name of the argument, for error messages.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number (booleans included).
+    ValueError
+        If ``value`` is NaN.
+
+    References
+    ----------
+    Barlow et al. 1972, Chapter 1: the bounds of a (clipped) isotonic fit are
+    ordered real numbers.
+
+    Examples
+    --------
+    >>> from sparsecal.core.validation import check_real
+    >>> check_real(1, "y_max")
+    1.0
+    >>> check_real(float("nan"), "y_max")
+    Traceback (most recent call last):
+    ...
+    ValueError: y_max must not be NaN
+    """
+    if not isinstance(value, numbers.Real) or isinstance(value, bool):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    value = float(value)
+    if value != value:
+        raise ValueError(f"{name} must not be NaN")
+    return value
+
+
+def physical_memory():
+    """Bytes of physical memory of this machine, or None where it is unknown.
+
+    Returns
+    -------
+    int or None
+
+    References
+    ----------
+    POSIX ``sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGE_SIZE)``.
+
+    Examples
+    --------
+    >>> from sparsecal.core.validation import physical_memory
+    >>> physical_memory() is None or physical_memory() > 0
+    True
+    """
+    try:
+        pages, page_size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):   # not POSIX, or not reported
+        return None
+    return pages * page_size if pages > 0 and page_size > 0 else None
+
+
+def check_allocation(nbytes, what):
+    """Refuse, before allocating, an allocation sized by the caller that exceeds
+    this machine's physical memory (instead of a ``MemoryError`` traceback, or
+    an overcommitted array that is killed when touched).
+
+    The limit is the physical memory, not the memory free now, so that whether a
+    call is refused does not depend on what else runs.
+
+    Parameters
+    ----------
+    nbytes : int
+        Size of the allocation, in bytes.
+    what : str
+        The argument that sets the size and its value, e.g. ``"n_bins=10**12"``.
+
+    Raises
+    ------
+    ValueError
+        If ``nbytes`` exceeds the physical memory (when it is known).
+
+    References
+    ----------
+    docs/architecture.md, "The compiled core": wrappers allocate every output
+    before calling a kernel, so sizes are checked there.
+
+    Examples
+    --------
+    >>> from sparsecal.core.validation import check_allocation
+    >>> check_allocation(8 * 11, "n_bins=10")
+    >>> check_allocation(1 << 70, "n_bins=2**67")
+    Traceback (most recent call last):
+    ...
+    ValueError: n_bins=2**67 needs 1099511627776.0 GiB, more than this machine's ... of memory
+    """
+    limit = physical_memory()
+    if limit is not None and nbytes > limit:
+        raise ValueError(f"{what} needs {nbytes / 2**30:.1f} GiB, more than this "
+                         f"machine's {limit / 2**30:.1f} GiB of memory")
 
 
 def check_choice(value, name, choices):

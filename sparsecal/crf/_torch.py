@@ -3,11 +3,12 @@
 ``import sparsecal`` never imports torch. Every CRF module takes ``torch`` from
 here, so that a missing torch fails with one message naming the extra to install.
 """
-import os
 import warnings
 from contextlib import contextmanager
 
 import numpy as np
+
+from ..core.threads import check_n_threads, env_n_threads
 
 try:
     import torch
@@ -25,15 +26,15 @@ def resolve_threads(n_threads):
     ``None`` means ``SPARSECAL_NUM_THREADS`` if set, else 1: the per-position
     products are small (``[B, C] @ [C, C]``) and on a shared 2-core machine one
     thread was 2-8x faster than two (OpenMP threads spin-wait between small ops).
-    ``0`` means "leave torch's setting alone".
+    ``0`` means "leave torch's setting alone". Any other value, and the
+    variable, are checked and capped by :func:`sparsecal.core.threads.check_n_threads`.
     """
     if n_threads is None:
-        env = os.environ.get("SPARSECAL_NUM_THREADS")
-        n_threads = int(env) if env else 1
-    n_threads = int(n_threads)
-    if n_threads < 0:
-        raise ValueError(f"n_threads must be >= 0, got {n_threads}")
-    return n_threads
+        return env_n_threads() or 1
+    if isinstance(n_threads, (int, np.integer)) and not isinstance(n_threads, bool) \
+            and n_threads == 0:
+        return 0
+    return check_n_threads(n_threads)
 
 
 @contextmanager
