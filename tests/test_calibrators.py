@@ -428,3 +428,22 @@ def test_bad_inputs(cls):
     cal = cls().fit(x, y)
     with pytest.raises(ValueError):
         cal.predict(np.array([0.5, -0.1]))
+
+
+@pytest.mark.parametrize("scores, labels, exc, match", [
+    (np.array([0.2, 0.7]), None, TypeError, "labels is required, got None"),
+    (None, np.array([0, 1]), TypeError, "scores is required, got None"),
+    (np.array([0.2, 0.7]), np.array([0, 2]), ValueError, r"labels\[1\] = 2$"),
+    (np.array([0.2, 1.5]), np.array([0, 1]), ValueError, r"scores\[1\] = 1\.5$"),
+])
+def test_fit_names_missing_and_bad_arguments_plainly(scores, labels, exc, match):
+    with pytest.raises(exc, match=match):
+        IsotonicCalibrator().fit(scores, labels)
+
+
+def test_fit_refuses_sparse_input_with_the_fix():
+    sparse = pytest.importorskip("scipy.sparse")
+    x = sparse.csr_matrix(np.array([[0.2], [0.7]]))
+    with pytest.raises(TypeError, match=r"scores is a sparse matrix; pass a dense array "
+                                        r"\(scores\.toarray\(\)\)"):
+        IsotonicCalibrator().fit(x, np.array([0, 1]))

@@ -48,7 +48,7 @@ def _cases():
         ("threshold scores ragged", threshold, ([[0.1], [0.1, 0.2]], GOLD), {}, ValueError,
          "scores is not an array of numbers"),
         ("threshold scores NaN", threshold, (nan_scores, GOLD), {}, ValueError,
-         "scores[1, 2] = np.float64(nan) is NaN"),
+         "scores[1, 2] = nan is NaN"),
         ("threshold scores > 1", threshold, (SCORES * 2, GOLD), {}, ValueError,
          "outside [0, 1]"),
         ("threshold gold length", threshold, (SCORES, GOLD[:1]), {}, ValueError,

@@ -129,3 +129,22 @@ def test_errors():
         ts.transform(bad)
     with pytest.raises(ValueError):
         ts.transform(logits, np.empty((199, 5)))
+
+
+def test_any_byte_order_and_layout_gives_the_same_temperature_and_output():
+    rng = np.random.default_rng(3)
+    logits = rng.normal(size=(300, 5)) * 3
+    gold = rng.integers(0, 5, 300)
+    want = TemperatureScaling().fit(logits, gold)
+    for variant in (logits.astype(">f8"), np.asfortranarray(logits), logits[:, ::-1][:, ::-1]):
+        got = TemperatureScaling().fit(variant, gold)
+        assert got.temperature_ == want.temperature_
+        out = got.transform(variant)
+        assert out.dtype == np.float64 and out.dtype.isnative
+        np.testing.assert_array_equal(out, want.transform(logits))
+
+
+@pytest.mark.parametrize("bounds", [(0, 1), (2, 1), (1, np.inf), ("a", 2), (1,), None])
+def test_bad_bounds_are_named_before_the_data_is_read(bounds):
+    with pytest.raises(ValueError, match="bounds must"):
+        TemperatureScaling(bounds=bounds).fit(np.zeros((2, 3)), [0, 1])

@@ -17,7 +17,8 @@ import inspect
 
 import numpy as np
 
-from ..core.validation import check_labels, check_probabilities, check_sample_weight
+from ..core.validation import (as_array, check_labels, check_probabilities,
+                               check_sample_weight)
 from ..io.calibrators import StateFields, check_fields, check_number, check_state_array
 
 __all__ = ["BaseCalibrator", "Estimator", "NotFittedError", "clone"]
@@ -173,7 +174,7 @@ class BaseCalibrator(Estimator):
 
     @staticmethod
     def _scores(scores):
-        x = np.asarray(scores) if not hasattr(scores, "ndim") else scores
+        x = as_array(scores, "scores")
         if x.ndim == 2 and x.shape[1] == 1:
             x = x[:, 0]
         return check_probabilities(x, "scores")

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from ..core.entries import Entries, threshold as threshold_entries
+from ..core.entries import Entries, check_entries, threshold as threshold_entries
 from ..core.groups import TagGroups, partition_by_group
 from ..core.validation import check_positive_int, check_unit_interval
 from ..io.atomic import atomic_path
@@ -488,6 +488,10 @@ def cross_fit_predict(calibrator, entries, *, n_folds=5, seed=0):
     >>> len(honest) == len(entries)
     True
     """
+    if not isinstance(calibrator, GroupedCalibrator):
+        raise TypeError(f"calibrator must be a GroupedCalibrator, got "
+                        f"{type(calibrator).__name__}")
+    entries = check_entries(entries)
     n_folds = check_positive_int(n_folds, "n_folds")
     if n_folds < 2:
         raise ValueError("n_folds must be at least 2")
@@ -497,10 +501,8 @@ def cross_fit_predict(calibrator, entries, *, n_folds=5, seed=0):
     fold_of_token = np.random.default_rng(seed).permutation(n_tokens) % n_folds
     fold = fold_of_token[entries.token]
     out = entries.score.copy()
-    for k in range(n_folds):
+    for k in np.unique(fold):   # the folds that hold entries (at most one per token)
         held = fold == k
-        if not held.any():
-            continue
         model = GroupedCalibrator(clone(calibrator.base), calibrator.groups,
                                   fallback=calibrator.fallback,
                                   min_entries=calibrator.min_entries)

@@ -69,7 +69,7 @@ def check_knots(x_knots, y_knots, fields):
     >>> check_knots(np.array([0.1, 0.9]), np.array([0.0, 1.5]), StateFields(array="c0."))
     Traceback (most recent call last):
     ...
-    ValueError: c0.y_knots_ must lie in [0, 1]; c0.y_knots_[1] = np.float64(1.5)
+    ValueError: c0.y_knots_ must lie in [0, 1]; c0.y_knots_[1] = 1.5
     """
     xs, ys = fields.array("x_knots_"), fields.array("y_knots_")
     if x_knots.shape[0] == 0 or x_knots.shape != y_knots.shape:

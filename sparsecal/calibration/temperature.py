@@ -6,7 +6,7 @@ chunks, so a memory-mapped logit matrix never needs to fit in memory.
 """
 import numpy as np
 
-from ..core.validation import FLOAT_DTYPES, check_gold
+from ..core.validation import check_float_matrix, check_gold
 from .base import Estimator
 
 __all__ = ["TemperatureScaling"]
@@ -19,14 +19,12 @@ def _rows(logits):
 
 
 def _check_logits(logits):
-    if not hasattr(logits, "dtype") or not hasattr(logits, "shape"):
-        logits = np.asarray(logits)
-    if logits.dtype not in FLOAT_DTYPES:
-        raise TypeError(f"logits must be float32 or float64, got dtype {logits.dtype}")
-    if logits.ndim != 2 or logits.shape[0] == 0 or logits.shape[1] < 2:
+    """(logits, native dtype): a float matrix of any byte order with >= 2 tags."""
+    logits, native = check_float_matrix(logits, "logits")
+    if logits.shape[1] < 2:
         raise ValueError(f"logits must be [n_tokens, n_tags] with n_tags >= 2, got "
                          f"shape {logits.shape}")
-    return logits
+    return logits, native
 
 
 class TemperatureScaling(Estimator):
@@ -79,7 +77,8 @@ class TemperatureScaling(Estimator):
         from scipy.optimize import minimize_scalar
         from scipy.special import logsumexp
 
-        logits = _check_logits(logits)
+        lo, hi = self._check_bounds()
+        logits, _ = _check_logits(logits)
         gold = check_gold(gold, logits.shape[0], logits.shape[1])
         keep = gold >= 0
         if not keep.any():
@@ -91,7 +90,7 @@ class TemperatureScaling(Estimator):
             block = np.asarray(logits[r0:r0 + step], dtype=np.float64)
             if not np.isfinite(block).all():
                 i, j = np.argwhere(~np.isfinite(block))[0]
-                raise ValueError(f"logits[{r0 + i}, {j}] = {block[i, j]!r} is not finite")
+                raise ValueError(f"logits[{r0 + i}, {j}] = {block[i, j].item()!r} is not finite")
             g = np.where(keep[r0:r0 + step], gold[r0:r0 + step], 0)
             gold_logit[r0:r0 + step] = block[np.arange(block.shape[0]), g]
 
@@ -104,9 +103,6 @@ class TemperatureScaling(Estimator):
                 total += np.sum(logsumexp(block[k], axis=1) - gold_logit[r0:r0 + step][k] / t)
             return total / keep.sum()
 
-        lo, hi = self.bounds
-        if not 0 < lo < hi:
-            raise ValueError(f"bounds must satisfy 0 < low < high, got {self.bounds!r}")
         res = minimize_scalar(nll, bounds=(np.log(lo), np.log(hi)), method="bounded",
                               options={"xatol": 1e-6})
         self.temperature_ = float(np.exp(res.x))
@@ -118,9 +114,9 @@ class TemperatureScaling(Estimator):
         from scipy.special import softmax
 
         self._check_fitted()
-        logits = _check_logits(logits)
+        logits, native = _check_logits(logits)
         if out is None:
-            out = np.empty(logits.shape, dtype=logits.dtype)
+            out = np.empty(logits.shape, dtype=native)
         elif getattr(out, "shape", None) != logits.shape:
             raise ValueError(f"out must have shape {logits.shape}, got "
                              f"{getattr(out, 'shape', None)}")
@@ -132,6 +128,16 @@ class TemperatureScaling(Estimator):
                                  "non-finite value")
             out[r0:r0 + block.shape[0]] = softmax(block / self.temperature_, axis=1)
         return out
+
+    def _check_bounds(self):
+        try:
+            lo, hi = (float(b) for b in self.bounds)
+        except (TypeError, ValueError):
+            raise ValueError(f"bounds must be two numbers (low, high), got "
+                             f"{self.bounds!r}") from None
+        if not 0 < lo < hi < np.inf:
+            raise ValueError(f"bounds must satisfy 0 < low < high < inf, got {self.bounds!r}")
+        return lo, hi
 
     def fit_transform(self, logits, gold):
         return self.fit(logits, gold).transform(logits)

@@ -198,7 +198,7 @@ def _raise_invalid(block, row_offset):
     row, col = np.unravel_index(int(np.flatnonzero(bad.ravel())[0]), block.shape)
     value = block[row, col]
     what = "NaN" if np.isnan(value) else "outside [0, 1]"
-    raise ValueError(f"scores[{row_offset + row}, {col}] = {value!r} is {what}: "
+    raise ValueError(f"scores[{row_offset + row}, {col}] = {value.item()!r} is {what}: "
                      "scores must be probabilities")
 
 

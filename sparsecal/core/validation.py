@@ -34,8 +34,8 @@ def as_array(x, name):
     Raises
     ------
     TypeError
-        If NumPy cannot read ``x`` as an array (e.g. a GPU tensor, or a tensor
-        that requires grad).
+        If ``x`` is None or a sparse matrix, or NumPy cannot read it as an array
+        (e.g. a GPU tensor, or a tensor that requires grad).
     ValueError
         If ``x`` is a ragged nested sequence.
 
@@ -55,6 +55,10 @@ def as_array(x, name):
     """
     if isinstance(x, np.ndarray):
         return x
+    if x is None:
+        raise TypeError(f"{name} is required, got None")
+    if hasattr(x, "toarray") and hasattr(x, "nnz"):   # a scipy.sparse matrix or array
+        raise TypeError(f"{name} is a sparse matrix; pass a dense array ({name}.toarray())")
     try:
         return np.asarray(x)
     except ValueError:
@@ -254,7 +258,7 @@ def check_probabilities(x, name):
     >>> check_probabilities([0.5, 1.5], "scores")
     Traceback (most recent call last):
     ...
-    ValueError: scores must lie in [0, 1]; scores[1] = np.float64(1.5)
+    ValueError: scores must lie in [0, 1]; scores[1] = 1.5
     """
     arr = as_float_array(x, name)
     if arr.size:
@@ -264,7 +268,7 @@ def check_probabilities(x, name):
             raise ValueError(f"{name} contains NaN (first at index {i})")
         if lo < 0 or hi > 1:
             i = int(np.flatnonzero((arr < 0) | (arr > 1))[0])
-            raise ValueError(f"{name} must lie in [0, 1]; {name}[{i}] = {arr[i]!r}")
+            raise ValueError(f"{name} must lie in [0, 1]; {name}[{i}] = {arr[i].item()!r}")
     return np.ascontiguousarray(arr)
 
 
@@ -303,12 +307,12 @@ def check_finite(x, name):
     >>> check_finite([0.0, np.inf], "x")
     Traceback (most recent call last):
     ...
-    ValueError: x must be finite; x[1] = np.float64(inf)
+    ValueError: x must be finite; x[1] = inf
     """
     arr = np.ascontiguousarray(as_float_array(x, name))
     if arr.size and not np.isfinite(arr).all():
         i = int(np.flatnonzero(~np.isfinite(arr))[0])
-        raise ValueError(f"{name} must be finite; {name}[{i}] = {arr[i]!r}")
+        raise ValueError(f"{name} must be finite; {name}[{i}] = {arr[i].item()!r}")
     return arr
 
 
@@ -349,7 +353,7 @@ def check_labels(y, name, n):
     >>> check_labels([0, 2], "labels", 2)
     Traceback (most recent call last):
     ...
-    ValueError: labels must be 0 or 1; labels[1] = np.int64(2)
+    ValueError: labels must be 0 or 1; labels[1] = 2
     """
     arr = as_array(y, name)
     if arr.ndim != 1:
@@ -366,7 +370,7 @@ def check_labels(y, name, n):
             else bool(((arr == 0) | (arr == 1)).all())
         if not ok:
             i = int(np.flatnonzero((arr != 0) & (arr != 1))[0])
-            raise ValueError(f"{name} must be 0 or 1; {name}[{i}] = {arr[i]!r}")
+            raise ValueError(f"{name} must be 0 or 1; {name}[{i}] = {arr[i].item()!r}")
     return np.ascontiguousarray(arr, dtype=np.uint8)
 
 
