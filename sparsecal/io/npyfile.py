@@ -16,19 +16,14 @@ import zlib
 
 import numpy as np
 
+from ..core.validation import physical_memory
+
 __all__ = ["npz_names", "open_npy", "read_npz"]
 
 _NPY_MAGIC = b"\x93NUMPY"
 _ZIP_MAGIC = b"PK"
 #: Array kinds a sparsecal file may hold: numbers, booleans, text (no objects).
 _KINDS = "biufUS"
-
-
-def _physical_memory():
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):   # not POSIX: no limit known
-        return None
 
 
 def _kind_of(path):
@@ -164,7 +159,7 @@ def read_npz(path, what, names=None):
             _check_fits(declared, info.file_size - offset, where, shape, dtype)
             headers.append((key, info, shape, fortran, dtype, declared))
             total += declared
-        memory = _physical_memory()
+        memory = physical_memory()
         if memory is not None and total > memory:
             raise ValueError(f"cannot read {what} file {name!r}: it declares {total:,} "
                              f"bytes of arrays, more than this machine's {memory:,} bytes "
