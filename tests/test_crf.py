@@ -485,7 +485,7 @@ def test_n_threads_restored():
     for n in (None, 1, 2, 0):
         crf.marginals(c["emissions"], c["transitions"], n_threads=n, **_kw(c))
         assert torch.get_num_threads() == before
-    with pytest.raises(ValueError, match="n_threads must be >= 0"):
+    with pytest.raises(ValueError, match="n_threads must be an integer >= 0"):
         crf.marginals(c["emissions"], c["transitions"], n_threads=-1)
 
 
@@ -674,8 +674,10 @@ def test_one_thread_variable_for_kernels_and_crf(monkeypatch):
     """One vocabulary (issue 10): ``SPARSECAL_NUM_THREADS`` sets the CRF's torch
     threads as it sets the kernels'; unset, the CRF uses one thread."""
     from sparsecal.core.threads import get_n_threads
-    from sparsecal.crf._torch import resolve_threads
+    from sparsecal.crf import _torch
+    monkeypatch.setattr(_torch, "_cpus", lambda: 8)
     monkeypatch.setenv("SPARSECAL_NUM_THREADS", "2")
-    assert resolve_threads(None) == 2 == get_n_threads(None, 10**9)
+    assert _torch.resolve_threads(None) == 2 == get_n_threads(None, 10**9)
     monkeypatch.delenv("SPARSECAL_NUM_THREADS")
-    assert resolve_threads(None) == 1 and resolve_threads(3) == 3
+    assert _torch.resolve_threads(None) == 1 and _torch.resolve_threads(3) == 3
+    assert _torch.resolve_threads(10**9) == 8          # clamped: torch crashes on it

@@ -18,7 +18,8 @@ from . import logspace, scaled, torch_struct_backend
 from ._torch import torch
 
 __all__ = ["BACKENDS", "check_backend", "token_marginals", "pair_marginals",
-           "log_partition", "checked_log_partition", "log_alpha_beta"]
+           "log_partition", "checked_log_partition", "differentiable_log_partition",
+           "log_alpha_beta"]
 
 BACKENDS = ("lean", "log", "torch-struct")
 
@@ -89,13 +90,27 @@ def log_partition(ch, backend):
     return torch_struct_backend.log_partition(ch) if backend == "torch-struct" else logz
 
 
+def differentiable_log_partition(ch):
+    """log Z [B] by the lean backend with autograd (the scaled recursion; the
+    whole batch in float64 log space if a sentence lost precision there);
+    raises for a sentence without a path."""
+    logz, bad = scaled.differentiable_log_partition(ch)
+    if not bool(bad.any()):
+        return logz
+    logz = logspace.log_partition(ch, None, torch.float64)
+    if not bool(torch.isfinite(logz).all()):
+        raise ch.no_path_error(torch.nonzero(~torch.isfinite(logz))[:, 0])
+    return logz.to(ch.dtype)
+
+
 def log_alpha_beta(ch, backend):
-    """(log alpha [B, n, C], log beta [B, n, C], log Z [B]) by ``"lean"`` or
-    ``"log"``; log Z is ``-inf`` for a sentence without a path."""
+    """Relative (log alpha [B, n, C], log beta [B, n, C]) by ``"lean"`` or
+    ``"log"``: ``log alpha_t + log beta_t`` is ``log p(y_t | x)`` up to a
+    constant per position. Raises for a sentence without a path."""
     if backend == "log":
-        return logspace.log_fb(ch)[:3]
-    la, lb, lz, bad = scaled.log_alpha_beta(ch)
+        return logspace.log_fb_with_paths(ch)[:2]
+    la, lb, bad = scaled.log_alpha_beta(ch)
     if bool(bad.any()):
         rows = torch.nonzero(bad)[:, 0]
-        la[rows], lb[rows], lz[rows] = logspace.log_fb(ch, rows)[:3]
-    return la, lb, lz
+        la[rows], lb[rows] = logspace.log_fb_with_paths(ch, rows)[:2]
+    return la, lb

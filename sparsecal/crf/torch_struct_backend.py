@@ -2,7 +2,8 @@
 
 Edge potentials are ``[B, N-1, C, C]``, indexed ``[..., z_{n+1}, z_n]``:
 ``O(N C^3)`` work, slow for hundreds of tags. One-token sentences (no edge) are
-computed directly. torch-struct masks impossible paths with ``-1e9`` rather than
+computed directly. It reads the shifted potentials (:meth:`Chain.shifted`; the
+shifts are added back to ``log Z``), so that huge potentials do not overflow. torch-struct masks impossible paths with ``-1e9`` rather than
 ``-inf``, so callers must first check that every sentence has a path
 (:func:`.backends.checked_log_partition`).
 """
@@ -16,7 +17,7 @@ __all__ = ["token_marginals", "pair_marginals", "log_partition"]
 
 @contextmanager
 def _linear_chain_crf(ch):
-    """Yield ``(dist, folded emissions, lengths)``, ``dist`` the
+    """Yield ``(dist, shifted folded emissions, lengths, offset)``, ``dist`` the
     ``LinearChainCRF`` of the batch (None when no sentence has two tokens). Its
     marginals need autograd: it is on inside the block, even under
     ``torch.inference_mode``; outputs written in place must be made inside the
@@ -28,22 +29,21 @@ def _linear_chain_crf(ch):
                           '"sparsecal[torch]" (torch-struct==0.5)') from exc
     with torch.inference_mode(False), torch.enable_grad(), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*arg_constraints.*")
-        ef, L = ch.folded()
-        ef = ef.detach().clone()
+        ef, T, offset, L = (x.detach().clone() for x in ch.shifted())
         dist = None
         if ch.n >= 2:
             # phi[b, i, z_{i+1}, z_i] = T[z_i, z_{i+1}] + e[i+1, z_{i+1}]
             #                            (+ e[0, z_0] + start[z_0] when i = 0);
             # end is folded into e[L-1], i.e. into the last real edge
-            phi = ch.T.detach().clone().t()[None, None] + ef[:, 1:ch.n, :, None]
+            phi = T.t()[None, None] + ef[:, 1:ch.n, :, None]
             phi[:, 0] = phi[:, 0] + ef[:, 0][:, None, :]
             dist = torch_struct.LinearChainCRF(phi.detach(), lengths=L.clone())
-        yield dist, ef, L
+        yield dist, ef, L, offset
 
 
 def token_marginals(ch):
     """Token marginals [B, N, C] (0 on padding)."""
-    with _linear_chain_crf(ch) as (dist, ef, L):
+    with _linear_chain_crf(ch) as (dist, ef, L, _):
         tok = torch.zeros((ch.B, ch.N, ch.C), dtype=ch.dtype, device=ch.device)
         if dist is not None:
             marg = dist.marginals.detach()                           # [B, n-1, C, C]
@@ -58,7 +58,7 @@ def token_marginals(ch):
 def pair_marginals(ch):
     """Adjacent tag-pair marginals [B, N-1, C, C] (0 past each sentence's last
     pair)."""
-    with _linear_chain_crf(ch) as (dist, _, L):
+    with _linear_chain_crf(ch) as (dist, _, L, _):
         pairs = torch.zeros((ch.B, max(ch.N - 1, 0), ch.C, ch.C), dtype=ch.dtype,
                             device=ch.device)
         if dist is not None:
@@ -69,11 +69,11 @@ def pair_marginals(ch):
 
 def log_partition(ch):
     """log Z [B]."""
-    with _linear_chain_crf(ch) as (dist, ef, L):
+    with _linear_chain_crf(ch) as (dist, ef, L, offset):
         logz = torch.empty(ch.B, dtype=ch.dtype, device=ch.device)
         if dist is not None:
             logz.copy_(dist.partition.detach())
         one = L == 1
         if bool(one.any()):
             logz[one] = torch.logsumexp(ef[one, 0], -1)
-    return logz.detach()
+    return (logz + offset).detach()
