@@ -55,8 +55,9 @@ def brute(e, T, L, start=None, end=None, allowed=None):
         if end is not None:
             sc = sc + end[seqs[:, -1]]
         mx = sc.max()
-        lz = mx + np.log(np.exp(sc - mx).sum())
-        p = np.exp(sc - lz)
+        w = np.exp(sc - mx)                  # normalised directly: exact for ties
+        lz = mx + np.log(w.sum())            # of huge scores, where log(count) is lost
+        p = w / w.sum()
         logz[b] = lz
         for t in range(l):
             np.add.at(tok[b, t], seqs[:, t], p)

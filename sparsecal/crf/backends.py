@@ -5,8 +5,9 @@
     memory. A sentence whose scaled recursion loses precision is recomputed by
     the log-space recursion in float64, so results are robust.
 ``"log"``
-    Exact forward-backward in log space (:mod:`.logspace`): the reference, about
-    ``C`` times more work per step.
+    Exact forward-backward in log space (:mod:`.logspace`), in float64 whatever
+    the input dtype (results are cast back): the reference, about ``C`` times
+    more work per step.
 ``"torch-struct"``
     ``torch_struct.LinearChainCRF`` (:mod:`.torch_struct_backend`), an external
     reference, ``O(N C^3)``.
@@ -41,7 +42,7 @@ def token_marginals(ch, backend):
         return torch_struct_backend.token_marginals(ch)
     if backend == "log":
         out = torch.zeros((ch.B, ch.N, ch.C), dtype=ch.dtype, device=ch.device)
-        out[:, :ch.n] = logspace.token_marginals(ch)
+        out[:, :ch.n] = logspace.token_marginals(ch, None, torch.float64)
         return out
     out, bad = scaled.token_marginals(ch)
     if bool(bad.any()):
@@ -59,7 +60,7 @@ def pair_marginals(ch, backend):
     if backend == "log":
         out = torch.zeros((ch.B, max(ch.N - 1, 0), ch.C, ch.C), dtype=ch.dtype,
                           device=ch.device)
-        out[:, :n_pairs] = logspace.pair_marginals(ch)
+        out[:, :n_pairs] = logspace.pair_marginals(ch, None, torch.float64)
         return out
     out, bad = scaled.pair_marginals(ch)
     if bool(bad.any()):
@@ -85,7 +86,7 @@ def log_partition(ch, backend):
     """log Z [B]; differentiable for ``"log"``, which gives ``-inf`` for a
     sentence without a path where the others raise."""
     if backend == "log":
-        return logspace.log_partition(ch)
+        return logspace.log_partition(ch, None, torch.float64).to(ch.dtype)
     logz = checked_log_partition(ch)
     return torch_struct_backend.log_partition(ch) if backend == "torch-struct" else logz
 

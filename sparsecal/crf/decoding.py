@@ -2,8 +2,8 @@
 
 Max-product in log space keeping the top ``k`` partial paths per tag and position
 (k-best Viterbi); probabilities are ``exp(score - log Z)``, both taken over the
-shifted potentials (:meth:`.potentials.Chain.shifted`), so that no huge numbers
-are subtracted. The k best sequences
+shifted potentials (:meth:`.potentials.Chain.shifted`) in float64, so that no
+huge numbers are subtracted. The k best sequences
 are the ``argmax(k)`` / top-k MAP predictions of Jagannatha & Yu (2020, Section
 2.4), whose rank is a calibration feature.
 """
@@ -118,11 +118,11 @@ def _kbest(emissions, transitions, lengths, start, end, allowed, mask, k, n_thre
     """(paths [B, k, N], log p [B, k]) of the k best sequences."""
     with torch_threads(n_threads), torch.no_grad():
         ch = prepare(emissions, transitions, lengths, start, end, allowed, mask)
-        ef, T, _, L = ch.shifted()
+        ef, T, _, L = ch.shifted(dtype=torch.float64)
         B, n, C, N = ch.B, ch.n, ch.C, ch.N
         paths = torch.full((B, k, N), -1, dtype=torch.int64, device=ch.device)
-        scores = torch.full((B, k), -math.inf, dtype=ch.dtype, device=ch.device)
-        logz = torch.empty(B, dtype=ch.dtype, device=ch.device)
+        scores = torch.full((B, k), -math.inf, dtype=torch.float64, device=ch.device)
+        logz = torch.empty(B, dtype=torch.float64, device=ch.device)
         for sl in logspace.chunks(B, C * C * k):
             logz[sl] = logspace.forward(ef[sl], T, L[sl])[1]
             p, s = _kbest_chunk(ef[sl], T, L[sl], k)
@@ -130,7 +130,7 @@ def _kbest(emissions, transitions, lengths, start, end, allowed, mask, k, n_thre
             scores[sl] = s
         if not bool(torch.isfinite(logz).all()):
             raise ch.no_path_error(torch.nonzero(~torch.isfinite(logz))[:, 0])
-        return paths, (scores - logz[:, None]).clamp_(max=0.0)
+        return paths, (scores - logz[:, None]).clamp_(max=0.0).to(ch.dtype)
 
 
 def _kbest_chunk(ef, T, L, k):

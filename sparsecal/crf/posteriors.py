@@ -29,7 +29,8 @@ def marginals(emissions, transitions, lengths=None, start=None, end=None, allowe
     backend : {"lean", "log", "torch-struct"}, default "lean"
         "lean" is a scaled forward-backward on matrix products with O(B N C)
         memory, falling back to float64 log space for any sentence whose scaled
-        recursion underflows; "log" the exact log-space recursion; "torch-struct"
+        recursion underflows; "log" the exact log-space recursion (in float64,
+        cast back); "torch-struct"
         ``torch_struct.LinearChainCRF`` (see :mod:`sparsecal.crf.backends`).
     n_threads : int, optional
         Torch threads within the call (None: ``SPARSECAL_NUM_THREADS`` or 1;
@@ -151,8 +152,8 @@ def log_partition(emissions, transitions, lengths=None, start=None, end=None,
     %(potentials)s
     backend : {"log", "lean", "torch-struct"}, default "log"
         "log" is differentiable (autograd through the log-space recursion, to
-        train a CRF: ``loss = log_partition(...) - gold_score``); its autograd
-        graph holds ``O(N B C^2)`` values. "lean", when gradients are enabled
+        train a CRF: ``loss = log_partition(...) - gold_score``; computed in
+        float64 and cast back); its autograd graph holds ``O(N B C^2)`` values. "lean", when gradients are enabled
         and an input requires them, is differentiable too, through the scaled
         recursion on matrix products (much faster at large C; its graph holds
         ``O(N B C)`` values); otherwise it, like "torch-struct", returns
