@@ -175,8 +175,6 @@ def _call(entry, kw):
 @pytest.mark.parametrize("entry", list(ENTRY_POINTS))
 @pytest.mark.parametrize("case_id, edit, exc, fragment", BAD, ids=[b[0] for b in BAD])
 def test_bad_input_matrix(entry, case_id, edit, exc, fragment):
-    if entry == "stream_entries" and case_id == "emissions-object":
-        pytest.skip("gold of a (1, 1, 1) object array: covered by the other entries")
     kw = valid()
     edit(kw)
     snap = _snapshot(kw)
