@@ -55,8 +55,9 @@ def brute(e, T, L, start=None, end=None, allowed=None):
         if end is not None:
             sc = sc + end[seqs[:, -1]]
         mx = sc.max()
-        lz = mx + np.log(np.exp(sc - mx).sum())
-        p = np.exp(sc - lz)
+        w = np.exp(sc - mx)                  # normalised directly: exact for ties
+        lz = mx + np.log(w.sum())            # of huge scores, where log(count) is lost
+        p = w / w.sum()
         logz[b] = lz
         for t in range(l):
             np.add.at(tok[b, t], seqs[:, t], p)
@@ -674,9 +675,17 @@ def test_public_api_documented():
 def test_one_thread_variable_for_kernels_and_crf(monkeypatch):
     """One vocabulary (issue 10): ``SPARSECAL_NUM_THREADS`` sets the CRF's torch
     threads as it sets the kernels'; unset, the CRF uses one thread."""
+    import warnings
+
+    from sparsecal.core import threads
     from sparsecal.core.threads import get_n_threads
-    from sparsecal.crf._torch import resolve_threads
+    from sparsecal.crf import _torch
+    monkeypatch.setattr(threads, "_usable_cpus", lambda: 2)
     monkeypatch.setenv("SPARSECAL_NUM_THREADS", "2")
-    assert resolve_threads(None) == 2 == get_n_threads(None, 10**9)
+    assert _torch.resolve_threads(None) == 2 == get_n_threads(None, 10**9)
     monkeypatch.delenv("SPARSECAL_NUM_THREADS")
-    assert resolve_threads(None) == 1 and resolve_threads(3) == 3
+    assert _torch.resolve_threads(None) == 1 and _torch.resolve_threads(3) == 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        # clamped to the same cap as the kernels' (torch crashes on 10**9)
+        assert _torch.resolve_threads(10**9) == threads.max_threads() == 8

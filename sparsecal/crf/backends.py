@@ -5,8 +5,9 @@
     memory. A sentence whose scaled recursion loses precision is recomputed by
     the log-space recursion in float64, so results are robust.
 ``"log"``
-    Exact forward-backward in log space (:mod:`.logspace`): the reference, about
-    ``C`` times more work per step.
+    Exact forward-backward in log space (:mod:`.logspace`), in float64 whatever
+    the input dtype (results are cast back): the reference, about ``C`` times
+    more work per step.
 ``"torch-struct"``
     ``torch_struct.LinearChainCRF`` (:mod:`.torch_struct_backend`), an external
     reference, ``O(N C^3)``.
@@ -18,7 +19,8 @@ from . import logspace, scaled, torch_struct_backend
 from ._torch import torch
 
 __all__ = ["BACKENDS", "check_backend", "token_marginals", "pair_marginals",
-           "log_partition", "checked_log_partition", "log_alpha_beta"]
+           "log_partition", "checked_log_partition", "differentiable_log_partition",
+           "log_alpha_beta"]
 
 BACKENDS = ("lean", "log", "torch-struct")
 
@@ -40,7 +42,7 @@ def token_marginals(ch, backend):
         return torch_struct_backend.token_marginals(ch)
     if backend == "log":
         out = torch.zeros((ch.B, ch.N, ch.C), dtype=ch.dtype, device=ch.device)
-        out[:, :ch.n] = logspace.token_marginals(ch)
+        out[:, :ch.n] = logspace.token_marginals(ch, None, torch.float64)
         return out
     out, bad = scaled.token_marginals(ch)
     if bool(bad.any()):
@@ -58,7 +60,7 @@ def pair_marginals(ch, backend):
     if backend == "log":
         out = torch.zeros((ch.B, max(ch.N - 1, 0), ch.C, ch.C), dtype=ch.dtype,
                           device=ch.device)
-        out[:, :n_pairs] = logspace.pair_marginals(ch)
+        out[:, :n_pairs] = logspace.pair_marginals(ch, None, torch.float64)
         return out
     out, bad = scaled.pair_marginals(ch)
     if bool(bad.any()):
@@ -84,18 +86,32 @@ def log_partition(ch, backend):
     """log Z [B]; differentiable for ``"log"``, which gives ``-inf`` for a
     sentence without a path where the others raise."""
     if backend == "log":
-        return logspace.log_partition(ch)
+        return logspace.log_partition(ch, None, torch.float64).to(ch.dtype)
     logz = checked_log_partition(ch)
     return torch_struct_backend.log_partition(ch) if backend == "torch-struct" else logz
 
 
+def differentiable_log_partition(ch):
+    """log Z [B] by the lean backend with autograd (the scaled recursion; the
+    whole batch in float64 log space if a sentence lost precision there);
+    raises for a sentence without a path."""
+    logz, bad = scaled.differentiable_log_partition(ch)
+    if not bool(bad.any()):
+        return logz
+    logz = logspace.log_partition(ch, None, torch.float64)
+    if not bool(torch.isfinite(logz).all()):
+        raise ch.no_path_error(torch.nonzero(~torch.isfinite(logz))[:, 0])
+    return logz.to(ch.dtype)
+
+
 def log_alpha_beta(ch, backend):
-    """(log alpha [B, n, C], log beta [B, n, C], log Z [B]) by ``"lean"`` or
-    ``"log"``; log Z is ``-inf`` for a sentence without a path."""
+    """Relative (log alpha [B, n, C], log beta [B, n, C]) by ``"lean"`` or
+    ``"log"``: ``log alpha_t + log beta_t`` is ``log p(y_t | x)`` up to a
+    constant per position. Raises for a sentence without a path."""
     if backend == "log":
-        return logspace.log_fb(ch)[:3]
-    la, lb, lz, bad = scaled.log_alpha_beta(ch)
+        return logspace.log_fb_with_paths(ch)[:2]
+    la, lb, bad = scaled.log_alpha_beta(ch)
     if bool(bad.any()):
         rows = torch.nonzero(bad)[:, 0]
-        la[rows], lb[rows], lz[rows] = logspace.log_fb(ch, rows)[:3]
-    return la, lb, lz
+        la[rows], lb[rows] = logspace.log_fb_with_paths(ch, rows)[:2]
+    return la, lb

@@ -1,15 +1,17 @@
 """Decoding: the best (Viterbi) and the k best tag sequences, exactly.
 
 Max-product in log space keeping the top ``k`` partial paths per tag and position
-(k-best Viterbi); probabilities are ``exp(score - log Z)``. The k best sequences
+(k-best Viterbi); probabilities are ``exp(score - log Z)``, both taken over the
+shifted potentials (:meth:`.potentials.Chain.shifted`) in float64, so that no
+huge numbers are subtracted. The k best sequences
 are the ``argmax(k)`` / top-k MAP predictions of Jagannatha & Yu (2020, Section
 2.4), whose rank is a calibration feature.
 """
 import math
 
+from ..core.validation import check_positive_int
 from . import logspace
 from ._torch import torch, torch_threads
-from .backends import checked_log_partition
 from .potentials import prepare, with_potentials_doc
 
 __all__ = ["viterbi", "kbest"]
@@ -25,7 +27,8 @@ def viterbi(emissions, transitions, lengths=None, start=None, end=None, allowed=
     %(potentials)s
     n_threads : int, optional
         Torch threads within the call (None: ``SPARSECAL_NUM_THREADS`` or 1;
-        0: leave torch's setting), restored afterwards.
+        0: leave torch's setting; more than the CPUs available: clamped to
+        them), restored afterwards.
 
     Returns
     -------
@@ -87,7 +90,7 @@ def kbest(emissions, transitions, k, lengths=None, start=None, end=None, allowed
     Raises
     ------
     TypeError, ValueError
-        As in :func:`viterbi`, or ``k < 1``.
+        As in :func:`viterbi`, or ``k`` not an integer >= 1.
 
     References
     ----------
@@ -105,9 +108,7 @@ def kbest(emissions, transitions, k, lengths=None, start=None, end=None, allowed
     >>> probs
     tensor([[0.7870, 0.1065, 0.1065, 0.0000]], dtype=torch.float64)
     """
-    k = int(k)
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
+    k = check_positive_int(k, "k")
     paths, logp = _kbest(emissions, transitions, lengths, start, end, allowed, mask, k,
                          n_threads)
     return paths, torch.exp(logp)
@@ -117,16 +118,19 @@ def _kbest(emissions, transitions, lengths, start, end, allowed, mask, k, n_thre
     """(paths [B, k, N], log p [B, k]) of the k best sequences."""
     with torch_threads(n_threads), torch.no_grad():
         ch = prepare(emissions, transitions, lengths, start, end, allowed, mask)
-        logz = checked_log_partition(ch)
-        ef, L = ch.folded()
+        ef, T, _, L = ch.shifted(dtype=torch.float64)
         B, n, C, N = ch.B, ch.n, ch.C, ch.N
         paths = torch.full((B, k, N), -1, dtype=torch.int64, device=ch.device)
-        scores = torch.full((B, k), -math.inf, dtype=ch.dtype, device=ch.device)
+        scores = torch.full((B, k), -math.inf, dtype=torch.float64, device=ch.device)
+        logz = torch.empty(B, dtype=torch.float64, device=ch.device)
         for sl in logspace.chunks(B, C * C * k):
-            p, s = _kbest_chunk(ef[sl], ch.T, L[sl], k)
+            logz[sl] = logspace.forward(ef[sl], T, L[sl])[1]
+            p, s = _kbest_chunk(ef[sl], T, L[sl], k)
             paths[sl, :, :n] = p
             scores[sl] = s
-        return paths, scores - logz[:, None]
+        if not bool(torch.isfinite(logz).all()):
+            raise ch.no_path_error(torch.nonzero(~torch.isfinite(logz))[:, 0])
+        return paths, (scores - logz[:, None]).clamp_(max=0.0).to(ch.dtype)
 
 
 def _kbest_chunk(ef, T, L, k):

@@ -6,9 +6,10 @@ Section 4.2), span marginals and their length-normalised geometric mean
 (Jagannatha & Yu 2020, Appendix A.3, eqs. 5-6), and ``log Z`` (to train a CRF).
 """
 import contextlib
+import math
 import warnings
 
-from . import backends, scaled
+from . import backends, logspace
 from ._torch import to_tensor, torch, torch_threads
 from .potentials import prepare, with_potentials_doc
 
@@ -28,11 +29,13 @@ def marginals(emissions, transitions, lengths=None, start=None, end=None, allowe
     backend : {"lean", "log", "torch-struct"}, default "lean"
         "lean" is a scaled forward-backward on matrix products with O(B N C)
         memory, falling back to float64 log space for any sentence whose scaled
-        recursion underflows; "log" the exact log-space recursion; "torch-struct"
+        recursion underflows; "log" the exact log-space recursion (in float64,
+        cast back); "torch-struct"
         ``torch_struct.LinearChainCRF`` (see :mod:`sparsecal.crf.backends`).
     n_threads : int, optional
         Torch threads within the call (None: ``SPARSECAL_NUM_THREADS`` or 1;
-        0: leave torch's setting), restored afterwards.
+        0: leave torch's setting; more than the CPUs available: clamped to
+        them), restored afterwards.
 
     Returns
     -------
@@ -48,7 +51,8 @@ def marginals(emissions, transitions, lengths=None, start=None, end=None, allowe
     ValueError
         On shape mismatches, lengths outside ``1..N``, a mask that is not a run of
         leading Trues or disagrees with ``lengths``, NaN or +inf potentials, an
-        unknown backend, or a sentence whose every tag sequence is impossible.
+        unknown backend, a sentence whose every tag sequence is impossible, or
+        ``n_threads`` (or ``SPARSECAL_NUM_THREADS``) not an integer >= 0.
 
     References
     ----------
@@ -148,8 +152,8 @@ def log_partition(emissions, transitions, lengths=None, start=None, end=None,
     %(potentials)s
     backend : {"log", "lean", "torch-struct"}, default "log"
         "log" is differentiable (autograd through the log-space recursion, to
-        train a CRF: ``loss = log_partition(...) - gold_score``); its autograd
-        graph holds ``O(N B C^2)`` values. "lean", when gradients are enabled
+        train a CRF: ``loss = log_partition(...) - gold_score``; computed in
+        float64 and cast back); its autograd graph holds ``O(N B C^2)`` values. "lean", when gradients are enabled
         and an input requires them, is differentiable too, through the scaled
         recursion on matrix products (much faster at large C; its graph holds
         ``O(N B C)`` values); otherwise it, like "torch-struct", returns
@@ -195,7 +199,7 @@ def log_partition(emissions, transitions, lengths=None, start=None, end=None,
     with torch_threads(n_threads), no_grad:
         ch = prepare(emissions, transitions, lengths, start, end, allowed, mask)
         if lean_grad:
-            return scaled.differentiable_log_partition(ch)
+            return backends.differentiable_log_partition(ch)
         return backends.log_partition(ch, backend)
 
 
@@ -302,16 +306,30 @@ def span_marginals(emissions, transitions, batch_index, span_start, tags, length
             return torch.zeros(0, dtype=ch.dtype, device=ch.device)
         rows, inv = torch.unique(bi, return_inverse=True)
         sub = ch.subchain(rows, torch.float64)
-        la, lb, lz = backends.log_alpha_beta(sub, backend)
-        if not bool(torch.isfinite(lz).all()):
-            raise ch.no_path_error(rows[~torch.isfinite(lz)])
-        ef, _ = sub.folded()
-        pos = ss[:, None] + torch.arange(l, device=ch.device)[None]      # [K, l]
-        logp = la[inv, ss, tg[:, 0]] + lb[inv, pos[:, -1], tg[:, -1]] - lz[inv]
-        if l > 1:
-            logp = logp + (sub.T[tg[:, :-1], tg[:, 1:]]
-                           + ef[inv[:, None], pos[:, 1:], tg[:, 1:]]).sum(1)
+        la, lb = backends.log_alpha_beta(sub, backend)
+        ef, T, _, _ = sub.shifted()
+        logp = torch.empty(K, dtype=torch.float64, device=ch.device)
+        for sl in logspace.chunks(K, l * ch.C):
+            logp[sl] = _span_log_prob(la, lb, ef, T, inv[sl], ss[sl], tg[sl])
         if normalize:
             logp = logp / l
         p = torch.exp(logp).clamp_(max=1.0).to(ch.dtype)
         return p[0] if scalar else p
+
+
+def _span_log_prob(la, lb, ef, T, inv, ss, tg):
+    """log p of spans [K] by the chain rule of the posterior (a Markov chain):
+    ``p(y_s = t_0) prod_i p(y_{s+i} = t_i | y_{s+i-1} = t_{i-1})``, each factor
+    a log-softmax over the tags of relative quantities (``la``, ``lb`` relative
+    log alphas and betas, ``ef``, ``T`` the shifted potentials), so that no huge
+    numbers are subtracted. A factor after a tag of probability 0 can be NaN
+    (no allowed successor): it becomes ``-inf``, like the span's probability."""
+    first = torch.log_softmax(la[inv, ss] + lb[inv, ss], -1)             # [K, C]
+    logp = first.gather(1, tg[:, :1])[:, 0]
+    l = tg.shape[1]
+    if l > 1:
+        pos = ss[:, None] + torch.arange(1, l, device=ss.device)[None]    # [K, l-1]
+        v = T[tg[:, :-1]] + ef[inv[:, None], pos] + lb[inv[:, None], pos]  # [K, l-1, C]
+        cond = torch.log_softmax(v, -1).gather(2, tg[:, 1:, None])[..., 0]
+        logp = logp + torch.where(torch.isnan(cond), -math.inf, cond).sum(1)
+    return logp

@@ -9,9 +9,20 @@ All potentials are log-space scores. For a sentence of length ``L`` with tags
 
 ``transitions[a, b]`` scores tag ``a`` at ``t`` followed by tag ``b`` at ``t+1``;
 ``allowed[a, b] = False`` forbids that transition (it becomes ``-inf``, e.g. BIO
-constraints). ``-inf`` anywhere means "impossible"; NaN and ``+inf`` are errors.
-Batches are padded: ``emissions [B, N, C]`` with ``lengths [B]`` (each in
-``1..N``) or a ``mask [B, N]`` of leading Trues; padding values are never read.
+constraints). ``-inf`` anywhere means "impossible"; NaN and ``+inf`` are errors,
+and so are finite potentials so large that a path score (a sum of up to ``2N+1``
+of them) could overflow: ``|x| > finfo(dtype).max / (4 (N + 1))`` (about
+``8e35 / N`` in float32). Every potential is float32 or float64 (integer and
+half-precision dtypes are refused); transitions, start and end are cast to the
+emissions' dtype and device. Batches are padded: ``emissions [B, N, C]`` with
+``lengths [B]`` (each in ``1..N``) or a ``mask [B, N]`` of leading Trues (an
+empty sentence is refused); padding values are never read.
+
+Recursions read the potentials *shifted* (:meth:`Chain.shifted`): each
+position's emissions minus their largest value and the transitions minus their
+largest finite value. The shifts cancel in every probability and are added back
+to ``log Z`` only, so probabilities never come from differences of huge
+numbers (no ``exp`` overflow, no ``inf - inf``, whatever the potentials' size).
 """
 import math
 
@@ -22,13 +33,15 @@ __all__ = ["Chain", "prepare", "with_potentials_doc"]
 FLOAT_DTYPES = (torch.float32, torch.float64)
 
 POTENTIALS_DOC = """    emissions : Tensor or ndarray, float32 or float64, shape (B, N, C)
-        Log-space emission scores per token and tag.
-    transitions : Tensor or ndarray, shape (C, C)
-        ``transitions[a, b]`` scores tag ``a`` at ``t`` followed by ``b`` at ``t+1``.
+        Log-space emission scores per token and tag (finite or ``-inf``; see
+        :mod:`sparsecal.crf.potentials` for the bound on their magnitude).
+    transitions : Tensor or ndarray, float32 or float64, shape (C, C)
+        ``transitions[a, b]`` scores tag ``a`` at ``t`` followed by ``b`` at ``t+1``
+        (cast to the dtype of ``emissions``).
     lengths : int array, shape (B,), optional
         Sentence lengths in ``1..N`` (default: all ``N``). ``max(lengths)`` may be
         below ``N``; positions past a sentence's length are padding.
-    start, end : shape (C,), optional
+    start, end : float32 or float64, shape (C,), optional
         Log-space scores of the first / last tag of each sentence.
     allowed : bool array, shape (C, C), optional
         ``False`` forbids the transition ``a -> b`` (its score becomes ``-inf``).
@@ -81,6 +94,36 @@ class Chain:
         real = (pos[None] < L[:, None])[..., None]
         return torch.where(real, e, torch.zeros((), dtype=e.dtype, device=e.device)), L
 
+    def shifted(self, rows=None, dtype=None):
+        """:meth:`folded` emissions and the transitions, shifted so that the
+        recursions never subtract huge numbers.
+
+        Returns
+        -------
+        ef : Tensor [b, n, C]
+            Folded emissions minus, per real position, their largest value
+            (where it is finite; padding stays 0).
+        T : Tensor [C, C]
+            Transitions minus their largest finite value (0 if none).
+        offset : Tensor [b]
+            What the shifts took from every path's score, ``sum_t r_t + (L-1) m``:
+            ``log Z = log Z(ef, T) + offset``.
+        L : Tensor [b]
+            Lengths.
+
+        The shifts are detached: they cancel in every probability, and ``log Z``
+        is the same function of the potentials whatever the shifts, so its
+        gradient is exact.
+        """
+        ef, L = self.folded(rows, dtype)
+        r = ef.detach().amax(-1, keepdim=True)
+        r = torch.where(torch.isfinite(r), r, torch.zeros((), dtype=r.dtype, device=r.device))
+        T = self.T.to(ef.dtype)
+        fin = torch.isfinite(T)
+        m = T.detach()[fin].max() if bool(fin.any()) else T.new_zeros(())
+        offset = r[..., 0].sum(1) + (L - 1).to(ef.dtype) * m
+        return ef - r, T - m, offset, L
+
     def subchain(self, rows, dtype):
         """The sentences ``rows`` as a chain of their own, trimmed to their
         longest, in ``dtype``."""
@@ -99,32 +142,44 @@ class Chain:
                           "potentials or disallowed transitions)")
 
 
+def _check_float(t, name):
+    """TypeError unless ``t`` is float32 or float64."""
+    if t.dtype not in FLOAT_DTYPES:
+        raise TypeError(f"{name} must be float32 or float64, got dtype {t.dtype}")
+
+
 def _float_like(x, name, ref, shape):
     t = to_tensor(x, name)
-    if not (t.is_floating_point() or t.dtype in (torch.int32, torch.int64)):
-        raise TypeError(f"{name} must hold real numbers, got dtype {t.dtype}")
+    _check_float(t, name)
     if tuple(t.shape) != tuple(shape):
         raise ValueError(f"{name} has shape {tuple(t.shape)}, expected {tuple(shape)}")
     return t.to(device=ref.device, dtype=ref.dtype)
 
 
-def _raise_on_nan(t, name, lengths=None):
-    """NaN and +inf are errors; -inf means 'impossible'. With ``lengths``, ``t``
-    is [B, n, C] and only real tokens are checked."""
+def _check_values(t, name, bound, lengths=None):
+    """NaN, +inf and finite values beyond ``bound`` in magnitude are errors;
+    -inf means 'impossible'. With ``lengths``, ``t`` is [B, n, C] and only real
+    tokens are checked. One pass over ``t`` when nothing is wrong."""
     if t.numel() == 0:
         return
-    top = t.max()
-    if torch.isnan(top) or top == math.inf:
-        bad = torch.isnan(t) | (t == math.inf)
-        if lengths is not None:
-            bad &= (torch.arange(t.shape[1], device=t.device)[None]
-                    < lengths[:, None])[..., None]
-            if not bad.any():
-                return
-        idx = tuple(int(i) for i in torch.nonzero(bad)[0])
-        what = "NaN" if torch.isnan(t[idx]) else "+inf"
-        raise ValueError(f"{name}{list(idx)} is {what}: potentials must be log-scores "
-                         "(finite, or -inf for impossible)")
+    lo, hi = torch.aminmax(t)
+    if not (torch.isnan(hi) or hi > bound or lo < -bound):
+        return
+    finite = torch.isfinite(t)
+    bad = torch.isnan(t) | (t == math.inf) | (finite & (t.abs() > bound))
+    if lengths is not None:
+        bad &= (torch.arange(t.shape[1], device=t.device)[None]
+                < lengths[:, None])[..., None]
+    if not bad.any():
+        return
+    idx = tuple(int(i) for i in torch.nonzero(bad)[0])
+    v = float(t[idx])
+    if math.isnan(v) or v == math.inf:
+        raise ValueError(f"{name}{list(idx)} is {'NaN' if math.isnan(v) else '+inf'}: "
+                         "potentials must be log-scores (finite, or -inf for impossible)")
+    raise ValueError(f"{name}{list(idx)} = {v:.6g} is too large in magnitude: finite "
+                     f"potentials must lie within +-{bound:.3g} (finfo({t.dtype}).max / "
+                     "(4 (N + 1))) so that no path score overflows")
 
 
 def _lengths_of_mask(mask, B, N, device):
@@ -142,6 +197,10 @@ def _lengths_of_mask(mask, B, N, device):
         b = int(torch.nonzero((mask != leading).any(1))[0])
         raise ValueError(f"mask row {b} is not a run of leading Trues: give lengths "
                          "for padded sentences")
+    if bool((Lm == 0).any()):
+        b = int(torch.nonzero(Lm == 0)[0])
+        raise ValueError(f"mask row {b} is all False: every sentence needs at least 1 "
+                         "token (leave empty sentences out of the batch)")
     return Lm
 
 
@@ -156,8 +215,7 @@ def prepare(emissions, transitions, lengths=None, start=None, end=None, allowed=
         and ``+inf`` are looked for in real tokens only (padding is never read).
     """
     e = to_tensor(emissions, "emissions")
-    if e.dtype not in FLOAT_DTYPES:
-        raise TypeError(f"emissions must be float32 or float64, got dtype {e.dtype}")
+    _check_float(e, "emissions")
     if e.dim() != 3:
         raise ValueError(f"emissions must be 3-dimensional [B, N, C], got shape "
                          f"{tuple(e.shape)}")
@@ -173,13 +231,14 @@ def prepare(emissions, transitions, lengths=None, start=None, end=None, allowed=
             raise ValueError(f"allowed has shape {tuple(allowed.shape)}, expected "
                              f"({C}, {C})")
         T = T.masked_fill(~allowed.to(e.device), -math.inf)
-    _raise_on_nan(T, "transitions")
+    bound = torch.finfo(e.dtype).max / (4 * (N + 1))
+    _check_values(T, "transitions", bound)
     if start is not None:
         start = _float_like(start, "start", e, (C,))
-        _raise_on_nan(start, "start")
+        _check_values(start, "start", bound)
     if end is not None:
         end = _float_like(end, "end", e, (C,))
-        _raise_on_nan(end, "end")
+        _check_values(end, "end", bound)
 
     Lm = None if mask is None else _lengths_of_mask(mask, B, N, e.device)
     if lengths is not None:
@@ -199,10 +258,10 @@ def prepare(emissions, transitions, lengths=None, start=None, end=None, allowed=
     if lo < 1:
         b = int(torch.nonzero(L < 1)[0])
         raise ValueError(f"lengths[{b}] = {int(L[b])}: every sentence needs at least 1 "
-                         "token")
+                         "token (leave empty sentences out of the batch)")
     if n > N:
         b = int(torch.nonzero(L > N)[0])
         raise ValueError(f"lengths[{b}] = {int(L[b])} exceeds the padded length N={N} "
                          "of emissions")
-    _raise_on_nan(e[:, :n], "emissions", L)
+    _check_values(e[:, :n], "emissions", bound, L)
     return Chain(e, T, start, end, L, n)

@@ -111,9 +111,15 @@ def _forward(ch):
         torch.sum(a, 1, keepdim=True, out=zt)
         a.div_(zt)
 
-    tiny, eps = torch.finfo(dt).tiny, torch.finfo(dt).eps
-    f.floor = min(C * C * tiny / eps, 1e-3)
+    f.floor = _floor(dt, C)
     return f
+
+
+def _floor(dtype, C):
+    """The smallest normaliser trusted: below it, terms lost to underflow (each
+    under ``tiny``, at most ``C^2`` of them) could exceed ``eps`` of the sum."""
+    finfo = torch.finfo(dtype)
+    return min(C * C * finfo.tiny / finfo.eps, 1e-3)
 
 
 def _backward(f):
@@ -206,37 +212,26 @@ def pair_marginals(ch):
 
 
 def log_alpha_beta(ch):
-    """Absolute log alphas and log betas by the scaled recursion (for spans).
+    """Relative log alphas and log betas by the scaled recursion (for spans).
 
     Returns
     -------
     log_alpha, log_beta : Tensor [B, n, C]
-        Valid on real tokens.
-    log_z : Tensor [B]
+        Logs of the normalised alphas and betas: ``log alpha_t + log beta_t``
+        is ``log p(y_t | x)`` up to a constant per position (valid on real
+        tokens).
     bad : bool Tensor [B]
         Sentences that lost precision (to recompute in log space).
     """
     f = _forward(ch)
-    B, C, n, dev = ch.B, ch.C, ch.n, ch.device
-    Bst = torch.ones((n, B, C), dtype=ch.dtype, device=dev)    # normalised betas
+    B, C, n = ch.B, ch.C, ch.n
+    Bst = torch.ones((n, B, C), dtype=ch.dtype, device=ch.device)    # normalised betas
     for t, k0, _, _, beta in _backward(f):
         Bst[t, :k0] = beta[:k0]
     bad = f.lost_precision(f.zf) | f.lost_precision(f.zb)
-    real_s = torch.arange(n, device=dev)[:, None] < f.Ls[None, :]     # [n, B] sorted
-    rr = torch.where(real_s, f.r[..., 0], 0.0)                       # [n, B]
-    stepA = torch.log(f.zf[..., 0]) + rr
-    stepA[1:] += f.m
-    cumA = torch.cumsum(stepA * real_s, 0)                           # [n, B]
-    # Bc_t = Bc_{t+1} + log zb_t + r_{t+1} + m for t < L-1, else 0
-    stepB = torch.zeros((n, B), dtype=ch.dtype, device=dev)
-    if n > 1:
-        valid = torch.arange(n - 1, device=dev)[:, None] < (f.Ls - 1)[None, :]
-        stepB[:-1] = torch.where(valid, torch.log(f.zb[:-1, :, 0]) + rr[1:] + f.m, 0.0)
-    cumB = torch.flip(torch.cumsum(torch.flip(stepB, [0]), 0), [0])
-    la = (torch.log(f.A) + cumA[..., None]).transpose(0, 1)
-    lb = (torch.log(Bst) + cumB[..., None]).transpose(0, 1)
-    logz = cumA[(f.Ls - 1), torch.arange(B, device=dev)]
-    return f.unsort(la), f.unsort(lb), f.unsort(logz), f.unsort(bad)
+    la = torch.log(f.A).transpose(0, 1)
+    lb = torch.log(Bst).transpose(0, 1)
+    return f.unsort(la), f.unsort(lb), f.unsort(bad)
 
 
 def log_partition(ch):
@@ -258,9 +253,17 @@ def log_partition(ch):
 
 
 def differentiable_log_partition(ch):
-    """log Z [B] by the scaled forward recursion, out of place so that autograd
+    """log Z by the scaled forward recursion, out of place so that autograd
     flows through it: per step one [b, C] @ [C, C] product instead of the log
-    space's [b, C, C] logsumexp. For training; sentences must have a path."""
+    space's [b, C, C] logsumexp. For training.
+
+    Returns
+    -------
+    log_z : Tensor [B]
+    bad : bool Tensor [B]
+        Sentences that lost precision (or have no path): to recompute in log
+        space.
+    """
     ef, L = ch.folded()
     T = ch.T
     r = ef.amax(-1, keepdim=True).detach()
@@ -270,13 +273,16 @@ def differentiable_log_partition(ch):
     M = torch.exp(T - m)
     a = E[:, 0]
     z = a.sum(-1)
+    floor = _floor(ef.dtype, ch.C)
+    bad = ~(z.detach() >= floor)
     logz = torch.log(z) + r[:, 0, 0]
     a = a / z[:, None]
     for t in range(1, ef.shape[1]):
         new = (a @ M) * E[:, t]
         zt = new.sum(-1)
         active = L > t
+        bad = bad | (active & ~(zt.detach() >= floor))
         a = torch.where(active[:, None], new / zt[:, None], a)
         logz = logz + torch.where(active, torch.log(zt) + r[:, t, 0] + m,
                                   torch.zeros_like(zt))
-    return logz
+    return logz, bad | ~torch.isfinite(logz.detach())
