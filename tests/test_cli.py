@@ -93,7 +93,8 @@ def umask():
 
 
 def tmp_leftovers(directory):
-    return sorted(p.name for p in Path(directory).iterdir() if p.name.startswith(".tmp-"))
+    """Temporaries of atomic output (``.<target>.tmp-<pid>-<token>``)."""
+    return sorted(p.name for p in Path(directory).iterdir() if ".tmp-" in p.name)
 
 
 # --------------------------------------------------------------- evaluate -- #
@@ -352,15 +353,15 @@ def test_apply_into_a_missing_directory(data, capsys, tmp_path, calibrator):
 def _chunked(monkeypatch, after_first_chunk):
     """Make apply calibrate 100 rows at a time and call ``after_first_chunk``
     once the first chunk has been written."""
-    original = GroupedCalibrator.transform_dense
+    original = GroupedCalibrator.transform_file
 
-    def transform_dense(self, scores, out=None, *, chunk_rows=None, progress=None):
+    def transform_file(self, scores_path, out_path, *, chunk_rows=None, progress=None):
         def hook(done, total):
             if done == 100:
                 after_first_chunk()
-        return original(self, scores, out, chunk_rows=100, progress=hook)
+        return original(self, scores_path, out_path, chunk_rows=100, progress=hook)
 
-    monkeypatch.setattr(GroupedCalibrator, "transform_dense", transform_dense)
+    monkeypatch.setattr(GroupedCalibrator, "transform_file", transform_file)
 
 
 @pytest.mark.parametrize("exc, message, code", [
@@ -415,16 +416,15 @@ _SLOW_APPLY = textwrap.dedent("""
     from sparsecal.calibration.grouped import GroupedCalibrator
     from sparsecal.cli.main import main
 
-    original = GroupedCalibrator.transform_dense
+    original = GroupedCalibrator.transform_file
 
-    def transform_dense(self, scores, out=None, *, chunk_rows=None, progress=None):
+    def transform_file(self, scores_path, out_path, *, chunk_rows=None, progress=None):
         def hook(done, total):
-            out.flush()
             print("chunk", done, flush=True)
             time.sleep(120)   # the test kills us here, after the first chunk
-        return original(self, scores, out, chunk_rows=100, progress=hook)
+        return original(self, scores_path, out_path, chunk_rows=100, progress=hook)
 
-    GroupedCalibrator.transform_dense = transform_dense
+    GroupedCalibrator.transform_file = transform_file
     sys.exit(main(sys.argv[1:]))
 """)
 
@@ -455,10 +455,14 @@ def test_apply_killed_midway_leaves_no_output(data, tmp_path, calibrator):
     assert proc.returncode == -signal.SIGKILL
     assert not out_npy.exists()
     # SIGKILL gives no chance to clean up, so the partial temporary file is left
-    # behind (named .tmp-*.npy beside the target); the target itself never
-    # appears half-written. A normal exception does remove it (tests above).
+    # behind (.calibrated.npy.tmp-<pid>-*.npy beside the target); the target
+    # itself never appears half-written. The next write to the same target
+    # removes it (its writer is gone); a normal exception removes it at once.
     leftovers = tmp_leftovers(out_dir)
-    assert len(leftovers) == 1 and leftovers[0].endswith(".npy")
+    assert len(leftovers) == 1 and leftovers[0].startswith(".calibrated.npy.tmp-")
+    assert main(["apply", str(calibrator), "--scores", str(tmp_path / "big.npy"), "-o",
+                 str(out_npy), "-q"]) == 0
+    assert tmp_leftovers(out_dir) == [] and np.load(out_npy).shape == big.shape
 
 
 # ---------------------------------------------------------------- compare -- #

@@ -283,7 +283,8 @@ def test_atomic_path_failure_keeps_the_target(tmp_path):
     path.write_bytes(b"old")
     with pytest.raises(KeyboardInterrupt):
         with atomic_path(path, suffix=".npy") as tmp:
-            assert Path(tmp).parent == tmp_path and Path(tmp).name.startswith(".tmp-")
+            assert Path(tmp).parent == tmp_path
+            assert Path(tmp).name.startswith(f".out.npy.tmp-{os.getpid()}-")
             assert tmp.endswith(".npy")
             Path(tmp).write_bytes(b"new, half written")
             raise KeyboardInterrupt

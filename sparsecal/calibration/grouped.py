@@ -7,6 +7,7 @@ back to a coarser grouping (e.g. the tag's TFG group) where a tag has too few de
 entries. K-fold cross-fitting (lecture notes ``004``, "K-fold") gives calibrated
 dev scores for an honest evaluation of a recalibration set-up.
 """
+import os
 import re
 import warnings
 
@@ -16,6 +17,7 @@ from ..core.entries import Entries, check_entries, threshold as threshold_entrie
 from ..core.groups import TagGroups, partition_by_group
 from ..core.validation import check_positive_int, check_unit_interval
 from ..io.atomic import atomic_path
+from ..io.npyfile import open_npy
 from ..io.calibrators import (StateFields, check_bool, check_count, check_fields,
                               check_index_array, describe, load_state, save_state)
 from .base import BaseCalibrator, Estimator, clone
@@ -215,6 +217,14 @@ class GroupedCalibrator(Estimator):
             out = np.empty(scores.shape, dtype=scores.dtype)
         elif out.shape != scores.shape or out.dtype != scores.dtype:
             raise ValueError(f"out must have shape {scores.shape} and dtype {scores.dtype}")
+        for r0, result in self._calibrated_chunks(scores, chunk_rows):
+            out[r0:r0 + result.shape[0]] = result
+            if progress is not None:
+                progress(r0 + result.shape[0], scores.shape[0])
+        return out
+
+    def _calibrated_chunks(self, scores, chunk_rows):
+        """Yield ``(first row, calibrated rows)`` over row chunks of ``scores``."""
         n_tags = scores.shape[1]
         if chunk_rows is None:
             chunk_rows = max(1, (32 << 20) // (n_tags * scores.dtype.itemsize))
@@ -232,22 +242,70 @@ class GroupedCalibrator(Estimator):
             if self.renormalize:
                 sums = result.sum(axis=1, keepdims=True)
                 np.divide(result, sums, out=result, where=sums > 0)
-            out[r0:r0 + rows] = result
-            if progress is not None:
-                progress(r0 + rows, scores.shape[0])
-        return out
+            yield r0, result
 
     def transform_file(self, scores_path, out_path, *, chunk_rows=None, progress=None):
-        """Calibrate a ``.npy`` score matrix into a new ``.npy`` file, streaming
-        both (memory maps); written atomically (temporary file + rename), so a
-        failure leaves no partial output."""
-        scores = np.load(scores_path, mmap_mode="r")
+        """Calibrate a ``.npy`` score matrix into a new ``.npy`` file, streaming.
+
+        The scores are read through a memory map and the output is written chunk
+        by chunk with ordinary writes (never through a writable memory map, which
+        turns a full disk into SIGBUS), to a temporary file that replaces
+        ``out_path`` only when complete (:func:`~sparsecal.io.atomic.atomic_path`).
+
+        Parameters
+        ----------
+        scores_path : str or os.PathLike
+            A ``.npy`` matrix ``[n_tokens, n_tags]`` (float32 or float64, any
+            byte order).
+        out_path : str or os.PathLike
+            The output ``.npy`` (same shape and dtype).
+        chunk_rows : int, optional
+            Rows per chunk (default: about 32 MiB of scores).
+        progress : callable, optional
+            Called as ``progress(rows_done, n_tokens)`` after each chunk.
+
+        Returns
+        -------
+        str or os.PathLike
+            ``out_path``.
+
+        Raises
+        ------
+        ValueError
+            For a scores file that is not a float matrix of this model's tags.
+        OSError
+            A failure to write (a full disk, a file-size limit), naming
+            ``out_path``; no output or temporary file is left then.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import sparsecal as sc
+        >>> from sparsecal.datasets import make_tagger_outputs
+        >>> data = make_tagger_outputs(300, n_tags=20, split_seed=1)
+        >>> model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), sc.TagGroups.scw(20))
+        >>> model = model.fit(sc.threshold(data.scores, data.gold))
+        >>> np.save("scores.npy", data.scores)
+        >>> _ = model.transform_file("scores.npy", "calibrated.npy", chunk_rows=64)
+        >>> np.array_equal(np.load("calibrated.npy"), model.transform_dense(data.scores))
+        True
+        """
+        self._check_fitted()
+        scores = open_npy(scores_path, "scores")
+        if scores.ndim != 2 or scores.shape[1] != self.groups.n_tags \
+                or scores.dtype.kind != "f" or scores.dtype.itemsize not in (4, 8):
+            raise ValueError(f"scores file {os.fspath(scores_path)!r} must hold a float32 "
+                             f"or float64 matrix [n_tokens, {self.groups.n_tags}], got "
+                             f"{scores.dtype} of shape {scores.shape}")
+        header = {"descr": np.lib.format.dtype_to_descr(scores.dtype),
+                  "fortran_order": False, "shape": scores.shape}
         with atomic_path(out_path, suffix=".npy") as tmp:
-            out = np.lib.format.open_memmap(tmp, mode="w+", dtype=scores.dtype,
-                                            shape=scores.shape)
-            self.transform_dense(scores, out, chunk_rows=chunk_rows, progress=progress)
-            out.flush()
-            del out
+            with open(tmp, "wb") as f:
+                np.lib.format.write_array_header_1_0(f, header)
+                for r0, result in self._calibrated_chunks(scores, chunk_rows):
+                    f.write(np.ascontiguousarray(result, dtype=scores.dtype).data)
+                    if progress is not None:
+                        progress(r0 + result.shape[0], scores.shape[0])
         return out_path
 
     def get_state(self):
