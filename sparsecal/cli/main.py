@@ -471,6 +471,9 @@ def main(argv=None):
 def _describe(exc):
     """One line for an exception: the message of an expected error, or what went
     wrong and how to see more for anything else."""
+    if isinstance(exc, OSError) and exc.strerror:   # without the "[Errno N]" prefix
+        text = exc.strerror + (f": {os.fspath(exc.filename)!r}" if exc.filename else "")
+        return " ".join(text.split())
     if isinstance(exc, (ValueError, TypeError, OSError, ImportError)):
         return " ".join(str(exc).split()) or type(exc).__name__
     if isinstance(exc, MemoryError):

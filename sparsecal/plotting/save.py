@@ -3,6 +3,11 @@ import os
 
 from ..io.atomic import atomic_path
 
+#: Formats whose files record when they were written, and the metadata key:
+#: left out, so that a figure drawn twice is the same file twice.
+_DATED = {"svg": "Date", "svgz": "Date", "pdf": "CreationDate", "eps": "CreationDate",
+          "ps": "CreationDate"}
+
 __all__ = ["save_figure"]
 
 _FORMATS = ("png", "svg", "pdf", "eps", "ps", "jpg", "jpeg", "tif", "tiff", "webp")
@@ -70,6 +75,7 @@ def save_figure(fig, path, formats=None, *, dpi=200, **savefig_kw):
     ...     sorted(os.listdir(d))
     ['curve.png', 'curve.svg']
     """
+    import matplotlib
     from matplotlib.figure import Figure
     if not isinstance(fig, Figure):
         raise TypeError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
@@ -101,7 +107,11 @@ def save_figure(fig, path, formats=None, *, dpi=200, **savefig_kw):
     written = []
     for f in dict.fromkeys(formats):
         target = f"{stem}.{f}"
-        with atomic_path(target, suffix=f".{f}") as tmp:
-            fig.savefig(tmp, format=f, dpi=dpi, **savefig_kw)
+        kw = dict(savefig_kw)
+        if f in _DATED and "metadata" not in kw:   # the same figure, the same bytes
+            kw["metadata"] = {_DATED[f]: None}
+        with atomic_path(target, suffix=f".{f}") as tmp, \
+                matplotlib.rc_context({"svg.hashsalt": "sparsecal"}):   # fixed SVG ids
+            fig.savefig(tmp, format=f, dpi=dpi, **kw)
         written.append(target)
     return written
