@@ -88,14 +88,20 @@ def _apply_commands(d, tmp_path):
             for cal in cals], out
 
 
-@pytest.mark.parametrize("verb", ["fit", "apply", "report"])
-def test_sigkill_at_any_moment_leaves_the_old_or_the_new_output(inputs, tmp_path, verb):
+def _old_and_new(verb, inputs, tmp_path):
+    """(argv writing the old output, argv writing the new one, output path)."""
     if verb == "apply":
         (old_argv, new_argv), out = _apply_commands(inputs, tmp_path)
     else:
         out = tmp_path / "out" / verb
         old_argv, new_argv = _commands(inputs, out)[verb]
     out.parent.mkdir(exist_ok=True)
+    return old_argv, new_argv, out
+
+
+@pytest.mark.parametrize("verb", ["fit", "apply", "report"])
+def test_sigkill_at_any_moment_leaves_the_old_or_the_new_output(inputs, tmp_path, verb):
+    old_argv, new_argv, out = _old_and_new(verb, inputs, tmp_path)
     for argv in (new_argv, old_argv):   # the new output's digest, then the old in place
         start = time.monotonic()
         assert _run(argv).returncode == 0
@@ -120,12 +126,7 @@ def test_sigkill_at_any_moment_leaves_the_old_or_the_new_output(inputs, tmp_path
 
 @pytest.mark.parametrize("verb", ["fit", "apply", "report"])
 def test_file_size_limit_fails_cleanly_naming_the_output(inputs, tmp_path, verb):
-    if verb == "apply":
-        (old_argv, new_argv), out = _apply_commands(inputs, tmp_path)
-    else:
-        out = tmp_path / "out" / verb
-        old_argv, new_argv = _commands(inputs, out)[verb]
-    out.parent.mkdir(exist_ok=True)
+    old_argv, new_argv, out = _old_and_new(verb, inputs, tmp_path)
     assert _run(old_argv).returncode == 0
     old = _digest(out)
     limit = 4096   # bytes per file: every output here has a larger file
