@@ -500,3 +500,15 @@ def test_a_calibrator_saved_before_the_redesign_loads_and_applies_identically():
     assert np.count_nonzero(got != v1) == 9
     np.testing.assert_allclose(got, model.transform_dense(scores.astype(np.float64)),
                                rtol=0, atol=1e-7)
+
+
+@pytest.mark.parametrize("kw, exc, match", [
+    (dict(renormalize="false"), TypeError, "renormalize must be True or False, got 'false'"),
+    (dict(groups="tfg"), TypeError, "groups must be a TagGroups .* got str"),
+    (dict(fallback=TagGroups.scw(3)), ValueError, "fallback cover 3 tags"),
+])
+def test_fit_checks_the_parameters_loading_checks(kw, exc, match):
+    entries = threshold(np.array([[0.6, 0.4], [0.3, 0.7]]), [0, 1])
+    params = {"base": IsotonicCalibrator(), "groups": TagGroups.scw(2), **kw}
+    with pytest.raises(exc, match=match):
+        GroupedCalibrator(**params).fit(entries)

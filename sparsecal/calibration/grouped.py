@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from ..core.entries import Entries, check_entries, threshold as threshold_entries
-from ..core.groups import TagGroups, partition_by_group
+from ..core.groups import TagGroups, check_groups, partition_by_group
 from ..core.validation import check_positive_int, check_unit_interval
 from ..io.atomic import atomic_path
 from ..io.npyfile import open_npy
@@ -96,11 +96,12 @@ class GroupedCalibrator(Estimator):
     def _check_params(self):
         if not isinstance(self.base, BaseCalibrator):
             raise TypeError(f"base must be a sparsecal calibrator, got {self.base!r}")
-        if not isinstance(self.groups, TagGroups):
-            raise TypeError("groups must be a TagGroups")
-        if self.fallback is not None and self.fallback.n_tags != self.groups.n_tags:
-            raise ValueError("fallback must cover the same tags as groups")
+        check_groups(self.groups)
+        if self.fallback is not None:
+            check_groups(self.fallback, self.groups.n_tags, "fallback")
         check_positive_int(self.min_entries, "min_entries")
+        if not isinstance(self.renormalize, (bool, np.bool_)):
+            raise TypeError(f"renormalize must be True or False, got {self.renormalize!r}")
 
     def fit(self, entries, sample_weight=None):
         """Fit one calibrator per group on dev ``entries``.
