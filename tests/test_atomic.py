@@ -142,3 +142,18 @@ def test_a_file_where_a_directory_is_expected_is_refused_untouched(tmp_path):
     with pytest.raises(FileExistsError, match="exists and is not an output"):
         _write_dir(target, "new")
     assert target.read_text() == "my file" and os.listdir(tmp_path) == ["out"]
+
+
+def test_a_read_only_output_is_replaced_and_stays_read_only(tmp_path):
+    """The old file's mode is applied after writing: copied onto the temporary
+    first, a read-only mode would stop the writer (as any non-root user)."""
+    target = tmp_path / "out.txt"
+    target.write_text("old")
+    target.chmod(0o444)
+    modes = []
+    with atomic_path(target) as tmp:
+        modes.append(os.stat(tmp).st_mode & 0o777)
+        with open(tmp, "w") as f:
+            f.write("new")
+    assert modes[0] & 0o200   # writable while being written
+    assert target.read_text() == "new" and (target.stat().st_mode & 0o777) == 0o444

@@ -255,9 +255,9 @@ def atomic_path(path, suffix=""):
     _recover(path)
     tmp = make_temp(directory, _prefix(path, "tmp"), suffix)
     try:
-        with contextlib.suppress(OSError):   # replacing a file keeps its mode
-            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
         yield tmp
+        with contextlib.suppress(OSError):   # replacing a file keeps its mode (set after
+            os.chmod(tmp, os.stat(path).st_mode & 0o7777)   # writing: it may be read-only)
         _fsync(tmp)
         os.replace(tmp, path)
         _fsync(directory, directory=True)
