@@ -1,116 +1,390 @@
 """Threshold kernel: dense scores + gold -> entries with ``score >= threshold``.
 
-Two passes over one row chunk: count per block (``threshold_count``), then fill
-(``threshold_fill``). The chunk is sized by the caller
-(:func:`sparsecal.core.entries.threshold`) to stay in cache, so the matrix is
-read from memory once. Invalid values (NaN, <0, >1) are counted in the first
-pass; the kernel never raises, the wrapper names the bad value.
+One pass over memory and one parallel region per call. Threads take row chunks
+from a shared counter (so a thread slowed down by another process simply takes
+fewer chunks) and append each chunk's survivors to buffers of their own; the
+buffers are then gathered in chunk order, so the output is in row-major order
+whatever the thread count and schedule. Each value is read once: a row segment
+is compared into a bit mask with SIMD instructions (``_simd.h``: SSE2, or AVX2
+where the CPU has it; NaN and out-of-range values are caught by the same
+comparisons), and only the set bits are visited (survivors are ~0.4% of the
+entries at t = 0.01).
+
+Memory stays bounded on memory maps: after a chunk is read, the pages that lie
+wholly inside it are released from the process (``madvise(MADV_DONTNEED)``; the
+file stays in the page cache), and while gathering, each buffer's consumed pages
+are released too, so the peak is about one copy of the survivors.
+
+The kernel never raises on bad data: it records the first chunk holding a NaN
+or a value outside [0, 1] and skips later chunks; the wrapper
+(:func:`sparsecal.core.entries.threshold`) names the value.
 
 References
 ----------
 Kranzlein, Liu & Schneider 2021, "Making Heads and Tails of Models with Marginal
 Calibration for Sparse Tagsets", Section 3.1 (thresholding).
 """
-from cython.parallel cimport prange
+from cython.parallel cimport parallel, threadid
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
+from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, memset
+
+import numpy as np
 
 from ._types cimport floating
 
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #include <windows.h>
+    static long long sc_fetch_add(long long *p, long long v)
+    { return InterlockedExchangeAdd64(p, v); }
+    static long long sc_load(long long *p)
+    { return InterlockedCompareExchange64(p, 0, 0); }
+    static void sc_min(long long *p, long long v) {
+        long long cur = sc_load(p), prev;
+        while (v < cur) {
+            prev = InterlockedCompareExchange64(p, v, cur);
+            if (prev == cur) break;
+            cur = prev;
+        }
+    }
+    #else
+    static long long sc_fetch_add(long long *p, long long v)
+    { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+    static long long sc_load(long long *p)
+    { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+    static void sc_min(long long *p, long long v) {
+        long long cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+        while (v < cur && !__atomic_compare_exchange_n(p, &cur, v, 1, __ATOMIC_RELAXED,
+                                                       __ATOMIC_RELAXED)) {}
+    }
+    #endif
 
-cdef inline int64_t _count_rows(const floating[:, ::1] scores, Py_ssize_t r0,
-                                Py_ssize_t r1, floating t,
-                                int64_t* n_invalid) noexcept nogil:
-    cdef Py_ssize_t i, j, m = scores.shape[1]
-    cdef int64_t kept = 0, bad = 0
-    cdef int32_t row_kept, row_bad
-    cdef const floating* row
-    cdef floating x
-    for i in range(r0, r1):
-        # Branch-free integer reductions over a contiguous row: vectorised by -O3.
-        row = &scores[i, 0]
-        row_kept = 0
-        row_bad = 0
-        for j in range(m):
-            x = row[j]
-            row_kept = row_kept + (x >= t)
-            row_bad = row_bad | ((not (x >= 0)) | (not (x <= 1)))   # NaN fails both
-        kept += row_kept
-        bad += row_bad
-    n_invalid[0] = bad
-    return kept
+    #if defined(_MSC_VER)
+    static int sc_cas(long long *p, long long expected, long long desired)
+    { return InterlockedCompareExchange64(p, desired, expected) == expected; }
+    static void sc_set_done(volatile char *p) { InterlockedExchange8((char *) p, 1); }
+    static int sc_is_done(volatile char *p) { return InterlockedOr8((char *) p, 0) != 0; }
+    #else
+    static int sc_cas(long long *p, long long expected, long long desired) {
+        return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQ_REL,
+                                           __ATOMIC_ACQUIRE);
+    }
+    static void sc_set_done(volatile char *p) { __atomic_store_n(p, 1, __ATOMIC_RELEASE); }
+    static int sc_is_done(volatile char *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+    #endif
+
+    #if defined(__linux__)
+    #include <sys/mman.h>
+    #include <unistd.h>
+    /* Drop from this process the pages holding bytes [from, to) of the block at
+       data (a shared file mapping keeps its data in the file). Both ends are
+       rounded down to pages, so the page shared with the bytes before `from`
+       goes too (they must be done), the page holding byte `to` stays; at the
+       block's start (from == 0) a page holding bytes before the block stays. */
+    static void sc_release_pages(const char *data, size_t from, size_t to) {
+        size_t page = (size_t) sysconf(_SC_PAGESIZE);
+        size_t a = (size_t) data + from, b = ((size_t) data + to) & ~(page - 1);
+        a = from == 0 ? (a + page - 1) & ~(page - 1) : a & ~(page - 1);
+        if (b > a) madvise((void *) a, b - a, MADV_DONTNEED);
+    }
+    #else
+    static void sc_release_pages(const char *data, size_t from, size_t to)
+    { (void) data; (void) from; (void) to; }
+    #endif
+    /* Release the consumed part [*done, end) of one of our own buffers (read
+       front to back while gathering), in steps of at least 4 MiB. */
+    static void sc_release_consumed(const char **done, const char *end) {
+        if (end - *done >= (4 << 20)) {
+            sc_release_pages(*done, 0, (size_t) (end - *done));
+            *done = end;
+        }
+    }
+    """
+    long long sc_fetch_add(long long* p, long long v) noexcept nogil
+    long long sc_load(long long* p) noexcept nogil
+    void sc_min(long long* p, long long v) noexcept nogil
+    int sc_cas(long long* p, long long expected, long long desired) noexcept nogil
+    void sc_set_done(char* p) noexcept nogil
+    int sc_is_done(char* p) noexcept nogil
+    void sc_release_pages(const char* data, size_t start, size_t stop) noexcept nogil
+    void sc_release_consumed(const char** done, const char* end) noexcept nogil
 
 
-def threshold_count(const floating[:, ::1] scores, double threshold,
-                    Py_ssize_t rows_per_block, int64_t[::1] kept,
-                    int64_t[::1] n_invalid, int n_threads):
-    """Per block of ``rows_per_block`` rows: number of entries ``>= threshold``
-    (into ``kept``) and of entries that are NaN or outside [0, 1] (into
-    ``n_invalid``)."""
-    cdef Py_ssize_t b, r0, r1, n_rows = scores.shape[0]
-    cdef Py_ssize_t n_blocks = kept.shape[0]
-    cdef floating t = <floating> threshold   # compared in the score dtype, as NumPy does
-    with nogil:
-        for b in prange(n_blocks, schedule="static", num_threads=n_threads):
-            r0 = b * rows_per_block
-            r1 = min(r0 + rows_per_block, n_rows)
-            kept[b] = _count_rows(scores, r0, r1, t, &n_invalid[b])
+cdef extern from "_simd.h":
+    int sc_mask_f32(const float* x, Py_ssize_t n, float t, uint64_t* mask) noexcept nogil
+    int sc_mask_f64(const double* x, Py_ssize_t n, double t, uint64_t* mask) noexcept nogil
+    int sc_ctz(uint64_t word) noexcept nogil
+    int sc_set_level(int level) noexcept nogil
+
+
+def simd_level(int level=-1):
+    """Use instruction set ``level`` for the comparisons: 0 scalar, 1 SSE2, 2
+    AVX2; -1 (or a level the CPU lacks) picks the best the CPU has,
+    the default. For tests and benchmarks: results never depend on it.
+    Returns the level now in use."""
+    return sc_set_level(level)
 
 
 cdef enum:
-    FILL_SEG = 512      # columns per flag segment (a row of <= 512 tags is one)
+    SEG = 512           # columns per mask segment (a row of <= 512 tags is one)
+    SEG_WORDS = 8       # 64-bit mask words per segment
 
 
-cdef inline void _fill_rows(const floating[:, ::1] scores, const int64_t[::1] gold,
-                            Py_ssize_t r0, Py_ssize_t r1, floating t,
-                            int64_t pos, int64_t token_offset,
-                            floating[::1] out_score, int32_t[::1] out_tag,
-                            uint8_t[::1] out_label, int64_t[::1] out_token) noexcept nogil:
-    # Survivors are sparse (~0.4% at t = 0.01): first write x >= t of a row
-    # segment as bytes (a branch-free loop the C compiler vectorizes), then read
-    # the flags 8 at a time and only look closer at words that are not zero.
-    cdef Py_ssize_t i, j, j0, w, seg, m = scores.shape[1]
+cdef struct Buffer:     # one thread's survivors, in the order of its chunks
+    char* score
+    int32_t* tag
+    uint8_t* label
+    int64_t* token
+    int64_t size
+    int64_t capacity
+    int64_t read         # gather: entries copied out so far
+    const char* released[4]   # gather: each array is released up to here
+
+
+cdef int _grow(Buffer* b, int64_t need, size_t itemsize) noexcept nogil:
+    """Make room for ``need`` entries (1.5x growth); 0, or -1 when out of memory."""
+    cdef int64_t cap = max(need, b.capacity + b.capacity // 2 + 4096)
+    cdef void* p
+    p = realloc(b.score, cap * itemsize)
+    if p == NULL:
+        return -1
+    b.score = <char*> p
+    p = realloc(b.tag, cap * sizeof(int32_t))
+    if p == NULL:
+        return -1
+    b.tag = <int32_t*> p
+    p = realloc(b.label, cap * sizeof(uint8_t))
+    if p == NULL:
+        return -1
+    b.label = <uint8_t*> p
+    p = realloc(b.token, cap * sizeof(int64_t))
+    if p == NULL:
+        return -1
+    b.token = <int64_t*> p
+    b.capacity = cap
+    return 0
+
+
+cdef int _scan_rows(const floating* scores, Py_ssize_t m, Py_ssize_t r0, Py_ssize_t r1,
+                    const int64_t* gold, floating t, int64_t token_offset,
+                    Buffer* b) noexcept nogil:
+    """Append the survivors of rows ``[r0, r1)`` to ``b``: 0, 1 if a value is NaN
+    or outside [0, 1] (the rest of the chunk is skipped), -1 when out of memory."""
+    cdef Py_ssize_t i, j, j0, w, seg
     cdef const floating* row
-    cdef uint8_t flags[FILL_SEG + 8]
+    cdef uint64_t mask[SEG_WORDS]
     cdef uint64_t word
-    cdef int64_t g
+    cdef int64_t g, pos = b.size
+    cdef floating* out_score
+    cdef int bad
     for i in range(r0, r1):
         g = gold[i]
-        row = &scores[i, 0]
+        row = scores + i * m
         j0 = 0
         while j0 < m:
-            seg = min(<Py_ssize_t> FILL_SEG, m - j0)
-            for j in range(seg):
-                flags[j] = row[j0 + j] >= t
-            memset(&flags[seg], 0, 8)
-            w = 0
-            while w < seg:
-                memcpy(&word, &flags[w], 8)
-                if word != 0:
-                    for j in range(w, w + 8):
-                        if flags[j]:
-                            out_score[pos] = row[j0 + j]
-                            out_tag[pos] = <int32_t> (j0 + j)
-                            out_label[pos] = g == j0 + j
-                            out_token[pos] = token_offset + i
-                            pos = pos + 1
-                w += 8
-            j0 += FILL_SEG
+            seg = min(<Py_ssize_t> SEG, m - j0)
+            if pos + seg > b.capacity:
+                b.size = pos
+                if _grow(b, pos + seg, sizeof(floating)) != 0:
+                    return -1
+            if floating is float:
+                bad = sc_mask_f32(row + j0, seg, t, mask)
+            else:
+                bad = sc_mask_f64(row + j0, seg, t, mask)
+            if bad:
+                b.size = pos
+                return 1
+            out_score = <floating*> b.score
+            for w in range((seg + 63) // 64):
+                word = mask[w]
+                while word != 0:        # the set bits: the survivors
+                    j = j0 + 64 * w + sc_ctz(word)
+                    word &= word - 1
+                    out_score[pos] = row[j]
+                    b.tag[pos] = <int32_t> j
+                    b.label[pos] = g == j
+                    b.token[pos] = token_offset + i
+                    pos += 1
+            j0 += SEG
+    b.size = pos
+    return 0
 
 
-def threshold_fill(const floating[:, ::1] scores, const int64_t[::1] gold,
-                   double threshold, Py_ssize_t rows_per_block,
-                   const int64_t[::1] block_start, int64_t token_offset,
-                   floating[::1] out_score, int32_t[::1] out_tag,
-                   uint8_t[::1] out_label, int64_t[::1] out_token, int n_threads):
-    """Write the entries ``>= threshold`` of each block, in row-major order,
-    starting at output position ``block_start[b]`` (from ``threshold_count``)."""
-    cdef Py_ssize_t b, r0, r1, n_rows = scores.shape[0]
-    cdef Py_ssize_t n_blocks = block_start.shape[0]
-    cdef floating t = <floating> threshold
-    with nogil:
-        for b in prange(n_blocks, schedule="static", num_threads=n_threads):
-            r0 = b * rows_per_block
-            r1 = min(r0 + rows_per_block, n_rows)
-            _fill_rows(scores, gold, r0, r1, t, block_start[b], token_offset,
-                       out_score, out_tag, out_label, out_token)
+cdef class Survivors:
+    """Survivors of one or more :meth:`scan` calls, gathered in row order by
+    :meth:`gather`.
+
+    Parameters
+    ----------
+    n_threads : int
+        Threads of every scan (one buffer each).
+    itemsize : int
+        4 (float32 scores) or 8 (float64).
+    """
+    cdef Buffer* buffers
+    cdef int n_buffers
+    cdef size_t itemsize
+    cdef int64_t[::1] chunk_size      # survivors of chunk c
+    cdef int32_t[::1] chunk_thread    # the buffer that holds them
+    cdef long long next_chunk, first_bad, rows_done, cancelled
+    cdef long long released           # chunks [0, released) are done and released
+    cdef int64_t n_chunks             # chunks of earlier scans
+    cdef readonly bint out_of_memory
+
+    def __cinit__(self, int n_threads, int itemsize):
+        self.n_buffers = n_threads
+        self.itemsize = itemsize
+        self.buffers = <Buffer*> malloc(n_threads * sizeof(Buffer))
+        if self.buffers == NULL:
+            raise MemoryError("cannot allocate the threshold buffers")
+        memset(self.buffers, 0, n_threads * sizeof(Buffer))
+        self.first_bad = -1
+
+    def __dealloc__(self):
+        self._free()
+
+    cdef void _free(self) noexcept:
+        cdef int k
+        if self.buffers != NULL:
+            for k in range(self.n_buffers):
+                free(self.buffers[k].score)
+                free(self.buffers[k].tag)
+                free(self.buffers[k].label)
+                free(self.buffers[k].token)
+            free(self.buffers)
+            self.buffers = NULL
+
+    @property
+    def rows_done(self):
+        """Rows scanned so far by the running :meth:`scan` (read while it runs)."""
+        return sc_load(&self.rows_done)
+
+    @property
+    def size(self):
+        """Survivors held."""
+        cdef int k
+        return sum(self.buffers[k].size for k in range(self.n_buffers))
+
+    def cancel(self):
+        """Make a running :meth:`scan` stop after its current chunks."""
+        sc_fetch_add(&self.cancelled, 1)
+
+    cdef void _release_done(self, const char* data, int64_t n_rows, int64_t row_bytes,
+                            int64_t chunk_rows, int64_t n_chunks,
+                            uint8_t[::1] done) noexcept nogil:
+        """Release the pages of the chunks done, in order: the prefix of done
+        chunks grows one chunk per successful compare-and-swap, and the thread
+        that grows it releases that chunk. Out of order, a page shared with a
+        chunk still being read (or a whole large folio of the page cache) would
+        be mapped again by that reader and stay resident."""
+        cdef long long w
+        while True:
+            w = sc_load(&self.released)
+            if w >= n_chunks or not sc_is_done(<char*> &done[w]):
+                return
+            if sc_cas(&self.released, w, w + 1):
+                sc_release_pages(data, w * chunk_rows * row_bytes,
+                                 min((w + 1) * chunk_rows, n_rows) * row_bytes)
+
+    def scan(self, const floating[:, ::1] scores, const int64_t[::1] gold,
+             double threshold, Py_ssize_t chunk_rows, int64_t token_offset,
+             bint release_pages):
+        """Append the entries ``>= threshold`` of ``scores`` (rows from
+        ``token_offset``) in chunks of ``chunk_rows`` rows, in one parallel region.
+
+        Returns
+        -------
+        int
+            -1; or the first row (of ``scores``) of the first chunk that holds a
+            NaN or a value outside [0, 1] (later chunks are skipped); or -2 if
+            :meth:`cancel` was called.
+        """
+        cdef Py_ssize_t n_rows = scores.shape[0], m = scores.shape[1]
+        cdef int64_t n_chunks = (n_rows + chunk_rows - 1) // chunk_rows
+        cdef floating t = <floating> threshold   # compared in the score dtype, as NumPy does
+        cdef const floating* base = &scores[0, 0]
+        cdef int64_t c, r0, r1, size_before, first = self.n_chunks
+        cdef int k, status
+        if self.itemsize != sizeof(floating):
+            raise TypeError("scores dtype differs from the one the buffers were made for")
+        size = np.zeros(first + n_chunks, dtype=np.int64)
+        thread = np.zeros(first + n_chunks, dtype=np.int32)
+        if first:
+            size[:first] = self.chunk_size
+            thread[:first] = self.chunk_thread
+        self.chunk_size, self.chunk_thread = size, thread
+        self.next_chunk = 0
+        self.first_bad = n_chunks
+        self.rows_done = 0
+        self.released = 0
+        done_arr = np.zeros(n_chunks if release_pages else 0, dtype=np.uint8)
+        cdef uint8_t[::1] done = done_arr
+        with nogil, parallel(num_threads=self.n_buffers):
+            k = threadid()
+            while True:
+                c = sc_fetch_add(&self.next_chunk, 1)
+                if c >= n_chunks or c > sc_load(&self.first_bad) or sc_load(&self.cancelled):
+                    break
+                r0 = c * chunk_rows
+                r1 = min(r0 + chunk_rows, n_rows)
+                size_before = self.buffers[k].size
+                status = _scan_rows(base, m, r0, r1, &gold[0], t, token_offset,
+                                    &self.buffers[k])
+                self.chunk_size[first + c] = self.buffers[k].size - size_before
+                self.chunk_thread[first + c] = k
+                if status != 0:
+                    if status < 0:
+                        self.out_of_memory = True
+                    sc_min(&self.first_bad, c)
+                elif release_pages:
+                    sc_set_done(<char*> &done[c])
+                    self._release_done(<const char*> base, n_rows, m * sizeof(floating),
+                                       chunk_rows, n_chunks, done)
+                sc_fetch_add(&self.rows_done, r1 - r0)
+        self.n_chunks = first + n_chunks
+        if self.out_of_memory:
+            raise MemoryError("cannot allocate memory for the thresholded entries")
+        if self.cancelled:
+            return -2
+        if self.first_bad < n_chunks:
+            return self.first_bad * chunk_rows
+        return -1
+
+    def gather(self, floating[::1] score, int32_t[::1] tag, uint8_t[::1] label,
+               int64_t[::1] token):
+        """Copy the survivors in chunk (row) order into the output arrays (of
+        length :attr:`size`), giving each buffer's pages back as they are
+        consumed, then free the buffers."""
+        cdef int64_t c, n, k0, pos = 0
+        cdef Buffer* b
+        cdef size_t it = sizeof(floating)
+        cdef int k
+        if score.shape[0] != self.size or tag.shape[0] != self.size:
+            raise ValueError("output arrays must hold exactly the survivors")
+        for k in range(self.n_buffers):
+            b = &self.buffers[k]
+            b.read = 0
+            b.released[0], b.released[1] = b.score, <const char*> b.tag
+            b.released[2], b.released[3] = <const char*> b.label, <const char*> b.token
+        with nogil:
+            for c in range(self.n_chunks):
+                n = self.chunk_size[c]
+                if n == 0:
+                    continue
+                b = &self.buffers[self.chunk_thread[c]]
+                k0 = b.read
+                memcpy(&score[pos], b.score + k0 * it, n * it)
+                memcpy(&tag[pos], b.tag + k0, n * sizeof(int32_t))
+                memcpy(&label[pos], b.label + k0, n * sizeof(uint8_t))
+                memcpy(&token[pos], b.token + k0, n * sizeof(int64_t))
+                b.read = k0 + n
+                pos += n
+                # the survivors are held about once, not twice: a buffer's
+                # consumed part goes back to the system while gathering
+                sc_release_consumed(&b.released[0], b.score + b.read * it)
+                sc_release_consumed(&b.released[1], <const char*> (b.tag + b.read))
+                sc_release_consumed(&b.released[2], <const char*> (b.label + b.read))
+                sc_release_consumed(&b.released[3], <const char*> (b.token + b.read))
+        self._free()

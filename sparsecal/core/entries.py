@@ -4,6 +4,8 @@ A tagger's dense scores ``[n_tokens, n_tags]`` are reduced to the entries with
 ``score >= threshold`` (Kranzlein, Liu & Schneider 2021, Section 3.1: 0.01 by
 default), each with its tag, a 0/1 label (is it the gold tag?) and its token.
 """
+import threading
+
 import numpy as np
 
 from . import _threshold
@@ -14,10 +16,17 @@ from .validation import (as_array, check_choice, check_float_matrix, check_gold,
 
 __all__ = ["Entries", "check_entries", "threshold"]
 
-# A row chunk of about this many bytes stays in the last-level cache between the
-# counting and the filling pass, so the matrix is read from memory once.
-_CHUNK_BYTES = 8 << 20
-_BLOCKS_PER_THREAD = 4
+# The kernel's unit of work: threads take row chunks of about this many bytes
+# from a shared counter (small enough to balance the threads' loads, large
+# enough that taking one costs nothing).
+_CHUNK_BYTES = 1 << 20
+# Input the kernel cannot read as it is (another byte order or layout, HDF5...)
+# is converted to native C-ordered row blocks of about this many bytes.
+_BLOCK_BYTES = 64 << 20
+# A scan over more bytes than this runs in a worker thread, so that the caller
+# stays responsive (progress every _POLL_S seconds, Ctrl-C).
+_THREAD_BYTES = 64 << 20
+_POLL_S = 0.1
 
 
 class Entries:
@@ -206,8 +215,14 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
               token_offset=0, n_threads=None, progress=None):
     """Entries of a dense score matrix with ``score >= threshold``.
 
-    Streams over row chunks of ``scores`` (a memory map is read once, in order),
-    so memory stays bounded by the survivors: the matrix is never copied.
+    One pass over memory: threads take row chunks of ``scores`` from a shared
+    counter and keep their survivors, which are then gathered in row order. The
+    matrix is never copied (other byte orders and layouts are converted 64 MiB
+    at a time), and memory stays bounded by the survivors: the pages of a
+    memory-mapped file (``np.memmap`` in mode 'r', 'r+' or 'w+', as
+    :func:`numpy.load` with ``mmap_mode`` gives) are released from the process
+    once read (they stay in the page cache), so the resident set does not grow
+    by the file.
 
     Parameters
     ----------
@@ -232,7 +247,9 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
     n_threads : int, optional
         Threads for the kernel (see :func:`sparsecal.core.threads.get_n_threads`).
     progress : callable, optional
-        Called as ``progress(rows_done, n_tokens)`` after each row chunk.
+        Called as ``progress(rows_done, n_tokens)`` every 0.1 s while the
+        kernel runs (in a worker thread) and once at the end. Large inputs run
+        in a worker thread too, so that Ctrl-C stops the scan within a chunk.
 
     Returns
     -------
@@ -282,38 +299,79 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
 
     row_bytes = n_tags * dtype.itemsize
     chunk_rows = max(1, _CHUNK_BYTES // row_bytes)
-    n_blocks_max = n_threads * _BLOCKS_PER_THREAD
-    capacity = int(min(n_tokens * n_tags, max(1 << 16, n_tokens * n_tags // 64)))
-    out = [np.empty(capacity, dtype=dt) for dt in (dtype, np.int32, np.uint8, np.int64)]
-    size = 0
-    for r0 in range(0, n_tokens, chunk_rows):
-        # A view if native and C-ordered; else a native C-ordered copy of the chunk.
-        block = np.ascontiguousarray(scores[r0:r0 + chunk_rows], dtype=dtype)
+    survivors = _threshold.Survivors(n_threads, dtype.itemsize)
+    if _is_native(scores, dtype):
+        blocks = [(0, scores)]
+    else:   # native C-ordered copies of row blocks, one at a time
+        block_rows = max(chunk_rows, _BLOCK_BYTES // row_bytes)
+        blocks = ((r0, np.ascontiguousarray(scores[r0:r0 + block_rows], dtype=dtype))
+                  for r0 in range(0, n_tokens, block_rows))
+    release = _is_shared_file_map(scores)
+    for r0, block in blocks:
         rows = block.shape[0]
-        rows_per_block = -(-rows // n_blocks_max)
-        n_blocks = -(-rows // rows_per_block)
-        kept = np.empty(n_blocks, dtype=np.int64)
-        n_invalid = np.empty(n_blocks, dtype=np.int64)
-        _threshold.threshold_count(block, t, rows_per_block, kept, n_invalid, n_threads)
-        if n_invalid.any():
-            _raise_invalid(block, token_offset + r0)
-        start = size + np.concatenate(([0], np.cumsum(kept[:-1])))
-        need = size + int(kept.sum())
-        if need > capacity:
-            capacity = max(need, capacity + capacity // 2)
-            for arr in out:   # realloc: large arrays grow in place (mremap)
-                arr.resize(capacity, refcheck=False)
-        _threshold.threshold_fill(block, gold[r0:r0 + rows], t, rows_per_block, start,
-                             token_offset + r0, *out, n_threads)
-        size = need
-        if progress is not None:
-            progress(r0 + rows, n_tokens)
-    for arr in out:
-        arr.resize(size, refcheck=False)
+        bad = _run(survivors, block, gold[r0:r0 + rows], t, chunk_rows,
+                   token_offset + r0, release, progress, r0, n_tokens)
+        if bad >= 0:
+            rows_bad = slice(r0 + bad, r0 + min(bad + chunk_rows, rows))
+            _raise_invalid(np.asarray(scores[rows_bad]), token_offset + rows_bad.start)
+    size = survivors.size
+    out = [np.empty(size, dtype=dt) for dt in (dtype, np.int32, np.uint8, np.int64)]
+    survivors.gather(*out)
     entries = Entries._trusted(*out, n_tags, n_tokens, t)
     if missing_gold == "drop" and (gold < 0).any():
         entries = entries.take(gold[entries.token - token_offset] >= 0)
     return entries
+
+
+def _is_native(scores, dtype):
+    """Whether the kernel can read ``scores`` as it is (no copy)."""
+    return (isinstance(scores, np.ndarray) and scores.dtype == dtype
+            and scores.flags.c_contiguous)
+
+
+def _is_shared_file_map(scores):
+    """Whether ``scores`` lies in a shared file mapping (``np.memmap`` in mode
+    'r', 'r+' or 'w+'), whose pages can be dropped from the process after
+    reading: the file keeps the data. Copy-on-write maps (mode 'c') and memory
+    are never released."""
+    base = scores
+    while isinstance(base, np.ndarray):
+        if isinstance(base, np.memmap) and getattr(base, "mode", None) in ("r", "r+", "w+"):
+            return True
+        base = base.base
+    return False
+
+
+def _run(survivors, block, gold, t, chunk_rows, token_offset, release, progress,
+         rows_before, n_tokens):
+    """One scan of ``block``; a large one (or one with ``progress``) runs in a
+    worker thread, so that ``progress`` is called every 0.1 s and Ctrl-C stops
+    the scan after its current chunks."""
+    if progress is None and block.nbytes < _THREAD_BYTES:
+        return survivors.scan(block, gold, t, chunk_rows, token_offset, release)
+    result = []
+
+    def work():
+        try:
+            result.append(survivors.scan(block, gold, t, chunk_rows, token_offset,
+                                         release))
+        except BaseException as exc:   # re-raised in the calling thread
+            result.append(exc)
+
+    worker = threading.Thread(target=work, name="sparsecal-threshold", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(_POLL_S)
+            if progress is not None:
+                progress(rows_before + survivors.rows_done, n_tokens)
+    except BaseException:
+        survivors.cancel()
+        worker.join()
+        raise
+    if isinstance(result[0], BaseException):
+        raise result[0]
+    return result[0]
 
 
 def check_entries(entries, name="entries"):
