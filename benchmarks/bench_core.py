@@ -22,10 +22,8 @@ import _data
 import sparsecal
 from sparsecal.core.binning import equal_mass_bins_sorted
 
-try:
-    from sparsecal.core.entries import _CHUNK_BYTES
-except ImportError:
-    _CHUNK_BYTES = 8 << 20
+from _baselines import floor_count as _floor_count
+from _baselines import numpy_threshold as _numpy_threshold
 
 LARGE = os.environ.get("SPARSECAL_BENCH_LARGE", "") not in ("", "0")
 T = 0.01
@@ -85,23 +83,6 @@ def iso_knots(n):
 # --------------------------------------------------------------------------- #
 # 1. threshold                                                                 #
 # --------------------------------------------------------------------------- #
-
-def _numpy_threshold(scores, gold):
-    cr = max(1, _CHUNK_BYTES // (scores.shape[1] * scores.dtype.itemsize))
-    parts = []
-    for r0 in range(0, scores.shape[0], cr):
-        chunk = scores[r0:r0 + cr]
-        r, c = np.nonzero(chunk >= T)
-        parts.append((chunk[r, c], c.astype(np.int32),
-                      (gold[r0 + r] == c).view(np.uint8), r + r0))
-    return [np.concatenate(p) for p in zip(*parts)]
-
-
-def _floor_count(scores):
-    cr = max(1, _CHUNK_BYTES // (scores.shape[1] * scores.dtype.itemsize))
-    return sum(int(np.count_nonzero(scores[r0:r0 + cr] >= T))
-               for r0 in range(0, scores.shape[0], cr))
-
 
 @pytest.mark.parametrize("rows", THRESHOLD_ROWS, ids=_ids("rows"))
 @pytest.mark.parametrize("n_threads", THREADS, ids=lambda t: f"sparsecal-nt{t}")
