@@ -128,8 +128,8 @@ def simd_level(int level=-1):
 
 
 cdef enum:
-    SEG = 512           # columns per mask segment (a row of <= 512 tags is one)
-    SEG_WORDS = 8       # 64-bit mask words per segment
+    PIECE = 16384       # values per mask (64 KiB of float32 scores)
+    PIECE_WORDS = 256   # its 64-bit words
 
 
 cdef struct Buffer:     # one thread's survivors, in the order of its chunks
@@ -171,43 +171,47 @@ cdef int _scan_rows(const floating* scores, Py_ssize_t m, Py_ssize_t r0, Py_ssiz
                     const int64_t* gold, floating t, int64_t token_offset,
                     Buffer* b) noexcept nogil:
     """Append the survivors of rows ``[r0, r1)`` to ``b``: 0, 1 if a value is NaN
-    or outside [0, 1] (the rest of the chunk is skipped), -1 when out of memory."""
-    cdef Py_ssize_t i, j, j0, w, seg
-    cdef const floating* row
-    cdef uint64_t mask[SEG_WORDS]
+    or outside [0, 1] (the rest of the chunk is skipped), -1 when out of memory.
+
+    The rows are contiguous, so they are read as one flat run of values, in
+    pieces of ``PIECE``: a tight SIMD loop writes a piece's mask, then the set
+    bits are mapped back to (row, column) by a running row counter."""
+    cdef int64_t f0, f, n, end = r1 * m, i = r0, row_end = (r0 + 1) * m
+    cdef Py_ssize_t w
+    cdef uint64_t mask[PIECE_WORDS]
     cdef uint64_t word
-    cdef int64_t g, pos = b.size
+    cdef int64_t pos = b.size
     cdef floating* out_score
     cdef int bad
-    for i in range(r0, r1):
-        g = gold[i]
-        row = scores + i * m
-        j0 = 0
-        while j0 < m:
-            seg = min(<Py_ssize_t> SEG, m - j0)
-            if pos + seg > b.capacity:
-                b.size = pos
-                if _grow(b, pos + seg, sizeof(floating)) != 0:
-                    return -1
-            if floating is float:
-                bad = sc_mask_f32(row + j0, seg, t, mask)
-            else:
-                bad = sc_mask_f64(row + j0, seg, t, mask)
-            if bad:
-                b.size = pos
-                return 1
-            out_score = <floating*> b.score
-            for w in range((seg + 63) // 64):
-                word = mask[w]
-                while word != 0:        # the set bits: the survivors
-                    j = j0 + 64 * w + sc_ctz(word)
-                    word &= word - 1
-                    out_score[pos] = row[j]
-                    b.tag[pos] = <int32_t> j
-                    b.label[pos] = g == j
-                    b.token[pos] = token_offset + i
-                    pos += 1
-            j0 += SEG
+    f0 = r0 * m
+    while f0 < end:
+        n = min(<int64_t> PIECE, end - f0)
+        if pos + n > b.capacity:
+            b.size = pos
+            if _grow(b, pos + n, sizeof(floating)) != 0:
+                return -1
+        if floating is float:
+            bad = sc_mask_f32(scores + f0, n, t, mask)
+        else:
+            bad = sc_mask_f64(scores + f0, n, t, mask)
+        if bad:
+            b.size = pos
+            return 1
+        out_score = <floating*> b.score
+        for w in range((n + 63) // 64):
+            word = mask[w]
+            while word != 0:        # the set bits: the survivors
+                f = f0 + 64 * w + sc_ctz(word)
+                word &= word - 1
+                while f >= row_end:
+                    i += 1
+                    row_end += m
+                out_score[pos] = scores[f]
+                b.tag[pos] = <int32_t> (f - (row_end - m))
+                b.label[pos] = gold[i] == f - (row_end - m)
+                b.token[pos] = token_offset + i
+                pos += 1
+        f0 += n
     b.size = pos
     return 0
 

@@ -363,8 +363,10 @@ def _run(survivors, block, gold, t, chunk_rows, token_offset, release, progress,
     try:
         while worker.is_alive():
             worker.join(_POLL_S)
-            if progress is not None:
+            if progress is not None and worker.is_alive():
                 progress(rows_before + survivors.rows_done, n_tokens)
+        if progress is not None:
+            progress(rows_before + block.shape[0], n_tokens)
     except BaseException:
         survivors.cancel()
         worker.join()
