@@ -302,11 +302,12 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
     survivors = _threshold.Survivors(n_threads, dtype.itemsize)
     if _is_native(scores, dtype):
         blocks = [(0, scores)]
+        release = _is_shared_file_map(scores)
     else:   # native C-ordered copies of row blocks, one at a time
         block_rows = max(chunk_rows, _BLOCK_BYTES // row_bytes)
         blocks = ((r0, np.ascontiguousarray(scores[r0:r0 + block_rows], dtype=dtype))
                   for r0 in range(0, n_tokens, block_rows))
-    release = _is_shared_file_map(scores)
+        release = False   # the copies are ours, the file's pages are not touched
     for r0, block in blocks:
         rows = block.shape[0]
         bad = _run(survivors, block, gold[r0:r0 + rows], t, chunk_rows,
