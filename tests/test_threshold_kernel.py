@@ -169,6 +169,25 @@ def test_memmap_pages_are_released(tmp_path, monkeypatch, mode, n_threads, chunk
 
 
 @linux_only
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_byte_swapped_memmap_pages_are_released(tmp_path, monkeypatch, n_threads):
+    # another byte order: converted 64 MiB at a time (here 1 MiB), and the
+    # file's pages are given back once a block is copied
+    monkeypatch.setattr(entries_mod, "_BLOCK_BYTES", 1 << 20)
+    rng = np.random.default_rng(4)
+    s = make_scores(rng, 4096, 512, np.float32)
+    gold = make_gold(rng, 4096, 512)
+    path = tmp_path / "scores.npy"
+    np.save(path, s.astype(">f4"))
+    mm = np.load(path, mmap_mode="r")
+    assert mm.dtype == np.dtype(">f4")
+    e = threshold(mm, gold, 0.01, n_threads=n_threads)
+    assert_matches(e, reference(s, gold), np.float32)
+    assert _mapping_rss_kib(path) <= 2 * resource.getpagesize() // 1024
+    np.testing.assert_array_equal(mm, s)
+
+
+@linux_only
 def test_private_and_anonymous_memory_is_never_released(tmp_path):
     rng = np.random.default_rng(3)
     s = make_scores(rng, 2048, 512, np.float32)

@@ -119,6 +119,15 @@ cdef extern from "_simd.h":
     int sc_set_level(int level) noexcept nogil
 
 
+def release_bytes(const uint8_t[::1] data, size_t start, size_t stop):
+    """Give back to the system the pages of ``data[start:stop]`` (rounded down
+    to pages at both ends; at ``start == 0`` a page holding bytes before
+    ``data`` stays). Only for shared file mappings whose bytes before ``stop``
+    are no longer read: the file keeps the data."""
+    if stop > start and stop <= <size_t> data.shape[0]:
+        sc_release_pages(<const char*> &data[0], start, stop)
+
+
 def simd_level(int level=-1):
     """Use instruction set ``level`` for the comparisons: 0 scalar, 1 SSE2, 2
     AVX2; -1 (or a level the CPU lacks) picks the best the CPU has,

@@ -305,9 +305,8 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
         release = _is_shared_file_map(scores)
     else:   # native C-ordered copies of row blocks, one at a time
         block_rows = max(chunk_rows, _BLOCK_BYTES // row_bytes)
-        blocks = ((r0, np.ascontiguousarray(scores[r0:r0 + block_rows], dtype=dtype))
-                  for r0 in range(0, n_tokens, block_rows))
-        release = False   # the copies are ours, the file's pages are not touched
+        blocks = _converted_blocks(scores, dtype, block_rows)
+        release = False   # the copies are ours; the file's pages go in _converted_blocks
     for r0, block in blocks:
         rows = block.shape[0]
         bad = _run(survivors, block, gold[r0:r0 + rows], t, chunk_rows,
@@ -328,6 +327,22 @@ def _is_native(scores, dtype):
     """Whether the kernel can read ``scores`` as it is (no copy)."""
     return (isinstance(scores, np.ndarray) and scores.dtype == dtype
             and scores.flags.c_contiguous)
+
+
+def _converted_blocks(scores, dtype, block_rows):
+    """``(r0, native C-ordered copy of rows [r0, r0 + block_rows))`` of
+    ``scores``; the pages of a C-ordered shared file map (another byte order)
+    are given back once copied, as the kernel does for native ones."""
+    raw = None
+    if isinstance(scores, np.ndarray) and scores.flags.c_contiguous and \
+            _is_shared_file_map(scores):
+        raw = scores.reshape(-1).view(np.uint8)
+    row_bytes = scores.shape[1] * scores.dtype.itemsize
+    for r0 in range(0, scores.shape[0], block_rows):
+        block = np.ascontiguousarray(scores[r0:r0 + block_rows], dtype=dtype)
+        if raw is not None:
+            _threshold.release_bytes(raw, r0 * row_bytes, (r0 + block.shape[0]) * row_bytes)
+        yield r0, block
 
 
 def _is_shared_file_map(scores):
