@@ -448,6 +448,9 @@ def case_threshold(args, cfg, results):
     fl_name = "floor: np.count_nonzero(chunk >= t)"
     np_name = "numpy: flatnonzero + gather + concatenate"
     sc_stats = {}
+    # the targets are set at 5e8 entries; a smoke run's milliseconds and
+    # megabytes are dominated by fixed costs (thread start, buffers): info only
+    full = rows == _data.CCG_ROWS
     for mode in ("ram", "mmap"):
         if mode == "ram":
             def get():
@@ -493,17 +496,17 @@ def case_threshold(args, cfg, results):
             f"<= {((256 << 20) + surv_bytes) / surv_bytes:.1f}x"
         for impl, rep in mem.items():
             add_mem_row(case, impl, rep, surv_bytes, "survivors",
-                        mem_target if impl == "sparsecal" else None)
+                        mem_target if impl == "sparsecal" and full else None)
         sub = {k: v for k, v in stats.items() if k != np_name}
         add_rows(case, sub, fl_name, "slowdown",
-                 "<= 1.25x" if mode == "ram" else "(info)")
+                 "<= 1.25x" if mode == "ram" and full else "(info)")
         sub = {k: v for k, v in stats.items() if k != fl_name}
         add_rows(case, sub, np_name, "speedup", ">= 1x")
         sc_stats[mode] = {k: v for k, v in stats.items() if k.startswith("sparsecal")}
     # sparsecal on a memory map (warm page cache) against sparsecal in RAM
     for name, st in sc_stats["mmap"].items():
         add_rows("a. threshold: mmap vs in RAM", {"in RAM": sc_stats["ram"][name], name: st},
-                 "in RAM", "slowdown", "<= 1.3x", note="memory-mapped")
+                 "in RAM", "slowdown", "<= 1.3x" if full else "(info)", note="memory-mapped")
     del ram_scores
     gc.collect()
 
