@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from sparsecal import argsort_scores
+from sparsecal.core import _sort
 
 DTYPES = [np.float32, np.float64]
 THREADS = [1, 2, 3]
@@ -106,6 +107,46 @@ def test_matches_numpy_stable(dtype, gen, n):
     for perm, sorted_x in results[1:]:
         assert perm.tobytes() == results[0][0].tobytes()
         assert sorted_x.tobytes() == results[0][1].tobytes()
+
+
+@pytest.mark.parametrize("gen", GENERATORS, ids=lambda g: g.__name__[4:])
+@pytest.mark.parametrize("n", [1, 2, 2049, 10007])
+def test_float32_separate_keys_layout(gen, n):
+    """float32 keys are packed with their indices below 2**32 values; the
+    layout for more (keys and indices apart) gives the same order. It is
+    reached here by handing the kernel a sorted-values buffer of n."""
+    rng = np.random.default_rng(n * 17 + GENERATORS.index(gen))
+    x = gen(rng, n, np.float32)
+    ref = np.argsort(x, kind="stable")
+    for n_threads in THREADS:
+        perm = np.empty(n, dtype=np.int64)
+        sorted_x = np.empty(n, dtype=np.float32)
+        _sort.argsort_floats(x, perm, sorted_x, n_threads)
+        np.testing.assert_array_equal(perm, ref)
+        np.testing.assert_array_equal(sorted_x, x[ref])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sorted_scores_own_exactly_their_memory(dtype):
+    """The packed float32 sort uses the sorted-values array as its second
+    buffer (2 n floats) and gives the second half back: what is returned owns
+    n values, nothing more."""
+    x = np.random.default_rng(5).random(300_001).astype(dtype)
+    perm, sorted_x = argsort_scores(x, n_threads=2)
+    for a in (perm, sorted_x):
+        assert a.base is None and a.flags.owndata and a.flags.writeable
+    assert sorted_x.nbytes == x.nbytes and perm.nbytes == 8 * x.size
+
+
+def test_kernel_refuses_inconsistent_buffers():
+    x = np.zeros(4, dtype=np.float32)
+    with pytest.raises(ValueError, match="perm must hold n"):
+        _sort.argsort_floats(x, np.empty(3, np.int64), np.empty(4, np.float32), 1)
+    with pytest.raises(ValueError, match="perm must hold n"):
+        _sort.argsort_floats(x, np.empty(4, np.int64), np.empty(5, np.float32), 1)
+    with pytest.raises(ValueError, match="packed keys need float32"):
+        _sort.argsort_floats(x.astype(np.float64), np.empty(4, np.int64),
+                             np.empty(8, np.float64), 1)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -108,6 +108,10 @@ class BinStats:
         return np.where(half > below, half, above)
 
 
+#: The most float32 values whose indices fit beside their keys in 64-bit words.
+_PACKED_MAX = 0xFFFFFFFF
+
+
 def argsort_scores(scores, *, n_threads=None):
     """Stable ascending argsort of float scores, and the sorted scores.
 
@@ -151,9 +155,15 @@ def argsort_scores(scores, *, n_threads=None):
     x = np.ascontiguousarray(as_float_array(scores, "scores"))
     if np.isnan(x).any():
         raise ValueError("scores contains NaN, which has no place in a sort order")
-    perm = np.empty(x.shape[0], dtype=np.int64)
-    sorted_x = np.empty_like(x)
-    _sort.argsort_floats(x, perm, sorted_x, get_n_threads(n_threads, x.shape[0]))
+    n = x.shape[0]
+    perm = np.empty(n, dtype=np.int64)
+    # float32: the keys are packed with their indices, and ``sorted_x`` is the
+    # sort's second buffer until the kernel leaves the values in its first half
+    packed = x.dtype == np.float32 and 0 < n <= _PACKED_MAX
+    sorted_x = np.empty(2 * n if packed else n, dtype=x.dtype)
+    _sort.argsort_floats(x, perm, sorted_x, get_n_threads(n_threads, n))
+    if packed:
+        sorted_x.resize(n, refcheck=False)   # gives the second half back
     return perm, sorted_x
 
 
