@@ -50,8 +50,9 @@ _EXPORTS = {
     "ConfidenceInterval": "metrics",
     "MarginalCalibrationError": "metrics", "brier_decomposition": "metrics",
     "calibration_error": "metrics", "gmce": "metrics", "mce": "metrics",
-    "reliability_table": "metrics", "smce": "metrics", "top_label": "metrics",
-    "top_label_ece": "metrics", "evaluate": "metrics", "compare": "metrics",
+    "reliability_table": "metrics", "smce": "metrics", "smce_and_gmce": "metrics",
+    "top_label": "metrics", "top_label_ece": "metrics", "evaluate": "metrics",
+    "compare": "metrics",
     # calibration
     "GroupedCalibrator": "calibration", "HistogramBinning": "calibration",
     "IsotonicCalibrator": "calibration", "PlattCalibrator": "calibration",

@@ -616,6 +616,36 @@ def test_gmce_per_group_matches_brute_force(entries, tagger, kw):
         assert res[g].n == mask.sum()
 
 
+@pytest.mark.parametrize("ci", [None, "simulation", "bootstrap"])
+@pytest.mark.parametrize("kw", [{}, dict(n_bins=7), dict(bin_size=40)])
+def test_one_sort_for_smce_and_gmce_is_bit_identical(entries, tagger, ci, kw):
+    """GMCE from the one sort of all entries (each group's entries in sorted
+    order are its own stable order) equals calibration_error on the group's
+    entries alone: values, bins and interval ends, ties included."""
+    groups = TagGroups.from_counts(tagger.train_counts, 4, n_tags=60)
+    spec = None if ci is None else sc.ConfidenceInterval(ci, n_resamples=200,
+                                                         random_state=3)
+    # rounded scores: many ties, across groups and inside them
+    tied = sc.Entries(np.round(entries.score, 2), entries.tag, entries.label,
+                      n_tags=entries.n_tags)
+    for e in (entries, tied):
+        pooled, per_group = sc.smce_and_gmce(e, groups, ci=spec, **kw)
+        want = sc.calibration_error(e.score, e.label, ci=spec, **kw)
+        assert (pooled.value, pooled.ci_low, pooled.ci_high) == (want.value, want.ci_low,
+                                                                 want.ci_high)
+        assert [(c.value, c.ci_low, c.ci_high) for c in per_group] == [
+            (c.value, c.ci_low, c.ci_high) for c in sc.gmce(e, groups, ci=spec, **kw)]
+        for g in range(4):
+            mask = np.isin(e.tag, groups.members(g))
+            want = sc.calibration_error(e.score[mask], e.label[mask], ci=spec, **kw)
+            got = per_group[g]
+            assert (got.value, got.n, got.ci_low, got.ci_high) == (
+                want.value, want.n, want.ci_low, want.ci_high)
+            for field in ("count", "sum_score", "sum_label", "lower", "upper"):
+                np.testing.assert_array_equal(getattr(got.bins, field),
+                                              getattr(want.bins, field))
+
+
 def test_gmce_empty_group_is_none_and_scw_equals_smce(entries):
     n_tags = entries.n_tags
     mapping = np.zeros(n_tags, dtype=np.int64)

@@ -5,7 +5,8 @@
   interval specification every metric takes as ``ci=`` (Algorithm 2, bootstrap).
 - :mod:`~sparsecal.metrics.binary`: :func:`calibration_error` of scores and labels,
   :func:`reliability_table`.
-- :mod:`~sparsecal.metrics.marginal`: :func:`smce`, :func:`gmce`, :func:`mce`.
+- :mod:`~sparsecal.metrics.marginal`: :func:`smce`, :func:`gmce`, :func:`mce`,
+  :func:`smce_and_gmce` (both from one sort).
 - :mod:`~sparsecal.metrics.toplabel`: :func:`top_label`, :func:`top_label_ece`.
 - :mod:`~sparsecal.metrics.brier`: :func:`brier_decomposition`.
 - :mod:`~sparsecal.metrics.evaluation`: :func:`evaluate`, which bundles them, and
@@ -15,10 +16,10 @@ from .binary import CalibrationError, calibration_error, reliability_table
 from .brier import BrierDecomposition, brier_decomposition
 from .evaluation import Comparison, EvaluationResult, compare, evaluate
 from .intervals import ConfidenceInterval
-from .marginal import MarginalCalibrationError, gmce, mce, smce
+from .marginal import MarginalCalibrationError, gmce, mce, smce, smce_and_gmce
 from .toplabel import top_label, top_label_ece
 
 __all__ = ["BrierDecomposition", "CalibrationError", "Comparison", "ConfidenceInterval",
            "EvaluationResult", "MarginalCalibrationError", "brier_decomposition",
            "calibration_error", "compare", "evaluate", "gmce", "mce", "reliability_table",
-           "smce", "top_label", "top_label_ece"]
+           "smce", "smce_and_gmce", "top_label", "top_label_ece"]

@@ -4,11 +4,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core.binning import BinStats, bin_statistics
+from ..core.binning import (BinStats, bin_statistics, equal_mass_bin_starts,
+                             equal_mass_bins_sorted)
 from .ce import bin_rates, ce_from_bins, check_norm
 from .intervals import ConfidenceInterval, ce_interval
 
-__all__ = ["CalibrationError", "calibration_error", "reliability_table"]
+__all__ = ["CalibrationError", "calibration_error", "reliability_table",
+           "sorted_calibration_error"]
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,59 @@ def calibration_error(scores, labels, *, norm=2, binning="equal-mass", n_bins=No
     if spec is not None:
         lo, hi = ce_interval(spec, bins, norm, x, y, order)
     return CalibrationError(value, norm, x.shape[0], bins, lo, hi, spec)
+
+
+def sorted_calibration_error(sorted_scores, sorted_labels, *, n_bins=None, bin_size=None,
+                             ci=None):
+    """CE_2 with equal-mass bins of scores already sorted (stably) with their labels.
+
+    The sort that :func:`calibration_error` would make, made once for several
+    estimates (SMCE and every GMCE share one: :mod:`sparsecal.metrics.marginal`).
+    No validation: the arrays come from :func:`~sparsecal.core.binning.argsort_scores`
+    over validated scores.
+
+    Parameters
+    ----------
+    sorted_scores : ndarray of float32 or float64, shape (n,)
+        Scores in ascending order, ties in entry order.
+    sorted_labels : ndarray of uint8, shape (n,)
+        Their labels, in the same order.
+    n_bins, bin_size : int, optional
+        As in :func:`calibration_error` (default 10 bins).
+    ci : None, {"simulation", "bootstrap"} or ConfidenceInterval, default=None
+        As in :func:`calibration_error`.
+
+    Returns
+    -------
+    CalibrationError
+        Equal to ``calibration_error`` of the same scores and labels in any order.
+
+    References
+    ----------
+    Nguyen & O'Connor 2015, Algorithm 1 (step 1 is the sort) and Algorithm 2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.array([0.9, 0.1, 0.4, 0.1, 0.7])
+    >>> y = np.array([1, 0, 0, 1, 1], dtype=np.uint8)
+    >>> order = np.argsort(x, kind="stable")
+    >>> a = sorted_calibration_error(x[order], y[order], n_bins=2)
+    >>> a.value == calibration_error(x, y, n_bins=2).value
+    True
+    """
+    spec = ConfidenceInterval.resolve(ci)
+    if n_bins is None and bin_size is None:
+        n_bins = 10
+    n = sorted_scores.shape[0]
+    starts = equal_mass_bin_starts(n, n_bins=n_bins, bin_size=bin_size)
+    bins = equal_mass_bins_sorted(sorted_scores, sorted_labels, None, starts)
+    value = ce_from_bins(bins, 2.0)
+    lo = hi = None
+    if spec is not None:
+        order = (np.arange(n), sorted_scores, starts)
+        lo, hi = ce_interval(spec, bins, 2.0, sorted_scores, sorted_labels, order)
+    return CalibrationError(value, 2.0, n, bins, lo, hi, spec)
 
 
 def reliability_table(bins, *, ci="simulation"):

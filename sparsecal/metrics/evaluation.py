@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from ..core.groups import TagGroups, check_groups
 from .intervals import ConfidenceInterval
 from ..core.entries import check_entries
-from .marginal import gmce, mce, smce
+from .marginal import mce, smce_and_gmce
 from .toplabel import top_label_ece
 
 __all__ = ["EvaluationResult", "Comparison", "evaluate", "compare"]
@@ -179,9 +179,10 @@ def evaluate(entries, groups=None, *, n_bins=10, ci="simulation", per_tag=False,
         n_tags = entries.n_tags if entries.n_tags is not None else int(entries.tag.max()) + 1
         groups = TagGroups.scw(n_tags)
     interval = {} if spec is None else spec.to_dict()
+    pooled, per_group = smce_and_gmce(entries, groups, n_bins=n_bins, ci=spec)
     return EvaluationResult(
-        smce=smce(entries, n_bins=n_bins, ci=spec),
-        gmce=gmce(entries, groups, n_bins=n_bins, ci=spec),
+        smce=pooled,
+        gmce=per_group,
         groups=groups.summary(entries),
         mce=mce(entries, min_entries=min_entries, n_bins=n_bins, ci=spec) if per_tag else None,
         top_label_ece=top_label_ece(entries, ci=spec) if top_label else None,
