@@ -14,7 +14,7 @@ from .jsonfile import read_json
 from .validation import as_array, check_allocation, check_positive_int
 
 __all__ = ["TagGroups", "check_groups", "check_tag_index", "load_train_counts",
-           "partition_by_group"]
+           "partition_by_group", "split_sorted_by_group"]
 
 #: Tag columns are below 2**31 (int32 tag arrays, docs/architecture.md data model).
 MAX_TAGS = 2 ** 31 - 1
@@ -707,3 +707,56 @@ def partition_by_group(tag, tag_to_group, n_groups=None):
         raise ValueError(f"tag[{bad}] = {tag[bad]} is an unknown tag: tag_to_group "
                          f"covers tags 0..{mapping.shape[0] - 1}")
     return perm, offsets
+
+
+def split_sorted_by_group(entries, groups, perm, sorted_scores):
+    """The entries sorted by score, split by group in that order.
+
+    A group's entries in the order of a stable sort of all entries are in the
+    group's own stable order (ties by entry order), so one sort serves the
+    pooled and every per-group binning (Nguyen & O'Connor Algorithm 1): one
+    pass puts each sorted entry in its group's part (a counting sort).
+
+    Parameters
+    ----------
+    entries : Entries
+    groups : TagGroups
+        Over the same tagset (checked by the caller).
+    perm, sorted_scores : ndarray
+        :func:`~sparsecal.core.binning.argsort_scores` of ``entries.score``.
+
+    Returns
+    -------
+    sorted_labels : ndarray of uint8, shape (n,)
+        ``entries.label[perm]``.
+    group_scores : ndarray, shape (n,)
+        Group ``g``'s scores, ascending, at ``offsets[g]:offsets[g + 1]``.
+    group_labels : ndarray of uint8, shape (n,)
+        Their labels.
+    offsets : ndarray of int64, shape (n_groups + 1,)
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Section 3.3 (GMCE: SMCE over each group's
+    entries).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal import Entries, TagGroups, argsort_scores
+    >>> e = Entries([0.9, 0.2, 0.5, 0.7], [0, 1, 1, 0], [1, 0, 1, 0], n_tags=2)
+    >>> perm, sx = argsort_scores(e.score)
+    >>> y, gx, gy, offsets = split_sorted_by_group(e, TagGroups.per_tag(2), perm, sx)
+    >>> gx, offsets
+    (array([0.7, 0.9, 0.2, 0.5]), array([0, 2, 4]))
+    """
+    n = perm.shape[0]
+    sorted_labels = np.empty(n, dtype=np.uint8)
+    group_scores = np.empty_like(sorted_scores)
+    group_labels = np.empty(n, dtype=np.uint8)
+    offsets = np.empty(groups.n_groups + 1, dtype=np.int64)
+    _partition.split_sorted_by_group(
+        perm, sorted_scores, entries.label, np.ascontiguousarray(entries.tag, np.int32),
+        np.ascontiguousarray(groups.tag_to_group, np.int64), sorted_labels, group_scores,
+        group_labels, offsets)
+    return sorted_labels, group_scores, group_labels, offsets

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..core.binning import argsort_scores, equal_mass_bin_starts
 from ..core.entries import check_entries
-from ..core.groups import check_groups, partition_by_group
+from ..core.groups import check_groups, partition_by_group, split_sorted_by_group
 from ..core.validation import check_positive_int, check_probabilities
 from .binary import calibration_error, sorted_calibration_error
 from .intervals import ConfidenceInterval
@@ -170,14 +170,14 @@ def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, poole
     kw = dict(n_bins=n_bins, bin_size=bin_size, ci=spec)
     equal_mass_bin_starts(1, n_bins=n_bins, bin_size=bin_size)   # checks the bins first
     perm, sorted_x = argsort_scores(check_probabilities(entries.score, "entries.score"))
-    sorted_y = entries.label[perm]
-    ranks, offsets = partition_by_group(entries.tag[perm], groups.tag_to_group,
-                                        groups.n_groups)
+    sorted_y, group_x, group_y, offsets = split_sorted_by_group(entries, groups, perm,
+                                                                sorted_x)
+    del perm
     per_group = []
     for g in range(groups.n_groups):
-        r = ranks[offsets[g]:offsets[g + 1]]
-        per_group.append(None if r.size == 0 else
-                         sorted_calibration_error(sorted_x[r], sorted_y[r], **kw))
+        part = slice(offsets[g], offsets[g + 1])
+        per_group.append(None if offsets[g] == offsets[g + 1] else
+                         sorted_calibration_error(group_x[part], group_y[part], **kw))
     return (sorted_calibration_error(sorted_x, sorted_y, **kw) if pooled else None,
             per_group)
 
