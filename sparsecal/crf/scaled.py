@@ -76,21 +76,23 @@ def _forward(ch):
             j -= 1
         counts[t] = j
 
-    # E: sorted copy of the emissions, start/end folded, scaled, exp'd
-    src = ch.e[:, :n]
-    if f.perm is None:
-        E = src.clone(memory_format=torch.contiguous_format)
-    else:
-        E = torch.index_select(src, 0, f.perm)
-    if ch.start is not None:
-        E[:, 0].add_(ch.start)
-    if ch.end is not None:
-        E[torch.arange(B, device=dev), f.Ls - 1] += ch.end
+    # E: the sorted emissions with start/end folded (the caller's tensor itself when
+    # there is nothing to sort or fold: the subtraction makes the copy), scaled, exp'd
+    E = ch.e[:, :n]
+    if f.perm is not None:
+        E = torch.index_select(E, 0, f.perm)
+    if ch.start is not None or ch.end is not None:
+        if f.perm is None:
+            E = E.clone()
+        if ch.start is not None:
+            E[:, 0].add_(ch.start)
+        if ch.end is not None:
+            E[torch.arange(B, device=dev), f.Ls - 1] += ch.end
     r = E.amax(-1, keepdim=True)                                    # [B, n, 1]
     # 0 for a row without a finite value (an impossible token, or padding, which
     # holds any value: it is never read)
     f.r = torch.nan_to_num(r, nan=0.0, posinf=0.0, neginf=0.0)
-    E.sub_(f.r).exp_()
+    E = torch.sub(E, f.r, out=torch.empty((B, n, C), dtype=dt, device=dev)).exp_()
     f.m = largest_finite(ch.T)
     f.M = M = torch.sub(ch.T, f.m).exp_()
 
