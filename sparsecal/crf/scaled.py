@@ -14,6 +14,16 @@ the batch is sorted by decreasing length, so that each position multiplies only
 the sentences that reach it, and per-position views are made once (Python-level
 indexing dominates at small C).
 
+Beyond the ``2 (N-1)`` products ``[B, C] @ [C, C]`` (the matmul floor of
+``benchmarks/bench_crf.py``), the work is kept to a few passes: one ``exp`` of
+the emissions and one of the transitions (their largest finite value found by
+one ``amax``), a contiguous copy of ``M^T`` (BLAS multiplies by it faster than
+by a transposed view), three in-place operations per position and direction
+(multiply, sum into a preallocated normaliser, divide), and for token marginals
+one multiply per position and a single sum and division over all positions.
+The alphas are batch-major ``[B, n, C]`` in a ``[B, N, C]`` buffer that becomes
+the token marginals in place (no final copy when the batch is already sorted).
+
 One forward pass (:func:`_forward`) and one backward recursion (:func:`_backward`)
 serve every output; each output function adds its few lines per position. A
 sentence whose recursion lost precision (a normaliser below ``C^2 * tiny / eps``
