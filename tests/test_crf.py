@@ -480,6 +480,25 @@ def test_mask_equals_lengths_and_trailing_padding_ignored():
     assert not torch.isnan(a).any()
 
 
+@pytest.mark.parametrize("start_end", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_lean_sorted_batch_reads_emissions_without_writing(dtype, start_end):
+    # Lengths already decreasing: without start/end, lean reads the caller's
+    # emissions in place (NaN padding, max(lengths) < N); they stay unchanged.
+    c = random_case(47, N=6, C=4, lengths=(4, 4, 2, 1), start_end=start_end)
+    e = c["emissions"].to(dtype)
+    e[torch.arange(6)[None] >= c["lengths"][:, None]] = torch.nan
+    before = e.clone()
+    kw = {k: (v.to(dtype) if k in ("start", "end") and v is not None else v)
+          for k, v in _kw(c).items()}
+    m = crf.marginals(e, c["transitions"].to(dtype), **kw)
+    assert torch.equal(e.isnan(), before.isnan())
+    assert torch.equal(e.nan_to_num(), before.nan_to_num())
+    ref = crf.marginals(e, c["transitions"].to(dtype), backend="log", **kw)
+    assert float((m - ref).abs().max()) <= (1e-6 if dtype == torch.float32 else 1e-12)
+    assert (m[torch.arange(6)[None] >= c["lengths"][:, None]] == 0).all()
+
+
 def test_n_threads_restored():
     before = torch.get_num_threads()
     c = random_case(46)

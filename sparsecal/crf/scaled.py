@@ -17,10 +17,12 @@ indexing dominates at small C).
 Beyond the ``2 (N-1)`` products ``[B, C] @ [C, C]`` (the matmul floor of
 ``benchmarks/bench_crf.py``), the work is kept to a few passes: one ``exp`` of
 the emissions and one of the transitions (their largest finite value found by
-one ``amax``), a contiguous copy of ``M^T`` (BLAS multiplies by it faster than
-by a transposed view), three in-place operations per position and direction
-(multiply, sum into a preallocated normaliser, divide), and for token marginals
-one multiply per position and a single sum and division over all positions.
+one ``amax``), three in-place operations per position and direction (multiply,
+sum into a preallocated normaliser, divide), and for token marginals one
+multiply per position and a single sum and division over all positions. The
+backward multiplies by ``M.t()``, a view that BLAS reads transposed: with MKL a
+contiguous copy of ``M^T`` saved in float32 only what the copy cost, and was
+slower in float64.
 The alphas are batch-major ``[B, n, C]`` in a ``[B, N, C]`` buffer that becomes
 the token marginals in place (no final copy when the batch is already sorted).
 
@@ -113,9 +115,8 @@ def _forward(ch):
     f.zf = torch.ones((n, B, 1), dtype=dt, device=dev)
     f.E, f.Es, f.As = E, E.unbind(1), f.A.unbind(1)
     As, Es, zfs = f.As, f.Es, f.zf.unbind(0)
-    As[0].copy_(Es[0])
-    torch.sum(As[0], 1, keepdim=True, out=zfs[0])
-    As[0].div_(zfs[0])
+    torch.sum(Es[0], 1, keepdim=True, out=zfs[0])
+    torch.div(Es[0], zfs[0], out=As[0])
     for t in range(1, n):
         k = counts[t]              # the first k (sorted) sentences reach t
         if k == B:                 # no slicing: Python-level indexing costs at small C
@@ -153,8 +154,7 @@ def _backward(f):
     beta = torch.ones((B, C), dtype=f.A.dtype, device=f.A.device)
     w = torch.empty_like(beta)
     f.zb = torch.ones((n, B, 1), dtype=f.A.dtype, device=f.A.device)
-    # M^T contiguous: BLAS reads it without transposing (faster than a view of M)
-    zbs, Es, MT = f.zb.unbind(0), f.Es, f.M.t().contiguous()
+    zbs, Es, MT = f.zb.unbind(0), f.Es, f.M.t()      # M.t(): a view BLAS reads transposed
     for t in range(n - 2, -1, -1):
         k0, k1 = f.counts[t], f.counts[t + 1]
         if k1:
