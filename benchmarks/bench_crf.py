@@ -24,9 +24,10 @@ log-space backend and, where feasible, torch-struct, and reports:
   (floor and lean with 1 thread, then with 2; a 20 ms pause after each 2-thread
   run lets its OpenMP workers stop spinning), so that the machine's noise hits
   both alike. Times are the best of the k rounds, the least disturbed by the
-  other jobs of a shared machine; the medians are in ``--json``, and the
-  verdict also gives the median over the rounds of lean's 1-thread efficiency
-  (floor and lean of the same round);
+  other jobs of a shared machine; the medians are in ``--json``, the scaling
+  table also gives lean's 2-thread speedup from the medians (2-thread times
+  vary far more than 1-thread ones), and the verdict the median over the
+  rounds of lean's 1-thread efficiency (floor and lean of the same round);
 - efficiency per thread: ``t_floor(1) / (k t(k))`` for ``k`` threads, i.e. the
   rate of lean (or of the bare products) with ``k`` threads over ``k`` times
   the single-thread matmul rate. With 1 thread it is lean's share of the floor
@@ -246,16 +247,17 @@ def run_lean(C, dtype, reps, busy):
 def print_scaling(lean_rows):
     print()
     print("| C | dtype | floor ms 1t / 2t | floor per-thread eff 2t | lean ms 1t / 2t | "
-          "lean eff 1t | lean per-thread eff 2t | lean speedup 2t | load avg | "
+          "lean eff 1t | lean per-thread eff 2t | lean speedup 2t (medians) | load avg | "
           "others' CPU share |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in lean_rows:
-        fl, le = r["floor"], r["lean"]
+        fl, le, lm = r["floor"], r["lean"], r["median"]["lean"]
         print(f"| {r['C']} | {r['dtype']} | {1e3 * fl['1']:.2f} / {1e3 * fl['2']:.2f} | "
               f"{100 * per_thread(r, 'floor', 2):.0f}% | "
               f"{1e3 * le['1']:.2f} / {1e3 * le['2']:.2f} | "
               f"{100 * per_thread(r, 'lean', 1):.0f}% | "
-              f"{100 * per_thread(r, 'lean', 2):.0f}% | {le['1'] / le['2']:.2f}x | "
+              f"{100 * per_thread(r, 'lean', 2):.0f}% | {le['1'] / le['2']:.2f}x "
+              f"({lm['1'] / lm['2']:.2f}x) | "
               f"{r['load'][0]:.1f}-{r['load'][1]:.1f} | {100 * r['foreign_share']:.0f}% |")
 
 
