@@ -24,7 +24,7 @@ def resolve_threads(n_threads):
     """Torch intra-op threads for a CRF call.
 
     ``None`` means ``SPARSECAL_NUM_THREADS`` if set, else 1: a second thread
-    helps only where a core is idle and C is large, and costs up to 9x where
+    helps only where a core is idle and C is large, and costs up to 100x where
     it is not (measured in :mod:`sparsecal.crf`, "Threads").
     ``0`` means "leave torch's setting alone". Any other value, and the
     variable, are checked and capped by :func:`sparsecal.core.threads.check_n_threads`.
