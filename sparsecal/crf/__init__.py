@@ -37,8 +37,8 @@ Threads: every function takes ``n_threads``, the torch intra-op threads used
 shares the per-position products (``[B, C] @ [C, C]``; the small per-position
 steps stay on one thread): on a 2-core machine whose other core was idle it made
 the lean backend 1.3-1.6x faster at C >= 426 but slower at C = 50; with the
-other core busy it was slower at every C (1.1-1.5x in the best rounds, 2-3.5x by
-the medians at C >= 426), and up to 100x slower with more runnable threads than
+other core busy it was slower at every C (1.2-1.5x in the best rounds, 1.7-3.6x
+by the medians at C >= 426), and up to 100x slower with more runnable threads than
 cores (OpenMP workers spin-wait between the products; docs/performance.md, "CRF
 marginals"). ``0`` leaves torch's setting alone. ``torch.set_num_threads``
 is process-wide: do not call these functions concurrently from several Python
