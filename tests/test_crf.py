@@ -480,6 +480,67 @@ def test_mask_equals_lengths_and_trailing_padding_ignored():
     assert not torch.isnan(a).any()
 
 
+@pytest.mark.parametrize("start_end", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_lean_sorted_batch_reads_emissions_without_writing(dtype, start_end):
+    # Lengths already decreasing: without start/end, lean reads the caller's
+    # emissions in place (NaN padding, max(lengths) < N); they stay unchanged.
+    c = random_case(47, N=6, C=4, lengths=(4, 4, 2, 1), start_end=start_end)
+    e = c["emissions"].to(dtype)
+    e[torch.arange(6)[None] >= c["lengths"][:, None]] = torch.nan
+    before = e.clone()
+    kw = {k: (v.to(dtype) if k in ("start", "end") and v is not None else v)
+          for k, v in _kw(c).items()}
+    m = crf.marginals(e, c["transitions"].to(dtype), **kw)
+    assert torch.equal(e.isnan(), before.isnan())
+    assert torch.equal(e.nan_to_num(), before.nan_to_num())
+    ref = crf.marginals(e, c["transitions"].to(dtype), backend="log", **kw)
+    assert float((m - ref).abs().max()) <= (1e-6 if dtype == torch.float32 else 1e-12)
+    assert (m[torch.arange(6)[None] >= c["lengths"][:, None]] == 0).all()
+
+
+def test_lean_workspace_never_aliases_results():
+    # The scratch a thread keeps between calls is overwritten by the next call:
+    # no result may live in it, whatever the shapes and dtypes in between.
+    c = random_case(48, N=6, C=5, lengths=(6, 2, 6, 3))
+    e, T, kw = c["emissions"], c["transitions"], _kw(c)
+    m = crf.marginals(e, T, **kw)
+    p = crf.pair_marginals(e, T, **kw)
+    z = crf.log_partition(e, T, backend="lean", **kw)
+    s = crf.span_marginals(e, T, [0, 2], [1, 0], [[0, 1], [2, 2]], **kw)
+    kept = [x.clone() for x in (m, p, z, s)]
+    d = random_case(49, B=3, N=9, C=7, lengths=(9, 9, 4), start_end=False)
+    crf.marginals(d["emissions"].float(), d["transitions"].float(), d["lengths"])
+    crf.pair_marginals(d["emissions"], d["transitions"], d["lengths"])
+    for x, y in zip((m, p, z, s), kept):
+        assert torch.equal(x, y)
+
+
+def test_lean_threads_compute_side_by_side():
+    import threading
+
+    # each thread has its own scratch (the products release the GIL)
+    cases = [random_case(50 + i, B=5, N=12, C=200, lengths=(12, 3, 12, 7, 1), scale=3.0)
+             for i in range(4)]
+    ref = [crf.marginals(c["emissions"], c["transitions"], **_kw(c)) for c in cases]
+    wrong = [0] * len(cases)
+    start = threading.Barrier(len(cases))
+
+    def run(i):
+        start.wait()
+        for _ in range(20):
+            m = crf.marginals(cases[i]["emissions"], cases[i]["transitions"],
+                              **_kw(cases[i]))
+            wrong[i] += not torch.equal(m, ref[i])
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(cases))]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert wrong == [0] * len(cases)
+
+
 def test_n_threads_restored():
     before = torch.get_num_threads()
     c = random_case(46)

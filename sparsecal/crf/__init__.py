@@ -33,12 +33,16 @@ Modules, from the inputs to the public functions:
 
 Threads: every function takes ``n_threads``, the torch intra-op threads used
 *within the call* (the previous setting is restored afterwards). ``None``
-(default) means ``SPARSECAL_NUM_THREADS`` if set, else 1: the per-position
-products are small (``[B, C] @ [C, C]``) and on a shared 2-core machine one
-thread was 2-8x faster than two (OpenMP threads spin-wait between small ops).
-``0`` leaves torch's setting alone. ``torch.set_num_threads`` is process-wide:
-do not call these functions concurrently from several Python threads with
-different settings.
+(default) means ``SPARSECAL_NUM_THREADS`` if set, else 1. A second thread only
+shares the per-position products (``[B, C] @ [C, C]``; the small per-position
+steps stay on one thread): on a 2-core machine whose other core was idle it made
+the lean backend 1.3-1.6x faster at C >= 426 but slower at C = 50; with the
+other core busy it was slower at every C (1.2-1.5x in the best rounds, 1.7-3.6x
+by the medians at C >= 426), and up to 100x slower with more runnable threads than
+cores (OpenMP workers spin-wait between the products; docs/performance.md, "CRF
+marginals"). ``0`` leaves torch's setting alone. ``torch.set_num_threads``
+is process-wide: do not call these functions concurrently from several Python
+threads with different settings.
 """
 from .decoding import kbest, viterbi
 from .posteriors import log_partition, marginals, pair_marginals, span_marginals

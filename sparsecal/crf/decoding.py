@@ -27,8 +27,8 @@ def viterbi(emissions, transitions, lengths=None, start=None, end=None, allowed=
     %(potentials)s
     n_threads : int, optional
         Torch threads within the call (None: ``SPARSECAL_NUM_THREADS`` or 1;
-        0: leave torch's setting; more than the CPUs available: clamped to
-        them), restored afterwards.
+        0: leave torch's setting; more than 4 per CPU: clamped to that, with a
+        warning), restored afterwards.
 
     Returns
     -------

@@ -34,8 +34,8 @@ def marginals(emissions, transitions, lengths=None, start=None, end=None, allowe
         ``torch_struct.LinearChainCRF`` (see :mod:`sparsecal.crf.backends`).
     n_threads : int, optional
         Torch threads within the call (None: ``SPARSECAL_NUM_THREADS`` or 1;
-        0: leave torch's setting; more than the CPUs available: clamped to
-        them), restored afterwards.
+        0: leave torch's setting; more than 4 per CPU: clamped to that, with a
+        warning), restored afterwards.
 
     Returns
     -------

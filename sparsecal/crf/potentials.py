@@ -28,7 +28,7 @@ import math
 
 from ._torch import to_tensor, torch
 
-__all__ = ["Chain", "prepare", "with_potentials_doc"]
+__all__ = ["Chain", "largest_finite", "prepare", "with_potentials_doc"]
 
 FLOAT_DTYPES = (torch.float32, torch.float64)
 
@@ -48,6 +48,13 @@ POTENTIALS_DOC = """    emissions : Tensor or ndarray, float32 or float64, shape
     mask : bool array, shape (B, N), optional
         Leading Trues per row; an alternative to ``lengths``.
 """
+
+
+def largest_finite(x):
+    """The largest finite value of ``x`` (detached, 0-dimensional), 0 if there is
+    none. ``x`` holds no NaN and no ``+inf`` (as :func:`prepare` ensures), so its
+    maximum is finite or ``-inf``: one pass over ``x``, no boolean indexing."""
+    return torch.nan_to_num(x.detach().amax(), neginf=0.0)
 
 
 def with_potentials_doc(func):
@@ -119,8 +126,7 @@ class Chain:
         r = ef.detach().amax(-1, keepdim=True)
         r = torch.where(torch.isfinite(r), r, torch.zeros((), dtype=r.dtype, device=r.device))
         T = self.T.to(ef.dtype)
-        fin = torch.isfinite(T)
-        m = T.detach()[fin].max() if bool(fin.any()) else T.new_zeros(())
+        m = largest_finite(T)
         offset = r[..., 0].sum(1) + (L - 1).to(ef.dtype) * m
         return ef - r, T - m, offset, L
 
