@@ -39,7 +39,8 @@ def _ce_cell(d):
 
 def _level(settings):
     """"95%": the interval's level, or the default level when there is none."""
-    level = settings.get("confidence_level") or ConfidenceInterval().confidence_level
+    # (the class attribute is the field's default: no instance, no numpy.random)
+    level = settings.get("confidence_level") or ConfidenceInterval.confidence_level
     return f"{100 * level:g}%"
 
 
