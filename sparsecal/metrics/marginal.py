@@ -11,6 +11,7 @@ import numpy as np
 
 from ..core.entries import check_entries
 from ..core.groups import check_groups, partition_by_group
+from ..core.progress import ProgressCounter
 from ..core.validation import check_positive_int
 from .binary import calibration_error
 from .intervals import ConfidenceInterval
@@ -66,7 +67,7 @@ def smce(entries, *, n_bins=None, bin_size=None, ci=None):
                              bin_size=bin_size, ci=ci)
 
 
-def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None):
+def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, progress=None):
     """Grouped marginal calibration error (GMCE), one per tag group.
 
     SMCE restricted to the entries of the tags of each group (e.g. tag frequency
@@ -82,6 +83,8 @@ def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None):
     ci : None, {"simulation", "bootstrap"} or ConfidenceInterval, default=None
         Applied to every group; an int ``random_state`` gives every group the
         same stream, a Generator is drawn from group after group.
+    progress : callable, optional
+        Called as ``progress(groups_done, n_groups)`` after each group.
 
     Returns
     -------
@@ -91,7 +94,7 @@ def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None):
     Raises
     ------
     TypeError
-        If ``entries`` is not an ``Entries``.
+        If ``entries`` is not an ``Entries``, or ``progress`` is not callable.
     ValueError
         No entries, ``groups`` of another tagset, invalid bins or ``ci``.
 
@@ -113,6 +116,7 @@ def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None):
     entries = check_entries(entries)
     check_groups(groups, entries.n_tags)
     spec = ConfidenceInterval.resolve(ci)
+    counter = ProgressCounter(progress, groups.n_groups)
     perm, offsets = groups.partition(entries)
     out = []
     for g in range(groups.n_groups):
@@ -120,6 +124,7 @@ def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None):
         out.append(None if idx.size == 0 else
                    calibration_error(entries.score[idx], entries.label[idx], n_bins=n_bins,
                                      bin_size=bin_size, ci=spec))
+        counter.advance()
     return out
 
 
