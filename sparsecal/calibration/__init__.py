@@ -15,7 +15,7 @@
 Names load from their module on first use (PEP 562), so that importing one
 module of this package (the registry, say) imports no other.
 """
-import importlib
+from .._lazy import lazy_exports
 
 #: public name -> the module of this package that defines it
 _EXPORTS = {
@@ -31,13 +31,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
-    globals()[name] = value   # later look-ups skip this function
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
