@@ -1,17 +1,40 @@
 """Progress of long steps (issue 12, item 5): the library's ``progress=`` hooks
-(``sparsecal/core/progress.py``)."""
+(``sparsecal/core/progress.py``) and the command's progress lines on stderr
+(``sparsecal/cli/_progress.py``): drawn on a terminal only, never on a pipe or
+with ``--quiet``, and finished at 100%; and the evaluate verb's lean imports.
+Timings are in ``benchmarks/bench_cli.py``."""
+import io
 import json
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import sparsecal as sc
+from sparsecal.cli import main
+from sparsecal.cli._progress import ProgressLine
 from sparsecal.datasets.synthetic import make_tagger_outputs
 from sparsecal.metrics import gmce
 from sparsecal.plotting.report import write_report
 
+ROOT = Path(__file__).resolve().parents[1]
 N_TAGS = 60
+HEAVY = ("scipy.optimize", "matplotlib", "torch", "sklearn")
+
+
+class Terminal(io.StringIO):
+    """A stream that says it is a terminal."""
+
+    def isatty(self):
+        return True
 
 
 @pytest.fixture(scope="module")
@@ -138,3 +161,217 @@ def test_a_progress_that_is_not_callable_is_refused_before_any_work(data, tmp_pa
         with pytest.raises(TypeError, match="progress must be None or a callable"):
             call()
     assert not (tmp_path / "r").exists()
+
+
+# ------------------------------------------------------ the progress line -- #
+
+def _drawn(stream, text):
+    """Wait (up to 30 s, a safety net) until the line's thread has drawn ``text``."""
+    deadline = time.monotonic() + 30
+    while text not in stream.getvalue():
+        assert time.monotonic() < deadline, stream.getvalue()
+        time.sleep(0.01)
+
+
+@pytest.fixture
+def terminal(monkeypatch):
+    """Call it to put stderr on a terminal (in the test: pytest sets stderr for
+    each phase); lines appear at once and redraw every 0.01 s."""
+    def attach():
+        stream = Terminal()
+        monkeypatch.setattr(sys, "stderr", stream)
+        return stream
+
+    monkeypatch.setattr(ProgressLine, "delay", 0.0)
+    monkeypatch.setattr(ProgressLine, "interval", 0.01)
+    return attach
+
+
+def test_line_draws_a_bar_up_to_100_percent_and_ends_it(terminal):
+    terminal = terminal()
+    with ProgressLine("sorting") as progress:
+        progress(5, 10)
+        _drawn(terminal, " 50.0%")
+        progress(10, 10)
+    text = terminal.getvalue()
+    assert text.startswith("\rsorting") and text.endswith("\n")
+    last = text.rstrip("\n").split("\r")[-1]
+    assert last.startswith("sorting") and "[" + "#" * 30 + "] 100.0%" in last
+    assert text.count("\n") == 1
+
+
+def test_line_without_a_fraction_is_a_spinner_with_the_elapsed_time(terminal):
+    terminal = terminal()
+    with ProgressLine("reading"):
+        _drawn(terminal, " s")
+    last = terminal.getvalue().rstrip("\n").split("\r")[-1]
+    assert last.startswith("reading") and " done " in last and "%" not in last
+
+
+def test_line_after_an_error_shows_how_far_it_came(terminal):
+    terminal = terminal()
+    with pytest.raises(KeyboardInterrupt):
+        with ProgressLine("fitting") as progress:
+            progress(1, 4)
+            raise KeyboardInterrupt
+    assert " 25.0%" in terminal.getvalue() and terminal.getvalue().endswith("\n")
+
+
+def test_fast_steps_print_nothing(terminal, monkeypatch):
+    terminal = terminal()
+    monkeypatch.setattr(ProgressLine, "delay", 60.0)
+    with ProgressLine("evaluating") as progress:
+        progress(1, 1)
+    assert terminal.getvalue() == ""
+
+
+@pytest.mark.parametrize("stream,enabled", [(io.StringIO(), True), (Terminal(), False)],
+                         ids=["pipe", "quiet"])
+def test_nothing_is_drawn_on_a_pipe_or_when_disabled(stream, enabled, monkeypatch):
+    monkeypatch.setattr(sys, "stderr", stream)
+    monkeypatch.setattr(ProgressLine, "delay", 0.0)
+    with ProgressLine("thresholding", enabled=enabled) as progress:
+        assert progress is None
+    assert stream.getvalue() == ""
+
+
+def test_text_written_during_a_step_goes_above_the_line(terminal):
+    terminal = terminal()
+    with ProgressLine("fitting") as line:
+        line(1, 2)
+        _drawn(terminal, " 50.0%")
+        line.write("a warning")
+        line(2, 2)
+    text = terminal.getvalue()
+    blank = re.search("\r( +)\ra warning\n", text)   # the line drawn before, blanked
+    assert blank and len(blank.group(1)) == len(text.split("\ra warning")[0].split("\r")[-2])
+    assert text.endswith("\n")
+    assert text.rstrip("\n").split("\r")[-1].startswith("fitting")
+
+
+# ---------------------------------------------------------- the command -- #
+
+def _files(data):
+    d = data[-1]
+    return {"scores": d / "test.npy", "gold": d / "test_gold.npy",
+            "dev-scores": d / "dev.npy", "dev-gold": d / "dev_gold.npy",
+            "train-counts": d / "counts.json"}
+
+
+def _flags(data, *names):
+    files = _files(data)
+    return [x for name in names for x in (f"--{name}", str(files[name]))]
+
+
+def _lines(text):
+    """The last drawing of each progress line."""
+    return [line.split("\r")[-1] for line in text.split("\n") if line]
+
+
+def _label(line):
+    return line[:16].rstrip()   # labels are padded to 16 characters
+
+
+@pytest.mark.parametrize("verb,steps", [
+    ("evaluate", ["reading", "thresholding", "evaluating"]),
+    ("compare", ["reading dev", "thresholding dev", "reading", "thresholding",
+                 "comparing"]),
+    ("fit", ["reading", "thresholding", "fitting"]),
+])
+def test_every_step_of_a_verb_finishes_its_line_on_a_terminal(data, terminal, capsys,
+                                                              tmp_path, verb, steps):
+    terminal = terminal()
+    argv = [verb] + _flags(data, "scores", "gold", "train-counts")
+    if verb == "compare":
+        argv += _flags(data, "dev-scores", "dev-gold") + ["--methods", "isotonic"]
+    if verb == "fit":
+        argv += ["-o", str(tmp_path / "model")]
+    assert main(argv) == 0, terminal.getvalue()
+    lines = _lines(terminal.getvalue())
+    assert [_label(line) for line in lines] == steps
+    for line in lines:
+        assert "100.0%" in line or " done " in line, line
+    assert "\r" not in capsys.readouterr().out   # stdout: the table only
+
+
+def test_apply_and_report_finish_their_lines_on_a_terminal(data, terminal, tmp_path):
+    terminal = terminal()
+    model = str(tmp_path / "model")
+    assert main(["fit", "-q", "-o", model] + _flags(data, "scores", "gold", "train-counts")
+                ) == 0
+    assert main(["apply", model, "--scores", str(_files(data)["scores"]), "-o",
+                 str(tmp_path / "calibrated.npy")]) == 0
+    assert main(["report", "-o", str(tmp_path / "report"), "--methods", "isotonic"]
+                + _flags(data, "scores", "gold", "train-counts", "dev-scores", "dev-gold")
+                ) == 0
+    lines = _lines(terminal.getvalue())
+    assert [_label(line) for line in lines] == [
+        "reading", "calibrating",   # apply
+        "reading", "thresholding", "reading dev", "thresholding dev", "report"]
+    for line in lines:
+        assert "100.0%" in line or " done " in line, line
+
+
+def test_demo_finishes_every_line_on_a_terminal(terminal, tmp_path):
+    terminal = terminal()
+    assert main(["demo", "--tokens", "400", "-o", "", "-q"]) == 0
+    assert terminal.getvalue() == ""
+    assert main(["demo", "--tokens", "400", "-o", ""]) == 0
+    lines = _lines(terminal.getvalue())
+    assert [_label(line) for line in lines] == [
+        "generating", "thresholding dev", "thresholding", "evaluating", "comparing"]
+
+
+_RUN = ("import sys\nfrom sparsecal.cli._progress import ProgressLine\n"
+        "ProgressLine.delay = 0.0\nfrom sparsecal.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n")
+
+
+def _on_a_terminal(*argv):
+    """Run the command with stderr on a pseudo-terminal: (exit code, stdout,
+    what the terminal received)."""
+    master, slave = pty.openpty()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    with subprocess.Popen([sys.executable, "-c", _RUN, *argv], stdout=subprocess.PIPE,
+                          stderr=slave, env=env, cwd=ROOT) as proc:
+        os.close(slave)
+        received = b""
+        while select.select([master], [], [], 60)[0]:
+            try:
+                chunk = os.read(master, 1 << 16)
+            except OSError:   # EIO: the command closed the terminal
+                break
+            if not chunk:
+                break
+            received += chunk
+        out = proc.communicate(timeout=60)[0].decode()
+    os.close(master)
+    return proc.returncode, out, received.decode().replace("\r\n", "\n")
+
+
+def test_a_real_terminal_gets_the_lines_a_pipe_and_quiet_get_nothing(data):
+    argv = ["evaluate"] + _flags(data, "scores", "gold", "train-counts")
+    rc, out, received = _on_a_terminal(*argv)
+    assert rc == 0, received
+    assert "**SMCE**" in out and "\r" not in out
+    lines = _lines(received)
+    assert [_label(line) for line in lines] == ["reading", "thresholding", "evaluating"]
+    assert all("100.0%" in line for line in lines[1:]) and received.endswith("\n")
+    piped = subprocess.run([sys.executable, "-c", _RUN, *argv], capture_output=True,
+                           text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert piped.returncode == 0 and piped.stderr == "" and piped.stdout == out
+    rc, out, received = _on_a_terminal(*argv, "-q")
+    assert rc == 0 and out == "" and received == ""
+
+
+def test_evaluate_imports_no_optimizer_plots_torch_or_sklearn(data):
+    """The evaluate verb's path, in the style of tests/test_import.py."""
+    argv = ["evaluate", "--ci"] + _flags(data, "scores", "gold", "train-counts")
+    code = ("import sys\nfrom sparsecal.cli import main\n"
+            f"assert main({argv!r}) == 0\n"
+            f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
