@@ -21,6 +21,7 @@ import pytest
 import sparsecal as sc
 from sparsecal.cli import main
 from sparsecal.cli._progress import ProgressLine
+from sparsecal.cli.main import build_parser
 from sparsecal.datasets.synthetic import make_tagger_outputs
 from sparsecal.metrics import gmce
 from sparsecal.plotting.report import write_report
@@ -365,13 +366,35 @@ def test_a_real_terminal_gets_the_lines_a_pipe_and_quiet_get_nothing(data):
     assert rc == 0 and out == "" and received == ""
 
 
-def test_evaluate_imports_no_optimizer_plots_torch_or_sklearn(data):
+# ------------------------------------------------------- the command's cost -- #
+
+def test_evaluate_imports_no_optimizer_plots_torch_sklearn_or_calibrator(data):
     """The evaluate verb's path, in the style of tests/test_import.py."""
     argv = ["evaluate", "--ci"] + _flags(data, "scores", "gold", "train-counts")
+    unused = HEAVY + ("sparsecal.calibration",)
     code = ("import sys\nfrom sparsecal.cli import main\n"
             f"assert main({argv!r}) == 0\n"
-            f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))")
+            f"print(sorted(m for m in {unused!r} if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def _arguments(parser):
+    return [(a.option_strings, a.dest, a.default, a.choices, a.required, a.nargs)
+            for a in parser._actions]
+
+
+def test_the_parser_of_one_verb_is_that_verb_of_the_whole_parser():
+    """main builds only the verb it runs; the verb must not notice."""
+    def verbs(parser):
+        return next(a for a in parser._actions if a.dest == "command").choices
+
+    whole = verbs(build_parser())
+    assert list(whole) == ["evaluate", "fit", "apply", "compare", "report", "groups", "demo"]
+    for name, parser in whole.items():
+        alone = verbs(build_parser(name))
+        assert list(alone) == [name]
+        assert _arguments(alone[name]) == _arguments(parser), name
+        assert alone[name].format_help() == parser.format_help()

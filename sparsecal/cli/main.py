@@ -354,8 +354,97 @@ def _add_common(p):
     _add_threads(p)
 
 
-def build_parser():
+def _evaluate_args(p):
+    _add_common(p)
+    _add_ci(p)
+    p.add_argument("--per-tag", action="store_true", help="also per-tag CE / MCE")
+    p.add_argument("--json", help="write the numbers as JSON here")
+    p.add_argument("--save-entries", help="also save the thresholded entries (.npz)")
+    p.set_defaults(func=_cmd_evaluate)
+
+
+def _fit_args(p):
     from ..calibration.registry import METHODS
+    _add_common(p)
+    p.add_argument("--method", choices=sorted(METHODS), default="isotonic")
+    p.add_argument("--grouping", choices=["scw", "tfg", "per-tag"], default="tfg")
+    p.add_argument("--min-entries", type=int, default=100,
+                   help="per-tag: dev entries a tag needs, else its TFG group's model")
+    p.add_argument("-o", "--output", required=True, help="directory to save it in")
+    p.set_defaults(func=_cmd_fit)
+
+
+def _apply_args(p):
+    p.add_argument("calibrator", help="directory written by 'sparsecal fit'")
+    _add_inputs(p, what="scores to calibrate", required=True, gold=False)
+    p.add_argument("-o", "--output", required=True, help="calibrated matrix (.npy)")
+    p.set_defaults(func=_cmd_apply)
+
+
+def _compare_args(p):
+    from ..calibration.registry import METHODS
+    _add_common(p)
+    _add_inputs(p, "dev-", what="dev scores (to fit on)")
+    p.add_argument("--methods", nargs="+", choices=sorted(METHODS), default=list(METHODS))
+    p.add_argument("--json", help="write the numbers as JSON here")
+    p.set_defaults(func=_cmd_compare)
+
+
+def _report_args(p):
+    from ..calibration.registry import METHODS
+    _add_common(p)
+    _add_inputs(p, "dev-", what="dev scores (optional: enables recalibration)")
+    _add_ci(p, default="simulation")
+    p.add_argument("--methods", nargs="+", choices=sorted(METHODS), default=list(METHODS))
+    p.add_argument("--title", default="Calibration report")
+    p.add_argument("-o", "--output", required=True, help="report directory")
+    p.set_defaults(func=_cmd_report)
+
+
+def _groups_args(p):
+    p.add_argument("--train-counts", required=True, help="JSON {tag: count}")
+    p.add_argument("--tag-index", help="JSON {tag: column}")
+    p.add_argument("--n-tags", type=int, help="tag inventory size (default: from the index)")
+    p.add_argument("--groups", type=int, default=5)
+    p.set_defaults(func=_cmd_groups)
+
+
+def _demo_args(p):
+    p.add_argument("--tokens", type=int, default=50000, help="tokens per split")
+    p.add_argument("-o", "--output", default="sparsecal-demo-report",
+                   help="report directory (default: sparsecal-demo-report; '' for none)")
+    p.add_argument("--threshold", type=float, default=0.01)
+    p.add_argument("--groups", type=int, default=5)
+    p.add_argument("--bins", type=int, default=10)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=_cmd_demo)
+
+
+#: verb -> (its help, the function adding its arguments)
+_VERBS = {
+    "evaluate": ("SMCE/GMCE table with confidence intervals", _evaluate_args),
+    "fit": ("fit a grouped recalibration model on dev outputs", _fit_args),
+    "apply": ("apply a fitted calibrator to a score matrix", _apply_args),
+    "compare": ("every method x {SCW, TFG}: the paper's Table 1", _compare_args),
+    "report": ("HTML report with tables and figures (+ PNG, SVG, JSON)", _report_args),
+    "groups": ("the TFG group summary table", _groups_args),
+    "demo": ("the built-in default job on a generated CCG-like tagger", _demo_args),
+}
+
+
+def build_parser(command=None):
+    """The parser of the ``sparsecal`` command line.
+
+    Parameters
+    ----------
+    command : str, optional
+        Build this verb's parser alone: all that parsing its command line
+        needs (``main`` does so; the seven verbs take a few milliseconds more).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
     parser = argparse.ArgumentParser(
         prog="sparsecal",
         description="Measure and repair the calibration of taggers with large, sparse "
@@ -365,67 +454,9 @@ def build_parser():
     common.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
     common.add_argument("--debug", action="store_true",
                         help="on an error, show Python's traceback instead of one line")
-
-    def verb(name, help):
-        return sub.add_parser(name, help=help, parents=[common])
-
-    p = verb("evaluate", "SMCE/GMCE table with confidence intervals")
-    _add_common(p)
-    _add_ci(p)
-    p.add_argument("--per-tag", action="store_true", help="also per-tag CE / MCE")
-    p.add_argument("--json", help="write the numbers as JSON here")
-    p.add_argument("--save-entries", help="also save the thresholded entries (.npz)")
-    p.set_defaults(func=_cmd_evaluate)
-
-    p = verb("fit", "fit a grouped recalibration model on dev outputs")
-    _add_common(p)
-    p.add_argument("--method", choices=sorted(METHODS), default="isotonic")
-    p.add_argument("--grouping", choices=["scw", "tfg", "per-tag"], default="tfg")
-    p.add_argument("--min-entries", type=int, default=100,
-                   help="per-tag: dev entries a tag needs, else its TFG group's model")
-    p.add_argument("-o", "--output", required=True, help="directory to save it in")
-    p.set_defaults(func=_cmd_fit)
-
-    p = verb("apply", "apply a fitted calibrator to a score matrix")
-    p.add_argument("calibrator", help="directory written by 'sparsecal fit'")
-    _add_inputs(p, what="scores to calibrate", required=True, gold=False)
-    p.add_argument("-o", "--output", required=True, help="calibrated matrix (.npy)")
-    p.set_defaults(func=_cmd_apply)
-
-    p = verb("compare", "every method x {SCW, TFG}: the paper's Table 1")
-    _add_common(p)
-    _add_inputs(p, "dev-", what="dev scores (to fit on)")
-    p.add_argument("--methods", nargs="+", choices=sorted(METHODS), default=list(METHODS))
-    p.add_argument("--json", help="write the numbers as JSON here")
-    p.set_defaults(func=_cmd_compare)
-
-    p = verb("report", "HTML report with tables and figures (+ PNG, SVG, "
-                                      "JSON)")
-    _add_common(p)
-    _add_inputs(p, "dev-", what="dev scores (optional: enables recalibration)")
-    _add_ci(p, default="simulation")
-    p.add_argument("--methods", nargs="+", choices=sorted(METHODS), default=list(METHODS))
-    p.add_argument("--title", default="Calibration report")
-    p.add_argument("-o", "--output", required=True, help="report directory")
-    p.set_defaults(func=_cmd_report)
-
-    p = verb("groups", "the TFG group summary table")
-    p.add_argument("--train-counts", required=True, help="JSON {tag: count}")
-    p.add_argument("--tag-index", help="JSON {tag: column}")
-    p.add_argument("--n-tags", type=int, help="tag inventory size (default: from the index)")
-    p.add_argument("--groups", type=int, default=5)
-    p.set_defaults(func=_cmd_groups)
-
-    p = verb("demo", "the built-in default job on a generated CCG-like "
-                                    "tagger")
-    p.add_argument("--tokens", type=int, default=50000, help="tokens per split")
-    p.add_argument("-o", "--output", default="sparsecal-demo-report",
-                   help="report directory (default: sparsecal-demo-report; '' for none)")
-    p.add_argument("--threshold", type=float, default=0.01)
-    p.add_argument("--groups", type=int, default=5)
-    p.add_argument("--bins", type=int, default=10)
-    p.add_argument("--seed", type=int, default=0)
-    p.set_defaults(func=_cmd_demo)
+    for name, (help_text, add_arguments) in _VERBS.items():
+        if command in (None, name):
+            add_arguments(sub.add_parser(name, help=help_text, parents=[common]))
     return parser
 
 
@@ -472,7 +503,8 @@ def main(argv=None):
     >>> main(["groups", "--train-counts", "missing.json"])
     2
     """
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv[0] if argv and argv[0] in _VERBS else None).parse_args(argv)
     console = _Console(args.quiet)
     with warnings.catch_warnings():
         warnings.showwarning = functools.partial(_show_warning, console, args.command)
