@@ -100,9 +100,10 @@ def commands(scores_path, gold_path, counts_path):
 
 
 def run(argv, env):
-    """Seconds of one process."""
+    """Seconds of one process (in this tree: the working directory comes first
+    on the path of ``-m`` and ``-c``)."""
     t0 = time.perf_counter()
-    subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL,
+    subprocess.run(argv, env=env, check=True, cwd=ROOT, stdout=subprocess.DEVNULL,
                    stderr=subprocess.PIPE)
     return time.perf_counter() - t0
 
@@ -111,7 +112,8 @@ def measure(sizes, workdir, repeats):
     """{size: {case: best seconds}}, every case interleaved round-robin."""
     env = child_env()
     where = subprocess.run([sys.executable, "-c", "import sparsecal; print(sparsecal.__file__)"],
-                           env=env, capture_output=True, text=True, check=True).stdout.strip()
+                           env=env, cwd=ROOT, capture_output=True, text=True,
+                           check=True).stdout.strip()
     if where != sparsecal.__file__:
         raise SystemExit(f"the child processes import {where}, this one {sparsecal.__file__}")
     cases = {}
