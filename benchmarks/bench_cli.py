@@ -134,11 +134,12 @@ def measure(sizes, workdir, repeats):
         cases[size]["library"] = lambda files=files: _time(library, *files)
         for fn in cases[size].values():   # warm-up: page cache, bytecode, first calls
             fn()
-    best = {size: {name: (np.inf, np.inf) for name in c} for size, c in cases.items()}
+    best = {size: {name: (float("inf"),) * 2 for name in c} for size, c in cases.items()}
     for _ in range(repeats):
         for size, c in cases.items():
             for name, fn in c.items():
-                best[size][name] = tuple(np.minimum(best[size][name], fn()))
+                best[size][name] = tuple(float(min(b, t)) for b, t in
+                                         zip(best[size][name], fn()))
     return best
 
 
@@ -177,7 +178,7 @@ def main(argv=None):
             if name not in ("library", "import numpy (floor)"):
                 over = t - lib
                 results[size]["overhead"][name] = (over, cpu - lib_cpu)
-                ok &= over <= TARGET_S
+                ok = ok and over <= TARGET_S
                 line += (f" {over:9.3f} {cpu - lib_cpu:7.3f}  "
                          f"{'ok' if over <= TARGET_S else 'MISS'}")
             print(line)
