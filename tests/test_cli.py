@@ -69,8 +69,12 @@ def run(capsys, *argv):
 
 
 def run_process(*argv, exe=None, timeout=120):
+    """The command in a new process that imports the package under test (the
+    console script too: this checkout first on its path, if it holds one)."""
     cmd = ([exe] if exe else [sys.executable, "-m", "sparsecal"]) + [str(a) for a in argv]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    path = os.pathsep.join([str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p])
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
+                          env=dict(os.environ, PYTHONPATH=path))
 
 
 def table_rows(text):

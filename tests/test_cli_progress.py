@@ -328,14 +328,18 @@ _RUN = ("import sys\nfrom sparsecal.cli._progress import ProgressLine\n"
         "sys.exit(main(sys.argv[1:]))\n")
 
 
+def _child_env():
+    """This checkout (if it holds the package) first on a new process's path."""
+    path = os.pathsep.join([str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p])
+    return dict(os.environ, PYTHONPATH=path)
+
+
 def _on_a_terminal(*argv):
     """Run the command with stderr on a pseudo-terminal: (exit code, stdout,
     what the terminal received)."""
     master, slave = pty.openpty()
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(ROOT)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
     with subprocess.Popen([sys.executable, "-c", _RUN, *argv], stdout=subprocess.PIPE,
-                          stderr=slave, env=env, cwd=ROOT) as proc:
+                          stderr=slave, env=_child_env(), cwd=ROOT) as proc:
         os.close(slave)
         received = b""
         while select.select([master], [], [], 60)[0]:
@@ -360,7 +364,7 @@ def test_a_real_terminal_gets_the_lines_a_pipe_and_quiet_get_nothing(data):
     assert [_label(line) for line in lines] == ["reading", "thresholding", "evaluating"]
     assert all("100.0%" in line for line in lines[1:]) and received.endswith("\n")
     piped = subprocess.run([sys.executable, "-c", _RUN, *argv], capture_output=True,
-                           text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                           text=True, cwd=ROOT, env=_child_env())
     assert piped.returncode == 0 and piped.stderr == "" and piped.stdout == out
     rc, out, received = _on_a_terminal(*argv, "-q")
     assert rc == 0 and out == "" and received == ""
@@ -376,7 +380,7 @@ def test_evaluate_imports_no_optimizer_plots_torch_sklearn_or_calibrator(data):
             f"assert main({argv!r}) == 0\n"
             f"print(sorted(m for m in {unused!r} if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                         cwd=ROOT, env=_child_env())
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
 
