@@ -453,7 +453,8 @@ def build_parser(command=None):
                     "tagsets (Kranzlein et al. 2021; Nguyen & O'Connor 2015).")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("-q", "--quiet", action="store_true", help="no messages, no progress: errors and warnings only")
+    common.add_argument("-q", "--quiet", action="store_true",
+                        help="no messages, no progress: errors and warnings only")
     common.add_argument("--debug", action="store_true",
                         help="on an error, show Python's traceback instead of one line")
     for name, (help_text, add_arguments) in _VERBS.items():
