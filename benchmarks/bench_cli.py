@@ -121,11 +121,12 @@ def measure(sizes, workdir, repeats):
     """{size: {case: (best wall, best CPU) seconds}}, every case interleaved
     round-robin."""
     env = child_env()
-    where = subprocess.run([sys.executable, "-c", "import sparsecal; print(sparsecal.__file__)"],
-                           env=env, cwd=ROOT, capture_output=True, text=True,
+    probe = [sys.executable, "-c", "import sparsecal; print(sparsecal.__file__)"]
+    where = subprocess.run(probe, env=env, cwd=ROOT, capture_output=True, text=True,
                            check=True).stdout.strip()
     if where != sparsecal.__file__:
-        raise SystemExit(f"the child processes import {where}, this one {sparsecal.__file__}")
+        raise SystemExit(f"the child processes import {where}, this one "
+                         f"{sparsecal.__file__}")
     cases = {}
     for size in sizes:
         files = inputs(workdir, SIZES[size])

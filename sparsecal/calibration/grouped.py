@@ -145,7 +145,8 @@ class GroupedCalibrator(Estimator):
         weak = self._fit_grouping(self.groups, entries, w, calibrators, tag_map,
                                   np.ones(self.groups.n_tags, dtype=bool), counter)
         if self.fallback is not None and weak.any():
-            self._fit_grouping(self.fallback, entries, w, calibrators, tag_map, weak, counter)
+            self._fit_grouping(self.fallback, entries, w, calibrators, tag_map, weak,
+                               counter)
         elif n_fallback:
             counter.advance(n_fallback)
         left = np.flatnonzero(tag_map < 0)
