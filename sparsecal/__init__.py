@@ -33,7 +33,7 @@ Examples
 >>> round(float(sc.smce(entries)), 4) >= 0
 True
 """
-import importlib
+from ._lazy import lazy_exports
 
 __version__ = "0.1.0.dev0"
 
@@ -65,16 +65,4 @@ _SUBPACKAGES = ("calibration", "cli", "core", "crf", "datasets", "io", "metrics"
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
-    elif name in _SUBPACKAGES:
-        value = importlib.import_module(f".{name}", __name__)
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value   # later look-ups skip this function
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__) | set(_SUBPACKAGES))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _SUBPACKAGES)

@@ -11,18 +11,24 @@
   tag) and K-fold :func:`cross_fit_predict`.
 - :mod:`~sparsecal.calibration.comparison`: every method x {SCW, TFG}, Kranzlein et
   al. 2021 Table 1 (:func:`compare_methods`).
-"""
-from .base import BaseCalibrator, NotFittedError, clone
-from .comparison import MethodComparison, compare_methods
-from .grouped import GroupedCalibrator, cross_fit_predict
-from .histogram import HistogramBinning
-from .isotonic import IsotonicCalibrator
-from .platt import PlattCalibrator
-from .registry import METHODS, get_method, make_calibrator
-from .scaling_binning import ScalingBinning
-from .temperature import TemperatureScaling
 
-__all__ = ["BaseCalibrator", "GroupedCalibrator", "HistogramBinning", "IsotonicCalibrator",
-           "METHODS", "MethodComparison", "NotFittedError", "PlattCalibrator",
-           "ScalingBinning", "TemperatureScaling", "clone", "compare_methods",
-           "cross_fit_predict", "get_method", "make_calibrator"]
+Names load from their module on first use (PEP 562), so that importing one
+module of this package (the registry, say) imports no other.
+"""
+from .._lazy import lazy_exports
+
+#: public name -> the module of this package that defines it
+_EXPORTS = {
+    "BaseCalibrator": "base", "NotFittedError": "base", "clone": "base",
+    "MethodComparison": "comparison", "compare_methods": "comparison",
+    "GroupedCalibrator": "grouped", "cross_fit_predict": "grouped",
+    "HistogramBinning": "histogram", "IsotonicCalibrator": "isotonic",
+    "PlattCalibrator": "platt", "ScalingBinning": "scaling_binning",
+    "TemperatureScaling": "temperature",
+    "METHODS": "registry", "get_method": "registry", "make_calibrator": "registry",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

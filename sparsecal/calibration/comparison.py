@@ -10,6 +10,7 @@ import numpy as np
 
 from ..core.entries import check_entries
 from ..core.groups import TagGroups, check_groups
+from ..core.progress import ProgressCounter
 from ..metrics.evaluation import evaluate
 from ..metrics.intervals import ConfidenceInterval
 from .grouped import GroupedCalibrator
@@ -110,7 +111,7 @@ def _cell(value, base):
 
 
 def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("scw", "tfg"),
-                    n_bins=10, ci=None, seed=0):
+                    n_bins=10, ci=None, seed=0, progress=None):
     """Fit every method x grouping on ``dev`` entries, evaluate on ``test``.
 
     Parameters
@@ -128,6 +129,10 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
         state.
     seed : int, default=0
         Random state of seeded methods (and of ``ci`` given by name).
+    progress : callable, optional
+        Called as ``progress(done, total)`` after the evaluation of ``test`` as
+        it is and after each (method, grouping) fit and evaluation:
+        ``total = 1 + len(methods) * len(groupings)``.
 
     Returns
     -------
@@ -135,6 +140,8 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
 
     Raises
     ------
+    TypeError
+        For a ``progress`` that is not callable.
     ValueError
         For an unknown method or grouping.
 
@@ -164,11 +171,13 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
     bad = [g for g in groupings if g not in ("scw", "tfg")]
     if bad:
         raise ValueError(f"unknown grouping {bad[0]!r}; choose from ['scw', 'tfg']")
+    counter = ProgressCounter(progress, 1 + len(methods) * len(groupings))
     scw = TagGroups.scw(groups.n_tags)
     if isinstance(ci, str):
         ci = ConfidenceInterval(ci, random_state=seed)
     kw = dict(n_bins=n_bins, ci=ci)
     before = evaluate(test, groups, **kw)
+    counter.advance()
     after, models = {}, {}
     for method in methods:
         for grouping in groupings:
@@ -176,5 +185,6 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
             model = GroupedCalibrator(base, scw if grouping == "scw" else groups).fit(dev)
             models[(method, grouping)] = model
             after[(method, grouping)] = evaluate(model.transform(test), groups, **kw)
+            counter.advance()
     tokens = None if test.token is None else int(np.unique(test.token).size)
     return MethodComparison(before, after, groups, tokens, models)

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..core.entries import Entries, check_entries, threshold as threshold_entries
 from ..core.groups import TagGroups, check_groups, partition_by_group
+from ..core.progress import ProgressCounter, check_progress
 from ..core.validation import check_positive_int, check_unit_interval
 from ..io.atomic import atomic_path
 from ..io.npyfile import open_npy
@@ -103,7 +104,7 @@ class GroupedCalibrator(Estimator):
         if not isinstance(self.renormalize, (bool, np.bool_)):
             raise TypeError(f"renormalize must be True or False, got {self.renormalize!r}")
 
-    def fit(self, entries, sample_weight=None):
+    def fit(self, entries, sample_weight=None, *, progress=None):
         """Fit one calibrator per group on dev ``entries``.
 
         Parameters
@@ -111,6 +112,10 @@ class GroupedCalibrator(Estimator):
         entries : Entries
             Thresholded dev entries (see :func:`sparsecal.threshold`).
         sample_weight : array_like of float, shape (len(entries),), optional
+        progress : callable, optional
+            Called as ``progress(groups_done, n_groups)`` after each group of
+            ``groups`` and then of ``fallback`` (whose groups all count as done
+            at once when no tag needs them); ``n_groups`` counts both.
 
         Returns
         -------
@@ -120,7 +125,8 @@ class GroupedCalibrator(Estimator):
         ------
         TypeError
             For a ``base`` that is not a calibrator, ``groups`` that are not
-            :class:`TagGroups`, or ``entries`` that are not :class:`Entries`.
+            :class:`TagGroups`, ``entries`` that are not :class:`Entries`, or a
+            ``progress`` that is not callable.
         ValueError
             For no entries, a mismatched ``sample_weight`` or ``fallback``, or an
             invalid ``min_entries``.
@@ -133,11 +139,16 @@ class GroupedCalibrator(Estimator):
         w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
         if w is not None and w.shape != (len(entries),):
             raise ValueError(f"sample_weight must have shape ({len(entries)},)")
+        n_fallback = 0 if self.fallback is None else self.fallback.n_groups
+        counter = ProgressCounter(progress, self.groups.n_groups + n_fallback)
         calibrators, tag_map = [], np.full(self.groups.n_tags, -1, dtype=np.int64)
         weak = self._fit_grouping(self.groups, entries, w, calibrators, tag_map,
-                                  np.ones(self.groups.n_tags, dtype=bool))
+                                  np.ones(self.groups.n_tags, dtype=bool), counter)
         if self.fallback is not None and weak.any():
-            self._fit_grouping(self.fallback, entries, w, calibrators, tag_map, weak)
+            self._fit_grouping(self.fallback, entries, w, calibrators, tag_map, weak,
+                               counter)
+        elif n_fallback:
+            counter.advance(n_fallback)
         left = np.flatnonzero(tag_map < 0)
         if left.size:
             # Also tags with no dev entry at all: their test scores are left
@@ -152,23 +163,23 @@ class GroupedCalibrator(Estimator):
         self.threshold_ = entries.threshold
         return self
 
-    def _fit_grouping(self, groups, entries, w, calibrators, tag_map, tags_wanted):
-        """Fit a calibrator for every group of ``groups`` holding a wanted tag;
-        returns the wanted tags whose group had too few entries."""
+    def _fit_grouping(self, groups, entries, w, calibrators, tag_map, tags_wanted, counter):
+        """Fit a calibrator for every group of ``groups`` holding a wanted tag,
+        counting each group; returns the wanted tags whose group had too few
+        entries."""
         perm, offsets = groups.partition(entries)
         weak = np.zeros(groups.n_tags, dtype=bool)
         for g in range(groups.n_groups):
             members = tags_wanted & (groups.tag_to_group == g)
-            if not members.any():
-                continue
             idx = perm[offsets[g]:offsets[g + 1]]
-            if idx.size < self.min_entries:
+            if members.any() and idx.size < self.min_entries:
                 weak |= members
-                continue
-            cal = clone(self.base).fit(entries.score[idx], entries.label[idx],
-                                       None if w is None else w[idx])
-            tag_map[members] = len(calibrators)
-            calibrators.append(cal)
+            elif members.any():
+                cal = clone(self.base).fit(entries.score[idx], entries.label[idx],
+                                           None if w is None else w[idx])
+                tag_map[members] = len(calibrators)
+                calibrators.append(cal)
+            counter.advance()
         return weak
 
     def _calibrate(self, scores, tags):
@@ -209,6 +220,7 @@ class GroupedCalibrator(Estimator):
         ndarray, the calibrated matrix (``out`` if given)
         """
         self._check_fitted()
+        check_progress(progress)
         if not hasattr(scores, "dtype") or not hasattr(scores, "shape"):
             scores = np.asarray(scores)
         if scores.ndim != 2 or scores.shape[1] != self.groups.n_tags:
@@ -292,6 +304,7 @@ class GroupedCalibrator(Estimator):
         True
         """
         self._check_fitted()
+        check_progress(progress)
         scores = open_npy(scores_path, "scores")
         if scores.ndim != 2 or scores.shape[1] != self.groups.n_tags \
                 or scores.dtype.kind != "f" or scores.dtype.itemsize not in (4, 8):

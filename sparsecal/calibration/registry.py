@@ -10,12 +10,8 @@ it up here. Adding a binary calibrator is one class (a
 :class:`~sparsecal.calibration.temperature.TemperatureScaling` is not a method here:
 it rescales logits before the softmax, so it does not apply to thresholded entries.
 """
+import importlib
 from dataclasses import dataclass
-
-from .histogram import HistogramBinning
-from .isotonic import IsotonicCalibrator
-from .platt import PlattCalibrator
-from .scaling_binning import ScalingBinning
 
 __all__ = ["METHODS", "Method", "calibrator_class", "get_method", "make_calibrator"]
 
@@ -30,17 +26,31 @@ class Method:
         Its name in the API and on the command line, e.g. ``"isotonic"``.
     display_name : str
         Its name in tables and figures, e.g. ``"Isotonic Regression"``.
-    cls : type
-        The calibrator class.
+    class_path : str
+        Where the calibrator class is, ``"module.Class"`` in this package; it
+        is imported on first use of :attr:`cls` (the command line lists the
+        methods without importing them).
     uses_bins, uses_seed : bool
         Whether the shared options ``n_bins`` / ``seed`` are passed to ``cls``.
     """
 
     name: str
     display_name: str
-    cls: type
+    class_path: str
     uses_bins: bool = False
     uses_seed: bool = False
+
+    @property
+    def class_name(self):
+        """The calibrator class's name, e.g. ``"IsotonicCalibrator"``."""
+        return self.class_path.rpartition(".")[2]
+
+    @property
+    def cls(self):
+        """The calibrator class (its module imported now if it was not yet)."""
+        module = importlib.import_module(f".{self.class_path.rpartition('.')[0]}",
+                                         __package__)
+        return getattr(module, self.class_name)
 
     def build(self, n_bins=10, seed=0):
         """An unfitted calibrator with the shared options it takes.
@@ -66,11 +76,11 @@ class Method:
 
 #: method name -> Method, in the row order of Kranzlein et al. 2021, Table 1
 METHODS = {m.name: m for m in (
-    Method("scaling-binning", "Scaling Binning", ScalingBinning, uses_bins=True,
-           uses_seed=True),
-    Method("isotonic", "Isotonic Regression", IsotonicCalibrator),
-    Method("histogram", "Histogram Binning", HistogramBinning, uses_bins=True),
-    Method("platt", "Platt Scaling", PlattCalibrator),
+    Method("scaling-binning", "Scaling Binning", "scaling_binning.ScalingBinning",
+           uses_bins=True, uses_seed=True),
+    Method("isotonic", "Isotonic Regression", "isotonic.IsotonicCalibrator"),
+    Method("histogram", "Histogram Binning", "histogram.HistogramBinning", uses_bins=True),
+    Method("platt", "Platt Scaling", "platt.PlattCalibrator"),
 )}
 
 
@@ -139,9 +149,9 @@ def calibrator_class(class_name):
     ValueError
         For a class that is not a registered method.
     """
-    classes = {m.cls.__name__: m.cls for m in METHODS.values()}
+    classes = {m.class_name: m for m in METHODS.values()}
     try:
-        return classes[class_name]
+        return classes[class_name].cls
     except (KeyError, TypeError):
         raise ValueError(f"saved calibrator uses unknown class {class_name!r}; known: "
                          f"{sorted(classes)}") from None

@@ -5,43 +5,50 @@ stderr naming the argument or file and the problem; ``--debug`` shows the
 traceback instead); 130 interrupted.
 """
 import argparse
+import atexit
+import contextlib
 import functools
+import gc
 import os
 import sys
 import time
 import warnings
+
+from ._progress import ProgressLine
 
 
 __all__ = ["main", "build_parser"]
 
 
 class _Console:
-    """Messages on stdout, progress on stderr (silenced by --quiet)."""
+    """Messages on stdout; progress lines and warnings on stderr (--quiet: no
+    messages, no progress)."""
 
     def __init__(self, quiet=False):
         self.quiet = quiet
+        self._line = None   # the progress line of the step running now
 
     def info(self, text=""):
         if not self.quiet:
             print(text)
 
-    def progress(self, label):
-        """A callable ``(done, total)`` drawing a progress bar on stderr."""
-        if self.quiet:
-            return None
-        start = time.perf_counter()
+    @contextlib.contextmanager
+    def step(self, label):
+        """A step of the command: gives the ``progress`` callback of its
+        library call (None where no line is drawn)."""
+        self._line = ProgressLine(label, enabled=not self.quiet)
+        try:
+            with self._line as progress:
+                yield progress
+        finally:
+            self._line = None
 
-        def update(done, total):
-            if not sys.stderr.isatty() and done < total:
-                return
-            frac = done / total if total else 1.0
-            bar = "#" * int(30 * frac)
-            sys.stderr.write(f"\r{label:<12} [{bar:<30}] {frac:6.1%} "
-                             f"{time.perf_counter() - start:6.1f} s")
-            if done >= total:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
-        return update
+    def warn(self, text):
+        """``text`` on stderr, above the progress line of a running step."""
+        if self._line is not None:
+            self._line.write(text)
+        else:
+            print(text, file=sys.stderr)
 
 
 # ----------------------------------------------------------------- inputs -- #
@@ -56,24 +63,28 @@ def _entries_from_args(args, console, prefix=""):
     attr = prefix.replace("-", "_")
     scores, gold, entries, key = (getattr(args, attr + name, None)
                                   for name in ("scores", "gold", "entries", "key"))
+    which = f" {prefix[:-1]}" if prefix else ""
     if entries:
-        return load_entries(entries)
+        with console.step("reading" + which):
+            return load_entries(entries)
     if not scores or not gold:
         raise ValueError(f"give --{prefix}scores and --{prefix}gold (or --{prefix}entries)")
-    matrix = load_scores(scores, key=key)
-    gold_arr = load_gold(gold, tag_index=getattr(args, "tag_index", None))
+    with console.step("reading" + which):
+        matrix = load_scores(scores, key=key)
+        gold_arr = load_gold(gold, tag_index=getattr(args, "tag_index", None))
     if gold_arr.shape[0] != matrix.shape[0]:
         raise ValueError(f"{gold!r} has {gold_arr.shape[0]} tokens but {scores!r} has "
                          f"{matrix.shape[0]} rows")
-    bad = (gold_arr < -1) | (gold_arr >= matrix.shape[1])
-    if bad.any():   # checked here, so that the message names the gold file
-        i = int(np.flatnonzero(bad)[0])
+    if gold_arr.size and (gold_arr.min() < -1 or gold_arr.max() >= matrix.shape[1]):
+        # checked here, so that the message names the gold file
+        i = int(np.flatnonzero((gold_arr < -1) | (gold_arr >= matrix.shape[1]))[0])
         raise ValueError(f"{gold!r}: gold tag {gold_arr[i]} of token {i} is out of range: "
                          f"{scores!r} has {matrix.shape[1]} tags (columns 0.."
                          f"{matrix.shape[1] - 1}; -1 marks 'no gold tag')")
     try:
-        return threshold(matrix, gold_arr, args.threshold, n_threads=args.n_threads,
-                         progress=console.progress("thresholding"))
+        with console.step("thresholding" + which) as progress:
+            return threshold(matrix, gold_arr, args.threshold, n_threads=args.n_threads,
+                             progress=progress)
     except ValueError as exc:
         raise ValueError(f"{scores!r}: {exc}") from None
 
@@ -120,16 +131,17 @@ def _cmd_evaluate(args, console):
     ci = _ci_from_args(args)   # checked before any file is read
     entries = _entries_from_args(args, console)
     groups = _groups_from_args(args, entries.n_tags, console)
-    result = evaluate(entries, groups, n_bins=args.bins,
-                      ci=ci,
-                      per_tag=args.per_tag, top_label=True)
+    with console.step("evaluating") as progress:
+        result = evaluate(entries, groups, n_bins=args.bins, ci=ci, per_tag=args.per_tag,
+                          top_label=True, progress=progress)
     console.info(result.to_markdown())
     if args.json:
         result.to_json(args.json)
         console.info(f"\nwrote {args.json}")
     if args.save_entries:
         from ..io.arrays import save_entries
-        save_entries(args.save_entries, entries)
+        with console.step("writing"):
+            save_entries(args.save_entries, entries)
         console.info(f"wrote {args.save_entries}")
     return 0
 
@@ -153,7 +165,8 @@ def _cmd_fit(args, console):
         else:
             model = GroupedCalibrator(base, TagGroups.per_tag(n_tags), fallback=tfg,
                                       min_entries=args.min_entries)
-    model.fit(entries)
+    with console.step("fitting") as progress:
+        model.fit(entries, progress=progress)
     model.save(args.output)
     console.info(f"fitted {len(model.calibrators_)} {method.display_name} "
                  f"calibrator(s) ({args.grouping}) on {len(entries):,} entries; saved to "
@@ -173,17 +186,18 @@ def _cmd_apply(args, console):
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):
         raise ValueError(f"output {args.output!r}: directory {out_dir!r} does not exist")
-    scores = load_scores(args.scores, key=args.key)
+    with console.step("reading"):
+        scores = load_scores(args.scores, key=args.key)
     if scores.shape[1] != model.groups.n_tags:
         raise ValueError(f"{args.scores!r} has {scores.shape[1]} tags but the calibrator "
                          f"was fit for {model.groups.n_tags}")
-    progress = console.progress("calibrating")
     try:
-        if os.path.splitext(args.scores)[1].lower() == ".npy":   # streamed (memory maps)
-            model.transform_file(args.scores, args.output, progress=progress)
-        else:   # .npz / .pt: already read into memory
-            with atomic_path(args.output, suffix=".npy") as tmp:
-                np.save(tmp, model.transform_dense(scores, progress=progress))
+        with console.step("calibrating") as progress:
+            if os.path.splitext(args.scores)[1].lower() == ".npy":   # streamed (memory maps)
+                model.transform_file(args.scores, args.output, progress=progress)
+            else:   # .npz / .pt: already read into memory
+                with atomic_path(args.output, suffix=".npy") as tmp:
+                    np.save(tmp, model.transform_dense(scores, progress=progress))
     except ValueError as exc:   # e.g. NaN or values outside [0, 1]
         raise ValueError(f"{args.scores!r}: {exc}") from None
     console.info(f"wrote {args.output}")
@@ -197,8 +211,9 @@ def _cmd_compare(args, console):
     if dev.n_tags != test.n_tags:
         raise ValueError(f"dev has {dev.n_tags} tags but test has {test.n_tags}")
     groups = _groups_from_args(args, dev.n_tags, console)
-    result = compare_methods(dev, test, groups, methods=args.methods, n_bins=args.bins,
-                             seed=args.seed)
+    with console.step("comparing") as progress:
+        result = compare_methods(dev, test, groups, methods=args.methods, n_bins=args.bins,
+                                 seed=args.seed, progress=progress)
     console.info(result.to_markdown())
     if args.json:
         import json
@@ -218,8 +233,10 @@ def _cmd_report(args, console):
         if dev.n_tags != test.n_tags:
             raise ValueError(f"dev has {dev.n_tags} tags but test has {test.n_tags}")
     groups = _groups_from_args(args, test.n_tags, console)
-    path = write_report(args.output, test, groups, dev=dev, methods=args.methods,
-                        n_bins=args.bins, ci=ci, seed=args.seed, title=args.title)
+    with console.step("report") as progress:
+        path = write_report(args.output, test, groups, dev=dev, methods=args.methods,
+                            n_bins=args.bins, ci=ci, seed=args.seed, title=args.title,
+                            progress=progress)
     console.info(f"wrote the report: {path}")
     return 0
 
@@ -249,34 +266,40 @@ def _cmd_demo(args, console):
     from ..datasets.synthetic import make_tagger_outputs
 
     start = time.perf_counter()
-    dev = make_tagger_outputs(args.tokens, split_seed=args.seed + 1)
-    test = make_tagger_outputs(args.tokens, split_seed=args.seed + 2)
+    with console.step("generating"):
+        dev = make_tagger_outputs(args.tokens, split_seed=args.seed + 1)
+        test = make_tagger_outputs(args.tokens, split_seed=args.seed + 2)
     n_tokens, n_tags = test.scores.shape
     acc = float((test.scores.argmax(1) == test.gold).mean())
     console.info(f"Synthetic CCG-like tagger (sparsecal.synthetic): dev and test of "
                  f"{n_tokens:,} tokens x {n_tags} tags each, test accuracy {acc:.1%}")
-    dev_entries = threshold(dev.scores, dev.gold, args.threshold)
-    test_entries = threshold(test.scores, test.gold, args.threshold)
+    with console.step("thresholding dev") as progress:
+        dev_entries = threshold(dev.scores, dev.gold, args.threshold, progress=progress)
+    with console.step("thresholding") as progress:
+        test_entries = threshold(test.scores, test.gold, args.threshold, progress=progress)
     console.info(f"Test entries with score >= {args.threshold}: {len(test_entries):,} "
                  f"({len(test_entries) / test.scores.size:.2%} of all scores)\n")
     groups = TagGroups.from_counts(dev.train_counts, args.groups)
     console.info("## Uncalibrated test set\n")
-    before = evaluate(test_entries, groups, n_bins=args.bins, top_label=True,
-                      ci=ConfidenceInterval(random_state=args.seed))
+    with console.step("evaluating") as progress:
+        before = evaluate(test_entries, groups, n_bins=args.bins, top_label=True,
+                          ci=ConfidenceInterval(random_state=args.seed), progress=progress)
     console.info(before.to_markdown())
     console.info("\n## Recalibrated on dev, evaluated on test (Kranzlein et al. Table 1)\n")
-    result = compare_methods(dev_entries, test_entries, groups, n_bins=args.bins,
-                             seed=args.seed)
+    with console.step("comparing") as progress:
+        result = compare_methods(dev_entries, test_entries, groups, n_bins=args.bins,
+                                 seed=args.seed, progress=progress)
     console.info(result.to_markdown())
     if args.output:
         from ..plotting.report import write_report
-        path = write_report(args.output, test_entries, groups, dev=dev_entries,
-                            n_bins=args.bins, seed=args.seed,
-                            title="sparsecal demo: a synthetic CCG-like tagger",
-                            notes="Generated by sparsecal.synthetic: 426 Zipfian tags, "
-                                  "overconfident on frequent and underconfident on rare "
-                                  "tags. Recalibrators are fit on a dev split and "
-                                  "evaluated on a test split.")
+        with console.step("report") as progress:
+            path = write_report(args.output, test_entries, groups, dev=dev_entries,
+                                n_bins=args.bins, seed=args.seed,
+                                title="sparsecal demo: a synthetic CCG-like tagger",
+                                notes="Generated by sparsecal.synthetic: 426 Zipfian tags, "
+                                      "overconfident on frequent and underconfident on "
+                                      "rare tags. Recalibrators are fit on a dev split "
+                                      "and evaluated on a test split.", progress=progress)
         console.info(f"\nReport with figures: {path}")
     console.info(f"\n(done in {time.perf_counter() - start:.1f} s)")
     return 0
@@ -333,22 +356,7 @@ def _add_common(p):
     _add_threads(p)
 
 
-def build_parser():
-    from ..calibration.registry import METHODS
-    parser = argparse.ArgumentParser(
-        prog="sparsecal",
-        description="Measure and repair the calibration of taggers with large, sparse "
-                    "tagsets (Kranzlein et al. 2021; Nguyen & O'Connor 2015).")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("-q", "--quiet", action="store_true", help="print nothing but errors")
-    common.add_argument("--debug", action="store_true",
-                        help="on an error, show Python's traceback instead of one line")
-
-    def verb(name, help):
-        return sub.add_parser(name, help=help, parents=[common])
-
-    p = verb("evaluate", "SMCE/GMCE table with confidence intervals")
+def _evaluate_args(p):
     _add_common(p)
     _add_ci(p)
     p.add_argument("--per-tag", action="store_true", help="also per-tag CE / MCE")
@@ -356,7 +364,9 @@ def build_parser():
     p.add_argument("--save-entries", help="also save the thresholded entries (.npz)")
     p.set_defaults(func=_cmd_evaluate)
 
-    p = verb("fit", "fit a grouped recalibration model on dev outputs")
+
+def _fit_args(p):
+    from ..calibration.registry import METHODS
     _add_common(p)
     p.add_argument("--method", choices=sorted(METHODS), default="isotonic")
     p.add_argument("--grouping", choices=["scw", "tfg", "per-tag"], default="tfg")
@@ -365,21 +375,25 @@ def build_parser():
     p.add_argument("-o", "--output", required=True, help="directory to save it in")
     p.set_defaults(func=_cmd_fit)
 
-    p = verb("apply", "apply a fitted calibrator to a score matrix")
+
+def _apply_args(p):
     p.add_argument("calibrator", help="directory written by 'sparsecal fit'")
     _add_inputs(p, what="scores to calibrate", required=True, gold=False)
     p.add_argument("-o", "--output", required=True, help="calibrated matrix (.npy)")
     p.set_defaults(func=_cmd_apply)
 
-    p = verb("compare", "every method x {SCW, TFG}: the paper's Table 1")
+
+def _compare_args(p):
+    from ..calibration.registry import METHODS
     _add_common(p)
     _add_inputs(p, "dev-", what="dev scores (to fit on)")
     p.add_argument("--methods", nargs="+", choices=sorted(METHODS), default=list(METHODS))
     p.add_argument("--json", help="write the numbers as JSON here")
     p.set_defaults(func=_cmd_compare)
 
-    p = verb("report", "HTML report with tables and figures (+ PNG, SVG, "
-                                      "JSON)")
+
+def _report_args(p):
+    from ..calibration.registry import METHODS
     _add_common(p)
     _add_inputs(p, "dev-", what="dev scores (optional: enables recalibration)")
     _add_ci(p, default="simulation")
@@ -388,15 +402,16 @@ def build_parser():
     p.add_argument("-o", "--output", required=True, help="report directory")
     p.set_defaults(func=_cmd_report)
 
-    p = verb("groups", "the TFG group summary table")
+
+def _groups_args(p):
     p.add_argument("--train-counts", required=True, help="JSON {tag: count}")
     p.add_argument("--tag-index", help="JSON {tag: column}")
     p.add_argument("--n-tags", type=int, help="tag inventory size (default: from the index)")
     p.add_argument("--groups", type=int, default=5)
     p.set_defaults(func=_cmd_groups)
 
-    p = verb("demo", "the built-in default job on a generated CCG-like "
-                                    "tagger")
+
+def _demo_args(p):
     p.add_argument("--tokens", type=int, default=50000, help="tokens per split")
     p.add_argument("-o", "--output", default="sparsecal-demo-report",
                    help="report directory (default: sparsecal-demo-report; '' for none)")
@@ -405,6 +420,46 @@ def build_parser():
     p.add_argument("--bins", type=int, default=10)
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=_cmd_demo)
+
+
+#: verb -> (its help, the function adding its arguments)
+_VERBS = {
+    "evaluate": ("SMCE/GMCE table with confidence intervals", _evaluate_args),
+    "fit": ("fit a grouped recalibration model on dev outputs", _fit_args),
+    "apply": ("apply a fitted calibrator to a score matrix", _apply_args),
+    "compare": ("every method x {SCW, TFG}: the paper's Table 1", _compare_args),
+    "report": ("HTML report with tables and figures (+ PNG, SVG, JSON)", _report_args),
+    "groups": ("the TFG group summary table", _groups_args),
+    "demo": ("the built-in default job on a generated CCG-like tagger", _demo_args),
+}
+
+
+def build_parser(command=None):
+    """The parser of the ``sparsecal`` command line.
+
+    Parameters
+    ----------
+    command : str, optional
+        Build this verb's parser alone: all that parsing its command line
+        needs (``main`` does so; the seven verbs take a few milliseconds more).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
+    parser = argparse.ArgumentParser(
+        prog="sparsecal",
+        description="Measure and repair the calibration of taggers with large, sparse "
+                    "tagsets (Kranzlein et al. 2021; Nguyen & O'Connor 2015).")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("-q", "--quiet", action="store_true",
+                        help="no messages, no progress: errors and warnings only")
+    common.add_argument("--debug", action="store_true",
+                        help="on an error, show Python's traceback instead of one line")
+    for name, (help_text, add_arguments) in _VERBS.items():
+        if command in (None, name):
+            add_arguments(sub.add_parser(name, help=help_text, parents=[common]))
     return parser
 
 
@@ -423,7 +478,9 @@ def main(argv=None):
     Parameters
     ----------
     argv : list of str, optional
-        The arguments after the program name; ``sys.argv[1:]`` when None.
+        The arguments after the program name; None (the console script) reads
+        ``sys.argv[1:]`` and, the process being the command, skips the garbage
+        collection of the objects left at its exit.
 
     Returns
     -------
@@ -451,10 +508,16 @@ def main(argv=None):
     >>> main(["groups", "--train-counts", "missing.json"])
     2
     """
-    args = build_parser().parse_args(argv)
+    if argv is None:   # the program itself: the console script, python -m sparsecal
+        # The interpreter's last garbage collection at exit would traverse every
+        # object of NumPy and sparsecal (~10 ms) just before the exit frees them:
+        # freeze them first (Python never promises to finalize what is left at exit).
+        atexit.register(gc.freeze)
+        argv = sys.argv[1:]
+    args = build_parser(argv[0] if argv and argv[0] in _VERBS else None).parse_args(argv)
     console = _Console(args.quiet)
     with warnings.catch_warnings():
-        warnings.showwarning = functools.partial(_show_warning, args.command)
+        warnings.showwarning = functools.partial(_show_warning, console, args.command)
         try:
             _check_threads(args)
             return args.func(args, console)
@@ -482,5 +545,6 @@ def _describe(exc):
             "output of --debug")
 
 
-def _show_warning(command, message, category, filename, lineno, file=None, line=None):
-    print(f"sparsecal {command}: warning: {message}", file=sys.stderr)
+def _show_warning(console, command, message, category, filename, lineno, file=None,
+                  line=None):
+    console.warn(f"sparsecal {command}: warning: {message}")

@@ -216,9 +216,9 @@ def equal_mass_bin_starts(n, n_bins=None, bin_size=None):
         raise ValueError("cannot bin an empty set of scores")
     if n_bins is not None:
         # More bins than ranks: every bin holds one rank (the empty ones are dropped).
+        # With n_bins <= n the starts strictly increase: no bin is empty.
         n_bins = min(check_positive_int(n_bins, "n_bins"), n)
-        starts = np.arange(n_bins + 1, dtype=np.int64) * n // n_bins
-        return np.unique(starts)
+        return np.arange(n_bins + 1, dtype=np.int64) * n // n_bins
     bin_size = check_positive_int(bin_size, "bin_size")
     n_full = max(n // bin_size, 1)
     starts = np.arange(n_full + 1, dtype=np.int64) * bin_size

@@ -9,6 +9,7 @@ import threading
 import numpy as np
 
 from . import _threshold
+from .progress import check_progress
 from .threads import get_n_threads
 from .validation import (as_array, check_choice, check_float_matrix, check_gold,
                           check_labels, check_positive_int, check_probabilities,
@@ -260,8 +261,8 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
     Raises
     ------
     TypeError
-        If ``scores`` is not float32/float64 (or cannot be read as an array) or
-        ``gold`` does not hold integers.
+        If ``scores`` is not float32/float64 (or cannot be read as an array),
+        ``gold`` does not hold integers, or ``progress`` is not callable.
     ValueError
         If ``scores`` is not 2-D or empty, a score is NaN or outside [0, 1]
         (the first one is named), ``gold`` is out of range or of another
@@ -295,6 +296,7 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
     t = check_unit_interval(threshold, "threshold")
     token_offset = check_positive_int(token_offset, "token_offset", allow_zero=True)
     check_choice(missing_gold, "missing_gold", {"negatives", "drop"})
+    check_progress(progress)
     n_threads = get_n_threads(n_threads, n_tokens * n_tags)
 
     row_bytes = n_tags * dtype.itemsize

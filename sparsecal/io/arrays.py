@@ -15,7 +15,6 @@ import os
 
 import numpy as np
 
-from .atomic import atomic_path
 from .npyfile import npz_names, open_npy, read_npz
 from ..core.entries import Entries
 from ..core.groups import check_tag_index
@@ -278,6 +277,7 @@ def save_entries(path, entries):
     >>> np.array_equal(loaded.score, entries.score), loaded.n_tokens, loaded.threshold
     (True, 2, 0.01)
     """
+    from .atomic import atomic_path   # here only: reading never needs it
     meta = {"format": ENTRIES_FORMAT, "version": ENTRIES_VERSION, "n_tags": entries.n_tags,
             "n_tokens": entries.n_tokens, "threshold": entries.threshold,
             "dtype": str(entries.score.dtype)}

@@ -20,7 +20,6 @@ naming the user's path, not the temporary one.
 """
 import contextlib
 import ctypes
-import ctypes.util
 import errno
 import os
 import platform
@@ -131,6 +130,7 @@ def _recover(path):
 
 
 def _libc():
+    import ctypes.util   # here only: files never need it (it imports subprocess)
     name = ctypes.util.find_library("c")
     try:
         return ctypes.CDLL(name, use_errno=True)

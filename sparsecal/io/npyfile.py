@@ -11,8 +11,6 @@ up to its declared size.
 """
 import contextlib
 import os
-import zipfile
-import zlib
 
 import numpy as np
 
@@ -211,6 +209,8 @@ def npz_names(path, what):
 @contextlib.contextmanager
 def _archive(name, what):
     """The open zip archive ``name``; every read error becomes one ValueError."""
+    import zipfile   # here only: reading an .npy never needs it
+    import zlib
     kind = _kind_of(name)
     if kind == "npy":
         raise ValueError(f"cannot read {what} file {name!r}: it is an .npy array, not an "

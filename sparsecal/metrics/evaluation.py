@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..core.groups import TagGroups, check_groups
+from ..core.progress import ProgressCounter
 from .intervals import ConfidenceInterval
 from ..core.entries import check_entries
 from .marginal import mce, smce_and_gmce
@@ -39,7 +40,8 @@ def _ce_cell(d):
 
 def _level(settings):
     """"95%": the interval's level, or the default level when there is none."""
-    level = settings.get("confidence_level") or ConfidenceInterval().confidence_level
+    # (the class attribute is the field's default: no instance, no numpy.random)
+    level = settings.get("confidence_level") or ConfidenceInterval.confidence_level
     return f"{100 * level:g}%"
 
 
@@ -125,7 +127,7 @@ class EvaluationResult:
 
 
 def evaluate(entries, groups=None, *, n_bins=10, ci="simulation", per_tag=False,
-             min_entries=100, top_label=False):
+             min_entries=100, top_label=False, progress=None):
     """Evaluate marginal calibration of thresholded entries.
 
     Parameters
@@ -143,6 +145,10 @@ def evaluate(entries, groups=None, *, n_bins=10, ci="simulation", per_tag=False,
     min_entries : int, default=100
     top_label : bool, default=False
         Also compute top-label ECE (20 fixed-width bins, Jagannatha & Yu 2020).
+    progress : callable, optional
+        Called as ``progress(done, total)`` after each calibration error: SMCE,
+        the GMCE of each group, MCE (``per_tag``), top-label ECE
+        (``top_label``); ``total`` counts them.
 
     Returns
     -------
@@ -152,7 +158,8 @@ def evaluate(entries, groups=None, *, n_bins=10, ci="simulation", per_tag=False,
     ------
     TypeError, ValueError
         As the metrics it calls (:func:`smce`, :func:`gmce`, :func:`mce`,
-        :func:`top_label_ece`); an invalid ``ci`` before any work.
+        :func:`top_label_ece`); an invalid ``ci`` or ``progress`` before any
+        work.
 
     References
     ----------
@@ -178,14 +185,20 @@ def evaluate(entries, groups=None, *, n_bins=10, ci="simulation", per_tag=False,
     else:
         n_tags = entries.n_tags if entries.n_tags is not None else int(entries.tag.max()) + 1
         groups = TagGroups.scw(n_tags)
+    counter = ProgressCounter(progress, 1 + groups.n_groups + bool(per_tag) + bool(top_label))
     interval = {} if spec is None else spec.to_dict()
-    pooled, per_group = smce_and_gmce(entries, groups, n_bins=n_bins, ci=spec)
+    shared, grouped = smce_and_gmce(entries, groups, n_bins=n_bins, ci=spec,
+                                    progress=counter.nested())
+    marginal = tagged = None
+    if per_tag:
+        marginal = mce(entries, min_entries=min_entries, n_bins=n_bins, ci=spec)
+        counter.advance()
+    if top_label:
+        tagged = top_label_ece(entries, ci=spec)
+        counter.advance()
     return EvaluationResult(
-        smce=pooled,
-        gmce=per_group,
-        groups=groups.summary(entries),
-        mce=mce(entries, min_entries=min_entries, n_bins=n_bins, ci=spec) if per_tag else None,
-        top_label_ece=top_label_ece(entries, ci=spec) if top_label else None,
+        smce=shared, gmce=grouped, groups=groups.summary(entries), mce=marginal,
+        top_label_ece=tagged,
         settings={"threshold": entries.threshold, "n_bins": n_bins,
                   "ci": interval.get("method"),
                   "confidence_level": interval.get("confidence_level"),

@@ -17,7 +17,6 @@ Metrics take ``ci=None`` (no interval), ``ci="simulation"`` / ``"bootstrap"``
 """
 import numbers
 from dataclasses import dataclass
-from statistics import NormalDist
 
 import numpy as np
 
@@ -152,6 +151,7 @@ class ConfidenceInterval:
         # inv_cdf is accurate to a few units in the last place (1.9599639845400536
         # at 0.975, vs 1.959963984540054 correctly printed); 16 significant digits
         # drop that noise and give the 1.959963984540054 sparsecal has always used.
+        from statistics import NormalDist   # here only: it imports decimal and fractions
         return float(f"{NormalDist().inv_cdf(0.5 + self.confidence_level / 2):.16g}")
 
     @property

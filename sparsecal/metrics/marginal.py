@@ -12,6 +12,7 @@ import numpy as np
 from ..core.binning import argsort_scores, equal_mass_bin_starts
 from ..core.entries import check_entries
 from ..core.groups import check_groups, partition_by_group, split_sorted_by_group
+from ..core.progress import ProgressCounter
 from ..core.validation import check_positive_int, check_probabilities
 from .binary import calibration_error, sorted_calibration_error
 from .intervals import ConfidenceInterval
@@ -67,7 +68,7 @@ def smce(entries, *, n_bins=None, bin_size=None, ci=None):
                              bin_size=bin_size, ci=ci)
 
 
-def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None):
+def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, progress=None):
     """Grouped marginal calibration error (GMCE), one per tag group.
 
     SMCE restricted to the entries of the tags of each group (e.g. tag frequency
@@ -83,6 +84,8 @@ def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None):
     ci : None, {"simulation", "bootstrap"} or ConfidenceInterval, default=None
         Applied to every group; an int ``random_state`` gives every group the
         same stream, a Generator is drawn from group after group.
+    progress : callable, optional
+        Called as ``progress(groups_done, n_groups)`` after each group.
 
     Returns
     -------
@@ -92,7 +95,7 @@ def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None):
     Raises
     ------
     TypeError
-        If ``entries`` is not an ``Entries``.
+        If ``entries`` is not an ``Entries``, or ``progress`` is not callable.
     ValueError
         No entries, ``groups`` of another tagset, invalid bins or ``ci``.
 
@@ -112,10 +115,11 @@ def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None):
     True
     """
     return smce_and_gmce(entries, groups, n_bins=n_bins, bin_size=bin_size, ci=ci,
-                         pooled=False)[1]
+                         pooled=False, progress=progress)[1]
 
 
-def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, pooled=True):
+def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, pooled=True,
+                  progress=None):
     """SMCE and every GMCE from one sort of the entries.
 
     The entries are sorted once (stably, by score); the entries of a group, in
@@ -134,6 +138,9 @@ def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, poole
         As in :func:`gmce`.
     pooled : bool, default=True
         Also the SMCE (else None in its place).
+    progress : callable, optional
+        Called as ``progress(done, total)`` after each calibration error (the
+        SMCE, then each group's GMCE).
 
     Returns
     -------
@@ -144,7 +151,7 @@ def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, poole
     Raises
     ------
     TypeError, ValueError
-        As :func:`gmce`.
+        As :func:`gmce`; an invalid ``progress`` before any work.
 
     References
     ----------
@@ -169,17 +176,22 @@ def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, poole
         n_bins = 10
     kw = dict(n_bins=n_bins, bin_size=bin_size, ci=spec)
     equal_mass_bin_starts(1, n_bins=n_bins, bin_size=bin_size)   # checks the bins first
+    counter = ProgressCounter(progress, int(pooled) + groups.n_groups)
     perm, sorted_x = argsort_scores(check_probabilities(entries.score, "entries.score"))
     sorted_y, group_x, group_y, offsets = split_sorted_by_group(entries, groups, perm,
                                                                 sorted_x)
     del perm
+    shared = None
+    if pooled:
+        shared = sorted_calibration_error(sorted_x, sorted_y, **kw)
+        counter.advance()
     per_group = []
     for g in range(groups.n_groups):
         part = slice(offsets[g], offsets[g + 1])
         per_group.append(None if offsets[g] == offsets[g + 1] else
                          sorted_calibration_error(group_x[part], group_y[part], **kw))
-    return (sorted_calibration_error(sorted_x, sorted_y, **kw) if pooled else None,
-            per_group)
+        counter.advance()
+    return shared, per_group
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import numpy as np
 from .. import plotting as plots
 from ..core.entries import check_entries
 from ..core.groups import check_groups
+from ..core.progress import ProgressCounter
 from ..io.atomic import atomic_directory
 from ..calibration.comparison import compare_methods
 from ..calibration.registry import METHODS, get_method
@@ -66,7 +67,7 @@ def markdown_to_html(text):
 
 
 def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_bins=10,
-                 ci=None, seed=0, title="Calibration report", notes=None):
+                 ci=None, seed=0, title="Calibration report", notes=None, progress=None):
     """Write a report directory and return the path of its ``index.html``.
 
     Parameters
@@ -95,6 +96,10 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
     title : str
     notes : str, optional
         A paragraph about the data shown at the top.
+    progress : callable, optional
+        Called as ``progress(done, total)`` after the evaluation of ``test``,
+        with ``dev`` after each step of :func:`compare_methods` and the
+        evaluation after TFG isotonic recalibration, and after each figure.
 
     Returns
     -------
@@ -103,6 +108,8 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
 
     Raises
     ------
+    TypeError
+        For a ``progress`` that is not callable (nothing is written then).
     ValueError
         For an ``out_dir`` that exists and is not a sparsecal report, and for
         invalid arguments (nothing is written then).
@@ -131,15 +138,21 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
     per_tag = len(test) > 0 and int(np.bincount(test.tag).max()) >= MIN_TAG_ENTRIES
     if ci is None or isinstance(ci, str):
         ci = ConfidenceInterval(*(() if ci is None else (ci,)), random_state=seed)
+    # progress units: the evaluation; with dev, compare_methods' (1 + SCW and
+    # TFG per method) and the evaluation after; a figure each (_figures draws 3,
+    # the methods' with dev, the per-tag one with per_tag)
+    n_dev = 0 if dev is None else 1 + 2 * len(methods) + 1
+    counter = ProgressCounter(progress, 1 + n_dev + 3 + (dev is not None) + per_tag)
     with atomic_directory(out_dir, _is_report, "a sparsecal report") as tmp:
         before = evaluate(test, groups, per_tag=per_tag, min_entries=MIN_TAG_ENTRIES,
                           top_label=True, n_bins=n_bins, ci=ci)
+        counter.advance()
         curves = {"uncalibrated": before}
         entries = {"uncalibrated": test}
         comparison = after = None
         if dev is not None:
             comparison = compare_methods(dev, test, groups, methods=methods, n_bins=n_bins,
-                                         ci=ci, seed=seed)
+                                         ci=ci, seed=seed, progress=counter.nested())
             # The figures show TFG isotonic: the model compare fitted, if it did.
             model = comparison.models.get(("isotonic", "tfg"))
             if model is None:
@@ -147,9 +160,10 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
             calibrated = model.transform(test)
             after = evaluate(calibrated, groups, per_tag=per_tag, min_entries=MIN_TAG_ENTRIES,
                              top_label=True, n_bins=n_bins, ci=ci)
+            counter.advance()
             curves["TFG isotonic"] = after
             entries["TFG isotonic"] = calibrated
-        figures = _figures(tmp, curves, entries, before, comparison, groups)
+        figures = _figures(tmp, curves, entries, before, comparison, groups, counter)
         numbers = {"evaluation": before.to_dict()}
         if comparison is not None:
             numbers["after_tfg_isotonic"] = after.to_dict()
@@ -170,14 +184,15 @@ def _is_report(path):
         return False
 
 
-def _figures(directory, curves, entries, before, comparison, groups):
-    """Render every figure to PNG and SVG; returns [(name, caption)]."""
+def _figures(directory, curves, entries, before, comparison, groups, counter):
+    """Render every figure to PNG and SVG, counting each; returns [(name, caption)]."""
     os.makedirs(os.path.join(directory, "figures"))
     figs = []
 
     def save(name, fig, caption):
         plots.save_figure(fig, os.path.join(directory, "figures", name), ("png", "svg"))
         figs.append((name, caption))
+        counter.advance()
 
     smce = {k: v.smce for k, v in curves.items()}
     save("reliability", plots.reliability_diagram(
