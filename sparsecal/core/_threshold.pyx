@@ -10,10 +10,14 @@ where the CPU has it; NaN and out-of-range values are caught by the same
 comparisons), and only the set bits are visited (survivors are ~0.4% of the
 entries at t = 0.01).
 
-Memory stays bounded on memory maps: after a chunk is read, the pages that lie
-wholly inside it are released from the process (``madvise(MADV_DONTNEED)``; the
-file stays in the page cache), and while gathering, each buffer's consumed pages
-are released too, so the peak is about one copy of the survivors.
+Memory stays bounded on memory maps: where the wrapper can name the file
+under a map (Linux), threads read their chunks with ``pread`` into buffers of
+their own and no page of the file is mapped (faulting the pages of a
+page-cached file in and out took most of a scan); elsewhere the pages that lie
+wholly inside a chunk are released from the process once it is read
+(``madvise(MADV_DONTNEED)``; the file stays in the page cache). While
+gathering, each buffer's consumed pages are released too, so the peak is about
+one copy of the survivors.
 
 The kernel never raises on bad data: it records the first chunk holding a NaN
 or a value outside [0, 1] and skips later chunks; the wrapper
@@ -26,7 +30,7 @@ Calibration for Sparse Tagsets", Section 3.1 (thresholding).
 """
 from cython.parallel cimport parallel, threadid
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memset
 
 import numpy as np
@@ -93,6 +97,24 @@ cdef extern from *:
     static void sc_release_pages(const char *data, size_t from, size_t to)
     { (void) data; (void) from; (void) to; }
     #endif
+    /* Read bytes [offset, offset + n) of the file fd into buf: 0, or the errno
+       of a failed read (EIO for a file that ends before them). */
+    #if defined(__linux__) || defined(__APPLE__)
+    #include <errno.h>
+    static int sc_pread_all(int fd, char *buf, long long n, long long offset) {
+        while (n > 0) {
+            ssize_t got = pread(fd, buf, (size_t) n, (off_t) offset);
+            if (got < 0 && errno == EINTR) continue;
+            if (got < 0) return errno ? errno : EIO;
+            if (got == 0) return EIO;
+            buf += got; n -= got; offset += got;
+        }
+        return 0;
+    }
+    #else
+    static int sc_pread_all(int fd, char *buf, long long n, long long offset)
+    { (void) fd; (void) buf; (void) n; (void) offset; return 38; /* ENOSYS */ }
+    #endif
     /* Release the consumed part [*done, end) of one of our own buffers (read
        front to back while gathering), in steps of at least 4 MiB. */
     static void sc_release_consumed(const char **done, const char *end) {
@@ -110,6 +132,7 @@ cdef extern from *:
     int sc_is_done(char* p) noexcept nogil
     void sc_release_pages(const char* data, size_t start, size_t stop) noexcept nogil
     void sc_release_consumed(const char** done, const char* end) noexcept nogil
+    int sc_pread_all(int fd, char* buf, long long n, long long offset) noexcept nogil
 
 
 cdef extern from "_simd.h":
@@ -176,23 +199,24 @@ cdef int _grow(Buffer* b, int64_t need, size_t itemsize) noexcept nogil:
     return 0
 
 
-cdef int _scan_rows(const floating* scores, Py_ssize_t m, Py_ssize_t r0, Py_ssize_t r1,
+cdef int _scan_rows(const floating* scores, Py_ssize_t m, Py_ssize_t n_rows,
                     const int64_t* gold, floating t, int64_t token_offset,
                     Buffer* b) noexcept nogil:
-    """Append the survivors of rows ``[r0, r1)`` to ``b``: 0, 1 if a value is NaN
-    or outside [0, 1] (the rest of the chunk is skipped), -1 when out of memory.
+    """Append the survivors of the ``n_rows`` rows at ``scores`` (gold tags
+    ``gold``, first token ``token_offset``) to ``b``: 0, 1 if a value is NaN or
+    outside [0, 1] (the rest of the chunk is skipped), -1 when out of memory.
 
     The rows are contiguous, so they are read as one flat run of values, in
     pieces of ``PIECE``: a tight SIMD loop writes a piece's mask, then the set
     bits are mapped back to (row, column) by a running row counter."""
-    cdef int64_t f0, f, n, end = r1 * m, i = r0, row_end = (r0 + 1) * m
+    cdef int64_t f0, f, n, end = n_rows * m, i = 0, row_end = m
     cdef Py_ssize_t w
     cdef uint64_t mask[PIECE_WORDS]
     cdef uint64_t word
     cdef int64_t pos = b.size
     cdef floating* out_score
     cdef int bad
-    f0 = r0 * m
+    f0 = 0
     while f0 < end:
         n = min(<int64_t> PIECE, end - f0)
         if pos + n > b.capacity:
@@ -225,6 +249,15 @@ cdef int _scan_rows(const floating* scores, Py_ssize_t m, Py_ssize_t r0, Py_ssiz
     return 0
 
 
+cdef void _free_all(char** buffers, int n) noexcept:
+    """Free ``buffers`` (n of them, NULL ones too) and the array itself."""
+    cdef int k
+    if buffers != NULL:
+        for k in range(n):
+            free(buffers[k])
+        free(buffers)
+
+
 cdef class Survivors:
     """Survivors of one or more :meth:`scan` calls, gathered in row order by
     :meth:`gather`.
@@ -245,6 +278,7 @@ cdef class Survivors:
     cdef long long released           # chunks [0, released) are done and released
     cdef int64_t n_chunks             # chunks of earlier scans
     cdef readonly bint out_of_memory
+    cdef readonly int read_errno      # a failed read of the file (scan with fd)
 
     def __cinit__(self, int n_threads, int itemsize):
         self.n_buffers = n_threads
@@ -303,23 +337,33 @@ cdef class Survivors:
 
     def scan(self, const floating[:, ::1] scores, const int64_t[::1] gold,
              double threshold, Py_ssize_t chunk_rows, int64_t token_offset,
-             bint release_pages):
+             bint release_pages, int fd=-1, int64_t file_offset=0):
         """Append the entries ``>= threshold`` of ``scores`` (rows from
         ``token_offset``) in chunks of ``chunk_rows`` rows, in one parallel region.
+
+        With a file descriptor ``fd``, ``scores`` is a shared map of that file
+        from byte ``file_offset``: each thread reads its chunks with ``pread``
+        into a buffer of its own instead of touching the map, so the scan maps
+        no page of the file into the process (no page faults); pages mapped
+        before are still released with ``release_pages``.
 
         Returns
         -------
         int
             -1; or the first row (of ``scores``) of the first chunk that holds a
             NaN or a value outside [0, 1] (later chunks are skipped); or -2 if
-            :meth:`cancel` was called.
+            :meth:`cancel` was called; or -3 if a read failed
+            (:attr:`read_errno`).
         """
         cdef Py_ssize_t n_rows = scores.shape[0], m = scores.shape[1]
         cdef int64_t n_chunks = (n_rows + chunk_rows - 1) // chunk_rows
         cdef floating t = <floating> threshold   # compared in the score dtype, as NumPy does
         cdef const floating* base = &scores[0, 0]
         cdef int64_t c, r0, r1, size_before, first = self.n_chunks
-        cdef int k, status
+        cdef int64_t row_bytes = m * sizeof(floating)
+        cdef int k, status, err
+        cdef const floating* rows
+        cdef char** read_buffers = NULL
         if self.itemsize != sizeof(floating):
             raise TypeError("scores dtype differs from the one the buffers were made for")
         size = np.zeros(first + n_chunks, dtype=np.int64)
@@ -334,6 +378,16 @@ cdef class Survivors:
         self.released = 0
         done_arr = np.zeros(n_chunks if release_pages else 0, dtype=np.uint8)
         cdef uint8_t[::1] done = done_arr
+        if fd >= 0:
+            read_buffers = <char**> calloc(self.n_buffers, sizeof(char*))
+            if read_buffers == NULL:
+                raise MemoryError("cannot allocate the read buffers")
+            for k in range(self.n_buffers):
+                read_buffers[k] = <char*> malloc(min(chunk_rows, n_rows) * row_bytes)
+                if read_buffers[k] == NULL:
+                    _free_all(read_buffers, self.n_buffers)
+                    raise MemoryError("cannot allocate the read buffers")
+        self.read_errno = 0
         with nogil, parallel(num_threads=self.n_buffers):
             k = threadid()
             while True:
@@ -343,7 +397,17 @@ cdef class Survivors:
                 r0 = c * chunk_rows
                 r1 = min(r0 + chunk_rows, n_rows)
                 size_before = self.buffers[k].size
-                status = _scan_rows(base, m, r0, r1, &gold[0], t, token_offset,
+                if fd >= 0:
+                    err = sc_pread_all(fd, read_buffers[k], (r1 - r0) * row_bytes,
+                                       file_offset + r0 * row_bytes)
+                    if err != 0:
+                        self.read_errno = err
+                        sc_min(&self.first_bad, c)
+                        break
+                    rows = <const floating*> read_buffers[k]
+                else:
+                    rows = base + r0 * m
+                status = _scan_rows(rows, m, r1 - r0, &gold[r0], t, token_offset + r0,
                                     &self.buffers[k])
                 self.chunk_size[first + c] = self.buffers[k].size - size_before
                 self.chunk_thread[first + c] = k
@@ -353,14 +417,17 @@ cdef class Survivors:
                     sc_min(&self.first_bad, c)
                 elif release_pages:
                     sc_set_done(<char*> &done[c])
-                    self._release_done(<const char*> base, n_rows, m * sizeof(floating),
+                    self._release_done(<const char*> base, n_rows, row_bytes,
                                        chunk_rows, n_chunks, done)
                 sc_fetch_add(&self.rows_done, r1 - r0)
+        _free_all(read_buffers, self.n_buffers)
         self.n_chunks = first + n_chunks
         if self.out_of_memory:
             raise MemoryError("cannot allocate memory for the thresholded entries")
         if self.cancelled:
             return -2
+        if self.read_errno:
+            return -3
         if self.first_bad < n_chunks:
             return self.first_bad * chunk_rows
         return -1

@@ -4,6 +4,8 @@ A tagger's dense scores ``[n_tokens, n_tags]`` are reduced to the entries with
 ``score >= threshold`` (Kranzlein, Liu & Schneider 2021, Section 3.1: 0.01 by
 default), each with its tag, a 0/1 label (is it the gold tag?) and its token.
 """
+import os
+import sys
 import threading
 
 import numpy as np
@@ -219,11 +221,13 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
     One pass over memory: threads take row chunks of ``scores`` from a shared
     counter and keep their survivors, which are then gathered in row order. The
     matrix is never copied (other byte orders and layouts are converted 64 MiB
-    at a time), and memory stays bounded by the survivors: the pages of a
-    memory-mapped file (``np.memmap`` in mode 'r', 'r+' or 'w+', as
-    :func:`numpy.load` with ``mmap_mode`` gives) are released from the process
-    once read (they stay in the page cache), so the resident set does not grow
-    by the file.
+    at a time), and memory stays bounded by the survivors: a memory-mapped file
+    (``np.memmap`` in mode 'r', 'r+' or 'w+', as :func:`numpy.load` with
+    ``mmap_mode`` gives) is read on Linux with ``pread`` into a buffer per
+    thread, mapping none of its pages (no page faults; a file cut short after
+    mapping is an ``OSError``, not a crash), and elsewhere through the map, its
+    pages released from the process once read (they stay in the page cache),
+    so the resident set does not grow by the file.
 
     Parameters
     ----------
@@ -268,6 +272,9 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
         (the first one is named), ``gold`` is out of range or of another
         length, or ``threshold``, ``token_offset`` or ``missing_gold`` is
         invalid, or ``n_threads`` is not a positive integer.
+    OSError
+        If the file under a memory-mapped ``scores`` cannot be read (cut short
+        since it was mapped); the error names the file.
 
     Warns
     -----
@@ -302,20 +309,29 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
     row_bytes = n_tags * dtype.itemsize
     chunk_rows = max(1, _CHUNK_BYTES // row_bytes)
     survivors = _threshold.Survivors(n_threads, dtype.itemsize)
+    source = None
     if _is_native(scores, dtype):
         blocks = [(0, scores)]
         release = _is_shared_file_map(scores)
+        source = _FileSource.of(scores) if release else None
     else:   # native C-ordered copies of row blocks, one at a time
         block_rows = max(chunk_rows, _BLOCK_BYTES // row_bytes)
         blocks = _converted_blocks(scores, dtype, block_rows)
         release = False   # the copies are ours; the file's pages go in _converted_blocks
-    for r0, block in blocks:
-        rows = block.shape[0]
-        bad = _run(survivors, block, gold[r0:r0 + rows], t, chunk_rows,
-                   token_offset + r0, release, progress, r0, n_tokens)
-        if bad >= 0:
-            rows_bad = slice(r0 + bad, r0 + min(bad + chunk_rows, rows))
-            _raise_invalid(np.asarray(scores[rows_bad]), token_offset + rows_bad.start)
+    try:
+        for r0, block in blocks:
+            rows = block.shape[0]
+            bad = _run(survivors, block, gold[r0:r0 + rows], t, chunk_rows,
+                       token_offset + r0, release, progress, r0, n_tokens, source)
+            if bad == -3:
+                raise OSError(survivors.read_errno, "cannot read the scores from the file "
+                              "(changed or cut short since it was mapped?)", source.path)
+            if bad >= 0:
+                rows_bad = slice(r0 + bad, r0 + min(bad + chunk_rows, rows))
+                _raise_invalid(np.asarray(scores[rows_bad]), token_offset + rows_bad.start)
+    finally:
+        if source is not None:
+            source.close()
     size = survivors.size
     out = [np.empty(size, dtype=dt) for dt in (dtype, np.int32, np.uint8, np.int64)]
     survivors.gather(*out)
@@ -347,6 +363,59 @@ def _converted_blocks(scores, dtype, block_rows):
         yield r0, block
 
 
+class _FileSource:
+    """The file under a shared file map, opened to be read with ``pread``.
+
+    Reading a memory-mapped file through the map faults every page into the
+    process (most of the time of a scan over a page-cached file here) and then
+    gives it back; ``pread`` copies the same bytes from the page cache into a
+    small buffer per thread, with no page of the file mapped at all. Used only
+    where the file can be proved to be the one mapped: on Linux, the map's
+    line in ``/proc/self/maps`` gives its file, device, inode and offset, and
+    the file opened must have the same device and inode (a file replaced since
+    it was mapped is read through the map, as before).
+    """
+
+    def __init__(self, fd, offset, path):
+        self.fd, self.offset, self.path = fd, offset, path
+
+    @classmethod
+    def of(cls, scores):
+        """The source of ``scores`` (a native C-ordered array in a shared file
+        map), or None where it cannot be made sure of."""
+        if not sys.platform.startswith("linux"):
+            return None
+        address = scores.__array_interface__["data"][0]
+        try:
+            with open("/proc/self/maps", "rb") as f:
+                for line in f:
+                    span, _, offset, dev, inode, *path = line.split(maxsplit=5)
+                    start, end = (int(a, 16) for a in span.split(b"-"))
+                    if start <= address < end:
+                        break
+                else:
+                    return None
+        except (OSError, ValueError):
+            return None
+        if not path or address + scores.nbytes > end:
+            return None
+        path = os.fsdecode(path[0].rstrip(b"\n"))
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:   # gone, or " (deleted)"
+            return None
+        st = os.fstat(fd)
+        major, minor = (int(x, 16) for x in dev.split(b":"))
+        if (st.st_ino, os.major(st.st_dev), os.minor(st.st_dev)) != (int(inode), major,
+                                                                        minor):
+            os.close(fd)
+            return None
+        return cls(fd, int(offset, 16) + address - start, path)
+
+    def close(self):
+        os.close(self.fd)
+
+
 def _is_shared_file_map(scores):
     """Whether ``scores`` lies in a shared file mapping (``np.memmap`` in mode
     'r', 'r+' or 'w+'), whose pages can be dropped from the process after
@@ -361,18 +430,19 @@ def _is_shared_file_map(scores):
 
 
 def _run(survivors, block, gold, t, chunk_rows, token_offset, release, progress,
-         rows_before, n_tokens):
-    """One scan of ``block``; a large one (or one with ``progress``) runs in a
-    worker thread, so that ``progress`` is called every 0.1 s and Ctrl-C stops
-    the scan after its current chunks."""
+         rows_before, n_tokens, source=None):
+    """One scan of ``block`` (read from ``source`` when given); a large one (or
+    one with ``progress``) runs in a worker thread, so that ``progress`` is
+    called every 0.1 s and Ctrl-C stops the scan after its current chunks."""
+    read = () if source is None else (source.fd, source.offset)
     if progress is None and block.nbytes < _THREAD_BYTES:
-        return survivors.scan(block, gold, t, chunk_rows, token_offset, release)
+        return survivors.scan(block, gold, t, chunk_rows, token_offset, release, *read)
     result = []
 
     def work():
         try:
             result.append(survivors.scan(block, gold, t, chunk_rows, token_offset,
-                                         release))
+                                         release, *read))
         except BaseException as exc:   # re-raised in the calling thread
             result.append(exc)
 
