@@ -235,7 +235,7 @@ cdef void _argsort_packed(const float[::1] x, int64_t* perm, uint64_t* words,
     cdef uint64_t low = 0xFFFFFFFFu
     if _radix_sort(x, words, result, <int64_t*>NULL, <int64_t*>NULL, PACKED_SHIFT,
                    n_passes, hist, n_threads) != 1:
-        memcpy(result, words, n * sizeof(uint64_t))   # odd count of passes: move it
+        memcpy(result, words, n * sizeof(uint64_t))   # it ended in words: move it
     # The first half of ``words`` is free now: the values go there, the
     # indices stay in place.
     for i in prange(n, schedule="static", num_threads=n_threads):

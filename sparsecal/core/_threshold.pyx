@@ -98,8 +98,10 @@ cdef extern from *:
     { (void) data; (void) from; (void) to; }
     #endif
     /* Read bytes [offset, offset + n) of the file fd into buf: 0, or the errno
-       of a failed read (EIO for a file that ends before them). */
-    #if defined(__linux__) || defined(__APPLE__)
+       of a failed read (EIO for a file that ends before them). Linux only, as
+       entries._FileSource, the one caller that passes a file (unistd.h is
+       included above for Linux alone). */
+    #if defined(__linux__)
     #include <errno.h>
     static int sc_pread_all(int fd, char *buf, long long n, long long offset) {
         while (n > 0) {
