@@ -139,3 +139,38 @@ def test_bad_mapping_shape(mapping):
 def test_tag_not_1d():
     with pytest.raises(ValueError, match="1-dimensional"):
         partition_by_group([[0, 1]], [0, 1])
+
+
+# --------------------------------------------------------------------------- #
+# split_sorted_by_group: the sorted entries split by group, against brute force #
+# --------------------------------------------------------------------------- #
+
+@pytest.mark.parametrize("n", [0, 1, 2, 17, 1000, 100_003])
+@pytest.mark.parametrize("n_tags, n_groups", [(1, 1), (426, 5), (600, 128), (600, 129),
+                                              (3000, 3000)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_split_sorted_by_group_matches_brute_force(n, n_tags, n_groups, dtype):
+    """Each group's scores and labels in the order of a stable sort of its own
+    entries, for every thread count; 128 and 129 groups straddle the kernel's
+    one-byte and four-byte codes."""
+    from sparsecal import Entries, TagGroups, argsort_scores
+    from sparsecal.core.groups import split_sorted_by_group
+    rng = np.random.default_rng(n + n_groups)
+    mapping = np.concatenate([np.arange(n_groups), rng.integers(0, n_groups,
+                                                                n_tags - n_groups)])
+    groups = TagGroups(mapping)
+    score = rng.integers(1, 50, n).astype(dtype) / 50   # many ties
+    tag = rng.integers(0, n_tags, n)
+    label = rng.integers(0, 2, n)
+    e = Entries(score, tag, label, n_tags=n_tags)
+    perm, sx = argsort_scores(e.score)
+    g_of = mapping[tag]
+    results = [split_sorted_by_group(e, groups, perm, sx, n_threads=k) for k in (1, 2, 3)]
+    for y, gx, gy, offsets in results:
+        np.testing.assert_array_equal(y, label[np.argsort(score, kind="stable")])
+        np.testing.assert_array_equal(
+            offsets, np.concatenate(([0], np.cumsum(np.bincount(g_of, minlength=n_groups)))))
+        order = np.lexsort((score, g_of))     # by group, then score; stable
+        np.testing.assert_array_equal(gx, score[order])
+        np.testing.assert_array_equal(gy, label[order])
+        assert gx.dtype == dtype

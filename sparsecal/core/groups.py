@@ -11,6 +11,7 @@ import numpy as np
 
 from . import _partition
 from .jsonfile import read_json
+from .threads import get_n_threads
 from .validation import as_array, check_allocation, check_positive_int
 
 __all__ = ["TagGroups", "check_groups", "check_tag_index", "load_train_counts",
@@ -710,7 +711,7 @@ def partition_by_group(tag, tag_to_group, n_groups=None):
     return perm, offsets
 
 
-def split_sorted_by_group(entries, groups, perm, sorted_scores):
+def split_sorted_by_group(entries, groups, perm, sorted_scores, *, n_threads=None):
     """The entries sorted by score, split by group in that order.
 
     A group's entries in the order of a stable sort of all entries are in the
@@ -725,6 +726,9 @@ def split_sorted_by_group(entries, groups, perm, sorted_scores):
         Over the same tagset (checked by the caller).
     perm, sorted_scores : ndarray
         :func:`~sparsecal.core.binning.argsort_scores` of ``entries.score``.
+    n_threads : int, optional
+        Threads for the kernel (see :func:`sparsecal.core.threads.get_n_threads`);
+        the result does not depend on it.
 
     Returns
     -------
@@ -756,8 +760,11 @@ def split_sorted_by_group(entries, groups, perm, sorted_scores):
     group_scores = np.empty_like(sorted_scores)
     group_labels = np.empty(n, dtype=np.uint8)
     offsets = np.empty(groups.n_groups + 1, dtype=np.int64)
+    # the kernel's per-entry code 2 * group + label: one byte when it fits
+    code = np.empty(n, dtype=np.uint8 if groups.n_groups <= 128 else
+                    np.int32 if groups.n_groups <= 2**30 else np.int64)
     _partition.split_sorted_by_group(
         perm, sorted_scores, entries.label, np.ascontiguousarray(entries.tag, np.int32),
-        np.ascontiguousarray(groups.tag_to_group, np.int64), sorted_labels, group_scores,
-        group_labels, offsets)
+        np.ascontiguousarray(groups.tag_to_group, np.int64), code, sorted_labels,
+        group_scores, group_labels, offsets, get_n_threads(n_threads, n))
     return sorted_labels, group_scores, group_labels, offsets
