@@ -144,6 +144,20 @@ def test_evaluate_json_equals_the_api(data, capsys, tmp_path):
     assert tmp_leftovers(tmp_path) == []
 
 
+def test_evaluate_metrics_equal_the_api(data, capsys, tmp_path):
+    out_json = tmp_path / "eval.json"
+    rc, out, err = run(capsys, "evaluate", "--scores", data.p("test.npy"), "--gold",
+                       data.p("test_gold.npy"), "--train-counts", data.p("counts.json"),
+                       "--metrics", "ece", "brier", "--json", out_json)
+    assert rc == 0, err
+    expected = evaluate(data.test_entries, data.tfg, ci=None, top_label=True,
+                        metrics=["ece", "brier"])
+    written = json.loads(out_json.read_text())
+    assert written["metrics"] == json.loads(expected.to_json())["metrics"]
+    assert list(written["metrics"]) == ["ece", "brier"]
+    assert "| ECE | " in out and "| Brier | " in out
+
+
 def test_evaluate_ci_adds_intervals(data, capsys, tmp_path):
     out_json = tmp_path / "ci.json"
     rc, out, err = run(capsys, "evaluate", "--scores", data.p("test.npy"), "--gold",
@@ -791,6 +805,8 @@ def test_pt_scores_errors(data, capsys, tmp_path):
 
 @pytest.mark.parametrize("argv, problem", [
     (["fit", "--method", "bogus", "-o", "x"], "invalid choice: 'bogus'"),
+    (["evaluate", "--scores", "s.npy", "--metrics", "ece", "nope"],
+     "argument --metrics: invalid choice: 'nope'"),
     ([], "required: COMMAND"),
     (["evaluate", "--bins", "ten"], "invalid int value: 'ten'"),
     (["frobnicate"], "invalid choice: 'frobnicate'"),

@@ -133,7 +133,7 @@ def _cmd_evaluate(args, console):
     groups = _groups_from_args(args, entries.n_tags, console)
     with console.step("evaluating") as progress:
         result = evaluate(entries, groups, n_bins=args.bins, ci=ci, per_tag=args.per_tag,
-                          top_label=True, progress=progress)
+                          top_label=True, metrics=args.metrics, progress=progress)
     console.info(result.to_markdown())
     if args.json:
         result.to_json(args.json)
@@ -357,9 +357,13 @@ def _add_common(p):
 
 
 def _evaluate_args(p):
+    from ..metrics.measures import MEASURES
     _add_common(p)
     _add_ci(p)
     p.add_argument("--per-tag", action="store_true", help="also per-tag CE / MCE")
+    p.add_argument("--metrics", nargs="+", choices=sorted(MEASURES), default=[],
+                   metavar="NAME", help="further measures, over all entries and per group: "
+                   + ", ".join(sorted(MEASURES)))
     p.add_argument("--json", help="write the numbers as JSON here")
     p.add_argument("--save-entries", help="also save the thresholded entries (.npz)")
     p.set_defaults(func=_cmd_evaluate)

@@ -2,7 +2,8 @@
 
 ``evaluate`` reports what Kranzlein, Liu & Schneider 2021 (Table 1) report per
 tagger: SMCE over all thresholded entries, GMCE per tag-frequency group, the group
-summary rows; optionally per-tag CE (Kumar et al.'s MCE) and top-label ECE; every
+summary rows; optionally per-tag CE (Kumar et al.'s MCE), top-label ECE and any
+measure of :mod:`~sparsecal.metrics.measures` by name, pooled and per group; every
 binned CE with a confidence interval (95% by default; Nguyen & O'Connor,
 Algorithm 2, or bootstrap; see :class:`~sparsecal.metrics.intervals.ConfidenceInterval`).
 ``compare`` gives the absolute and relative change between two evaluations, as in
@@ -17,6 +18,7 @@ from ..core.progress import ProgressCounter
 from .intervals import ConfidenceInterval
 from ..core.entries import check_entries
 from .marginal import mce, smce_and_gmce
+from .measures import get_measure
 from .toplabel import top_label_ece
 
 __all__ = ["EvaluationResult", "Comparison", "evaluate", "compare"]
@@ -57,6 +59,9 @@ class EvaluationResult:
         :meth:`TagGroups.summary` rows (with entries and tokens).
     mce : MarginalCalibrationError or None
     top_label_ece : CalibrationError or None
+    metrics : dict
+        The measures asked for by name (``evaluate(metrics=...)``): name ->
+        ``{"pooled": value, "groups": [value or None per group]}``.
     settings : dict
         threshold, n_bins, ci (method or None), confidence_level, n_resamples,
         random_state (None without an interval), grouping kind, n_groups.
@@ -76,6 +81,7 @@ class EvaluationResult:
     groups: list
     mce: object = None
     top_label_ece: object = None
+    metrics: dict = field(default_factory=dict)
     settings: dict = field(default_factory=dict)
 
     def to_dict(self):
@@ -87,6 +93,8 @@ class EvaluationResult:
                           "too_few": {str(t): n for t, n in self.mce.too_few.items()}}
         if self.top_label_ece is not None:
             out["top_label_ece"] = self.top_label_ece.to_dict()
+        if self.metrics:
+            out["metrics"] = {k: dict(v) for k, v in self.metrics.items()}
         return out
 
     def to_json(self, path=None, indent=2):
@@ -123,11 +131,40 @@ class EvaluationResult:
         if "top_label_ece" in d:
             lines += ["", f"**Top-label ECE** ({d['top_label_ece']['n_bins']} bins): "
                           f"{_ce_cell(d['top_label_ece'])}"]
+        if "metrics" in d:
+            lines += ["", _metrics_table(d["metrics"], len(d["groups"]))]
         return "\n".join(lines)
 
 
+def _metrics_table(metrics, n_groups):
+    """One row per measure: pooled, then each group."""
+    head = ["Measure", "All"] + [f"Group {g + 1}" for g in range(n_groups)]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, v in metrics.items():
+        cells = [get_measure(name).display_name, _num(v["pooled"])]
+        cells += ["—" if x is None else _num(x) for x in v["groups"]]
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def _measures_by_group(measures, entries, groups, n_bins, counter):
+    """name -> {"pooled": value, "groups": [value, or None for an empty group]}."""
+    perm, offsets = groups.partition(entries)
+    out = {}
+    for m in measures:
+        per_group = []
+        for g in range(groups.n_groups):
+            idx = perm[offsets[g]:offsets[g + 1]]
+            per_group.append(m(entries.score[idx], entries.label[idx], n_bins=n_bins)
+                             if idx.size else None)
+        out[m.name] = {"pooled": m(entries.score, entries.label, n_bins=n_bins),
+                       "groups": per_group}
+        counter.advance()
+    return out
+
+
 def evaluate(entries, groups=None, *, n_bins=10, ci="simulation", per_tag=False,
-             min_entries=100, top_label=False, progress=None):
+             min_entries=100, top_label=False, metrics=(), progress=None):
     """Evaluate marginal calibration of thresholded entries.
 
     Parameters
@@ -145,10 +182,14 @@ def evaluate(entries, groups=None, *, n_bins=10, ci="simulation", per_tag=False,
     min_entries : int, default=100
     top_label : bool, default=False
         Also compute top-label ECE (20 fixed-width bins, Jagannatha & Yu 2020).
+    metrics : sequence of str, default=()
+        Further measures by name (:data:`sparsecal.metrics.measures.MEASURES`,
+        e.g. ``"ece"``, ``"brier"``), each over all entries and over each
+        group's, with ``n_bins`` bins where binned.
     progress : callable, optional
         Called as ``progress(done, total)`` after each calibration error: SMCE,
         the GMCE of each group, MCE (``per_tag``), top-label ECE
-        (``top_label``); ``total`` counts them.
+        (``top_label``), each of ``metrics``; ``total`` counts them.
 
     Returns
     -------
@@ -158,8 +199,8 @@ def evaluate(entries, groups=None, *, n_bins=10, ci="simulation", per_tag=False,
     ------
     TypeError, ValueError
         As the metrics it calls (:func:`smce`, :func:`gmce`, :func:`mce`,
-        :func:`top_label_ece`); an invalid ``ci`` or ``progress`` before any
-        work.
+        :func:`top_label_ece`); an invalid ``ci``, ``progress`` or measure
+        name before any work.
 
     References
     ----------
@@ -179,13 +220,17 @@ def evaluate(entries, groups=None, *, n_bins=10, ci="simulation", per_tag=False,
     (3, 0.9, 'Threshold 0.01, 10 equal-mass bins, 90% CI: simulation')
     """
     spec = ConfidenceInterval.resolve(ci)
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    measures = [get_measure(name) for name in metrics]
     entries = check_entries(entries)
     if groups is not None:
         check_groups(groups, entries.n_tags)
     else:
         n_tags = entries.n_tags if entries.n_tags is not None else int(entries.tag.max()) + 1
         groups = TagGroups.scw(n_tags)
-    counter = ProgressCounter(progress, 1 + groups.n_groups + bool(per_tag) + bool(top_label))
+    counter = ProgressCounter(progress, 1 + groups.n_groups + bool(per_tag) + bool(top_label)
+                              + len(measures))
     interval = {} if spec is None else spec.to_dict()
     shared, grouped = smce_and_gmce(entries, groups, n_bins=n_bins, ci=spec,
                                     progress=counter.nested())
@@ -196,9 +241,10 @@ def evaluate(entries, groups=None, *, n_bins=10, ci="simulation", per_tag=False,
     if top_label:
         tagged = top_label_ece(entries, ci=spec)
         counter.advance()
+    extra = _measures_by_group(measures, entries, groups, n_bins, counter)
     return EvaluationResult(
         smce=shared, gmce=grouped, groups=groups.summary(entries), mce=marginal,
-        top_label_ece=tagged,
+        top_label_ece=tagged, metrics=extra,
         settings={"threshold": entries.threshold, "n_bins": n_bins,
                   "ci": interval.get("method"),
                   "confidence_level": interval.get("confidence_level"),
@@ -251,7 +297,8 @@ def compare(before, after):
     """Absolute and relative change of SMCE and each GMCE from ``before`` to ``after``.
 
     The before/after columns of Kranzlein et al. 2021, Table 1: the same test
-    outputs evaluated before and after recalibration.
+    outputs evaluated before and after recalibration; then each measure both
+    evaluations computed (``evaluate(metrics=...)``), pooled and per group.
 
     Parameters
     ----------
@@ -292,10 +339,16 @@ def compare(before, after):
     pairs = [("SMCE", before.smce, after.smce)]
     pairs += [(f"GMCE group {g + 1}", b, a)
               for g, (b, a) in enumerate(zip(before.gmce, after.gmce))]
+    values = [(name, None if b is None else b.value, None if a is None else a.value)
+              for name, b, a in pairs]
+    for key in (k for k in before.metrics if k in after.metrics):
+        shown = get_measure(key).display_name
+        b, a = before.metrics[key], after.metrics[key]
+        values.append((shown, b["pooled"], a["pooled"]))
+        values += [(f"{shown} group {g + 1}", bv, av)
+                   for g, (bv, av) in enumerate(zip(b["groups"], a["groups"]))]
     rows = []
-    for name, b, a in pairs:
-        bv = None if b is None else b.value
-        av = None if a is None else a.value
+    for name, bv, av in values:
         change = None if bv is None or av is None else av - bv
         rel = None if change is None or bv == 0 else change / bv
         rows.append({"name": name, "before": bv, "after": av, "change": change,
