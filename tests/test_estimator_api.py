@@ -57,6 +57,7 @@ NOT_APPLICABLE = {
             "check_readonly_memmap_input", "check_requires_y_none",
             "check_sample_weights_list", "check_sample_weights_not_an_array",
             "check_sample_weights_not_overwritten", "check_sample_weights_shape",
+            "check_sample_weights_pandas_series",
             "check_estimators_nan_inf", "check_estimators_empty_data_messages")},
         "check_sample_weight_equivalence_on_dense_data":
             "fit's arguments are (scores, labels, sample_weight), not (X, y, …)",
@@ -96,8 +97,8 @@ NOT_APPLICABLE = {
             "check_readonly_memmap_input", "check_requires_y_none",
             "check_sample_weight_equivalence_on_dense_data", "check_sample_weights_list",
             "check_sample_weights_not_an_array", "check_sample_weights_not_overwritten",
-            "check_sample_weights_shape", "check_transformer_data_not_an_array",
-            "check_transformer_general")},
+            "check_sample_weights_pandas_series", "check_sample_weights_shape",
+            "check_transformer_data_not_an_array", "check_transformer_general")},
     },
 }
 
@@ -174,6 +175,18 @@ def test_intent_of_the_generic_checks_on_calibration_data(est, calib_data, tmp_p
     np.testing.assert_array_equal(clone(est).fit(ro, y).predict(ro), p)             # memmap
     np.testing.assert_array_equal(ro, before)
     assert a.predict(s.astype(np.float32)).dtype == np.float32
+
+
+@pytest.mark.parametrize("est", BINARY, ids=repr)
+def test_sample_weight_as_list_or_pandas_series(est, calib_data):
+    """The intent of check_sample_weights_list / _pandas_series on calibration
+    data: weights given as a list or a Series are the same weights."""
+    s, y = calib_data
+    w = np.random.default_rng(2).integers(1, 4, s.size).astype(np.float64)
+    p = clone(est).fit(s, y, w).predict(s)
+    np.testing.assert_array_equal(clone(est).fit(s, y, list(w)).predict(s), p)
+    pd = pytest.importorskip("pandas", reason="the Series case needs pandas")
+    np.testing.assert_array_equal(clone(est).fit(s, y, pd.Series(w)).predict(s), p)
 
 
 def test_grouped_params_are_nested_and_clone_deep(calib_data):
