@@ -80,14 +80,15 @@ class GaussianCalibration(BaseCalibrator):
         check_prior(self.eps, f"{prefix}eps", 0.5)
 
     def _check_state(self, fields):
-        for name in ("var_pos_", "var_neg_"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{fields.field('fitted.' + name)} must be positive, "
-                                 f"got {getattr(self, name)!r}")
-        if self.variance == "tied" and self.var_pos_ != self.var_neg_:
-            raise ValueError(f"{fields.field('fitted.var_neg_')} must equal var_pos_ "
-                             "when the variance is tied")
-        check_prior(self.dev_prior_, fields.field("fitted.dev_prior_"))
+        with fields.in_json():          # the fitted values are in calibrator.json
+            for name in ("var_pos_", "var_neg_"):
+                if not getattr(self, name) > 0:
+                    raise ValueError(f"{fields.field('fitted.' + name)} must be positive, "
+                                     f"got {getattr(self, name)!r}")
+            if self.variance == "tied" and self.var_pos_ != self.var_neg_:
+                raise ValueError(f"{fields.field('fitted.var_neg_')} must equal var_pos_ "
+                                 "when the variance is tied")
+            check_prior(self.dev_prior_, fields.field("fitted.dev_prior_"))
 
     def _logit_scores(self, x):
         return logit(np.clip(x.astype(np.float64), self.eps, 1.0 - self.eps))

@@ -83,7 +83,8 @@ class PriorWeightedLogistic(BaseCalibrator):
         check_prior(self.eps, f"{prefix}eps", 0.5)
 
     def _check_state(self, fields):
-        check_prior(self.training_prior_, fields.field("fitted.training_prior_"))
+        with fields.in_json():          # the fitted values are in calibrator.json
+            check_prior(self.training_prior_, fields.field("fitted.training_prior_"))
 
     def _logit_scores(self, x):
         return logit(np.clip(x.astype(np.float64), self.eps, 1.0 - self.eps))
