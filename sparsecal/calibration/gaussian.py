@@ -3,13 +3,13 @@ Gaussians of the log-odds score give the calibrated log-likelihood ratio."""
 import numpy as np
 
 from ..core.validation import check_choice
-from .base import BaseCalibrator
-from .logistic import check_prior, logit
+from .llr import LLRCalibrator
+from .logistic import check_prior
 
 __all__ = ["GaussianCalibration"]
 
 
-class GaussianCalibration(BaseCalibrator):
+class GaussianCalibration(LLRCalibrator):
     """Generative calibration with a Gaussian score model per class.
 
     With ``s = logit(score)``, fit ``s | positive ~ N(mu_T, v_T)`` and
@@ -75,9 +75,7 @@ class GaussianCalibration(BaseCalibrator):
 
     def _check_params(self, prefix=""):
         check_choice(self.variance, f"{prefix}variance", {"tied", "untied"})
-        if self.application_prior is not None:
-            check_prior(self.application_prior, f"{prefix}application_prior")
-        check_prior(self.eps, f"{prefix}eps", 0.5)
+        self._check_prior_params(prefix, ("application_prior",))
 
     def _check_state(self, fields):
         with fields.in_json():          # the fitted values are in calibrator.json
@@ -89,9 +87,6 @@ class GaussianCalibration(BaseCalibrator):
                 raise ValueError(f"{fields.field('fitted.var_neg_')} must equal var_pos_ "
                                  "when the variance is tied")
             check_prior(self.dev_prior_, fields.field("fitted.dev_prior_"))
-
-    def _logit_scores(self, x):
-        return logit(np.clip(x.astype(np.float64), self.eps, 1.0 - self.eps))
 
     def _fit(self, x, y, w):
         s = self._logit_scores(x)
@@ -117,29 +112,10 @@ class GaussianCalibration(BaseCalibrator):
         self.dev_prior_ = w_pos / (w_pos + w_neg)
         return self
 
-    def llr(self, scores):
-        """Calibrated log-likelihood ratio ``log N(s | mu_T, v_T) - log N(s | mu_F, v_F)``.
-
-        Parameters
-        ----------
-        scores : array_like of float, shape (n,) or (n, 1)
-            Probabilities in [0, 1].
-
-        Returns
-        -------
-        ndarray of float64, shape (n,)
-        """
-        self._check_fitted()
-        return self._llr(self._logit_scores(self._scores(scores)))
-
     def _llr(self, s):
         return (0.5 * np.log(self.var_neg_ / self.var_pos_)
                 - 0.5 * (s - self.mean_pos_) ** 2 / self.var_pos_
                 + 0.5 * (s - self.mean_neg_) ** 2 / self.var_neg_)
 
-    def _predict(self, x):
-        from scipy.special import expit
-
-        prior = self.dev_prior_ if self.application_prior is None \
-            else check_prior(self.application_prior, "application_prior")
-        return expit(self._llr(self._logit_scores(x)) + logit(prior)).astype(x.dtype)
+    def _fitted_prior(self):
+        return self.dev_prior_

@@ -1,15 +1,14 @@
 """Prior-weighted logistic calibration with a training prior and a re-targetable
 application prior (Brümmer's prior-weighted logistic regression, lecture notes
 ``004``)."""
-import numpy as np
 
-from .base import BaseCalibrator
+from .llr import LLRCalibrator
 from .logistic import check_prior, fit_logistic, logit, prior_weights
 
 __all__ = ["PriorWeightedLogistic"]
 
 
-class PriorWeightedLogistic(BaseCalibrator):
+class PriorWeightedLogistic(LLRCalibrator):
     """Affine calibration of ``s = logit(score)`` to a log-likelihood ratio,
     fit for a training prior, applied at an application prior.
 
@@ -77,17 +76,11 @@ class PriorWeightedLogistic(BaseCalibrator):
         self.eps = eps
 
     def _check_params(self, prefix=""):
-        for name in ("training_prior", "application_prior"):
-            if getattr(self, name) is not None:
-                check_prior(getattr(self, name), f"{prefix}{name}")
-        check_prior(self.eps, f"{prefix}eps", 0.5)
+        self._check_prior_params(prefix, ("training_prior", "application_prior"))
 
     def _check_state(self, fields):
         with fields.in_json():          # the fitted values are in calibrator.json
             check_prior(self.training_prior_, fields.field("fitted.training_prior_"))
-
-    def _logit_scores(self, x):
-        return logit(np.clip(x.astype(np.float64), self.eps, 1.0 - self.eps))
 
     def _fit(self, x, y, w):
         pos = y.astype(bool)
@@ -97,51 +90,8 @@ class PriorWeightedLogistic(BaseCalibrator):
         self.slope_, self.offset_, self.training_prior_ = float(a), g, float(prior)
         return self
 
-    def llr(self, scores):
-        """Calibrated log-likelihood ratio ``a logit(score) + g``.
+    def _llr(self, s):
+        return self.slope_ * s + self.offset_
 
-        Parameters
-        ----------
-        scores : array_like of float, shape (n,) or (n, 1)
-            Probabilities in [0, 1].
-
-        Returns
-        -------
-        ndarray of float64, shape (n,)
-        """
-        self._check_fitted()
-        return self.slope_ * self._logit_scores(self._scores(scores)) + self.offset_
-
-    def predict_for_prior(self, scores, application_prior):
-        """Posterior ``sigmoid(llr + logit(application_prior))``, without refitting.
-
-        Parameters
-        ----------
-        scores : array_like of float, shape (n,) or (n, 1)
-            Probabilities in [0, 1].
-        application_prior : float in (0, 1)
-
-        Returns
-        -------
-        ndarray, shape (n,)
-            Float32 for float32 input, float64 otherwise.
-
-        Raises
-        ------
-        ValueError
-            For a prior outside (0, 1) or invalid scores.
-        """
-        self._check_fitted()
-        prior = check_prior(application_prior, "application_prior")
-        return self._posterior(self._scores(scores), prior)
-
-    def _posterior(self, x, prior):
-        from scipy.special import expit
-
-        llr = self.slope_ * self._logit_scores(x) + self.offset_
-        return expit(llr + logit(prior)).astype(x.dtype)
-
-    def _predict(self, x):
-        prior = self.training_prior_ if self.application_prior is None \
-            else check_prior(self.application_prior, "application_prior")
-        return self._posterior(x, prior)
+    def _fitted_prior(self):
+        return self.training_prior_
