@@ -14,12 +14,14 @@ from scipy.special import expit
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 
-from sparsecal import (HistogramBinning, IsotonicCalibrator, PlattCalibrator, ScalingBinning,
+from sparsecal import (BetaCalibration, GaussianCalibration, PriorWeightedLogistic,
+                       HistogramBinning, IsotonicCalibrator, PlattCalibrator, ScalingBinning,
                        clone)
 from sparsecal.calibration import NotFittedError
 from sparsecal.calibration.registry import calibrator_class
 
-ALL = [HistogramBinning, IsotonicCalibrator, ScalingBinning, PlattCalibrator]
+ALL = [HistogramBinning, IsotonicCalibrator, ScalingBinning, PlattCalibrator,
+       BetaCalibration, PriorWeightedLogistic, GaussianCalibration]
 
 
 def make_dev(seed, n=3000, dtype=np.float64, power=1.6):

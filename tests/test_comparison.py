@@ -6,8 +6,9 @@ import re
 import numpy as np
 import pytest
 
-from sparsecal import (GroupedCalibrator, HistogramBinning, IsotonicCalibrator,
-                       PlattCalibrator, ScalingBinning, TagGroups, evaluate, threshold)
+from sparsecal import (BetaCalibration, GaussianCalibration, GroupedCalibrator,
+                       HistogramBinning, IsotonicCalibrator, PlattCalibrator,
+                       PriorWeightedLogistic, ScalingBinning, TagGroups, evaluate, threshold)
 from sparsecal.calibration.comparison import MethodComparison, compare_methods
 from sparsecal.calibration.registry import METHODS
 from sparsecal.datasets.synthetic import make_tagger_outputs
@@ -33,14 +34,19 @@ def rows(markdown):
             for line in markdown.splitlines() if not line.startswith("|---")]
 
 
-def test_methods_are_the_papers_four():
-    assert list(METHODS) == ["scaling-binning", "isotonic", "histogram", "platt"]
+def test_methods_are_the_papers_four_then_issue_13s():
+    assert list(METHODS) == ["scaling-binning", "isotonic", "histogram", "platt", "beta",
+                             "prior-logistic", "gaussian"]
     assert {m: METHODS[m].display_name for m in METHODS} == {
         "scaling-binning": "Scaling Binning", "isotonic": "Isotonic Regression",
-        "histogram": "Histogram Binning", "platt": "Platt Scaling"}
+        "histogram": "Histogram Binning", "platt": "Platt Scaling",
+        "beta": "Beta Calibration", "prior-logistic": "Prior-Weighted Logistic",
+        "gaussian": "Gaussian Calibration"}
     classes = {m: type(METHODS[m].build(10, 0)) for m in METHODS}
     assert classes == {"scaling-binning": ScalingBinning, "isotonic": IsotonicCalibrator,
-                       "histogram": HistogramBinning, "platt": PlattCalibrator}
+                       "histogram": HistogramBinning, "platt": PlattCalibrator,
+                       "beta": BetaCalibration, "prior-logistic": PriorWeightedLogistic,
+                       "gaussian": GaussianCalibration}
     assert METHODS["histogram"].build(7, 0).get_params()["n_bins"] == 7
 
 

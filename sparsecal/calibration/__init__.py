@@ -4,7 +4,10 @@
   fitted checks, scikit-learn tags, saved state).
 - One module per binary calibrator: :mod:`~sparsecal.calibration.histogram`,
   :mod:`~sparsecal.calibration.isotonic`, :mod:`~sparsecal.calibration.scaling_binning`,
-  :mod:`~sparsecal.calibration.platt`; and :mod:`~sparsecal.calibration.temperature`
+  :mod:`~sparsecal.calibration.platt`, :mod:`~sparsecal.calibration.beta`,
+  :mod:`~sparsecal.calibration.prior_logistic`, :mod:`~sparsecal.calibration.gaussian`
+  (their Newton solver: :mod:`~sparsecal.calibration.logistic`); the fusion of
+  several scores, :mod:`~sparsecal.calibration.fusion`; and :mod:`~sparsecal.calibration.temperature`
   (temperature scaling of logits).
 - :mod:`~sparsecal.calibration.registry`: the one registry of methods.
 - :mod:`~sparsecal.calibration.grouped`: :class:`GroupedCalibrator` (SCW / TFG / per
@@ -26,6 +29,8 @@ _EXPORTS = {
     "PlattCalibrator": "platt", "ScalingBinning": "scaling_binning",
     "TemperatureScaling": "temperature",
     "METHODS": "registry", "get_method": "registry", "make_calibrator": "registry",
+    "BetaCalibration": "beta", "GaussianCalibration": "gaussian",
+    "LogisticFusion": "fusion", "PriorWeightedLogistic": "prior_logistic",
 }
 
 __all__ = sorted(_EXPORTS)

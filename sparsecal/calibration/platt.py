@@ -3,8 +3,9 @@ regression of the score-calibration lecture notes (``004``). SciPy is imported o
 when a model is fitted or applied, so that ``import sparsecal`` stays quick."""
 import numpy as np
 
-from ..core.validation import check_probabilities, check_unit_interval
+from ..core.validation import check_probabilities
 from .base import BaseCalibrator
+from .logistic import check_prior
 
 __all__ = ["PlattCalibrator"]
 
@@ -57,8 +58,8 @@ class PlattCalibrator(BaseCalibrator):
 
     def _check_params(self, prefix=""):
         if self.prior is not None:
-            _check_open_interval(self.prior, f"{prefix}prior", 1.0)
-        _check_open_interval(self.eps, f"{prefix}eps", 0.5)
+            check_prior(self.prior, f"{prefix}prior")
+        check_prior(self.eps, f"{prefix}eps", 0.5)
 
     def _logit(self, x):
         x = np.clip(x.astype(np.float64), self.eps, 1.0 - self.eps)
@@ -107,8 +108,3 @@ class PlattCalibrator(BaseCalibrator):
         shift = 0.0 if self.prior is None else np.log(self.prior) - np.log1p(-self.prior)
         return expit(self.slope_ * self._logit(x) + self.offset_ + shift).astype(x.dtype)
 
-
-def _check_open_interval(value, name, high):
-    value = check_unit_interval(value, name)
-    if not 0.0 < value < high:
-        raise ValueError(f"{name} must lie in (0, {high:g}), got {value!r}")

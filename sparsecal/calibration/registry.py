@@ -74,13 +74,17 @@ class Method:
         return self.cls(**kw)
 
 
-#: method name -> Method, in the row order of Kranzlein et al. 2021, Table 1
+#: method name -> Method, in the row order of Kranzlein et al. 2021, Table 1, then
+#: the methods of issue 13 (Kull et al. 2017; lecture notes ``004``)
 METHODS = {m.name: m for m in (
     Method("scaling-binning", "Scaling Binning", "scaling_binning.ScalingBinning",
            uses_bins=True, uses_seed=True),
     Method("isotonic", "Isotonic Regression", "isotonic.IsotonicCalibrator"),
     Method("histogram", "Histogram Binning", "histogram.HistogramBinning", uses_bins=True),
     Method("platt", "Platt Scaling", "platt.PlattCalibrator"),
+    Method("beta", "Beta Calibration", "beta.BetaCalibration"),
+    Method("prior-logistic", "Prior-Weighted Logistic", "prior_logistic.PriorWeightedLogistic"),
+    Method("gaussian", "Gaussian Calibration", "gaussian.GaussianCalibration"),
 )}
 
 
