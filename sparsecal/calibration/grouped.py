@@ -19,6 +19,7 @@ from ..core.progress import ProgressCounter, check_progress
 from ..core.validation import check_positive_int, check_unit_interval
 from ..io.atomic import atomic_path
 from ..io.npyfile import open_npy
+from ..metrics.marginal import DEFAULT_BIN_SIZE
 from ..io.calibrators import (StateFields, check_bool, check_count, check_fields,
                               check_index_array, describe, load_state, save_state)
 from .base import BaseCalibrator, Estimator, clone
@@ -40,9 +41,16 @@ class GroupedCalibrator(Estimator):
         For a group with fewer than ``min_entries`` dev entries, each of its tags
         uses the calibrator of its ``fallback`` group instead (fit on all dev
         entries of that group), e.g. per-tag with TFG fallback.
-    min_entries : int, default=1
-        Dev entries a group needs to get its own calibrator. A group (or
-        fallback group) with fewer keeps its scores unchanged, with a warning.
+    min_entries : int, default=200
+        Dev entries a group needs to get its own calibrator
+        (:data:`~sparsecal.metrics.marginal.DEFAULT_BIN_SIZE`: one bin of
+        Nguyen & O'Connor 2015, Section 3.2; it was 1 before, which let per-tag
+        calibrators of a handful of entries triple the test SMCE,
+        docs/recalibration.md, "Defaults"). A group with fewer uses its
+        ``fallback`` group's calibrator; a fallback group (or, without
+        ``fallback``, a group) with fewer keeps its scores unchanged, with a
+        warning naming it. A smaller value warns naming the groups fit on
+        fewer than 200 entries.
     renormalize : bool, default=False
         In :meth:`transform_dense`, rescale each row to sum to 1 after
         calibration. Off by default: the paper evaluates unnormalised scores
@@ -73,13 +81,14 @@ class GroupedCalibrator(Estimator):
     >>> model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), tfg)
     >>> model = model.fit(sc.threshold(dev.scores, dev.gold))
     >>> len(model.calibrators_), model.get_params()["min_entries"]
-    (3, 1)
+    (3, 200)
     >>> calibrated = model.transform(sc.threshold(test.scores, test.gold))
     >>> model.transform_dense(test.scores).shape == test.scores.shape
     True
     """
 
-    def __init__(self, base, groups, *, fallback=None, min_entries=1, renormalize=False):
+    def __init__(self, base, groups, *, fallback=None, min_entries=DEFAULT_BIN_SIZE,
+                 renormalize=False):
         self.base = base
         self.groups = groups
         self.fallback = fallback
@@ -154,9 +163,11 @@ class GroupedCalibrator(Estimator):
             # Also tags with no dev entry at all: their test scores are left
             # unchanged just the same, which the caller must know about.
             with_dev = np.intersect1d(left, np.unique(entries.tag)).size
+            last = self.groups if self.fallback is None else self.fallback
             warnings.warn(f"{left.size} tags ({with_dev} of them with dev entries) are in "
                           f"groups with fewer than min_entries={self.min_entries} dev "
-                          "entries and have no fallback calibrator: their scores are left "
+                          f"entries ({last.kind} groups {_names(last.tag_to_group[left])}) "
+                          "and have no fallback calibrator: their scores are left "
                           "unchanged", stacklevel=2)
         self.calibrators_ = calibrators
         self.tag_to_calibrator_ = tag_map
@@ -169,6 +180,7 @@ class GroupedCalibrator(Estimator):
         entries."""
         perm, offsets = groups.partition(entries)
         weak = np.zeros(groups.n_tags, dtype=bool)
+        small = []
         for g in range(groups.n_groups):
             members = tags_wanted & (groups.tag_to_group == g)
             idx = perm[offsets[g]:offsets[g + 1]]
@@ -179,7 +191,15 @@ class GroupedCalibrator(Estimator):
                                            None if w is None else w[idx])
                 tag_map[members] = len(calibrators)
                 calibrators.append(cal)
+                if idx.size < DEFAULT_BIN_SIZE:
+                    small.append(g)
             counter.advance()
+        if small:
+            warnings.warn(f"{len(small)} {groups.kind} group(s) ({_names(small)}) got a "
+                          f"calibrator fit on fewer than {DEFAULT_BIN_SIZE} dev entries, "
+                          f"the default min_entries (min_entries={self.min_entries}): "
+                          "such calibrators overfit (docs/recalibration.md, \"Defaults\")",
+                          UserWarning, stacklevel=3)
         return weak
 
     def _calibrate(self, scores, tags):
@@ -505,6 +525,13 @@ def _split_arrays(arrays, n_calibrators, has_fallback):
         elif key not in maps:
             raise ValueError(f"{key} is not an array of this calibrator")
     return out
+
+
+def _names(groups, most=10):
+    """The first ``most`` distinct group indices of ``groups``, as text."""
+    groups = np.unique(groups)
+    return ", ".join(str(int(g)) for g in groups[:most]) + (", ..." if groups.size > most
+                                                           else "")
 
 
 def _groups_meta(groups):

@@ -163,8 +163,8 @@ def _cmd_fit(args, console):
         if args.grouping == "tfg":
             model = GroupedCalibrator(base, tfg)
         else:
-            model = GroupedCalibrator(base, TagGroups.per_tag(n_tags), fallback=tfg,
-                                      min_entries=args.min_entries)
+            kw = {} if args.min_entries is None else {"min_entries": args.min_entries}
+            model = GroupedCalibrator(base, TagGroups.per_tag(n_tags), fallback=tfg, **kw)
     with console.step("fitting") as progress:
         model.fit(entries, progress=progress)
     model.save(args.output)
@@ -370,8 +370,9 @@ def _fit_args(p):
     _add_common(p)
     p.add_argument("--method", choices=sorted(METHODS), default="isotonic")
     p.add_argument("--grouping", choices=["scw", "tfg", "per-tag"], default="tfg")
-    p.add_argument("--min-entries", type=int, default=100,
-                   help="per-tag: dev entries a tag needs, else its TFG group's model")
+    p.add_argument("--min-entries", type=int,
+                   help="per-tag: dev entries a tag needs, else its TFG group's model "
+                        "(default: 200, GroupedCalibrator's)")
     p.add_argument("-o", "--output", required=True, help="directory to save it in")
     p.set_defaults(func=_cmd_fit)
 
