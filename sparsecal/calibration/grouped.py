@@ -23,6 +23,7 @@ from ..metrics.marginal import DEFAULT_BIN_SIZE
 from ..io.calibrators import (StateFields, check_bool, check_count, check_fields,
                               check_index_array, describe, load_state, save_state)
 from .base import BaseCalibrator, Estimator, clone
+from .folds import stratified_token_folds
 from .registry import calibrator_class
 
 __all__ = ["GroupedCalibrator", "cross_fit_predict"]
@@ -545,7 +546,9 @@ def _plain(params):
 def cross_fit_predict(calibrator, entries, *, n_folds=5, seed=0):
     """Calibrated dev scores by K-fold cross-fitting (lecture notes ``004``, K-fold).
 
-    Tokens are shuffled (seeded) into ``n_folds`` folds; for each fold a clone of
+    Tokens are dealt (seeded) into ``n_folds`` folds stratified by the group of
+    their gold entry in ``calibrator.groups``
+    (:func:`~sparsecal.calibration.folds.stratified_token_folds`); for each fold a clone of
     ``calibrator`` (a :class:`GroupedCalibrator`) is fit on the entries of the
     other folds and calibrates the entries of this fold. The calibrated scores of
     all folds are pooled, so every dev entry is calibrated by a model that did
@@ -587,24 +590,25 @@ def cross_fit_predict(calibrator, entries, *, n_folds=5, seed=0):
     >>> len(honest) == len(entries)
     True
     """
-    if not isinstance(calibrator, GroupedCalibrator):
-        raise TypeError(f"calibrator must be a GroupedCalibrator, got "
-                        f"{type(calibrator).__name__}")
+    check_grouped(calibrator, "calibrator")
     entries = check_entries(entries)
-    n_folds = check_positive_int(n_folds, "n_folds")
-    if n_folds < 2:
-        raise ValueError("n_folds must be at least 2")
-    if entries.token is None:
-        raise ValueError("cross-fitting splits by token: entries need their tokens")
-    n_tokens = entries.n_tokens if entries.n_tokens is not None else int(entries.token.max()) + 1
-    fold_of_token = np.random.default_rng(seed).permutation(n_tokens) % n_folds
-    fold = fold_of_token[entries.token]
+    fold = stratified_token_folds(entries, calibrator.groups, n_folds, seed)
     out = entries.score.copy()
-    for k in np.unique(fold):   # the folds that hold entries (at most one per token)
-        held = fold == k
-        model = GroupedCalibrator(clone(calibrator.base), calibrator.groups,
-                                  fallback=calibrator.fallback,
-                                  min_entries=calibrator.min_entries)
-        model.fit(entries.take(~held))
+    for held, model in fold_models(calibrator, entries, fold):
         out[held] = model.transform(entries.take(held)).score
     return entries.with_scores(out)
+
+
+def check_grouped(calibrator, name):
+    """Raise a TypeError unless ``calibrator`` is a GroupedCalibrator."""
+    if not isinstance(calibrator, GroupedCalibrator):
+        raise TypeError(f"{name} must be a GroupedCalibrator, got "
+                        f"{type(calibrator).__name__}")
+
+
+def fold_models(calibrator, entries, fold):
+    """Yield ``(held, model)`` for every fold holding entries: the mask of its
+    entries and a clone of ``calibrator`` fit on all the other entries."""
+    for k in np.unique(fold):
+        held = fold == k
+        yield held, clone(calibrator).fit(entries.take(~held))
