@@ -59,6 +59,8 @@ _EXPORTS = {
     "ScalingBinning": "calibration", "TemperatureScaling": "calibration",
     "clone": "calibration", "cross_fit_predict": "calibration",
     "compare_methods": "calibration",
+    "select": "calibration", "CrossFittedCalibrator": "calibration",
+    "stratified_token_folds": "calibration",
 }
 _SUBPACKAGES = ("calibration", "cli", "core", "crf", "datasets", "io", "metrics", "plotting")
 

@@ -26,10 +26,139 @@ from .base import BaseCalibrator, Estimator, clone
 from .folds import stratified_token_folds
 from .registry import calibrator_class
 
-__all__ = ["GroupedCalibrator", "cross_fit_predict"]
+__all__ = ["EntryTransformer", "GroupedCalibrator", "cross_fit_predict"]
 
 
-class GroupedCalibrator(Estimator):
+class EntryTransformer:
+    """Applying a fitted per-entry calibration to entries, dense matrices and
+    ``.npy`` files; a subclass defines ``_calibrate(scores, tags)``,
+    ``_tagset_size()``, ``threshold_`` and ``renormalize``."""
+
+    def transform(self, entries):
+        """Entries with calibrated scores (same order, tags, labels, tokens)."""
+        self._check_fitted()
+        if not isinstance(entries, Entries):
+            raise TypeError("transform takes Entries (see sparsecal.threshold)")
+        return entries.with_scores(self._calibrate(entries.score, entries.tag))
+
+    def transform_dense(self, scores, out=None, *, chunk_rows=None, progress=None):
+        """Calibrate a dense score matrix: entries ``>= threshold_`` get their
+        group's calibrated score, the rest are left as they are.
+
+        Streams over row chunks, so ``scores`` may be a memory map larger than
+        memory; pass ``out`` (an array or memory map of the same shape and dtype,
+        e.g. from ``np.lib.format.open_memmap``) to write there; ``progress`` is
+        called as ``progress(rows_done, n_tokens)`` after each chunk.
+
+        Returns
+        -------
+        ndarray, the calibrated matrix (``out`` if given)
+        """
+        self._check_fitted()
+        check_progress(progress)
+        if not hasattr(scores, "dtype") or not hasattr(scores, "shape"):
+            scores = np.asarray(scores)
+        if scores.ndim != 2 or scores.shape[1] != self._tagset_size():
+            raise ValueError(f"scores must have shape [n_tokens, {self._tagset_size()}], "
+                             f"got {scores.shape}")
+        if out is None:
+            out = np.empty(scores.shape, dtype=scores.dtype)
+        elif out.shape != scores.shape or out.dtype != scores.dtype:
+            raise ValueError(f"out must have shape {scores.shape} and dtype {scores.dtype}")
+        for r0, result in self._calibrated_chunks(scores, chunk_rows):
+            out[r0:r0 + result.shape[0]] = result
+            if progress is not None:
+                progress(r0 + result.shape[0], scores.shape[0])
+        return out
+
+    def _calibrated_chunks(self, scores, chunk_rows):
+        """Yield ``(first row, calibrated rows)`` over row chunks of ``scores``."""
+        n_tags = scores.shape[1]
+        if chunk_rows is None:
+            chunk_rows = max(1, (32 << 20) // (n_tags * scores.dtype.itemsize))
+        chunk_rows = check_positive_int(chunk_rows, "chunk_rows")
+        gold = None
+        for r0 in range(0, scores.shape[0], chunk_rows):
+            block = np.asarray(scores[r0:r0 + chunk_rows])
+            rows = block.shape[0]
+            if gold is None or gold.shape[0] != rows:
+                gold = np.full(rows, -1, dtype=np.int64)
+            e = threshold_entries(block, gold, self.threshold_, token_offset=r0)
+            flat = (e.token - r0) * n_tags + e.tag
+            result = block.copy()
+            result.reshape(-1)[flat] = self._calibrate(e.score, e.tag)
+            if self.renormalize:
+                sums = result.sum(axis=1, keepdims=True)
+                np.divide(result, sums, out=result, where=sums > 0)
+            yield r0, result
+
+    def transform_file(self, scores_path, out_path, *, chunk_rows=None, progress=None):
+        """Calibrate a ``.npy`` score matrix into a new ``.npy`` file, streaming.
+
+        The scores are read through a memory map and the output is written chunk
+        by chunk with ordinary writes (never through a writable memory map, which
+        turns a full disk into SIGBUS), to a temporary file that replaces
+        ``out_path`` only when complete (:func:`~sparsecal.io.atomic.atomic_path`).
+
+        Parameters
+        ----------
+        scores_path : str or os.PathLike
+            A ``.npy`` matrix ``[n_tokens, n_tags]`` (float32 or float64, any
+            byte order).
+        out_path : str or os.PathLike
+            The output ``.npy`` (same shape and dtype).
+        chunk_rows : int, optional
+            Rows per chunk (default: about 32 MiB of scores).
+        progress : callable, optional
+            Called as ``progress(rows_done, n_tokens)`` after each chunk.
+
+        Returns
+        -------
+        str or os.PathLike
+            ``out_path``.
+
+        Raises
+        ------
+        ValueError
+            For a scores file that is not a float matrix of this model's tags.
+        OSError
+            A failure to write (a full disk, a file-size limit), naming
+            ``out_path``; no output or temporary file is left then.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import sparsecal as sc
+        >>> from sparsecal.datasets import make_tagger_outputs
+        >>> data = make_tagger_outputs(300, n_tags=20, split_seed=1)
+        >>> model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), sc.TagGroups.scw(20))
+        >>> model = model.fit(sc.threshold(data.scores, data.gold))
+        >>> np.save("scores.npy", data.scores)
+        >>> _ = model.transform_file("scores.npy", "calibrated.npy", chunk_rows=64)
+        >>> np.array_equal(np.load("calibrated.npy"), model.transform_dense(data.scores))
+        True
+        """
+        self._check_fitted()
+        check_progress(progress)
+        scores = open_npy(scores_path, "scores")
+        if scores.ndim != 2 or scores.shape[1] != self._tagset_size() \
+                or scores.dtype.kind != "f" or scores.dtype.itemsize not in (4, 8):
+            raise ValueError(f"scores file {os.fspath(scores_path)!r} must hold a float32 "
+                             f"or float64 matrix [n_tokens, {self._tagset_size()}], got "
+                             f"{scores.dtype} of shape {scores.shape}")
+        header = {"descr": np.lib.format.dtype_to_descr(scores.dtype),
+                  "fortran_order": False, "shape": scores.shape}
+        with atomic_path(out_path, suffix=".npy") as tmp:
+            with open(tmp, "wb") as f:
+                np.lib.format.write_array_header_1_0(f, header)
+                for r0, result in self._calibrated_chunks(scores, chunk_rows):
+                    f.write(np.ascontiguousarray(result, dtype=scores.dtype).data)
+                    if progress is not None:
+                        progress(r0 + result.shape[0], scores.shape[0])
+        return out_path
+
+
+class GroupedCalibrator(EntryTransformer, Estimator):
     """One clone of a binary calibrator per tag group.
 
     Parameters
@@ -203,6 +332,9 @@ class GroupedCalibrator(Estimator):
                           UserWarning, stacklevel=3)
         return weak
 
+    def _tagset_size(self):
+        return self.groups.n_tags
+
     def _calibrate(self, scores, tags):
         """Calibrated copy of ``scores`` (1-D) whose tags are ``tags``."""
         out = scores.copy()
@@ -219,129 +351,6 @@ class GroupedCalibrator(Estimator):
             if idx.size:
                 out[idx] = cal.predict(scores[idx])
         return out
-
-    def transform(self, entries):
-        """Entries with calibrated scores (same order, tags, labels, tokens)."""
-        self._check_fitted()
-        if not isinstance(entries, Entries):
-            raise TypeError("transform takes Entries (see sparsecal.threshold)")
-        return entries.with_scores(self._calibrate(entries.score, entries.tag))
-
-    def transform_dense(self, scores, out=None, *, chunk_rows=None, progress=None):
-        """Calibrate a dense score matrix: entries ``>= threshold_`` get their
-        group's calibrated score, the rest are left as they are.
-
-        Streams over row chunks, so ``scores`` may be a memory map larger than
-        memory; pass ``out`` (an array or memory map of the same shape and dtype,
-        e.g. from ``np.lib.format.open_memmap``) to write there; ``progress`` is
-        called as ``progress(rows_done, n_tokens)`` after each chunk.
-
-        Returns
-        -------
-        ndarray, the calibrated matrix (``out`` if given)
-        """
-        self._check_fitted()
-        check_progress(progress)
-        if not hasattr(scores, "dtype") or not hasattr(scores, "shape"):
-            scores = np.asarray(scores)
-        if scores.ndim != 2 or scores.shape[1] != self.groups.n_tags:
-            raise ValueError(f"scores must have shape [n_tokens, {self.groups.n_tags}], "
-                             f"got {scores.shape}")
-        if out is None:
-            out = np.empty(scores.shape, dtype=scores.dtype)
-        elif out.shape != scores.shape or out.dtype != scores.dtype:
-            raise ValueError(f"out must have shape {scores.shape} and dtype {scores.dtype}")
-        for r0, result in self._calibrated_chunks(scores, chunk_rows):
-            out[r0:r0 + result.shape[0]] = result
-            if progress is not None:
-                progress(r0 + result.shape[0], scores.shape[0])
-        return out
-
-    def _calibrated_chunks(self, scores, chunk_rows):
-        """Yield ``(first row, calibrated rows)`` over row chunks of ``scores``."""
-        n_tags = scores.shape[1]
-        if chunk_rows is None:
-            chunk_rows = max(1, (32 << 20) // (n_tags * scores.dtype.itemsize))
-        chunk_rows = check_positive_int(chunk_rows, "chunk_rows")
-        gold = None
-        for r0 in range(0, scores.shape[0], chunk_rows):
-            block = np.asarray(scores[r0:r0 + chunk_rows])
-            rows = block.shape[0]
-            if gold is None or gold.shape[0] != rows:
-                gold = np.full(rows, -1, dtype=np.int64)
-            e = threshold_entries(block, gold, self.threshold_, token_offset=r0)
-            flat = (e.token - r0) * n_tags + e.tag
-            result = block.copy()
-            result.reshape(-1)[flat] = self._calibrate(e.score, e.tag)
-            if self.renormalize:
-                sums = result.sum(axis=1, keepdims=True)
-                np.divide(result, sums, out=result, where=sums > 0)
-            yield r0, result
-
-    def transform_file(self, scores_path, out_path, *, chunk_rows=None, progress=None):
-        """Calibrate a ``.npy`` score matrix into a new ``.npy`` file, streaming.
-
-        The scores are read through a memory map and the output is written chunk
-        by chunk with ordinary writes (never through a writable memory map, which
-        turns a full disk into SIGBUS), to a temporary file that replaces
-        ``out_path`` only when complete (:func:`~sparsecal.io.atomic.atomic_path`).
-
-        Parameters
-        ----------
-        scores_path : str or os.PathLike
-            A ``.npy`` matrix ``[n_tokens, n_tags]`` (float32 or float64, any
-            byte order).
-        out_path : str or os.PathLike
-            The output ``.npy`` (same shape and dtype).
-        chunk_rows : int, optional
-            Rows per chunk (default: about 32 MiB of scores).
-        progress : callable, optional
-            Called as ``progress(rows_done, n_tokens)`` after each chunk.
-
-        Returns
-        -------
-        str or os.PathLike
-            ``out_path``.
-
-        Raises
-        ------
-        ValueError
-            For a scores file that is not a float matrix of this model's tags.
-        OSError
-            A failure to write (a full disk, a file-size limit), naming
-            ``out_path``; no output or temporary file is left then.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> import sparsecal as sc
-        >>> from sparsecal.datasets import make_tagger_outputs
-        >>> data = make_tagger_outputs(300, n_tags=20, split_seed=1)
-        >>> model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), sc.TagGroups.scw(20))
-        >>> model = model.fit(sc.threshold(data.scores, data.gold))
-        >>> np.save("scores.npy", data.scores)
-        >>> _ = model.transform_file("scores.npy", "calibrated.npy", chunk_rows=64)
-        >>> np.array_equal(np.load("calibrated.npy"), model.transform_dense(data.scores))
-        True
-        """
-        self._check_fitted()
-        check_progress(progress)
-        scores = open_npy(scores_path, "scores")
-        if scores.ndim != 2 or scores.shape[1] != self.groups.n_tags \
-                or scores.dtype.kind != "f" or scores.dtype.itemsize not in (4, 8):
-            raise ValueError(f"scores file {os.fspath(scores_path)!r} must hold a float32 "
-                             f"or float64 matrix [n_tokens, {self.groups.n_tags}], got "
-                             f"{scores.dtype} of shape {scores.shape}")
-        header = {"descr": np.lib.format.dtype_to_descr(scores.dtype),
-                  "fortran_order": False, "shape": scores.shape}
-        with atomic_path(out_path, suffix=".npy") as tmp:
-            with open(tmp, "wb") as f:
-                np.lib.format.write_array_header_1_0(f, header)
-                for r0, result in self._calibrated_chunks(scores, chunk_rows):
-                    f.write(np.ascontiguousarray(result, dtype=scores.dtype).data)
-                    if progress is not None:
-                        progress(r0 + result.shape[0], scores.shape[0])
-        return out_path
 
     def get_state(self):
         """The fitted model as ``(meta, arrays)``: JSON values and NumPy arrays
