@@ -133,7 +133,7 @@ def _cmd_evaluate(args, console):
     groups = _groups_from_args(args, entries.n_tags, console)
     with console.step("evaluating") as progress:
         result = evaluate(entries, groups, n_bins=args.bins, ci=ci, per_tag=args.per_tag,
-                          top_label=True, progress=progress)
+                          min_entries=args.min_entries, top_label=True, progress=progress)
     console.info(result.to_markdown())
     if args.json:
         result.to_json(args.json)
@@ -360,6 +360,8 @@ def _evaluate_args(p):
     _add_common(p)
     _add_ci(p)
     p.add_argument("--per-tag", action="store_true", help="also per-tag CE / MCE")
+    p.add_argument("--min-entries", type=int, help="--per-tag: entries a tag needs for "
+                                                   "its own CE (default: 400, two bins of 200)")
     p.add_argument("--json", help="write the numbers as JSON here")
     p.add_argument("--save-entries", help="also save the thresholded entries (.npz)")
     p.set_defaults(func=_cmd_evaluate)
