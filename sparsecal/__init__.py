@@ -61,6 +61,8 @@ _EXPORTS = {
     "compare_methods": "calibration",
     "BetaCalibration": "calibration", "GaussianCalibration": "calibration",
     "LogisticFusion": "calibration", "PriorWeightedLogistic": "calibration",
+    "select": "calibration", "CrossFittedCalibrator": "calibration",
+    "stratified_token_folds": "calibration",
 }
 _SUBPACKAGES = ("calibration", "cli", "core", "crf", "datasets", "io", "metrics", "plotting")
 

@@ -198,10 +198,12 @@ def test_evaluate_interval_flags_are_the_api_specification(data, capsys, tmp_pat
 def test_evaluate_per_tag_adds_mce(data, capsys, tmp_path):
     out_json = tmp_path / "mce.json"
     rc, out, err = run(capsys, "evaluate", "--scores", data.p("test.npy"), "--gold",
-                       data.p("test_gold.npy"), "--per-tag", "--json", out_json)
+                       data.p("test_gold.npy"), "--per-tag", "--min-entries", "100",
+                       "--json", out_json)
     assert rc == 0, err
+    assert "warning:" in err and "fewer than 200 entries" in err   # one bin of 100-199
     expected = evaluate(data.test_entries, TagGroups.scw(N_TAGS), ci=None, per_tag=True,
-                        top_label=True)
+                        min_entries=100, top_label=True)
     assert f"**MCE** (per tag, >= 100 entries): {expected.mce.value:.4f}" in out
     written = json.loads(out_json.read_text())
     assert written["mce"]["value"] == expected.mce.value
@@ -225,7 +227,8 @@ def _without_wrote(text):
 def test_save_entries_then_entries_gives_identical_output(data, capsys, tmp_path,
                                                            monkeypatch):
     saved = tmp_path / "entries.npz"
-    common = ["--train-counts", data.p("counts.json"), "--ci", "--per-tag"]
+    common = ["--train-counts", data.p("counts.json"), "--ci", "--per-tag",
+              "--min-entries", "100"]
     rc, first, err = run(capsys, "evaluate", "--scores", data.p("test.npy"), "--gold",
                          data.p("test_gold.npy"), "--save-entries", saved, *common)
     assert rc == 0, err
@@ -271,8 +274,7 @@ def _expected_model(method, grouping, data):
         return GroupedCalibrator(base, TagGroups.scw(N_TAGS))
     if grouping == "tfg":
         return GroupedCalibrator(base, data.tfg)
-    return GroupedCalibrator(base, TagGroups.per_tag(N_TAGS), fallback=data.tfg,
-                             min_entries=100)
+    return GroupedCalibrator(base, TagGroups.per_tag(N_TAGS), fallback=data.tfg)
 
 
 @pytest.mark.parametrize("grouping", ["scw", "tfg", "per-tag"])

@@ -14,6 +14,8 @@ a Python loop over bins:
 import inspect
 import math
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -662,9 +664,15 @@ def test_gmce_rejects_groups_of_another_tagset(entries):
         sc.gmce(entries, TagGroups.scw(entries.n_tags + 1))
 
 
-def test_mce_matches_brute_force(entries):
-    min_entries = 60
-    res = sc.mce(entries, min_entries=min_entries)
+@pytest.mark.parametrize("kw, min_entries, bins", [
+    ({}, 400, dict(bin_size=200)),                       # the defaults
+    (dict(min_entries=60, n_bins=10), 60, dict(n_bins=10)),
+    (dict(min_entries=250, bin_size=250), 250, dict(bin_size=250)),
+])
+def test_mce_matches_brute_force(entries, kw, min_entries, bins):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)   # small bins: tested below
+        res = sc.mce(entries, **kw)
     counts = np.bincount(entries.tag, minlength=entries.n_tags)
     evaluated, few, sq = [], {}, []
     for t in range(entries.n_tags):
@@ -674,8 +682,9 @@ def test_mce_matches_brute_force(entries):
             few[t] = int(counts[t])
             continue
         m = entries.tag == t
-        ce = ref_ce_from(entries.score[m], entries.label[m], 2, n_bins=10)
+        ce = ref_ce_from(entries.score[m], entries.label[m], 2, **bins)
         assert res.per_tag[t].value == pytest.approx(ce, rel=1e-12)
+        assert res.per_tag[t].bins.count.sum() == counts[t]
         evaluated.append(t)
         sq.append(ce ** 2)
     assert evaluated and few          # the fixture exercises both branches
@@ -686,11 +695,38 @@ def test_mce_matches_brute_force(entries):
     assert float(res) == res.value
 
 
+def test_mce_default_bins_hold_200_entries(entries):
+    res = sc.mce(entries)
+    for t, ce in res.per_tag.items():
+        sizes = ce.bins.count[ce.bins.count > 0]
+        assert sizes.min() >= 200 and (sizes[:-1] == 200).all(), t
+
+
+def test_mce_warns_naming_tags_with_small_bins(entries):
+    counts = np.bincount(entries.tag, minlength=entries.n_tags)
+    # 10 bins: a tag of n entries has bins of n // 10 < 200 unless n >= 2000
+    small = np.flatnonzero((counts >= 60) & (counts < 2000))
+    with pytest.warns(UserWarning, match=rf"^{small.size} tag\(s\) \({small[0]}, .*fewer "
+                                         r"than 200 entries"):
+        sc.mce(entries, min_entries=60, n_bins=10)
+    # one bin of 200..399 entries is big enough; below 200 it is not
+    one_bin = np.flatnonzero((counts >= 150) & (counts < 200))
+    assert one_bin.size
+    with pytest.warns(UserWarning, match=rf"^{one_bin.size} tag\(s\) \({one_bin[0]}\b"):
+        sc.mce(entries, min_entries=150)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sc.mce(entries)                                  # the defaults never warn
+        sc.mce(entries, min_entries=200)
+
+
 def test_mce_errors(entries):
     with pytest.raises(ValueError, match="min_entries"):
         sc.mce(entries, min_entries=10 ** 9)
     with pytest.raises(ValueError, match="min_entries"):
         sc.mce(entries, min_entries=0)
+    with pytest.raises(ValueError, match="exactly one of n_bins and bin_size"):
+        sc.mce(entries, n_bins=10, bin_size=200)
 
 
 # --------------------------------------------------------------------------- #

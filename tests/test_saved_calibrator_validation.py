@@ -611,3 +611,85 @@ def test_cli_apply_valid_calibrator(originals, data, tmp_path, scores_file):
     out = tmp_path / "out.npy"
     assert main(["apply", str(path), "--scores", str(scores_file), "-o", str(out), "-q"]) == 0
     np.testing.assert_array_equal(np.load(out), model.transform_dense(data["test_scores"]))
+
+
+# --------------------------------------------------------------------------- #
+# CrossFittedCalibrator (format sparsecal.CrossFittedCalibrator)              #
+# --------------------------------------------------------------------------- #
+
+def _edit_member_threshold(meta, arrays):
+    meta["members"][1]["threshold"] = 0.5
+
+
+def _edit_member_setup(meta, arrays):
+    meta["members"][1]["min_entries"] = 7
+
+
+def _drop_member_array(meta, arrays):
+    del arrays["m1.tag_to_calibrator"]
+
+
+ENSEMBLE_CASES = {
+    "format": (lambda m, a: m.update(format="sparsecal.GroupedCalibrator"),
+               "calibrator.json", "is not a sparsecal.CrossFittedCalibrator file"),
+    "extra field": (lambda m, a: m.update(extra=1), "calibrator.json", "extra"),
+    "n_folds 1": (lambda m, a: m.update(n_folds=1), "calibrator.json",
+                  "n_folds must be at least 2"),
+    "n_folds text": (lambda m, a: m.update(n_folds="3"), "calibrator.json", "n_folds"),
+    "seed negative": (lambda m, a: m.update(seed=-1), "calibrator.json", "seed"),
+    "no members": (lambda m, a: m.update(members=[]), "calibrator.json", "members"),
+    "too many members": (lambda m, a: m.update(n_folds=2), "calibrator.json", "members"),
+    "member threshold": (_edit_member_threshold, "calibrator.json", r"members\[1\]"),
+    "member set-up": (_edit_member_setup, "calibrator.json",
+                      r"members\[1\] is not the set-up of members\[0\]"),
+    "member field": (lambda m, a: m["members"][0].pop("groups"), "calibrator.json",
+                     r"groups is missing \(member 0: members\[0\]"),
+    "foreign array": (lambda m, a: a.update({"x": np.zeros(3)}), "arrays.npz",
+                      "x is not an array of this ensemble"),
+    "member array missing": (_drop_member_array, "arrays.npz",
+                             r"tag_to_calibrator.*\(member 1: members\[1\], arrays m1"),
+    "member array range": (lambda m, a: a.update({"m0.tag_to_calibrator":
+                                                  a["m0.tag_to_calibrator"] + 99}),
+                           "arrays.npz", r"tag_to_calibrator\[0\] = 99 is out of range.*"
+                                         r"\(member 0: members\[0\], arrays m0"),
+}
+
+
+@pytest.fixture(scope="module")
+def ensemble_dir(data, tmp_path_factory):
+    from sparsecal import CrossFittedCalibrator
+    model = CrossFittedCalibrator(GroupedCalibrator(make_calibrator("histogram"),
+                                                    data["tfg"]), n_folds=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        model.fit(data["dev"])
+    path = tmp_path_factory.mktemp("ens") / "model"
+    model.save(path)
+    return path
+
+
+@pytest.mark.parametrize("case", list(ENSEMBLE_CASES))
+def test_tampered_ensemble_is_refused(ensemble_dir, tmp_path, case):
+    from sparsecal import CrossFittedCalibrator
+    edit, file, fragment = ENSEMBLE_CASES[case]
+    with open(ensemble_dir / "calibrator.json") as f:
+        meta = json.load(f)
+    with np.load(ensemble_dir / "arrays.npz") as z:
+        arrays = dict(z)
+    edit(meta, arrays)
+    out = tmp_path / "t"
+    out.mkdir()
+    with open(out / "calibrator.json", "w") as f:
+        json.dump(meta, f)
+    np.savez(out / "arrays.npz", **arrays)
+    with pytest.raises(ValueError, match=fragment) as info:
+        CrossFittedCalibrator.load(out)
+    assert isinstance(info.value, saved_io.StateError)
+    assert str(info.value).startswith(str(out / file))
+
+
+def test_untampered_ensemble_loads(ensemble_dir, data):
+    from sparsecal import CrossFittedCalibrator
+    model = CrossFittedCalibrator.load(ensemble_dir)
+    assert len(model.calibrators_) == 3
+    assert model.transform(data["dev"]).score.shape == data["dev"].score.shape

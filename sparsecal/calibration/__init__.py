@@ -12,6 +12,10 @@
 - :mod:`~sparsecal.calibration.registry`: the one registry of methods.
 - :mod:`~sparsecal.calibration.grouped`: :class:`GroupedCalibrator` (SCW / TFG / per
   tag) and K-fold :func:`cross_fit_predict`.
+- :mod:`~sparsecal.calibration.folds`: stratified K-fold by token;
+  :mod:`~sparsecal.calibration.selection`: :func:`select` (method, G, bins by
+  K-fold on dev); :mod:`~sparsecal.calibration.ensemble`:
+  :class:`CrossFittedCalibrator` (the average of K fold calibrators).
 - :mod:`~sparsecal.calibration.comparison`: every method x {SCW, TFG}, Kranzlein et
   al. 2021 Table 1 (:func:`compare_methods`).
 
@@ -31,6 +35,8 @@ _EXPORTS = {
     "METHODS": "registry", "get_method": "registry", "make_calibrator": "registry",
     "BetaCalibration": "beta", "GaussianCalibration": "gaussian",
     "LogisticFusion": "fusion", "PriorWeightedLogistic": "prior_logistic",
+    "stratified_token_folds": "folds", "SelectionResult": "selection", "select": "selection",
+    "CrossFittedCalibrator": "ensemble",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -19,185 +19,20 @@ from ..core.progress import ProgressCounter, check_progress
 from ..core.validation import check_positive_int, check_unit_interval
 from ..io.atomic import atomic_path
 from ..io.npyfile import open_npy
+from ..metrics.marginal import DEFAULT_BIN_SIZE
 from ..io.calibrators import (StateFields, check_bool, check_count, check_fields,
                               check_index_array, describe, load_state, save_state)
 from .base import BaseCalibrator, Estimator, clone
+from .folds import stratified_token_folds
 from .registry import calibrator_class
 
-__all__ = ["GroupedCalibrator", "cross_fit_predict"]
+__all__ = ["EntryTransformer", "GroupedCalibrator", "cross_fit_predict"]
 
 
-class GroupedCalibrator(Estimator):
-    """One clone of a binary calibrator per tag group.
-
-    Parameters
-    ----------
-    base : BaseCalibrator
-        The calibrator to clone per group (e.g. ``IsotonicCalibrator()``).
-    groups : TagGroups
-        The grouping to calibrate by (SCW, TFG, per-tag, custom).
-    fallback : TagGroups, optional
-        For a group with fewer than ``min_entries`` dev entries, each of its tags
-        uses the calibrator of its ``fallback`` group instead (fit on all dev
-        entries of that group), e.g. per-tag with TFG fallback.
-    min_entries : int, default=1
-        Dev entries a group needs to get its own calibrator. A group (or
-        fallback group) with fewer keeps its scores unchanged, with a warning.
-    renormalize : bool, default=False
-        In :meth:`transform_dense`, rescale each row to sum to 1 after
-        calibration. Off by default: the paper evaluates unnormalised scores
-        (Section 3.1) and leaves normalisation open (Section 6).
-
-    Attributes
-    ----------
-    calibrators_ : list of BaseCalibrator
-        Primary group calibrators, then fallback group calibrators (only for
-        groups with at least ``min_entries`` dev entries).
-    tag_to_calibrator_ : ndarray of int64, shape (n_tags,)
-        Index into ``calibrators_`` used for each tag (-1: left unchanged).
-    threshold_ : float
-        Threshold of the dev entries; :meth:`transform_dense` calibrates the
-        scores at or above it.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Sections 2.2 and 3.3 (SCW, TFG);
-    docs/architecture.md, Semantics 7-8.
-
-    Examples
-    --------
-    >>> import sparsecal as sc
-    >>> from sparsecal.datasets import make_tagger_outputs
-    >>> dev, test = (make_tagger_outputs(2000, split_seed=s) for s in (1, 2))
-    >>> tfg = sc.TagGroups.from_counts(dev.train_counts, 3)
-    >>> model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), tfg)
-    >>> model = model.fit(sc.threshold(dev.scores, dev.gold))
-    >>> len(model.calibrators_), model.get_params()["min_entries"]
-    (3, 1)
-    >>> calibrated = model.transform(sc.threshold(test.scores, test.gold))
-    >>> model.transform_dense(test.scores).shape == test.scores.shape
-    True
-    """
-
-    def __init__(self, base, groups, *, fallback=None, min_entries=1, renormalize=False):
-        self.base = base
-        self.groups = groups
-        self.fallback = fallback
-        self.min_entries = min_entries
-        self.renormalize = renormalize
-
-    _fitted_attributes = ("calibrators_", "tag_to_calibrator_", "threshold_")
-
-    def __sklearn_tags__(self):
-        from sklearn.utils import TransformerTags
-        tags = super().__sklearn_tags__()
-        tags.transformer_tags = TransformerTags(preserves_dtype=["float64", "float32"])
-        return tags
-
-    def _check_params(self):
-        if not isinstance(self.base, BaseCalibrator):
-            raise TypeError(f"base must be a sparsecal calibrator, got {self.base!r}")
-        check_groups(self.groups)
-        if self.fallback is not None:
-            check_groups(self.fallback, self.groups.n_tags, "fallback")
-        check_positive_int(self.min_entries, "min_entries")
-        if not isinstance(self.renormalize, (bool, np.bool_)):
-            raise TypeError(f"renormalize must be True or False, got {self.renormalize!r}")
-
-    def fit(self, entries, sample_weight=None, *, progress=None):
-        """Fit one calibrator per group on dev ``entries``.
-
-        Parameters
-        ----------
-        entries : Entries
-            Thresholded dev entries (see :func:`sparsecal.threshold`).
-        sample_weight : array_like of float, shape (len(entries),), optional
-        progress : callable, optional
-            Called as ``progress(groups_done, n_groups)`` after each group of
-            ``groups`` and then of ``fallback`` (whose groups all count as done
-            at once when no tag needs them); ``n_groups`` counts both.
-
-        Returns
-        -------
-        self : GroupedCalibrator
-
-        Raises
-        ------
-        TypeError
-            For a ``base`` that is not a calibrator, ``groups`` that are not
-            :class:`TagGroups`, ``entries`` that are not :class:`Entries`, or a
-            ``progress`` that is not callable.
-        ValueError
-            For no entries, a mismatched ``sample_weight`` or ``fallback``, or an
-            invalid ``min_entries``.
-        """
-        self._check_params()
-        if not isinstance(entries, Entries):
-            raise TypeError("fit takes Entries (see sparsecal.threshold)")
-        if len(entries) == 0:
-            raise ValueError("no dev entries to fit on")
-        w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-        if w is not None and w.shape != (len(entries),):
-            raise ValueError(f"sample_weight must have shape ({len(entries)},)")
-        n_fallback = 0 if self.fallback is None else self.fallback.n_groups
-        counter = ProgressCounter(progress, self.groups.n_groups + n_fallback)
-        calibrators, tag_map = [], np.full(self.groups.n_tags, -1, dtype=np.int64)
-        weak = self._fit_grouping(self.groups, entries, w, calibrators, tag_map,
-                                  np.ones(self.groups.n_tags, dtype=bool), counter)
-        if self.fallback is not None and weak.any():
-            self._fit_grouping(self.fallback, entries, w, calibrators, tag_map, weak,
-                               counter)
-        elif n_fallback:
-            counter.advance(n_fallback)
-        left = np.flatnonzero(tag_map < 0)
-        if left.size:
-            # Also tags with no dev entry at all: their test scores are left
-            # unchanged just the same, which the caller must know about.
-            with_dev = np.intersect1d(left, np.unique(entries.tag)).size
-            warnings.warn(f"{left.size} tags ({with_dev} of them with dev entries) are in "
-                          f"groups with fewer than min_entries={self.min_entries} dev "
-                          "entries and have no fallback calibrator: their scores are left "
-                          "unchanged", stacklevel=2)
-        self.calibrators_ = calibrators
-        self.tag_to_calibrator_ = tag_map
-        self.threshold_ = entries.threshold
-        return self
-
-    def _fit_grouping(self, groups, entries, w, calibrators, tag_map, tags_wanted, counter):
-        """Fit a calibrator for every group of ``groups`` holding a wanted tag,
-        counting each group; returns the wanted tags whose group had too few
-        entries."""
-        perm, offsets = groups.partition(entries)
-        weak = np.zeros(groups.n_tags, dtype=bool)
-        for g in range(groups.n_groups):
-            members = tags_wanted & (groups.tag_to_group == g)
-            idx = perm[offsets[g]:offsets[g + 1]]
-            if members.any() and idx.size < self.min_entries:
-                weak |= members
-            elif members.any():
-                cal = clone(self.base).fit(entries.score[idx], entries.label[idx],
-                                           None if w is None else w[idx])
-                tag_map[members] = len(calibrators)
-                calibrators.append(cal)
-            counter.advance()
-        return weak
-
-    def _calibrate(self, scores, tags):
-        """Calibrated copy of ``scores`` (1-D) whose tags are ``tags``."""
-        out = scores.copy()
-        if tags.size and (tags.min() < 0 or tags.max() >= self.groups.n_tags):
-            bad = tags[(tags < 0) | (tags >= self.groups.n_tags)][0]
-            raise ValueError(f"unknown tag {bad}: the calibrator covers tags "
-                             f"0..{self.groups.n_tags - 1}")
-        n_cal = len(self.calibrators_)
-        # Tags left unchanged go to an extra, last partition.
-        mapping = np.where(self.tag_to_calibrator_ < 0, n_cal, self.tag_to_calibrator_)
-        perm, offsets = partition_by_group(tags, mapping, n_cal + 1)
-        for c, cal in enumerate(self.calibrators_):
-            idx = perm[offsets[c]:offsets[c + 1]]
-            if idx.size:
-                out[idx] = cal.predict(scores[idx])
-        return out
+class EntryTransformer:
+    """Applying a fitted per-entry calibration to entries, dense matrices and
+    ``.npy`` files; a subclass defines ``_calibrate(scores, tags)``,
+    ``_tagset_size()``, ``threshold_`` and ``renormalize``."""
 
     def transform(self, entries):
         """Entries with calibrated scores (same order, tags, labels, tokens)."""
@@ -223,8 +58,8 @@ class GroupedCalibrator(Estimator):
         check_progress(progress)
         if not hasattr(scores, "dtype") or not hasattr(scores, "shape"):
             scores = np.asarray(scores)
-        if scores.ndim != 2 or scores.shape[1] != self.groups.n_tags:
-            raise ValueError(f"scores must have shape [n_tokens, {self.groups.n_tags}], "
+        if scores.ndim != 2 or scores.shape[1] != self._tagset_size():
+            raise ValueError(f"scores must have shape [n_tokens, {self._tagset_size()}], "
                              f"got {scores.shape}")
         if out is None:
             out = np.empty(scores.shape, dtype=scores.dtype)
@@ -306,10 +141,10 @@ class GroupedCalibrator(Estimator):
         self._check_fitted()
         check_progress(progress)
         scores = open_npy(scores_path, "scores")
-        if scores.ndim != 2 or scores.shape[1] != self.groups.n_tags \
+        if scores.ndim != 2 or scores.shape[1] != self._tagset_size() \
                 or scores.dtype.kind != "f" or scores.dtype.itemsize not in (4, 8):
             raise ValueError(f"scores file {os.fspath(scores_path)!r} must hold a float32 "
-                             f"or float64 matrix [n_tokens, {self.groups.n_tags}], got "
+                             f"or float64 matrix [n_tokens, {self._tagset_size()}], got "
                              f"{scores.dtype} of shape {scores.shape}")
         header = {"descr": np.lib.format.dtype_to_descr(scores.dtype),
                   "fortran_order": False, "shape": scores.shape}
@@ -321,6 +156,201 @@ class GroupedCalibrator(Estimator):
                     if progress is not None:
                         progress(r0 + result.shape[0], scores.shape[0])
         return out_path
+
+
+class GroupedCalibrator(EntryTransformer, Estimator):
+    """One clone of a binary calibrator per tag group.
+
+    Parameters
+    ----------
+    base : BaseCalibrator
+        The calibrator to clone per group (e.g. ``IsotonicCalibrator()``).
+    groups : TagGroups
+        The grouping to calibrate by (SCW, TFG, per-tag, custom).
+    fallback : TagGroups, optional
+        For a group with fewer than ``min_entries`` dev entries, each of its tags
+        uses the calibrator of its ``fallback`` group instead (fit on all dev
+        entries of that group), e.g. per-tag with TFG fallback.
+    min_entries : int, default=200
+        Dev entries a group needs to get its own calibrator
+        (:data:`~sparsecal.metrics.marginal.DEFAULT_BIN_SIZE`: one bin of
+        Nguyen & O'Connor 2015, Section 3.2; it was 1 before, which let per-tag
+        calibrators of a handful of entries triple the test SMCE,
+        docs/recalibration.md, "Defaults"). A group with fewer uses its
+        ``fallback`` group's calibrator; a fallback group (or, without
+        ``fallback``, a group) with fewer keeps its scores unchanged, with a
+        warning naming it. A smaller value warns naming the groups fit on
+        fewer than 200 entries.
+    renormalize : bool, default=False
+        In :meth:`transform_dense`, rescale each row to sum to 1 after
+        calibration. Off by default: the paper evaluates unnormalised scores
+        (Section 3.1) and leaves normalisation open (Section 6).
+
+    Attributes
+    ----------
+    calibrators_ : list of BaseCalibrator
+        Primary group calibrators, then fallback group calibrators (only for
+        groups with at least ``min_entries`` dev entries).
+    tag_to_calibrator_ : ndarray of int64, shape (n_tags,)
+        Index into ``calibrators_`` used for each tag (-1: left unchanged).
+    threshold_ : float
+        Threshold of the dev entries; :meth:`transform_dense` calibrates the
+        scores at or above it.
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Sections 2.2 and 3.3 (SCW, TFG);
+    docs/architecture.md, Semantics 7-8.
+
+    Examples
+    --------
+    >>> import sparsecal as sc
+    >>> from sparsecal.datasets import make_tagger_outputs
+    >>> dev, test = (make_tagger_outputs(2000, split_seed=s) for s in (1, 2))
+    >>> tfg = sc.TagGroups.from_counts(dev.train_counts, 3)
+    >>> model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), tfg)
+    >>> model = model.fit(sc.threshold(dev.scores, dev.gold))
+    >>> len(model.calibrators_), model.get_params()["min_entries"]
+    (3, 200)
+    >>> calibrated = model.transform(sc.threshold(test.scores, test.gold))
+    >>> model.transform_dense(test.scores).shape == test.scores.shape
+    True
+    """
+
+    def __init__(self, base, groups, *, fallback=None, min_entries=DEFAULT_BIN_SIZE,
+                 renormalize=False):
+        self.base = base
+        self.groups = groups
+        self.fallback = fallback
+        self.min_entries = min_entries
+        self.renormalize = renormalize
+
+    _fitted_attributes = ("calibrators_", "tag_to_calibrator_", "threshold_")
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import TransformerTags
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags = TransformerTags(preserves_dtype=["float64", "float32"])
+        return tags
+
+    def _check_params(self):
+        if not isinstance(self.base, BaseCalibrator):
+            raise TypeError(f"base must be a sparsecal calibrator, got {self.base!r}")
+        check_groups(self.groups)
+        if self.fallback is not None:
+            check_groups(self.fallback, self.groups.n_tags, "fallback")
+        check_positive_int(self.min_entries, "min_entries")
+        if not isinstance(self.renormalize, (bool, np.bool_)):
+            raise TypeError(f"renormalize must be True or False, got {self.renormalize!r}")
+
+    def fit(self, entries, sample_weight=None, *, progress=None):
+        """Fit one calibrator per group on dev ``entries``.
+
+        Parameters
+        ----------
+        entries : Entries
+            Thresholded dev entries (see :func:`sparsecal.threshold`).
+        sample_weight : array_like of float, shape (len(entries),), optional
+        progress : callable, optional
+            Called as ``progress(groups_done, n_groups)`` after each group of
+            ``groups`` and then of ``fallback`` (whose groups all count as done
+            at once when no tag needs them); ``n_groups`` counts both.
+
+        Returns
+        -------
+        self : GroupedCalibrator
+
+        Raises
+        ------
+        TypeError
+            For a ``base`` that is not a calibrator, ``groups`` that are not
+            :class:`TagGroups`, ``entries`` that are not :class:`Entries`, or a
+            ``progress`` that is not callable.
+        ValueError
+            For no entries, a mismatched ``sample_weight`` or ``fallback``, or an
+            invalid ``min_entries``.
+        """
+        self._check_params()
+        if not isinstance(entries, Entries):
+            raise TypeError("fit takes Entries (see sparsecal.threshold)")
+        if len(entries) == 0:
+            raise ValueError("no dev entries to fit on")
+        w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        if w is not None and w.shape != (len(entries),):
+            raise ValueError(f"sample_weight must have shape ({len(entries)},)")
+        n_fallback = 0 if self.fallback is None else self.fallback.n_groups
+        counter = ProgressCounter(progress, self.groups.n_groups + n_fallback)
+        calibrators, tag_map = [], np.full(self.groups.n_tags, -1, dtype=np.int64)
+        weak = self._fit_grouping(self.groups, entries, w, calibrators, tag_map,
+                                  np.ones(self.groups.n_tags, dtype=bool), counter)
+        if self.fallback is not None and weak.any():
+            self._fit_grouping(self.fallback, entries, w, calibrators, tag_map, weak,
+                               counter)
+        elif n_fallback:
+            counter.advance(n_fallback)
+        left = np.flatnonzero(tag_map < 0)
+        if left.size:
+            # Also tags with no dev entry at all: their test scores are left
+            # unchanged just the same, which the caller must know about.
+            with_dev = np.intersect1d(left, np.unique(entries.tag)).size
+            last = self.groups if self.fallback is None else self.fallback
+            warnings.warn(f"{left.size} tags ({with_dev} of them with dev entries) are in "
+                          f"groups with fewer than min_entries={self.min_entries} dev "
+                          f"entries ({last.kind} groups {_names(last.tag_to_group[left])}) "
+                          "and have no fallback calibrator: their scores are left "
+                          "unchanged", stacklevel=2)
+        self.calibrators_ = calibrators
+        self.tag_to_calibrator_ = tag_map
+        self.threshold_ = entries.threshold
+        return self
+
+    def _fit_grouping(self, groups, entries, w, calibrators, tag_map, tags_wanted, counter):
+        """Fit a calibrator for every group of ``groups`` holding a wanted tag,
+        counting each group; returns the wanted tags whose group had too few
+        entries."""
+        perm, offsets = groups.partition(entries)
+        weak = np.zeros(groups.n_tags, dtype=bool)
+        small = []
+        for g in range(groups.n_groups):
+            members = tags_wanted & (groups.tag_to_group == g)
+            idx = perm[offsets[g]:offsets[g + 1]]
+            if members.any() and idx.size < self.min_entries:
+                weak |= members
+            elif members.any():
+                cal = clone(self.base).fit(entries.score[idx], entries.label[idx],
+                                           None if w is None else w[idx])
+                tag_map[members] = len(calibrators)
+                calibrators.append(cal)
+                if idx.size < DEFAULT_BIN_SIZE:
+                    small.append(g)
+            counter.advance()
+        if small:
+            warnings.warn(f"{len(small)} {groups.kind} group(s) ({_names(small)}) got a "
+                          f"calibrator fit on fewer than {DEFAULT_BIN_SIZE} dev entries, "
+                          f"the default min_entries (min_entries={self.min_entries}): "
+                          "such calibrators overfit (docs/recalibration.md, \"Defaults\")",
+                          UserWarning, stacklevel=3)
+        return weak
+
+    def _tagset_size(self):
+        return self.groups.n_tags
+
+    def _calibrate(self, scores, tags):
+        """Calibrated copy of ``scores`` (1-D) whose tags are ``tags``."""
+        out = scores.copy()
+        if tags.size and (tags.min() < 0 or tags.max() >= self.groups.n_tags):
+            bad = tags[(tags < 0) | (tags >= self.groups.n_tags)][0]
+            raise ValueError(f"unknown tag {bad}: the calibrator covers tags "
+                             f"0..{self.groups.n_tags - 1}")
+        n_cal = len(self.calibrators_)
+        # Tags left unchanged go to an extra, last partition.
+        mapping = np.where(self.tag_to_calibrator_ < 0, n_cal, self.tag_to_calibrator_)
+        perm, offsets = partition_by_group(tags, mapping, n_cal + 1)
+        for c, cal in enumerate(self.calibrators_):
+            idx = perm[offsets[c]:offsets[c + 1]]
+            if idx.size:
+                out[idx] = cal.predict(scores[idx])
+        return out
 
     def get_state(self):
         """The fitted model as ``(meta, arrays)``: JSON values and NumPy arrays
@@ -507,6 +537,13 @@ def _split_arrays(arrays, n_calibrators, has_fallback):
     return out
 
 
+def _names(groups, most=10):
+    """The first ``most`` distinct group indices of ``groups``, as text."""
+    groups = np.unique(groups)
+    return ", ".join(str(int(g)) for g in groups[:most]) + (", ..." if groups.size > most
+                                                           else "")
+
+
 def _groups_meta(groups):
     return None if groups is None else {"kind": groups.kind, "n_groups": groups.n_groups}
 
@@ -518,7 +555,9 @@ def _plain(params):
 def cross_fit_predict(calibrator, entries, *, n_folds=5, seed=0):
     """Calibrated dev scores by K-fold cross-fitting (lecture notes ``004``, K-fold).
 
-    Tokens are shuffled (seeded) into ``n_folds`` folds; for each fold a clone of
+    Tokens are dealt (seeded) into ``n_folds`` folds stratified by the group of
+    their gold entry in ``calibrator.groups``
+    (:func:`~sparsecal.calibration.folds.stratified_token_folds`); for each fold a clone of
     ``calibrator`` (a :class:`GroupedCalibrator`) is fit on the entries of the
     other folds and calibrates the entries of this fold. The calibrated scores of
     all folds are pooled, so every dev entry is calibrated by a model that did
@@ -560,24 +599,25 @@ def cross_fit_predict(calibrator, entries, *, n_folds=5, seed=0):
     >>> len(honest) == len(entries)
     True
     """
-    if not isinstance(calibrator, GroupedCalibrator):
-        raise TypeError(f"calibrator must be a GroupedCalibrator, got "
-                        f"{type(calibrator).__name__}")
+    check_grouped(calibrator, "calibrator")
     entries = check_entries(entries)
-    n_folds = check_positive_int(n_folds, "n_folds")
-    if n_folds < 2:
-        raise ValueError("n_folds must be at least 2")
-    if entries.token is None:
-        raise ValueError("cross-fitting splits by token: entries need their tokens")
-    n_tokens = entries.n_tokens if entries.n_tokens is not None else int(entries.token.max()) + 1
-    fold_of_token = np.random.default_rng(seed).permutation(n_tokens) % n_folds
-    fold = fold_of_token[entries.token]
+    fold = stratified_token_folds(entries, calibrator.groups, n_folds, seed)
     out = entries.score.copy()
-    for k in np.unique(fold):   # the folds that hold entries (at most one per token)
-        held = fold == k
-        model = GroupedCalibrator(clone(calibrator.base), calibrator.groups,
-                                  fallback=calibrator.fallback,
-                                  min_entries=calibrator.min_entries)
-        model.fit(entries.take(~held))
+    for held, model in fold_models(calibrator, entries, fold):
         out[held] = model.transform(entries.take(held)).score
     return entries.with_scores(out)
+
+
+def check_grouped(calibrator, name):
+    """Raise a TypeError unless ``calibrator`` is a GroupedCalibrator."""
+    if not isinstance(calibrator, GroupedCalibrator):
+        raise TypeError(f"{name} must be a GroupedCalibrator, got "
+                        f"{type(calibrator).__name__}")
+
+
+def fold_models(calibrator, entries, fold):
+    """Yield ``(held, model)`` for every fold holding entries: the mask of its
+    entries and a clone of ``calibrator`` fit on all the other entries."""
+    for k in np.unique(fold):
+        held = fold == k
+        yield held, clone(calibrator).fit(entries.take(~held))

@@ -133,7 +133,8 @@ def _cmd_evaluate(args, console):
     groups = _groups_from_args(args, entries.n_tags, console)
     with console.step("evaluating") as progress:
         result = evaluate(entries, groups, n_bins=args.bins, ci=ci, per_tag=args.per_tag,
-                          top_label=True, metrics=args.metrics, progress=progress)
+                          min_entries=args.min_entries, top_label=True,
+                          metrics=args.metrics, progress=progress)
     console.info(result.to_markdown())
     if args.json:
         result.to_json(args.json)
@@ -163,8 +164,8 @@ def _cmd_fit(args, console):
         if args.grouping == "tfg":
             model = GroupedCalibrator(base, tfg)
         else:
-            model = GroupedCalibrator(base, TagGroups.per_tag(n_tags), fallback=tfg,
-                                      min_entries=args.min_entries)
+            kw = {} if args.min_entries is None else {"min_entries": args.min_entries}
+            model = GroupedCalibrator(base, TagGroups.per_tag(n_tags), fallback=tfg, **kw)
     with console.step("fitting") as progress:
         model.fit(entries, progress=progress)
     model.save(args.output)
@@ -364,6 +365,8 @@ def _evaluate_args(p):
     p.add_argument("--metrics", nargs="+", choices=sorted(MEASURES), default=[],
                    metavar="NAME", help="further measures, over all entries and per group: "
                    + ", ".join(sorted(MEASURES)))
+    p.add_argument("--min-entries", type=int, help="--per-tag: entries a tag needs for "
+                                                   "its own CE (default: 400, two bins of 200)")
     p.add_argument("--json", help="write the numbers as JSON here")
     p.add_argument("--save-entries", help="also save the thresholded entries (.npz)")
     p.set_defaults(func=_cmd_evaluate)
@@ -374,8 +377,9 @@ def _fit_args(p):
     _add_common(p)
     p.add_argument("--method", choices=sorted(METHODS), default="isotonic")
     p.add_argument("--grouping", choices=["scw", "tfg", "per-tag"], default="tfg")
-    p.add_argument("--min-entries", type=int, default=100,
-                   help="per-tag: dev entries a tag needs, else its TFG group's model")
+    p.add_argument("--min-entries", type=int,
+                   help="per-tag: dev entries a tag needs, else its TFG group's model "
+                        "(default: 200, GroupedCalibrator's)")
     p.add_argument("-o", "--output", required=True, help="directory to save it in")
     p.set_defaults(func=_cmd_fit)
 

@@ -45,11 +45,13 @@ from ..core.validation import check_positive_int
 from .atomic import atomic_directory
 from .npyfile import read_npz
 
-__all__ = ["FORMAT", "MAX_JSON_BYTES", "MAX_TAGS", "VERSION", "StateError", "StateFields",
+__all__ = ["ENSEMBLE_FORMAT", "FORMAT", "MAX_JSON_BYTES", "MAX_TAGS", "VERSION", "StateError", "StateFields",
            "check_bool", "check_count", "check_fields", "check_index_array", "check_number",
            "check_state_array", "describe", "load_state", "save_state"]
 
 FORMAT = "sparsecal.GroupedCalibrator"
+#: the format of a saved :class:`~sparsecal.calibration.ensemble.CrossFittedCalibrator`
+ENSEMBLE_FORMAT = "sparsecal.CrossFittedCalibrator"
 VERSION = 1
 #: the largest ``calibrator.json`` read (checked before parsing)
 MAX_JSON_BYTES = 64 << 20
@@ -317,7 +319,7 @@ def check_index_array(arrays, key, name, length, low, high):
     return a.astype(np.int64)
 
 
-def save_state(path, meta, arrays):
+def save_state(path, meta, arrays, format=FORMAT):
     """Write a state to directory ``path`` (replaced atomically if it holds a
     saved calibrator): ``calibrator.json`` (``meta`` plus format and version)
     and ``arrays.npz``.
@@ -329,6 +331,9 @@ def save_state(path, meta, arrays):
         JSON values (finite numbers only).
     arrays : dict of str to ndarray
         Numeric arrays.
+    format : str, default=FORMAT
+        The ``format`` field (:data:`FORMAT`, or :data:`ENSEMBLE_FORMAT` for a
+        cross-fitted ensemble).
 
     Raises
     ------
@@ -336,7 +341,7 @@ def save_state(path, meta, arrays):
         For a NaN or infinite number in ``meta``.
     """
     path = os.fspath(path)
-    meta = {"format": FORMAT, "version": VERSION, **meta}
+    meta = {"format": format, "version": VERSION, **meta}
     with atomic_directory(path, _is_saved_calibrator, "a saved calibrator") as tmp:
         with open(os.path.join(tmp, "calibrator.json"), "w", encoding="utf-8") as f:
             json.dump(meta, f, indent=2, allow_nan=False)
@@ -347,9 +352,9 @@ def _is_saved_calibrator(path):
     return os.path.isfile(os.path.join(path, "calibrator.json"))
 
 
-def load_state(path):
+def load_state(path, format=FORMAT):
     """Read a state written by :func:`save_state`, within the reading limits,
-    and check its format, version and ``n_tags``.
+    and check its format (``format``), version and ``n_tags``.
 
     Returns
     -------
@@ -374,8 +379,8 @@ def load_state(path):
     with _naming(None):   # the readers' messages name the file
         meta = read_json(json_file, "saved calibrator", max_bytes=MAX_JSON_BYTES)
     with fields.in_json():
-        if meta.get("format") != FORMAT:
-            raise ValueError(f"the file is not a {FORMAT} file")
+        if meta.get("format") != format:
+            raise ValueError(f"the file is not a {format} file")
         version = meta.get("version")
         if type(version) is not int:
             raise ValueError(f"version must be an integer, got {describe(version)}")

@@ -164,7 +164,7 @@ def _measures_by_group(measures, entries, groups, n_bins, counter):
 
 
 def evaluate(entries, groups=None, *, n_bins=10, ci="simulation", per_tag=False,
-             min_entries=100, top_label=False, metrics=(), progress=None):
+             min_entries=None, top_label=False, metrics=(), progress=None):
     """Evaluate marginal calibration of thresholded entries.
 
     Parameters
@@ -178,8 +178,11 @@ def evaluate(entries, groups=None, *, n_bins=10, ci="simulation", per_tag=False,
         The interval of every CE (SMCE, each GMCE, per-tag CE, top-label ECE);
         a method name uses the defaults (95%, ``random_state=0``).
     per_tag : bool, default=False
-        Also compute per-tag CE and MCE over tags with ``min_entries`` entries.
-    min_entries : int, default=100
+        Also compute per-tag CE and MCE over tags with ``min_entries`` entries,
+        in bins of :data:`~sparsecal.metrics.marginal.DEFAULT_BIN_SIZE` entries
+        (:func:`mce`'s defaults; ``n_bins`` is for SMCE and GMCE).
+    min_entries : int, optional
+        Default: :func:`mce`'s (400, two bins).
     top_label : bool, default=False
         Also compute top-label ECE (20 fixed-width bins, Jagannatha & Yu 2020).
     metrics : sequence of str, default=()
@@ -236,7 +239,7 @@ def evaluate(entries, groups=None, *, n_bins=10, ci="simulation", per_tag=False,
                                     progress=counter.nested())
     marginal = tagged = None
     if per_tag:
-        marginal = mce(entries, min_entries=min_entries, n_bins=n_bins, ci=spec)
+        marginal = mce(entries, min_entries=min_entries, ci=spec)
         counter.advance()
     if top_label:
         tagged = top_label_ece(entries, ci=spec)

@@ -7,6 +7,8 @@
 """
 from dataclasses import dataclass
 
+import warnings
+
 import numpy as np
 
 from ..core.binning import argsort_scores, equal_mass_bin_starts
@@ -17,7 +19,14 @@ from ..core.validation import check_positive_int, check_probabilities
 from .binary import calibration_error, sorted_calibration_error
 from .intervals import ConfidenceInterval
 
-__all__ = ["MarginalCalibrationError", "gmce", "mce", "smce", "smce_and_gmce"]
+__all__ = ["DEFAULT_BIN_SIZE", "MarginalCalibrationError", "gmce", "mce", "smce",
+           "smce_and_gmce"]
+
+#: Entries per equal-mass bin of a per-tag CE (and fewest a bin should hold):
+#: Nguyen & O'Connor 2015, Section 3.2, use bins of at least 200 points so that
+#: the normal approximation of Algorithm 2 holds; smaller bins inflate CE_2
+#: with sampling noise (Nguyen's thesis, Section 4.3.2). See docs/metrics.md.
+DEFAULT_BIN_SIZE = 200
 
 
 def smce(entries, *, n_bins=None, bin_size=None, ci=None):
@@ -226,7 +235,7 @@ class MarginalCalibrationError:
         return float(self.value)
 
 
-def mce(entries, *, min_entries=100, n_bins=10, ci=None):
+def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
     """Marginal calibration error (MCE), per tag.
 
     Every tag with at least ``min_entries`` thresholded entries gets its own
@@ -234,13 +243,21 @@ def mce(entries, *, min_entries=100, n_bins=10, ci=None):
     entries are listed in ``too_few`` rather than silently dropped (with a sparse
     tagset most tags lack the data for a per-tag estimate, Kranzlein et al. 3.2).
 
+    By default bins hold :data:`DEFAULT_BIN_SIZE` (200) entries and a tag needs
+    two bins' worth (400): with the old defaults (10 bins, 100 entries, so 10
+    entries a bin) sampling noise dominated and a calibrated synthetic tagger
+    scored as badly as a miscalibrated one (docs/metrics.md, "MCE").
+
     Parameters
     ----------
     entries : Entries
-    min_entries : int, default=100
-        Fewest entries for a tag to be evaluated.
-    n_bins : int, default=10
-        Equal-mass bins per tag.
+    min_entries : int, optional
+        Fewest entries for a tag to be evaluated (default
+        ``2 * DEFAULT_BIN_SIZE`` = 400).
+    n_bins, bin_size : int, optional
+        Equal-mass bins per tag, by count or by size (at most one; default
+        ``bin_size=DEFAULT_BIN_SIZE``, a short last bin merged into the one
+        before it, docs/architecture.md, Semantics 2).
     ci : None, {"simulation", "bootstrap"} or ConfidenceInterval, default=None
         An interval for every per-tag CE (not for MCE itself).
 
@@ -254,37 +271,67 @@ def mce(entries, *, min_entries=100, n_bins=10, ci=None):
         If ``entries`` is not an ``Entries``.
     ValueError
         No entries, ``min_entries`` not a positive integer, no tag with
-        ``min_entries`` entries, or an invalid ``n_bins`` or ``ci``.
+        ``min_entries`` entries, both or invalid ``n_bins``/``bin_size``, or an
+        invalid ``ci``.
+
+    Warns
+    -----
+    UserWarning
+        Naming the evaluated tags whose smallest bin holds fewer than
+        :data:`DEFAULT_BIN_SIZE` entries (a smaller ``min_entries`` or
+        ``bin_size``, or ``n_bins`` too many for a tag).
 
     References
     ----------
     Kumar, Liang & Ma 2019 (marginal calibration error); Kranzlein, Liu &
-    Schneider 2021, Section 2.1, eq. 1.
+    Schneider 2021, Section 2.1, eq. 1; bin size: Nguyen & O'Connor 2015,
+    Section 3.2, and Nguyen's thesis, Section 4.3.2.
 
     Examples
     --------
     >>> from sparsecal import threshold
     >>> from sparsecal.datasets.synthetic import make_tagger_outputs
-    >>> data = make_tagger_outputs(2000, n_tags=40, split_seed=1)
-    >>> res = mce(threshold(data.scores, data.gold, 0.01), min_entries=200)
-    >>> bool(res.per_tag) and bool(res.too_few), 0 < res.value < 1
-    (True, True)
+    >>> data = make_tagger_outputs(4000, n_tags=40, split_seed=1)
+    >>> res = mce(threshold(data.scores, data.gold, 0.01))
+    >>> bool(res.per_tag) and bool(res.too_few), res.min_entries, 0 < res.value < 1
+    (True, 400, True)
     """
     entries = check_entries(entries)
-    min_entries = check_positive_int(min_entries, "min_entries")
+    if n_bins is None and bin_size is None:
+        bin_size = DEFAULT_BIN_SIZE
+    equal_mass_bin_starts(1, n_bins=n_bins, bin_size=bin_size)   # checks the bins first
+    min_entries = check_positive_int(2 * DEFAULT_BIN_SIZE if min_entries is None
+                                     else min_entries, "min_entries")
     spec = ConfidenceInterval.resolve(ci)
     n_tags = entries.n_tags if entries.n_tags is not None else int(entries.tag.max()) + 1
     perm, offsets = partition_by_group(entries.tag, np.arange(n_tags), n_tags)
     sizes = np.diff(offsets)
-    per_tag, too_few = {}, {}
-    for t in np.flatnonzero(sizes):
-        if sizes[t] < min_entries:
-            too_few[int(t)] = int(sizes[t])
-            continue
+    present = np.flatnonzero(sizes)
+    enough = present[sizes[present] >= min_entries]
+    too_few = {int(t): int(sizes[t]) for t in present[sizes[present] < min_entries]}
+    if not enough.size:
+        raise ValueError(f"no tag has at least min_entries={min_entries} entries")
+    _warn_small_bins(enough, sizes[enough], n_bins, bin_size)
+    per_tag = {}
+    for t in enough:
         idx = perm[offsets[t]:offsets[t + 1]]
         per_tag[int(t)] = calibration_error(entries.score[idx], entries.label[idx],
-                                            n_bins=n_bins, ci=spec)
-    if not per_tag:
-        raise ValueError(f"no tag has at least min_entries={min_entries} entries")
+                                            n_bins=n_bins, bin_size=bin_size, ci=spec)
     value = float(np.sqrt(np.mean([c.value ** 2 for c in per_tag.values()])))
     return MarginalCalibrationError(value, per_tag, too_few, min_entries)
+
+
+def _warn_small_bins(tags, sizes, n_bins, bin_size):
+    """Warn, naming them, about the ``tags`` (of ``sizes`` entries) whose
+    smallest equal-mass bin holds fewer than DEFAULT_BIN_SIZE entries."""
+    if bin_size is not None:
+        smallest = np.minimum(sizes, bin_size)   # a short last bin is merged
+    else:
+        smallest = sizes // np.minimum(sizes, n_bins)
+    small = tags[smallest < DEFAULT_BIN_SIZE]
+    if small.size:
+        shown = ", ".join(str(int(t)) for t in small[:10])
+        warnings.warn(f"{small.size} tag(s) ({shown}{', ...' if small.size > 10 else ''}) "
+                      f"have bins of fewer than {DEFAULT_BIN_SIZE} entries, the default "
+                      "bin size: their CE is inflated by sampling noise (Nguyen & O'Connor "
+                      "2015, Section 3.2)", UserWarning, stacklevel=3)

@@ -22,12 +22,14 @@ from ..calibration.comparison import compare_methods
 from ..calibration.registry import METHODS, get_method
 from ..metrics.evaluation import compare, evaluate
 from ..metrics.intervals import ConfidenceInterval
+from ..metrics.marginal import DEFAULT_BIN_SIZE
 from ..calibration.grouped import GroupedCalibrator
 
 __all__ = ["write_report", "markdown_to_html"]
 
 MARKER = "<!-- sparsecal report -->"
-MIN_TAG_ENTRIES = 100   # entries a tag needs for its own CE (per-tag figure, MCE)
+# entries a tag needs for its own CE (per-tag figure, MCE): one full bin
+MIN_TAG_ENTRIES = DEFAULT_BIN_SIZE
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;
 padding:0 1em;color:#222;line-height:1.45}h1,h2{font-weight:600}table{border-collapse:
