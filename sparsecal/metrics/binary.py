@@ -6,6 +6,8 @@ import numpy as np
 
 from ..core.binning import (BinStats, bin_statistics, equal_mass_bin_starts,
                              equal_mass_bins_sorted)
+from ..core.validation import check_choice
+from .bin_intervals import BIN_INTERVAL_METHODS, binomial_interval
 from .ce import bin_rates, ce_from_bins, check_norm
 from .intervals import ConfidenceInterval, ce_interval
 
@@ -198,7 +200,7 @@ def sorted_calibration_error(sorted_scores, sorted_labels, *, n_bins=None, bin_s
     return CalibrationError(value, 2.0, n, bins, lo, hi, spec)
 
 
-def reliability_table(bins, *, ci="simulation"):
+def reliability_table(bins, *, ci="simulation", bin_interval="wilson"):
     """Per-bin rows of a reliability diagram (calibration curve).
 
     Parameters
@@ -206,35 +208,45 @@ def reliability_table(bins, *, ci="simulation"):
     bins : BinStats
         E.g. ``calibration_error(...).bins``.
     ci : None, {"simulation", "bootstrap"} or ConfidenceInterval, default="simulation"
-        Only its ``confidence_level`` is used: the half-width is always the
-        normal approximation of Algorithm 2's per-bin spread,
-        ``z sqrt(p (1 - p) / |B|)`` (1.96 at the default 95%). None: no half-width.
+        Only its ``confidence_level`` is used (95% by default). None: no interval.
+    bin_interval : {"wilson", "clopper-pearson"}, default="wilson"
+        The interval of each bin's positive rate
+        (:func:`~sparsecal.metrics.bin_intervals.binomial_interval`): Wilson's
+        score interval or the exact Clopper–Pearson interval. Neither has zero
+        width for a bin whose labels are all 0 or all 1.
 
     Returns
     -------
     dict of ndarray
-        Over the non-empty bins: "mean_score", "mean_label", "count",
-        "ci_halfwidth" (None when ``ci`` is None), "lower" and "upper" (smallest
-        and largest score of the bin).
+        Over the non-empty bins: "mean_score", "mean_label", "count", "ci_low"
+        and "ci_high" (the interval of the positive rate; None when ``ci`` is
+        None), "lower" and "upper" (smallest and largest score of the bin).
 
     Raises
     ------
     ValueError
-        If ``ci`` is invalid.
+        If ``ci`` or ``bin_interval`` is invalid.
 
     References
     ----------
-    Nguyen & O'Connor 2015, Fig. 1d and Algorithm 2, Step 2 (the per-bin spread).
+    Nguyen & O'Connor 2015, Fig. 1d (the curve); Wilson 1927; Clopper & Pearson
+    1934 (the intervals, replacing Algorithm 2's normal approximation per bin).
 
     Examples
     --------
     >>> bins = calibration_error([0.1, 0.2, 0.7, 0.9], [0, 1, 1, 1], n_bins=2).bins
     >>> t = reliability_table(bins)
-    >>> t["mean_label"].tolist(), t["ci_halfwidth"].round(3).tolist()
-    ([0.5, 1.0], [0.693, 0.0])
+    >>> t["mean_label"].tolist(), t["ci_low"].round(3).tolist(), t["ci_high"].round(3).tolist()
+    ([0.5, 1.0], [0.095, 0.342], [0.905, 1.0])
     """
     spec = ConfidenceInterval.resolve(ci)
+    check_choice(bin_interval, "bin_interval", set(BIN_INTERVAL_METHODS))
     count, q, p = bin_rates(bins)
-    return {"mean_score": q, "mean_label": p, "count": count,
-            "ci_halfwidth": None if spec is None else spec.z * np.sqrt(p * (1 - p) / count),
-            "lower": bins.lower[bins.count > 0], "upper": bins.upper[bins.count > 0]}
+    nonempty = bins.count > 0
+    lo = hi = None
+    if spec is not None:
+        lo, hi = binomial_interval(bins.sum_label[nonempty], count,
+                                   confidence_level=spec.confidence_level,
+                                   method=bin_interval)
+    return {"mean_score": q, "mean_label": p, "count": count, "ci_low": lo, "ci_high": hi,
+            "lower": bins.lower[nonempty], "upper": bins.upper[nonempty]}

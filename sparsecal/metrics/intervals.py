@@ -24,12 +24,75 @@ from ..core.binning import fixed_width_bins, replicated_bin_sums
 from ..core.validation import check_positive_int
 from .ce import bin_rates, ce_from_bins, ce_of_gaps
 
-__all__ = ["ConfidenceInterval", "bootstrap_interval", "ce_interval", "simulation_interval"]
+__all__ = ["ConfidenceInterval", "bootstrap_interval", "ce_interval", "check_confidence_level",
+           "simulation_interval", "two_sided_z"]
 
 #: Default ``n_resamples`` per method: Algorithm 2's S, and bootstrap replicates.
 DEFAULT_RESAMPLES = {"simulation": 10000, "bootstrap": 1000}
 # Normal draws held at once by Algorithm 2 (samples x bins), ~32 MiB of float64.
 _SIM_BLOCK_ELEMENTS = 1 << 22
+
+
+def check_confidence_level(level):
+    """A confidence level strictly between 0 and 1, as a Python float.
+
+    Parameters
+    ----------
+    level : float
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``level`` is not a real number strictly between 0 and 1 (booleans
+        included); the message names ``confidence_level``.
+
+    Examples
+    --------
+    >>> check_confidence_level(0.9)
+    0.9
+    >>> check_confidence_level(1)
+    Traceback (most recent call last):
+        ...
+    ValueError: confidence_level must be a number strictly between 0 and 1, got 1
+    """
+    if not isinstance(level, numbers.Real) or isinstance(level, bool) \
+            or not 0.0 < level < 1.0:
+        raise ValueError(f"confidence_level must be a number strictly between 0 and 1, "
+                         f"got {level!r}")
+    return float(level)
+
+
+def two_sided_z(level):
+    """The two-sided standard normal quantile ``z`` of a confidence level.
+
+    Parameters
+    ----------
+    level : float
+        Strictly between 0 and 1 (checked by the caller).
+
+    Returns
+    -------
+    float
+        ``Phi^-1(1/2 + level/2)``: 1.959963984540054 at 0.95.
+
+    References
+    ----------
+    Nguyen & O'Connor 2015, Algorithm 2, Step 3 (1.96 at 95%).
+
+    Examples
+    --------
+    >>> two_sided_z(0.95)
+    1.959963984540054
+    """
+    # inv_cdf is accurate to a few units in the last place (1.9599639845400536
+    # at 0.975, vs 1.959963984540054 correctly printed); 16 significant digits
+    # drop that noise and give the 1.959963984540054 sparsecal has always used.
+    from statistics import NormalDist   # here only: it imports decimal and fractions
+    return float(f"{NormalDist().inv_cdf(0.5 + level / 2):.16g}")
 
 
 @dataclass(frozen=True)
@@ -96,11 +159,7 @@ class ConfidenceInterval:
     def __post_init__(self):
         if not isinstance(self.method, str) or self.method not in DEFAULT_RESAMPLES:
             raise ValueError(f"method must be 'simulation' or 'bootstrap', got {self.method!r}")
-        level = self.confidence_level
-        if not isinstance(level, numbers.Real) or isinstance(level, bool) \
-                or not 0.0 < level < 1.0:
-            raise ValueError(f"confidence_level must be a number strictly between 0 and 1, "
-                             f"got {level!r}")
+        level = check_confidence_level(self.confidence_level)
         n = (DEFAULT_RESAMPLES[self.method] if self.n_resamples is None
              else check_positive_int(self.n_resamples, "n_resamples"))
         try:
@@ -108,7 +167,7 @@ class ConfidenceInterval:
         except (TypeError, ValueError) as err:
             raise ValueError(f"random_state must be None, a non-negative int, a SeedSequence "
                              f"or a numpy Generator, got {self.random_state!r}") from err
-        object.__setattr__(self, "confidence_level", float(level))
+        object.__setattr__(self, "confidence_level", level)
         object.__setattr__(self, "n_resamples", n)
 
     @classmethod
@@ -148,11 +207,7 @@ class ConfidenceInterval:
 
     @property
     def z(self):
-        # inv_cdf is accurate to a few units in the last place (1.9599639845400536
-        # at 0.975, vs 1.959963984540054 correctly printed); 16 significant digits
-        # drop that noise and give the 1.959963984540054 sparsecal has always used.
-        from statistics import NormalDist   # here only: it imports decimal and fractions
-        return float(f"{NormalDist().inv_cdf(0.5 + self.confidence_level / 2):.16g}")
+        return two_sided_z(self.confidence_level)
 
     @property
     def percentiles(self):
