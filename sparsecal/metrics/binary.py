@@ -9,6 +9,7 @@ from ..core.binning import (BinStats, bin_statistics, equal_mass_bin_starts,
 from ..core.validation import check_choice
 from .bin_intervals import BIN_INTERVAL_METHODS, binomial_interval
 from .ce import bin_rates, ce_from_bins, check_norm
+from .debiased import debiased_ce_from_bins, score_interval
 from .intervals import ConfidenceInterval, ce_interval
 
 __all__ = ["CalibrationError", "calibration_error", "reliability_table",
@@ -80,7 +81,7 @@ class CalibrationError:
 
 
 def calibration_error(scores, labels, *, norm=2, binning="equal-mass", n_bins=None,
-                      bin_size=None, ci=None, n_threads=None):
+                      bin_size=None, ci=None, n_threads=None, debias=False):
     """Binned calibration error CE_p of binary predictions.
 
     ``CE_p = (sum_i |B_i|/N |q_i - p_i|^p)^(1/p)`` over the non-empty bins, with
@@ -105,6 +106,13 @@ def calibration_error(scores, labels, *, norm=2, binning="equal-mass", n_bins=No
         (95%, 10,000 samples / 1,000 replicates, ``random_state=0``).
     n_threads : int, optional
         Threads for the sort (default: ``SPARSECAL_NUM_THREADS``, else all CPUs; see :func:`sparsecal.core.threads.get_n_threads`).
+    debias : bool, default=False
+        ``norm=2`` only: Kumar, Liang & Ma (2019)'s debiased estimate
+        ``sqrt(max(D, 0))``, ``D = sum_i |B_i|/N ((q_i - p_i)² - p_i (1 - p_i) /
+        (|B_i| - 1))`` (bins of one point add 0; 0 when D < 0, as their
+        ``uncertainty-calibration`` package) instead of the plug-in CE_2. Its
+        interval is ``ci="score"`` (:mod:`~sparsecal.metrics.debiased`); the
+        other methods are intervals of the plug-in estimate.
 
     Returns
     -------
@@ -112,16 +120,20 @@ def calibration_error(scores, labels, *, norm=2, binning="equal-mass", n_bins=No
 
     Raises
     ------
+    TypeError
+        ``debias`` not a bool.
     ValueError
         Invalid scores, labels, ``norm``, ``binning``, ``n_bins``, ``bin_size`` or
-        ``ci`` (the message names the argument).
+        ``ci`` (the message names the argument); ``debias=True`` with a norm
+        other than 2 or a ``ci`` method other than "score", or "score" without it.
     TypeError
         Non-numeric scores or labels.
 
     References
     ----------
     Nguyen & O'Connor 2015, Algorithm 1 (estimate, step 5 for p = 2) and
-    Algorithm 2 (interval); Kranzlein et al. 2021, eq. 2.
+    Algorithm 2 (interval); Kranzlein et al. 2021, eq. 2; Kumar, Liang & Ma
+    2019, "Verified Uncertainty Calibration", NeurIPS, Section 5 (``debias``).
 
     Examples
     --------
@@ -135,16 +147,32 @@ def calibration_error(scores, labels, *, norm=2, binning="equal-mass", n_bins=No
     >>> ece = calibration_error(q, y, norm=1, binning="fixed", n_bins=15)
     >>> round(ece.value, 3)
     0.171
+    >>> deb = calibration_error(q, y, debias=True, ci="score")
+    >>> round(deb.value, 3), round(deb.ci_low, 3), round(deb.ci_high, 3)
+    (0.187, 0.169, 0.205)
     """
     norm = check_norm(norm)
     spec = ConfidenceInterval.resolve(ci)
+    _check_debias(debias, norm, spec)
     bins, x, y, order = bin_statistics(scores, labels, binning=binning, n_bins=n_bins,
                                        bin_size=bin_size, n_threads=n_threads)
-    value = ce_from_bins(bins, norm)
+    value = debiased_ce_from_bins(bins) if debias else ce_from_bins(bins, norm)
     lo = hi = None
     if spec is not None:
-        lo, hi = ce_interval(spec, bins, norm, x, y, order)
+        lo, hi = (score_interval(bins, spec) if debias
+                  else ce_interval(spec, bins, norm, x, y, order))
     return CalibrationError(value, norm, x.shape[0], bins, lo, hi, spec)
+
+
+def _check_debias(debias, norm, spec):
+    """``debias`` is a bool, used with norm 2 and no interval or the score interval."""
+    if not isinstance(debias, (bool, np.bool_)):
+        raise TypeError(f"debias must be True or False, got {debias!r}")
+    if debias and norm != 2.0:
+        raise ValueError(f"debias=True needs norm=2 (the debiased squared CE), got norm={norm}")
+    if debias and spec is not None and spec.method != "score":
+        raise ValueError(f"debias=True takes ci=None or ci='score' (the interval of the "
+                         f"debiased CE), got ci method {spec.method!r}")
 
 
 def sorted_calibration_error(sorted_scores, sorted_labels, *, n_bins=None, bin_size=None,

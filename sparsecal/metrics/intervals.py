@@ -27,8 +27,9 @@ from .ce import bin_rates, ce_from_bins, ce_of_gaps
 __all__ = ["ConfidenceInterval", "bootstrap_interval", "ce_interval", "check_confidence_level",
            "simulation_interval", "two_sided_z"]
 
-#: Default ``n_resamples`` per method: Algorithm 2's S, and bootstrap replicates.
-DEFAULT_RESAMPLES = {"simulation": 10000, "bootstrap": 1000}
+#: Default ``n_resamples`` per method: Algorithm 2's S, and bootstrap replicates;
+#: the score interval of the debiased CE (:mod:`~sparsecal.metrics.debiased`) draws none.
+DEFAULT_RESAMPLES = {"simulation": 10000, "bootstrap": 1000, "score": 0}
 # Normal draws held at once by Algorithm 2 (samples x bins), ~32 MiB of float64.
 _SIM_BLOCK_ELEMENTS = 1 << 22
 
@@ -107,14 +108,17 @@ class ConfidenceInterval:
 
     Parameters
     ----------
-    method : {"simulation", "bootstrap"}, default="simulation"
-        Algorithm 2 of Nguyen & O'Connor (``mean ± z sd`` of simulated CEs) or a
-        percentile bootstrap over points that re-bins every replicate.
+    method : {"simulation", "bootstrap", "score"}, default="simulation"
+        Algorithm 2 of Nguyen & O'Connor (``mean ± z sd`` of simulated CEs), a
+        percentile bootstrap over points that re-bins every replicate, or the
+        score interval of the debiased CE (``calibration_error(...,
+        debias=True)`` only; :func:`~sparsecal.metrics.debiased.score_interval`).
     confidence_level : float, default=0.95
         Strictly between 0 and 1.
     n_resamples : int, optional
         Simulated samples (Algorithm 2's S; default 10,000) or bootstrap
-        replicates (default 1,000; each costs O(n)). None stores the default.
+        replicates (default 1,000; each costs O(n)); 0 for "score", which
+        draws nothing (a given value is stored, unused). None stores the default.
     random_state : None, int, SeedSequence or numpy Generator, default=0
         Seed of :func:`numpy.random.default_rng`. An int gives the same draws at
         every call; a Generator is consumed (metrics that compute several
@@ -158,7 +162,8 @@ class ConfidenceInterval:
 
     def __post_init__(self):
         if not isinstance(self.method, str) or self.method not in DEFAULT_RESAMPLES:
-            raise ValueError(f"method must be 'simulation' or 'bootstrap', got {self.method!r}")
+            raise ValueError(f"method must be 'simulation', 'bootstrap' or 'score', "
+                             f"got {self.method!r}")
         level = check_confidence_level(self.confidence_level)
         n = (DEFAULT_RESAMPLES[self.method] if self.n_resamples is None
              else check_positive_int(self.n_resamples, "n_resamples"))
@@ -176,7 +181,7 @@ class ConfidenceInterval:
 
         Parameters
         ----------
-        ci : None, {"simulation", "bootstrap"} or ConfidenceInterval
+        ci : None, {"simulation", "bootstrap", "score"} or ConfidenceInterval
 
         Returns
         -------
@@ -196,14 +201,14 @@ class ConfidenceInterval:
         >>> ConfidenceInterval.resolve("jackknife")
         Traceback (most recent call last):
             ...
-        ValueError: ci must be None, 'simulation', 'bootstrap' or a ConfidenceInterval, got 'jackknife'
+        ValueError: ci must be None, 'simulation', 'bootstrap' or 'score', or a ConfidenceInterval, got 'jackknife'
         """
         if ci is None or isinstance(ci, cls):
             return ci
         if isinstance(ci, str) and ci in DEFAULT_RESAMPLES:
             return cls(ci)
-        raise ValueError(f"ci must be None, 'simulation', 'bootstrap' or a ConfidenceInterval, "
-                         f"got {ci!r}")
+        raise ValueError(f"ci must be None, 'simulation', 'bootstrap' or 'score', or a "
+                         f"ConfidenceInterval, got {ci!r}")
 
     @property
     def z(self):
@@ -249,6 +254,11 @@ def ce_interval(spec, bins, norm, scores, labels, order):
     (float, float)
         Lower and upper end.
 
+    Raises
+    ------
+    ValueError
+        For ``method="score"``, which is the interval of the debiased CE only.
+
     Examples
     --------
     >>> from sparsecal.core.binning import bin_statistics
@@ -257,6 +267,9 @@ def ce_interval(spec, bins, norm, scores, labels, order):
     >>> bool(lo < hi)
     True
     """
+    if spec.method == "score":
+        raise ValueError("ci method 'score' is the interval of the debiased CE: use it with "
+                         "calibration_error(..., debias=True)")
     if spec.method == "simulation":
         return simulation_interval(bins, norm, spec)
     return bootstrap_interval(scores, labels, bins, order, norm, spec)
