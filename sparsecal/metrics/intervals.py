@@ -25,7 +25,7 @@ from ..core.validation import check_positive_int
 from .ce import bin_rates, ce_from_bins, ce_of_gaps
 
 __all__ = ["ConfidenceInterval", "bootstrap_interval", "ce_interval", "check_confidence_level",
-           "simulation_interval", "two_sided_z"]
+           "check_random_state", "simulation_interval", "two_sided_z"]
 
 #: Default ``n_resamples`` per method: Algorithm 2's S, and bootstrap replicates;
 #: the score interval of the debiased CE (:mod:`~sparsecal.metrics.debiased`) draws none.
@@ -65,6 +65,37 @@ def check_confidence_level(level):
         raise ValueError(f"confidence_level must be a number strictly between 0 and 1, "
                          f"got {level!r}")
     return float(level)
+
+
+def check_random_state(random_state):
+    """The numpy Generator of a ``random_state`` argument.
+
+    Parameters
+    ----------
+    random_state : None, int, SeedSequence or numpy Generator
+
+    Returns
+    -------
+    numpy.random.Generator
+        ``numpy.random.default_rng(random_state)`` (a Generator unchanged).
+
+    Raises
+    ------
+    ValueError
+        For anything else (the message names ``random_state``).
+
+    Examples
+    --------
+    >>> check_random_state(-1)
+    Traceback (most recent call last):
+        ...
+    ValueError: random_state must be None, a non-negative int, a SeedSequence or a numpy Generator, got -1
+    """
+    try:
+        return np.random.default_rng(random_state)   # returns a Generator unchanged
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"random_state must be None, a non-negative int, a SeedSequence "
+                         f"or a numpy Generator, got {random_state!r}") from err
 
 
 def two_sided_z(level):
@@ -167,11 +198,7 @@ class ConfidenceInterval:
         level = check_confidence_level(self.confidence_level)
         n = (DEFAULT_RESAMPLES[self.method] if self.n_resamples is None
              else check_positive_int(self.n_resamples, "n_resamples"))
-        try:
-            np.random.default_rng(self.random_state)   # returns a Generator unchanged
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"random_state must be None, a non-negative int, a SeedSequence "
-                             f"or a numpy Generator, got {self.random_state!r}") from err
+        check_random_state(self.random_state)
         object.__setattr__(self, "confidence_level", level)
         object.__setattr__(self, "n_resamples", n)
 
