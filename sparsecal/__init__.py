@@ -53,6 +53,8 @@ _EXPORTS = {
     "reliability_table": "metrics", "smce": "metrics", "smce_and_gmce": "metrics",
     "top_label": "metrics", "top_label_ece": "metrics", "evaluate": "metrics",
     "compare": "metrics",
+    "binomial_interval": "metrics", "CalibrationTest": "metrics",
+    "calibration_test": "metrics",
     # calibration
     "GroupedCalibrator": "calibration", "HistogramBinning": "calibration",
     "IsotonicCalibrator": "calibration", "PlattCalibrator": "calibration",

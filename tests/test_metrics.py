@@ -839,16 +839,22 @@ def test_reliability_table():
     np.testing.assert_allclose(t["mean_score"], [x[b].mean() for b in ref], rtol=1e-12)
     p = np.array([y[b].mean() for b in ref])
     np.testing.assert_allclose(t["mean_label"], p, rtol=1e-12)
-    np.testing.assert_allclose(t["ci_halfwidth"],
-                               1.959963984540054 * np.sqrt(p * (1 - p) / t["count"]),
-                               rtol=1e-12)
-    assert list(t) == ["mean_score", "mean_label", "count", "ci_halfwidth", "lower", "upper"]
-    for level in (0.9, 0.99):
-        tl = sc.reliability_table(bins, ci=ConfidenceInterval(confidence_level=level))
-        np.testing.assert_allclose(tl["ci_halfwidth"],
-                                   z_value(level) * np.sqrt(p * (1 - p) / t["count"]),
-                                   rtol=1e-12)
-    assert sc.reliability_table(bins, ci=None)["ci_halfwidth"] is None
+    assert list(t) == ["mean_score", "mean_label", "count", "ci_low", "ci_high", "lower",
+                       "upper"]
+    k = np.array([y[b].sum() for b in ref])
+    for level in (0.9, 0.95, 0.99):
+        for method in ("wilson", "clopper-pearson"):
+            tl = sc.reliability_table(bins, ci=ConfidenceInterval(confidence_level=level),
+                                      bin_interval=method)
+            ref_ci = [stats.binomtest(int(ki), int(ni)).proportion_ci(
+                level, method="exact" if method == "clopper-pearson" else "wilson")
+                for ki, ni in zip(k, t["count"])]
+            np.testing.assert_allclose(tl["ci_low"], [c.low for c in ref_ci], atol=1e-12)
+            np.testing.assert_allclose(tl["ci_high"], [c.high for c in ref_ci], atol=1e-12)
+    none = sc.reliability_table(bins, ci=None)
+    assert none["ci_low"] is None and none["ci_high"] is None
+    with pytest.raises(ValueError, match="bin_interval"):
+        sc.reliability_table(bins, bin_interval="normal")
 
 
 # --------------------------------------------------------------------------- #

@@ -123,10 +123,9 @@ def test_reliability_diagram_points_errorbars_legend(data):
         assert cont.has_yerr
         segs = cont.lines[2][0].get_segments()
         assert len(segs) == n_nonempty(ce)
-        # bar = the per-bin 95% interval of the label rate (clipped to [0, 1])
-        for seg, p, hw in zip(segs, t["mean_label"], t["ci_halfwidth"]):
-            np.testing.assert_allclose(sorted(seg[:, 1]),
-                                       [max(p - hw, 0), min(p + hw, 1)], atol=1e-12)
+        # bar = the per-bin 95% Wilson interval of the label rate
+        for seg, lo, hi in zip(segs, t["ci_low"], t["ci_high"]):
+            np.testing.assert_allclose(sorted(seg[:, 1]), [lo, hi], atol=1e-12)
     texts = [t.get_text() for t in main.get_legend().get_texts()]
     assert any(s.startswith("before:") and f"{b.value:.4f}" in s and
                f"[{b.ci_low:.4f}, {b.ci_high:.4f}]" in s for s in texts)

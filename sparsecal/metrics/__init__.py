@@ -9,10 +9,18 @@
   :func:`smce_and_gmce` (both from one sort).
 - :mod:`~sparsecal.metrics.toplabel`: :func:`top_label`, :func:`top_label_ece`.
 - :mod:`~sparsecal.metrics.brier`: :func:`brier_decomposition`.
+- :mod:`~sparsecal.metrics.bin_intervals`: :func:`binomial_interval`, Wilson and
+  Clopper–Pearson intervals of a bin's positive rate.
+- :mod:`~sparsecal.metrics.debiased`: the debiased CE_2 (``calibration_error(...,
+  debias=True)``) and its score interval.
+- :mod:`~sparsecal.metrics.consistency`: :func:`calibration_test`, Bröcker & Smith's
+  consistency-resampling test.
 - :mod:`~sparsecal.metrics.evaluation`: :func:`evaluate`, which bundles them, and
   :func:`compare`.
 """
+from .bin_intervals import binomial_interval
 from .binary import CalibrationError, calibration_error, reliability_table
+from .consistency import CalibrationTest, calibration_test
 from .brier import BrierDecomposition, brier_decomposition
 from .evaluation import Comparison, EvaluationResult, compare, evaluate
 from .intervals import ConfidenceInterval
@@ -23,3 +31,4 @@ __all__ = ["BrierDecomposition", "CalibrationError", "Comparison", "ConfidenceIn
            "EvaluationResult", "MarginalCalibrationError", "brier_decomposition",
            "calibration_error", "compare", "evaluate", "gmce", "mce", "reliability_table",
            "smce", "smce_and_gmce", "top_label", "top_label_ece"]
+__all__ += ["binomial_interval", "CalibrationTest", "calibration_test"]

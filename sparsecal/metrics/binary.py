@@ -6,7 +6,10 @@ import numpy as np
 
 from ..core.binning import (BinStats, bin_statistics, equal_mass_bin_starts,
                              equal_mass_bins_sorted)
+from ..core.validation import check_choice
+from .bin_intervals import BIN_INTERVAL_METHODS, binomial_interval
 from .ce import bin_rates, ce_from_bins, check_norm
+from .debiased import debiased_ce_from_bins, score_interval
 from .intervals import ConfidenceInterval, ce_interval
 
 __all__ = ["CalibrationError", "calibration_error", "reliability_table",
@@ -78,7 +81,7 @@ class CalibrationError:
 
 
 def calibration_error(scores, labels, *, norm=2, binning="equal-mass", n_bins=None,
-                      bin_size=None, ci=None, n_threads=None):
+                      bin_size=None, ci=None, n_threads=None, debias=False):
     """Binned calibration error CE_p of binary predictions.
 
     ``CE_p = (sum_i |B_i|/N |q_i - p_i|^p)^(1/p)`` over the non-empty bins, with
@@ -103,6 +106,13 @@ def calibration_error(scores, labels, *, norm=2, binning="equal-mass", n_bins=No
         (95%, 10,000 samples / 1,000 replicates, ``random_state=0``).
     n_threads : int, optional
         Threads for the sort (default: ``SPARSECAL_NUM_THREADS``, else all CPUs; see :func:`sparsecal.core.threads.get_n_threads`).
+    debias : bool, default=False
+        ``norm=2`` only: Kumar, Liang & Ma (2019)'s debiased estimate
+        ``sqrt(max(D, 0))``, ``D = sum_i |B_i|/N ((q_i - p_i)² - p_i (1 - p_i) /
+        (|B_i| - 1))`` (bins of one point add 0; 0 when D < 0, as their
+        ``uncertainty-calibration`` package) instead of the plug-in CE_2. Its
+        interval is ``ci="score"`` (:mod:`~sparsecal.metrics.debiased`); the
+        other methods are intervals of the plug-in estimate.
 
     Returns
     -------
@@ -110,16 +120,20 @@ def calibration_error(scores, labels, *, norm=2, binning="equal-mass", n_bins=No
 
     Raises
     ------
+    TypeError
+        ``debias`` not a bool.
     ValueError
         Invalid scores, labels, ``norm``, ``binning``, ``n_bins``, ``bin_size`` or
-        ``ci`` (the message names the argument).
+        ``ci`` (the message names the argument); ``debias=True`` with a norm
+        other than 2 or a ``ci`` method other than "score", or "score" without it.
     TypeError
         Non-numeric scores or labels.
 
     References
     ----------
     Nguyen & O'Connor 2015, Algorithm 1 (estimate, step 5 for p = 2) and
-    Algorithm 2 (interval); Kranzlein et al. 2021, eq. 2.
+    Algorithm 2 (interval); Kranzlein et al. 2021, eq. 2; Kumar, Liang & Ma
+    2019, "Verified Uncertainty Calibration", NeurIPS, Section 5 (``debias``).
 
     Examples
     --------
@@ -133,16 +147,32 @@ def calibration_error(scores, labels, *, norm=2, binning="equal-mass", n_bins=No
     >>> ece = calibration_error(q, y, norm=1, binning="fixed", n_bins=15)
     >>> round(ece.value, 3)
     0.171
+    >>> deb = calibration_error(q, y, debias=True, ci="score")
+    >>> round(deb.value, 3), round(deb.ci_low, 3), round(deb.ci_high, 3)
+    (0.187, 0.169, 0.205)
     """
     norm = check_norm(norm)
     spec = ConfidenceInterval.resolve(ci)
+    _check_debias(debias, norm, spec)
     bins, x, y, order = bin_statistics(scores, labels, binning=binning, n_bins=n_bins,
                                        bin_size=bin_size, n_threads=n_threads)
-    value = ce_from_bins(bins, norm)
+    value = debiased_ce_from_bins(bins) if debias else ce_from_bins(bins, norm)
     lo = hi = None
     if spec is not None:
-        lo, hi = ce_interval(spec, bins, norm, x, y, order)
+        lo, hi = (score_interval(bins, spec) if debias
+                  else ce_interval(spec, bins, norm, x, y, order))
     return CalibrationError(value, norm, x.shape[0], bins, lo, hi, spec)
+
+
+def _check_debias(debias, norm, spec):
+    """``debias`` is a bool, used with norm 2 and no interval or the score interval."""
+    if not isinstance(debias, (bool, np.bool_)):
+        raise TypeError(f"debias must be True or False, got {debias!r}")
+    if debias and norm != 2.0:
+        raise ValueError(f"debias=True needs norm=2 (the debiased squared CE), got norm={norm}")
+    if debias and spec is not None and spec.method != "score":
+        raise ValueError(f"debias=True takes ci=None or ci='score' (the interval of the "
+                         f"debiased CE), got ci method {spec.method!r}")
 
 
 def sorted_calibration_error(sorted_scores, sorted_labels, *, n_bins=None, bin_size=None,
@@ -198,7 +228,7 @@ def sorted_calibration_error(sorted_scores, sorted_labels, *, n_bins=None, bin_s
     return CalibrationError(value, 2.0, n, bins, lo, hi, spec)
 
 
-def reliability_table(bins, *, ci="simulation"):
+def reliability_table(bins, *, ci="simulation", bin_interval="wilson"):
     """Per-bin rows of a reliability diagram (calibration curve).
 
     Parameters
@@ -206,35 +236,45 @@ def reliability_table(bins, *, ci="simulation"):
     bins : BinStats
         E.g. ``calibration_error(...).bins``.
     ci : None, {"simulation", "bootstrap"} or ConfidenceInterval, default="simulation"
-        Only its ``confidence_level`` is used: the half-width is always the
-        normal approximation of Algorithm 2's per-bin spread,
-        ``z sqrt(p (1 - p) / |B|)`` (1.96 at the default 95%). None: no half-width.
+        Only its ``confidence_level`` is used (95% by default). None: no interval.
+    bin_interval : {"wilson", "clopper-pearson"}, default="wilson"
+        The interval of each bin's positive rate
+        (:func:`~sparsecal.metrics.bin_intervals.binomial_interval`): Wilson's
+        score interval or the exact Clopper–Pearson interval. Neither has zero
+        width for a bin whose labels are all 0 or all 1.
 
     Returns
     -------
     dict of ndarray
-        Over the non-empty bins: "mean_score", "mean_label", "count",
-        "ci_halfwidth" (None when ``ci`` is None), "lower" and "upper" (smallest
-        and largest score of the bin).
+        Over the non-empty bins: "mean_score", "mean_label", "count", "ci_low"
+        and "ci_high" (the interval of the positive rate; None when ``ci`` is
+        None), "lower" and "upper" (smallest and largest score of the bin).
 
     Raises
     ------
     ValueError
-        If ``ci`` is invalid.
+        If ``ci`` or ``bin_interval`` is invalid.
 
     References
     ----------
-    Nguyen & O'Connor 2015, Fig. 1d and Algorithm 2, Step 2 (the per-bin spread).
+    Nguyen & O'Connor 2015, Fig. 1d (the curve); Wilson 1927; Clopper & Pearson
+    1934 (the intervals, replacing Algorithm 2's normal approximation per bin).
 
     Examples
     --------
     >>> bins = calibration_error([0.1, 0.2, 0.7, 0.9], [0, 1, 1, 1], n_bins=2).bins
     >>> t = reliability_table(bins)
-    >>> t["mean_label"].tolist(), t["ci_halfwidth"].round(3).tolist()
-    ([0.5, 1.0], [0.693, 0.0])
+    >>> t["mean_label"].tolist(), t["ci_low"].round(3).tolist(), t["ci_high"].round(3).tolist()
+    ([0.5, 1.0], [0.095, 0.342], [0.905, 1.0])
     """
     spec = ConfidenceInterval.resolve(ci)
+    check_choice(bin_interval, "bin_interval", set(BIN_INTERVAL_METHODS))
     count, q, p = bin_rates(bins)
-    return {"mean_score": q, "mean_label": p, "count": count,
-            "ci_halfwidth": None if spec is None else spec.z * np.sqrt(p * (1 - p) / count),
-            "lower": bins.lower[bins.count > 0], "upper": bins.upper[bins.count > 0]}
+    nonempty = bins.count > 0
+    lo = hi = None
+    if spec is not None:
+        lo, hi = binomial_interval(bins.sum_label[nonempty], count,
+                                   confidence_level=spec.confidence_level,
+                                   method=bin_interval)
+    return {"mean_score": q, "mean_label": p, "count": count, "ci_low": lo, "ci_high": hi,
+            "lower": bins.lower[nonempty], "upper": bins.upper[nonempty]}

@@ -24,12 +24,107 @@ from ..core.binning import fixed_width_bins, replicated_bin_sums
 from ..core.validation import check_positive_int
 from .ce import bin_rates, ce_from_bins, ce_of_gaps
 
-__all__ = ["ConfidenceInterval", "bootstrap_interval", "ce_interval", "simulation_interval"]
+__all__ = ["ConfidenceInterval", "bootstrap_interval", "ce_interval", "check_confidence_level",
+           "check_random_state", "simulation_interval", "two_sided_z"]
 
-#: Default ``n_resamples`` per method: Algorithm 2's S, and bootstrap replicates.
-DEFAULT_RESAMPLES = {"simulation": 10000, "bootstrap": 1000}
+#: Default ``n_resamples`` per method: Algorithm 2's S, and bootstrap replicates;
+#: the score interval of the debiased CE (:mod:`~sparsecal.metrics.debiased`) draws none.
+DEFAULT_RESAMPLES = {"simulation": 10000, "bootstrap": 1000, "score": 0}
 # Normal draws held at once by Algorithm 2 (samples x bins), ~32 MiB of float64.
 _SIM_BLOCK_ELEMENTS = 1 << 22
+
+
+def check_confidence_level(level):
+    """A confidence level strictly between 0 and 1, as a Python float.
+
+    Parameters
+    ----------
+    level : float
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If ``level`` is not a real number strictly between 0 and 1 (booleans
+        included); the message names ``confidence_level``.
+
+    Examples
+    --------
+    >>> check_confidence_level(0.9)
+    0.9
+    >>> check_confidence_level(1)
+    Traceback (most recent call last):
+        ...
+    ValueError: confidence_level must be a number strictly between 0 and 1, got 1
+    """
+    if not isinstance(level, numbers.Real) or isinstance(level, bool) \
+            or not 0.0 < level < 1.0:
+        raise ValueError(f"confidence_level must be a number strictly between 0 and 1, "
+                         f"got {level!r}")
+    return float(level)
+
+
+def check_random_state(random_state):
+    """The numpy Generator of a ``random_state`` argument.
+
+    Parameters
+    ----------
+    random_state : None, int, SeedSequence or numpy Generator
+
+    Returns
+    -------
+    numpy.random.Generator
+        ``numpy.random.default_rng(random_state)`` (a Generator unchanged).
+
+    Raises
+    ------
+    ValueError
+        For anything else (the message names ``random_state``).
+
+    Examples
+    --------
+    >>> check_random_state(-1)
+    Traceback (most recent call last):
+        ...
+    ValueError: random_state must be None, a non-negative int, a SeedSequence or a numpy Generator, got -1
+    """
+    try:
+        return np.random.default_rng(random_state)   # returns a Generator unchanged
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"random_state must be None, a non-negative int, a SeedSequence "
+                         f"or a numpy Generator, got {random_state!r}") from err
+
+
+def two_sided_z(level):
+    """The two-sided standard normal quantile ``z`` of a confidence level.
+
+    Parameters
+    ----------
+    level : float
+        Strictly between 0 and 1 (checked by the caller).
+
+    Returns
+    -------
+    float
+        ``Phi^-1(1/2 + level/2)``: 1.959963984540054 at 0.95.
+
+    References
+    ----------
+    Nguyen & O'Connor 2015, Algorithm 2, Step 3 (1.96 at 95%).
+
+    Examples
+    --------
+    >>> two_sided_z(0.95)
+    1.959963984540054
+    """
+    # inv_cdf is accurate to a few units in the last place (1.9599639845400536
+    # at 0.975, vs 1.959963984540054 correctly printed); 16 significant digits
+    # drop that noise and give the 1.959963984540054 sparsecal has always used.
+    from statistics import NormalDist   # here only: it imports decimal and fractions
+    return float(f"{NormalDist().inv_cdf(0.5 + level / 2):.16g}")
 
 
 @dataclass(frozen=True)
@@ -44,14 +139,17 @@ class ConfidenceInterval:
 
     Parameters
     ----------
-    method : {"simulation", "bootstrap"}, default="simulation"
-        Algorithm 2 of Nguyen & O'Connor (``mean ± z sd`` of simulated CEs) or a
-        percentile bootstrap over points that re-bins every replicate.
+    method : {"simulation", "bootstrap", "score"}, default="simulation"
+        Algorithm 2 of Nguyen & O'Connor (``mean ± z sd`` of simulated CEs), a
+        percentile bootstrap over points that re-bins every replicate, or the
+        score interval of the debiased CE (``calibration_error(...,
+        debias=True)`` only; :func:`~sparsecal.metrics.debiased.score_interval`).
     confidence_level : float, default=0.95
         Strictly between 0 and 1.
     n_resamples : int, optional
         Simulated samples (Algorithm 2's S; default 10,000) or bootstrap
-        replicates (default 1,000; each costs O(n)). None stores the default.
+        replicates (default 1,000; each costs O(n)); 0 for "score", which
+        draws nothing (a given value is stored, unused). None stores the default.
     random_state : None, int, SeedSequence or numpy Generator, default=0
         Seed of :func:`numpy.random.default_rng`. An int gives the same draws at
         every call; a Generator is consumed (metrics that compute several
@@ -95,20 +193,13 @@ class ConfidenceInterval:
 
     def __post_init__(self):
         if not isinstance(self.method, str) or self.method not in DEFAULT_RESAMPLES:
-            raise ValueError(f"method must be 'simulation' or 'bootstrap', got {self.method!r}")
-        level = self.confidence_level
-        if not isinstance(level, numbers.Real) or isinstance(level, bool) \
-                or not 0.0 < level < 1.0:
-            raise ValueError(f"confidence_level must be a number strictly between 0 and 1, "
-                             f"got {level!r}")
+            raise ValueError(f"method must be 'simulation', 'bootstrap' or 'score', "
+                             f"got {self.method!r}")
+        level = check_confidence_level(self.confidence_level)
         n = (DEFAULT_RESAMPLES[self.method] if self.n_resamples is None
              else check_positive_int(self.n_resamples, "n_resamples"))
-        try:
-            np.random.default_rng(self.random_state)   # returns a Generator unchanged
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"random_state must be None, a non-negative int, a SeedSequence "
-                             f"or a numpy Generator, got {self.random_state!r}") from err
-        object.__setattr__(self, "confidence_level", float(level))
+        check_random_state(self.random_state)
+        object.__setattr__(self, "confidence_level", level)
         object.__setattr__(self, "n_resamples", n)
 
     @classmethod
@@ -117,7 +208,7 @@ class ConfidenceInterval:
 
         Parameters
         ----------
-        ci : None, {"simulation", "bootstrap"} or ConfidenceInterval
+        ci : None, {"simulation", "bootstrap", "score"} or ConfidenceInterval
 
         Returns
         -------
@@ -137,22 +228,18 @@ class ConfidenceInterval:
         >>> ConfidenceInterval.resolve("jackknife")
         Traceback (most recent call last):
             ...
-        ValueError: ci must be None, 'simulation', 'bootstrap' or a ConfidenceInterval, got 'jackknife'
+        ValueError: ci must be None, 'simulation', 'bootstrap' or 'score', or a ConfidenceInterval, got 'jackknife'
         """
         if ci is None or isinstance(ci, cls):
             return ci
         if isinstance(ci, str) and ci in DEFAULT_RESAMPLES:
             return cls(ci)
-        raise ValueError(f"ci must be None, 'simulation', 'bootstrap' or a ConfidenceInterval, "
-                         f"got {ci!r}")
+        raise ValueError(f"ci must be None, 'simulation', 'bootstrap' or 'score', or a "
+                         f"ConfidenceInterval, got {ci!r}")
 
     @property
     def z(self):
-        # inv_cdf is accurate to a few units in the last place (1.9599639845400536
-        # at 0.975, vs 1.959963984540054 correctly printed); 16 significant digits
-        # drop that noise and give the 1.959963984540054 sparsecal has always used.
-        from statistics import NormalDist   # here only: it imports decimal and fractions
-        return float(f"{NormalDist().inv_cdf(0.5 + self.confidence_level / 2):.16g}")
+        return two_sided_z(self.confidence_level)
 
     @property
     def percentiles(self):
@@ -194,6 +281,11 @@ def ce_interval(spec, bins, norm, scores, labels, order):
     (float, float)
         Lower and upper end.
 
+    Raises
+    ------
+    ValueError
+        For ``method="score"``, which is the interval of the debiased CE only.
+
     Examples
     --------
     >>> from sparsecal.core.binning import bin_statistics
@@ -202,6 +294,9 @@ def ce_interval(spec, bins, norm, scores, labels, order):
     >>> bool(lo < hi)
     True
     """
+    if spec.method == "score":
+        raise ValueError("ci method 'score' is the interval of the debiased CE: use it with "
+                         "calibration_error(..., debias=True)")
     if spec.method == "simulation":
         return simulation_interval(bins, norm, spec)
     return bootstrap_interval(scores, labels, bins, order, norm, spec)

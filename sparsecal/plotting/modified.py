@@ -44,9 +44,8 @@ def modified_reliability(results, labels=None, n_bins=20, *, binning="fixed", no
         Fill an inner marker whose area is the bin's number of positives
         (Jagannatha & Yu's inner diameter) inside the ring of the bin size.
     errorbars : bool, default False
-        Also draw the 95% interval of each bin's accuracy,
-        ``1.96 sqrt(p (1 - p) / |B|)`` (a normal approximation: unreliable, even
-        zero-width, for bins of a few points; the axis is not widened for it).
+        Also draw the 95% Wilson interval of each bin's accuracy
+        (:func:`sparsecal.reliability_table`; the axis is not widened for it).
     ax : matplotlib Axes, optional
         Draw into this instead of a new figure.
     title : str, optional
@@ -112,13 +111,13 @@ def modified_reliability(results, labels=None, n_bins=20, *, binning="fixed", no
             st = _style_of(i, colors)
             x = t["mean_score"]
             d = t["mean_label"] - t["mean_score"]
-            hw = t["ci_halfwidth"]
             ymax = max(ymax, float(np.abs(d).max()))
             xmin = min(xmin, float(x.min()))
             ax.plot(x, d, color=st["color"], linestyle=st["linestyle"], linewidth=1.1,
                     alpha=0.9, zorder=2)
             if errorbars:
-                ax.errorbar(x, d, yerr=hw, fmt="none", ecolor=st["color"], elinewidth=0.9,
+                yerr = np.vstack([t["mean_label"] - t["ci_low"], t["ci_high"] - t["mean_label"]])
+                ax.errorbar(x, d, yerr=yerr, fmt="none", ecolor=st["color"], elinewidth=0.9,
                             capsize=2, alpha=0.7, zorder=2)
             area = t["count"] * scale_area
             ax.scatter(x, d, s=area, facecolors="none", edgecolors=st["color"],

@@ -16,15 +16,14 @@ from ._style import _check_ax, _new_figure, _rc_style, _style_of
 __all__ = ["reliability_diagram"]
 
 
-def _draw_curve(ax, ce, i, label, colors, markersize=5, errorbars=True):
+def _draw_curve(ax, ce, i, label, colors, markersize=5, errorbars=True,
+                bin_interval="wilson"):
     """Curve ``i``: bin means with 95% bars; returns its errorbar container and
     reliability table (shared with the per-group grid)."""
-    t = reliability_table(ce.bins)
-    x, y, hw = t["mean_score"], t["mean_label"], t["ci_halfwidth"]
+    t = reliability_table(ce.bins, bin_interval=bin_interval)
+    x, y = t["mean_score"], t["mean_label"]
     st = _style_of(i, colors)
-    lo = np.clip(y - hw, 0.0, 1.0)
-    hi = np.clip(y + hw, 0.0, 1.0)
-    yerr = np.vstack([y - lo, hi - y]) if errorbars else None
+    yerr = np.vstack([y - t["ci_low"], t["ci_high"] - y]) if errorbars else None
     cont = ax.errorbar(x, y, yerr=yerr, color=st["color"], marker=st["marker"],
                        linestyle=st["linestyle"], markersize=markersize, linewidth=1.4,
                        elinewidth=1.0, capsize=2.5 if errorbars else 0,
@@ -36,13 +35,14 @@ def _draw_curve(ax, ce, i, label, colors, markersize=5, errorbars=True):
 
 def reliability_diagram(results, labels=None, *, scores=None, scale="linear", yscale=None,
                         show_distribution=True, hist_bins=40, ax=None, hist_ax=None,
-                        title=None, colors=None, figsize=(5.2, 5.6), legend_loc=None):
+                        title=None, colors=None, figsize=(5.2, 5.6), legend_loc=None,
+                        bin_interval="wilson"):
     """Calibration curve(s) from binned statistics, with 95% intervals per bin.
 
     Points are ``(mean score, empirical frequency of the label)`` of each
     non-empty bin, joined by lines; vertical bars are the 95% interval of the
-    bin's label rate, ``p ± 1.96 sqrt(p (1 - p) / |B|)`` (clipped to [0, 1]),
-    Nguyen & O'Connor's Algorithm 2 spread (:func:`sparsecal.reliability_table`).
+    bin's label rate, Wilson's or Clopper–Pearson's (``bin_interval``;
+    :func:`sparsecal.reliability_table`), never of zero width.
     The dotted diagonal is perfect calibration. Below, on a shared x axis, the
     distribution of the scores (their Fig. 1d: adaptive bins follow it).
 
@@ -81,6 +81,9 @@ def reliability_diagram(results, labels=None, *, scores=None, scale="linear", ys
     legend_loc : str, optional
         Legend position; default "upper left" on a linear frequency axis, else
         "lower right".
+    bin_interval : {"wilson", "clopper-pearson"}, default "wilson"
+        The interval of each bin's label rate
+        (:func:`~sparsecal.metrics.bin_intervals.binomial_interval`).
 
     Returns
     -------
@@ -94,10 +97,10 @@ def reliability_diagram(results, labels=None, *, scores=None, scale="linear", ys
         If a result is not a CalibrationError or an EvaluationResult, or
         ``ax`` / ``hist_ax`` is not a matplotlib Axes.
     ValueError
-        If ``results`` is empty or has no non-empty bins, the labels or score
-        arrays do not match the curves, scores are not probabilities, a scale
-        is unknown, ``hist_bins`` is not a positive integer, or ``hist_ax`` is
-        given without ``ax``.
+        If ``bin_interval`` is unknown, ``results`` is empty or has no
+        non-empty bins, the labels or score arrays do not match the curves,
+        scores are not probabilities, a scale is unknown, ``hist_bins`` is not
+        a positive integer, or ``hist_ax`` is given without ``ax``.
 
     References
     ----------
@@ -148,7 +151,7 @@ def reliability_diagram(results, labels=None, *, scores=None, scale="linear", ys
         for i, (label, ce) in enumerate(curves):
             text = _ce_text(ce)
             label = text if label is None else f"{label}: {text}"
-            _, t = _draw_curve(ax, ce, i, label, colors)
+            _, t = _draw_curve(ax, ce, i, label, colors, bin_interval=bin_interval)
             tables.append(t)
         allx = np.concatenate([t["mean_score"] for t in tables])
         ally = np.concatenate([t["mean_label"] for t in tables])

@@ -24,9 +24,11 @@ replicates that re-bin), both at ``--level`` (default 0.95, z = 1.96), and
 record whether each contains CE_2^pop. Prints a markdown table (see
 docs/ci_coverage.md for the discussion of the numbers).
 
-    .venv/bin/python scripts/ci_coverage.py                 # 200 reps, n = 1e3, 1e4, 1e5
-    .venv/bin/python scripts/ci_coverage.py --reps 50 --ns 1000 10000 --jobs 2
-    .venv/bin/python scripts/ci_coverage.py --level 0.9     # 90% intervals
+    .venv/bin/python benchmarks/coverage_study.py                 # 200 reps, n = 1e3, 1e4, 1e5
+    .venv/bin/python benchmarks/coverage_study.py --reps 50 --ns 1000 10000 --jobs 2
+    .venv/bin/python benchmarks/coverage_study.py --level 0.9     # 90% intervals
+    .venv/bin/python benchmarks/coverage_study.py debiased --reps 1000 --ns 1000 10000
+        # debiased CE_2's score interval and calibration_test over the suite
 """
 import argparse
 import os
@@ -189,5 +191,69 @@ def main(argv=None):
           f"{analytic_ce(a, b, max(args.ks)):.4f}")
 
 
+
+
+# --------------------------------------------------------------------------- #
+# Debiased CE_2 (score interval) and the consistency-resampling test           #
+# --------------------------------------------------------------------------- #
+#: The synthetic suite: (a, b) of q ~ Beta(a, b); (0.2, 0.2) is spiky like a
+#: tagger's thresholded scores (mass near 0 and 1).
+SUITE = [(2, 5), (1, 1), (5, 2), (0.2, 0.2)]
+
+
+def one_debiased(args):
+    """(score-interval covers the truth, test p-value or nan) of one replicate."""
+    n, a, b, k, n_bins, truth, n_test, seed = args
+    rng = np.random.default_rng(seed)
+    q, y = draw(n, a, b, k, rng)
+    res = sc.calibration_error(q, y, n_bins=n_bins, debias=True, ci="score")
+    p = (sc.calibration_test(q, y, n_bins=n_bins, n_resamples=n_test, random_state=rng).p_value
+         if n_test else np.nan)
+    return float(res.ci_low <= truth <= res.ci_high), p
+
+
+def debiased_study(ns, reps, test_reps, n_test, n_bins=10, seed=0, pool=None):
+    """Markdown table: score-interval coverage and the test's rejection rate at 5%."""
+    lines = ["| q ~ | case | n | true CE_2 (binned) | score-interval coverage | "
+             "test rejects at 5% |", "|---|---|---|---|---|---|"]
+    for a, b in SUITE:
+        for k in (0.0, 0.1):
+            truth = population_binned_ce(a, b, k, n_bins)
+            for n in ns:
+                root = np.random.SeedSequence([seed, n, int(k * 1000), int(a * 10), int(b * 10)])
+                seeds = [int(s.generate_state(1)[0]) for s in root.spawn(reps)]
+                jobs = [(n, a, b, k, n_bins, truth, n_test if i < test_reps else 0, s)
+                        for i, s in enumerate(seeds)]
+                rows = np.array(list(pool.map(one_debiased, jobs, chunksize=8) if pool
+                                     else map(one_debiased, jobs)))
+                p = rows[:test_reps, 1]
+                rej = f"{np.mean(p <= 0.05):.1%} ({test_reps})" if test_reps else "-"
+                case = "calibrated" if k == 0 else f"miscalibrated k={k:g}"
+                lines.append(f"| Beta({a}, {b}) | {case} | {n:,} | {truth:.4f} | "
+                             f"{rows[:, 0].mean():.1%} ({reps}) | {rej} |")
+                print(lines[-1], file=sys.stderr, flush=True)
+    return "\n".join(lines)
+
+
+def debiased_main(argv=None):
+    ap = argparse.ArgumentParser(description="debiased CE_2 score interval and the "
+                                 "calibration test on the synthetic suite")
+    ap.add_argument("--reps", type=int, default=1000)
+    ap.add_argument("--test-reps", type=int, default=200,
+                    help="replicates (of the first ones) that also run the test")
+    ap.add_argument("--n-test", type=int, default=199, help="resamples of the test")
+    ap.add_argument("--ns", type=int, nargs="+", default=[1000, 10000, 100000])
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    os.environ.setdefault("SPARSECAL_NUM_THREADS", "1")
+    with ProcessPoolExecutor(args.jobs) as pool:
+        print(debiased_study(args.ns, args.reps, args.test_reps, args.n_test,
+                             seed=args.seed, pool=pool))
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["debiased"]:
+        debiased_main(sys.argv[2:])
+    else:
+        main()

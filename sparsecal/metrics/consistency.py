@@ -1,0 +1,111 @@
+"""Is a model miscalibrated at all? The consistency-resampling test of Bröcker &
+Smith (2007).
+
+Under the null hypothesis of calibration the labels are ``Bernoulli(score)``.
+Each of ``R`` resamples draws ``n`` scores with replacement from the data and a
+label for each from its own score, and recomputes the statistic, the binned CE_2
+with the same binning as :func:`~sparsecal.metrics.calibration_error`; the
+p-value is ``(1 + #{T* >= T}) / (1 + R)``.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.binning import bin_statistics
+from ..core.validation import check_positive_int
+from .binary import sorted_calibration_error
+from .ce import ce_from_bins
+from .intervals import check_random_state
+
+__all__ = ["CalibrationTest", "calibration_test"]
+
+
+@dataclass(frozen=True)
+class CalibrationTest:
+    """Result of :func:`calibration_test`.
+
+    Attributes
+    ----------
+    statistic : float
+        CE_2 of the data (equal-mass bins).
+    p_value : float
+        ``(1 + #{T* >= statistic}) / (1 + n_resamples)``.
+    n_resamples : int
+    n_bins : int
+        Equal-mass bins of the statistic.
+    n : int
+        Number of points.
+
+    Examples
+    --------
+    >>> CalibrationTest(0.05, 0.01, 99, 10, 1000)
+    CalibrationTest(statistic=0.05, p_value=0.01, n_resamples=99, n_bins=10, n=1000)
+    """
+
+    statistic: float
+    p_value: float
+    n_resamples: int
+    n_bins: int
+    n: int
+
+    def to_dict(self):
+        """The fields as a dict."""
+        return {"statistic": self.statistic, "p_value": self.p_value,
+                "n_resamples": self.n_resamples, "n_bins": self.n_bins, "n": self.n}
+
+
+def calibration_test(scores, labels, *, n_bins=10, n_resamples=999, random_state=0):
+    """Consistency-resampling test of calibration (Bröcker & Smith 2007).
+
+    Parameters
+    ----------
+    scores : array_like of float, shape (n,)
+        Predicted probabilities in [0, 1].
+    labels : array_like of {0, 1} or bool, shape (n,)
+    n_bins : int, default=10
+        Equal-mass bins of the statistic CE_2 (Nguyen & O'Connor, Algorithm 1).
+    n_resamples : int, default=999
+        Consistency resamples R; the smallest p-value is ``1 / (1 + R)``.
+    random_state : None, int, SeedSequence or numpy Generator, default=0
+        Seed of :func:`numpy.random.default_rng`.
+
+    Returns
+    -------
+    CalibrationTest
+
+    Raises
+    ------
+    ValueError
+        Invalid scores, labels, ``n_bins``, ``n_resamples`` or ``random_state``.
+    TypeError
+        Non-numeric scores or labels.
+
+    References
+    ----------
+    Bröcker & Smith 2007, "Increasing the reliability of reliability diagrams",
+    Weather and Forecasting 22, Section 3 (consistency resampling); Nguyen &
+    O'Connor 2015, Algorithm 1 (the binned CE_2).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> q = rng.random(2000)
+    >>> calibration_test(q, rng.random(2000) < q ** 2, n_resamples=99).p_value
+    0.01
+    >>> calibration_test(q, rng.random(2000) < q, n_resamples=99).p_value > 0.05
+    True
+    """
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    rng = check_random_state(random_state)
+    bins, x, _, order = bin_statistics(scores, labels, n_bins=n_bins)
+    statistic = ce_from_bins(bins, 2.0)
+    sorted_x = order[1].astype(np.float64)
+    n = x.shape[0]
+    null = np.empty(n_resamples)
+    for r in range(n_resamples):
+        xs = sorted_x[np.sort(rng.integers(0, n, n))]      # a resample, in sorted order
+        ys = (rng.random(n) < xs).astype(np.uint8)          # labels under the null
+        null[r] = sorted_calibration_error(xs, ys, n_bins=n_bins).value
+    p_value = (1.0 + np.count_nonzero(null >= statistic)) / (1.0 + n_resamples)
+    return CalibrationTest(statistic, float(p_value), n_resamples, bins.n_bins, n)
