@@ -53,6 +53,8 @@ _EXPORTS = {
     "reliability_table": "metrics", "smce": "metrics", "smce_and_gmce": "metrics",
     "top_label": "metrics", "top_label_ece": "metrics", "evaluate": "metrics",
     "compare": "metrics",
+    "SmoothECE": "metrics", "SmoothReliability": "metrics", "smooth_ece": "metrics",
+    "smooth_reliability": "metrics",
     # calibration
     "GroupedCalibrator": "calibration", "HistogramBinning": "calibration",
     "IsotonicCalibrator": "calibration", "PlattCalibrator": "calibration",

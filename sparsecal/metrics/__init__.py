@@ -9,6 +9,8 @@
   :func:`smce_and_gmce` (both from one sort).
 - :mod:`~sparsecal.metrics.toplabel`: :func:`top_label`, :func:`top_label_ece`.
 - :mod:`~sparsecal.metrics.brier`: :func:`brier_decomposition`.
+- :mod:`~sparsecal.metrics.smooth`: :func:`smooth_ece`, :func:`smooth_reliability`
+  (Błasiok & Nakkiran 2023, as ``relplot``).
 - :mod:`~sparsecal.metrics.evaluation`: :func:`evaluate`, which bundles them, and
   :func:`compare`.
 """
@@ -18,8 +20,10 @@ from .evaluation import Comparison, EvaluationResult, compare, evaluate
 from .intervals import ConfidenceInterval
 from .marginal import MarginalCalibrationError, gmce, mce, smce, smce_and_gmce
 from .toplabel import top_label, top_label_ece
+from .smooth import SmoothECE, SmoothReliability, smooth_ece, smooth_reliability
 
 __all__ = ["BrierDecomposition", "CalibrationError", "Comparison", "ConfidenceInterval",
            "EvaluationResult", "MarginalCalibrationError", "brier_decomposition",
            "calibration_error", "compare", "evaluate", "gmce", "mce", "reliability_table",
            "smce", "smce_and_gmce", "top_label", "top_label_ece"]
+__all__ += ["SmoothECE", "SmoothReliability", "smooth_ece", "smooth_reliability"]
