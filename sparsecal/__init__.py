@@ -55,6 +55,7 @@ _EXPORTS = {
     "compare": "metrics",
     "SmoothECE": "metrics", "SmoothReliability": "metrics", "smooth_ece": "metrics",
     "smooth_reliability": "metrics",
+    "ClasswiseECE": "metrics", "classwise_ece": "metrics",
     # calibration
     "GroupedCalibrator": "calibration", "HistogramBinning": "calibration",
     "IsotonicCalibrator": "calibration", "PlattCalibrator": "calibration",

@@ -11,6 +11,7 @@
 - :mod:`~sparsecal.metrics.brier`: :func:`brier_decomposition`.
 - :mod:`~sparsecal.metrics.smooth`: :func:`smooth_ece`, :func:`smooth_reliability`
   (Błasiok & Nakkiran 2023, as ``relplot``).
+- :mod:`~sparsecal.metrics.classwise`: :func:`classwise_ece` (Kull et al. 2019).
 - :mod:`~sparsecal.metrics.evaluation`: :func:`evaluate`, which bundles them, and
   :func:`compare`.
 """
@@ -20,6 +21,7 @@ from .evaluation import Comparison, EvaluationResult, compare, evaluate
 from .intervals import ConfidenceInterval
 from .marginal import MarginalCalibrationError, gmce, mce, smce, smce_and_gmce
 from .toplabel import top_label, top_label_ece
+from .classwise import ClasswiseECE, classwise_ece
 from .smooth import SmoothECE, SmoothReliability, smooth_ece, smooth_reliability
 
 __all__ = ["BrierDecomposition", "CalibrationError", "Comparison", "ConfidenceInterval",
@@ -27,3 +29,4 @@ __all__ = ["BrierDecomposition", "CalibrationError", "Comparison", "ConfidenceIn
            "calibration_error", "compare", "evaluate", "gmce", "mce", "reliability_table",
            "smce", "smce_and_gmce", "top_label", "top_label_ece"]
 __all__ += ["SmoothECE", "SmoothReliability", "smooth_ece", "smooth_reliability"]
+__all__ += ["ClasswiseECE", "classwise_ece"]
