@@ -56,6 +56,7 @@ _EXPORTS = {
     "SmoothECE": "metrics", "SmoothReliability": "metrics", "smooth_ece": "metrics",
     "smooth_reliability": "metrics",
     "ClasswiseECE": "metrics", "classwise_ece": "metrics",
+    "ScoreDecomposition": "metrics", "brier_corp": "metrics", "log_loss_corp": "metrics",
     # calibration
     "GroupedCalibrator": "calibration", "HistogramBinning": "calibration",
     "IsotonicCalibrator": "calibration", "PlattCalibrator": "calibration",

@@ -12,6 +12,8 @@
 - :mod:`~sparsecal.metrics.smooth`: :func:`smooth_ece`, :func:`smooth_reliability`
   (Błasiok & Nakkiran 2023, as ``relplot``).
 - :mod:`~sparsecal.metrics.classwise`: :func:`classwise_ece` (Kull et al. 2019).
+- :mod:`~sparsecal.metrics.corp`: :func:`brier_corp`, :func:`log_loss_corp` (CORP,
+  Dimitriadis et al. 2021).
 - :mod:`~sparsecal.metrics.evaluation`: :func:`evaluate`, which bundles them, and
   :func:`compare`.
 """
@@ -21,6 +23,7 @@ from .evaluation import Comparison, EvaluationResult, compare, evaluate
 from .intervals import ConfidenceInterval
 from .marginal import MarginalCalibrationError, gmce, mce, smce, smce_and_gmce
 from .toplabel import top_label, top_label_ece
+from .corp import ScoreDecomposition, brier_corp, log_loss_corp
 from .classwise import ClasswiseECE, classwise_ece
 from .smooth import SmoothECE, SmoothReliability, smooth_ece, smooth_reliability
 
@@ -30,3 +33,4 @@ __all__ = ["BrierDecomposition", "CalibrationError", "Comparison", "ConfidenceIn
            "smce", "smce_and_gmce", "top_label", "top_label_ece"]
 __all__ += ["SmoothECE", "SmoothReliability", "smooth_ece", "smooth_reliability"]
 __all__ += ["ClasswiseECE", "classwise_ece"]
+__all__ += ["ScoreDecomposition", "brier_corp", "log_loss_corp"]
