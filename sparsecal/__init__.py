@@ -57,6 +57,8 @@ _EXPORTS = {
     "smooth_reliability": "metrics",
     "ClasswiseECE": "metrics", "classwise_ece": "metrics",
     "ScoreDecomposition": "metrics", "brier_corp": "metrics", "log_loss_corp": "metrics",
+    "BayesErrorPlot": "metrics", "DetectionCost": "metrics", "bayes_error_plot": "metrics",
+    "cllr": "metrics", "dcf": "metrics", "min_cllr": "metrics", "min_dcf": "metrics",
     # calibration
     "GroupedCalibrator": "calibration", "HistogramBinning": "calibration",
     "IsotonicCalibrator": "calibration", "PlattCalibrator": "calibration",
