@@ -83,7 +83,7 @@ def test_module_needs_no_display_and_no_pyplot(tmp_path):
 
 
 FIGURE_MODULES = ["reliability", "groups", "methods", "per_tag", "modified", "save",
-                  "kernel_reliability"]
+                  "kernel_reliability", "bayes_error"]
 
 
 def test_public_names_are_not_shadowed_by_modules():
