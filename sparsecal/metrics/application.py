@@ -265,13 +265,12 @@ def min_dcf(scores, labels, *, prior, c_miss=1.0, c_fa=1.0, normalize=True,
 
     Examples
     --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.random(1000) < 0.3
-    >>> llr = np.where(y, 1.0, -1.0) + rng.normal(0, 1.5, 1000)
-    >>> m = min_dcf(llr, y, prior=0.3, scores_are="llr")
-    >>> round(m.value, 3) <= round(dcf(llr, y, prior=0.3, scores_are="llr").value, 3)
-    True
+    >>> llr, y = [-2.0, -1.0, 0.5, 1.0, 3.0], [0, 1, 0, 1, 1]
+    >>> m = min_dcf(llr, y, prior=0.5, scores_are="llr")   # best: positive above 0.5
+    >>> round(m.value, 4), m.threshold, m.p_miss, m.p_fa
+    (0.3333, 0.5, 0.3333333333333333, 0.0)
+    >>> round(dcf(llr, y, prior=0.5, scores_are="llr").value, 4)   # threshold 0
+    0.8333
     """
     app = _application(prior, c_miss, c_fa)
     llr, y = _llr(scores, labels, scores_are, training_prior)

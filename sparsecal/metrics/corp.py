@@ -134,9 +134,8 @@ def log_loss_corp(scores, labels):
 
     Parameters
     ----------
-    scores : array_like of float, shape (n,)
-        Probabilities in [0, 1].
-    labels : array_like of {0, 1} or bool, shape (n,)
+    scores, labels
+        As in :func:`brier_corp`.
 
     Returns
     -------
@@ -145,10 +144,8 @@ def log_loss_corp(scores, labels):
 
     Raises
     ------
-    TypeError
-        Non-numeric scores or labels.
-    ValueError
-        Invalid or empty scores, invalid labels.
+    TypeError, ValueError
+        As :func:`brier_corp`.
 
     References
     ----------

@@ -1,26 +1,12 @@
 """Bayes error plot: normalized actual and minimum DCF against the prior log-odds
 of the application (Brümmer & du Preez 2006; Cumani's notes ``004``)."""
-from collections.abc import Mapping
-
 import numpy as np
 
 from ..metrics.application import BayesErrorPlot
+from ._inputs import _labelled
 from ._style import _GREY, _rc_style, _single_axes, _style_of
 
 __all__ = ["plot_bayes_error"]
-
-
-def _series(plots):
-    items = plots.items() if isinstance(plots, Mapping) else [(None, plots)]
-    out = []
-    for label, b in items:
-        if not isinstance(b, BayesErrorPlot):
-            raise TypeError("plots must be a BayesErrorPlot (from sparsecal.bayes_error_plot) "
-                            f"or a dict of them, got {type(b).__name__}")
-        out.append((label, b))
-    if not out:
-        raise ValueError("plots is empty")
-    return out
 
 
 def plot_bayes_error(plots, *, ax=None, title=None, colors=None, ylim=None,
@@ -76,7 +62,7 @@ def plot_bayes_error(plots, *, ax=None, title=None, colors=None, ylim=None,
     >>> ax.get_xlabel(), ax.get_ylabel()
     ('prior log-odds log(π / (1 − π))', 'normalized DCF')
     """
-    series = _series(plots)
+    series = _labelled(plots, BayesErrorPlot, "plots", "sparsecal.bayes_error_plot")
     with _rc_style():
         fig, ax = _single_axes(ax, figsize)
         top = 1.0

@@ -1,34 +1,18 @@
 """Smooth (kernel) reliability diagram: the kernel-smoothed label rate against the
 score, with the kernel density of the scores below (Błasiok & Nakkiran 2023,
 Section 5, as ``relplot``'s diagrams)."""
-from collections.abc import Mapping
-
 import numpy as np
 
 from ..metrics.smooth import SmoothReliability
+from ._inputs import _labelled
 from ._labels import _fmt
 from ._scales import _diagonal
-from ._style import _check_ax, _new_figure, _rc_style, _style_of
+from ._style import _main_and_lower_axes, _rc_style, _style_of
 
 __all__ = ["plot_smooth_reliability"]
 
 #: mesh points whose density is below this fraction of the largest are drawn faint
 _SPARSE = 0.02
-
-
-def _curves(diagrams):
-    """``[(label, SmoothReliability)]`` from one diagram or a dict of them."""
-    items = diagrams.items() if isinstance(diagrams, Mapping) else [(None, diagrams)]
-    out = []
-    for label, d in items:
-        if not isinstance(d, SmoothReliability):
-            raise TypeError("diagrams must be a SmoothReliability (from "
-                            "sparsecal.smooth_reliability) or a dict of them, got "
-                            f"{type(d).__name__}")
-        out.append((label, d))
-    if not out:
-        raise ValueError("diagrams is empty")
-    return out
 
 
 def plot_smooth_reliability(diagrams, *, show_density=True, ax=None, density_ax=None,
@@ -87,23 +71,12 @@ def plot_smooth_reliability(diagrams, *, show_density=True, ax=None, density_ax=
     >>> main.get_title(), dens.get_xlabel()
     ('Smooth reliability diagram', 'predicted score')
     """
-    curves = _curves(diagrams)
-    _check_ax(ax)
-    _check_ax(density_ax, "density_ax")
-    if density_ax is not None and ax is None:
-        raise ValueError("density_ax needs ax as well")
+    curves = _labelled(diagrams, SmoothReliability, "diagrams",
+                       "sparsecal.smooth_reliability")
     with _rc_style():
-        if ax is None:
-            fig = _new_figure(figsize)
-            if show_density:
-                gs = fig.add_gridspec(2, 1, height_ratios=(3.3, 1))
-                ax = fig.add_subplot(gs[0])
-                density_ax = fig.add_subplot(gs[1], sharex=ax)
-            else:
-                ax = fig.add_subplot()
-        else:
-            fig = ax.figure
-            show_density = show_density and density_ax is not None
+        fig, ax, density_ax = _main_and_lower_axes(ax, density_ax, show_density, figsize,
+                                                   "density_ax")
+        show_density = density_ax is not None
         for i, (label, d) in enumerate(curves):
             st = _style_of(i, colors)
             s = d.smooth_ece
