@@ -55,6 +55,13 @@ _EXPORTS = {
     "compare": "metrics",
     "binomial_interval": "metrics", "CalibrationTest": "metrics",
     "calibration_test": "metrics",
+    "SmoothECE": "metrics", "SmoothReliability": "metrics", "smooth_ece": "metrics",
+    "smooth_reliability": "metrics",
+    "ClasswiseECE": "metrics", "classwise_ece": "metrics",
+    "ScoreDecomposition": "metrics", "brier_corp": "metrics", "log_loss_corp": "metrics",
+    "BayesErrorPlot": "metrics", "DetectionCost": "metrics", "bayes_error_plot": "metrics",
+    "cllr": "metrics", "dcf": "metrics", "min_cllr": "metrics", "min_dcf": "metrics",
+    "plot_smooth_reliability": "plotting", "plot_bayes_error": "plotting",
     # calibration
     "GroupedCalibrator": "calibration", "HistogramBinning": "calibration",
     "IsotonicCalibrator": "calibration", "PlattCalibrator": "calibration",

@@ -82,7 +82,8 @@ def test_module_needs_no_display_and_no_pyplot(tmp_path):
     assert (tmp_path / "fig.png").stat().st_size > 0
 
 
-FIGURE_MODULES = ["reliability", "groups", "methods", "per_tag", "modified", "save"]
+FIGURE_MODULES = ["reliability", "groups", "methods", "per_tag", "modified", "save",
+                  "kernel_reliability", "bayes_error"]
 
 
 def test_public_names_are_not_shadowed_by_modules():

@@ -720,3 +720,129 @@ def check_choice(value, name, choices):
         raise ValueError(f"{name} must be one of {sorted(choices, key=repr)!r}, "
                          f"got {value!r}")
     return value
+
+
+def check_positive_real(value, name):
+    """A finite real number above 0, as a Python float.
+
+    Parameters
+    ----------
+    value : real
+    name : str
+        Name of the argument, for error messages.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number (booleans included).
+    ValueError
+        If ``value`` is NaN, infinite, zero or negative.
+
+    References
+    ----------
+    Błasiok & Nakkiran 2023, Section 4 (a kernel bandwidth sigma > 0);
+    Cumani's notes ``004`` (the costs of a binary application are positive).
+
+    Examples
+    --------
+    >>> from sparsecal.core.validation import check_positive_real
+    >>> check_positive_real(10, "c_miss")
+    10.0
+    >>> check_positive_real(0.0, "bandwidth")
+    Traceback (most recent call last):
+    ...
+    ValueError: bandwidth must be a finite number above 0, got 0.0
+    """
+    value = check_real(value, name)
+    if not 0.0 < value < np.inf:
+        raise ValueError(f"{name} must be a finite number above 0, got {value!r}")
+    return value
+
+
+def check_prior(value, name):
+    """A probability strictly between 0 and 1 (a class prior), as a Python float.
+
+    Parameters
+    ----------
+    value : real
+    name : str
+        Name of the argument, for error messages.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a real number (booleans included).
+    ValueError
+        If ``value`` is NaN or outside the open interval (0, 1).
+
+    References
+    ----------
+    Cumani's notes ``004`` ("Score calibration"): the prior log-odds
+    ``log(pi / (1 - pi))`` of an application must be finite.
+
+    Examples
+    --------
+    >>> from sparsecal.core.validation import check_prior
+    >>> check_prior(0.1, "prior")
+    0.1
+    >>> check_prior(1, "prior")
+    Traceback (most recent call last):
+    ...
+    ValueError: prior must lie strictly between 0 and 1, got 1.0
+    """
+    value = check_real(value, name)
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"{name} must lie strictly between 0 and 1, got {value!r}")
+    return value
+
+
+def check_scores_and_labels(scores, labels):
+    """Probabilities and their 0/1 labels for one binary problem, at least one point.
+
+    Parameters
+    ----------
+    scores : array_like of float, shape (n,)
+        Values in [0, 1].
+    labels : array_like of {0, 1} or bool, shape (n,)
+
+    Returns
+    -------
+    scores : ndarray of float32 or float64, shape (n,)
+        As :func:`check_probabilities` returns them.
+    labels : ndarray of uint8, shape (n,)
+
+    Raises
+    ------
+    TypeError
+        If ``scores`` or ``labels`` is not numeric.
+    ValueError
+        If either is invalid (see :func:`check_probabilities`,
+        :func:`check_labels`) or ``scores`` is empty.
+
+    References
+    ----------
+    Nguyen & O'Connor 2015, Section 2: a prediction ``q`` against a binary
+    outcome ``y``.
+
+    Examples
+    --------
+    >>> from sparsecal.core.validation import check_scores_and_labels
+    >>> check_scores_and_labels([0.2, 0.9], [False, True])
+    (array([0.2, 0.9]), array([0, 1], dtype=uint8))
+    >>> check_scores_and_labels([], [])
+    Traceback (most recent call last):
+    ...
+    ValueError: scores is empty: at least one score is needed
+    """
+    x = check_probabilities(scores, "scores")
+    if x.shape[0] == 0:
+        raise ValueError("scores is empty: at least one score is needed")
+    return x, check_labels(labels, "labels", x.shape[0])

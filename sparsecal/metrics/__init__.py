@@ -15,6 +15,13 @@
   debias=True)``) and its score interval.
 - :mod:`~sparsecal.metrics.consistency`: :func:`calibration_test`, Bröcker & Smith's
   consistency-resampling test.
+- :mod:`~sparsecal.metrics.smooth`: :func:`smooth_ece`, :func:`smooth_reliability`
+  (Błasiok & Nakkiran 2023, as ``relplot``).
+- :mod:`~sparsecal.metrics.classwise`: :func:`classwise_ece` (Kull et al. 2019).
+- :mod:`~sparsecal.metrics.corp`: :func:`brier_corp`, :func:`log_loss_corp` (CORP,
+  Dimitriadis et al. 2021).
+- :mod:`~sparsecal.metrics.application`: :func:`dcf`, :func:`min_dcf`, :func:`cllr`,
+  :func:`min_cllr`, :func:`bayes_error_plot` (application-based measures).
 - :mod:`~sparsecal.metrics.evaluation`: :func:`evaluate`, which bundles them, and
   :func:`compare`.
 """
@@ -26,9 +33,19 @@ from .evaluation import Comparison, EvaluationResult, compare, evaluate
 from .intervals import ConfidenceInterval
 from .marginal import MarginalCalibrationError, gmce, mce, smce, smce_and_gmce
 from .toplabel import top_label, top_label_ece
+from .application import (BayesErrorPlot, DetectionCost, bayes_error_plot, cllr, dcf,
+                          min_cllr, min_dcf)
+from .corp import ScoreDecomposition, brier_corp, log_loss_corp
+from .classwise import ClasswiseECE, classwise_ece
+from .smooth import SmoothECE, SmoothReliability, smooth_ece, smooth_reliability
 
 __all__ = ["BrierDecomposition", "CalibrationError", "Comparison", "ConfidenceInterval",
            "EvaluationResult", "MarginalCalibrationError", "brier_decomposition",
            "calibration_error", "compare", "evaluate", "gmce", "mce", "reliability_table",
            "smce", "smce_and_gmce", "top_label", "top_label_ece"]
 __all__ += ["binomial_interval", "CalibrationTest", "calibration_test"]
+__all__ += ["SmoothECE", "SmoothReliability", "smooth_ece", "smooth_reliability"]
+__all__ += ["ClasswiseECE", "classwise_ece"]
+__all__ += ["ScoreDecomposition", "brier_corp", "log_loss_corp"]
+__all__ += ["BayesErrorPlot", "DetectionCost", "bayes_error_plot", "cllr", "dcf",
+            "min_cllr", "min_dcf"]

@@ -21,6 +21,10 @@ One module per figure:
   (Nguyen & O'Connor 2015, Fig. 4).
 - :mod:`.modified`: :func:`modified_reliability`, accuracy - confidence against
   confidence, marker area proportional to bin size (Jagannatha & Yu 2020, Fig. 1).
+- :mod:`.kernel_reliability`: :func:`plot_smooth_reliability`, the kernel-smoothed
+  reliability curve with the score density (Błasiok & Nakkiran 2023, Section 5).
+- :mod:`.bayes_error`: :func:`plot_bayes_error`, normalized actual and minimum DCF
+  against the prior log-odds (Brümmer & du Preez 2006; Cumani's notes).
 - :mod:`.save`: :func:`save_figure`, a figure in several formats, atomically.
 
 Shared by the figures (private): ``_style`` (palette :data:`COLORS`, markers,
@@ -35,6 +39,10 @@ from .modified import modified_reliability
 from .per_tag import per_tag_ce
 from .reliability import reliability_diagram
 from .save import save_figure
+from .kernel_reliability import plot_smooth_reliability
+from .bayes_error import plot_bayes_error
 
 __all__ = ["COLORS", "comparison_table", "group_reliability", "method_comparison",
            "modified_reliability", "per_tag_ce", "reliability_diagram", "save_figure"]
+__all__ += ["plot_smooth_reliability"]
+__all__ += ["plot_bayes_error"]

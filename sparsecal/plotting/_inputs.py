@@ -58,3 +58,16 @@ def _curves(results, labels, what="results", evaluation_attr="smce"):
                         f"list or dict of them; got {type(results).__name__}")
     return [(lab, _as_ce(r, f"{what}[{lab if lab is not None else i}]", evaluation_attr))
             for i, (lab, r) in enumerate(items)]
+
+
+def _labelled(items, cls, what, source):
+    """``[(label, item)]`` from one ``cls`` instance (label None) or a dict of them
+    (keys as labels); ``source`` names the function that makes them."""
+    pairs = list(items.items()) if isinstance(items, Mapping) else [(None, items)]
+    for _, item in pairs:
+        if not isinstance(item, cls):
+            raise TypeError(f"{what} must be a {cls.__name__} (from {source}) or a dict "
+                            f"of them, got {type(item).__name__}")
+    if not pairs:
+        raise ValueError(f"{what} is empty")
+    return pairs

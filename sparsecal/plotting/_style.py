@@ -84,3 +84,22 @@ def _panel_axes(axes, n, what, nrows, ncols, figsize, **subplot_kw):
     for a in panels:
         _check_ax(a, "axes")
     return panels[0].figure, panels[:n], []
+
+
+def _main_and_lower_axes(ax, lower_ax, show_lower, figsize, lower_name):
+    """``(fig, ax, lower_ax)``: a new figure with a main panel over a short panel
+    sharing its x axis (just the main one without ``show_lower``), or the
+    caller's axes; ``lower_ax`` is None when there is no lower panel. Call it
+    inside :func:`_rc_style`."""
+    _check_ax(ax)
+    _check_ax(lower_ax, lower_name)
+    if lower_ax is not None and ax is None:
+        raise ValueError(f"{lower_name} needs ax as well")
+    if ax is not None:
+        return ax.figure, ax, lower_ax
+    fig = _new_figure(figsize)
+    if not show_lower:
+        return fig, fig.add_subplot(), None
+    gs = fig.add_gridspec(2, 1, height_ratios=(3.3, 1))
+    ax = fig.add_subplot(gs[0])
+    return fig, ax, fig.add_subplot(gs[1], sharex=ax)

@@ -11,7 +11,7 @@ from ._inputs import _curves
 from ._labels import _bins_phrase, _ce_text
 from ._scales import (_check_scale, _diagonal, _from_display, _scale_limits, _set_scale,
                       _to_display)
-from ._style import _check_ax, _new_figure, _rc_style, _style_of
+from ._style import _main_and_lower_axes, _rc_style, _style_of
 
 __all__ = ["reliability_diagram"]
 
@@ -127,26 +127,13 @@ def reliability_diagram(results, labels=None, *, scores=None, scale="linear", ys
     curves = _curves(results, labels)
     scale = _check_scale(scale)
     yscale = scale if yscale is None else _check_scale(yscale, "yscale")
-    _check_ax(ax)
-    _check_ax(hist_ax, "hist_ax")
-    if hist_ax is not None and ax is None:
-        raise ValueError("hist_ax needs ax as well")
     if not isinstance(hist_bins, numbers.Integral) or hist_bins < 1:
         raise ValueError(f"hist_bins must be a positive integer, got {hist_bins!r}")
     score_arrays = _score_arrays(scores, len(curves))
     with _rc_style():
-        if ax is None:
-            fig = _new_figure(figsize)
-            if show_distribution:
-                gs = fig.add_gridspec(2, 1, height_ratios=(3.3, 1))
-                ax = fig.add_subplot(gs[0])
-                hist_ax = fig.add_subplot(gs[1], sharex=ax)
-            else:
-                ax = fig.add_subplot()
-        else:
-            fig = ax.figure
-            if hist_ax is None:
-                show_distribution = False
+        fig, ax, hist_ax = _main_and_lower_axes(ax, hist_ax, show_distribution, figsize,
+                                                "hist_ax")
+        show_distribution = hist_ax is not None
         tables = []
         for i, (label, ce) in enumerate(curves):
             text = _ce_text(ce)
