@@ -165,7 +165,7 @@ def test_inputs_are_not_modified():
 
 @pytest.mark.parametrize("kwargs,exc,match", [
     ({"labels": [1, 1]}, ValueError, "both classes"),
-    ({"prior": 0.0}, ValueError, "prior must lie strictly between 0 and 1"),
+    ({"prior": 0.0}, ValueError, "prior must lie in \\(0, 1\\)"),
     ({"prior": True}, TypeError, "prior must be a real number"),
     ({"c_miss": -1}, ValueError, "c_miss must be a finite number above 0"),
     ({"c_fa": np.inf}, ValueError, "c_fa"),

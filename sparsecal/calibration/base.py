@@ -334,7 +334,7 @@ class BaseCalibrator(Estimator):
         >>> PlattCalibrator.from_params({"prior": 2.0, "eps": 1e-7})
         Traceback (most recent call last):
         ...
-        ValueError: params.prior must lie in [0, 1], got 2.0
+        ValueError: params.prior must lie in (0, 1), got 2.0
         """
         check_fields(params, name, cls._get_param_names())
         obj = cls(**params)

@@ -10,7 +10,8 @@ from ..core.validation import check_float_matrix, check_labels, check_sample_wei
 from ..io.atomic import atomic_path
 from ..io.calibrators import check_fields, check_number
 from .base import Estimator
-from .logistic import check_prior, fit_logistic, logit, prior_weights
+from ..core.validation import check_prior
+from .logistic import fit_logistic, logit, prior_weights
 
 __all__ = ["LogisticFusion"]
 

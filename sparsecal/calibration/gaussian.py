@@ -4,7 +4,7 @@ import numpy as np
 
 from ..core.validation import check_choice
 from .llr import LLRCalibrator
-from .logistic import check_prior
+from ..core.validation import check_prior
 
 __all__ = ["GaussianCalibration"]
 

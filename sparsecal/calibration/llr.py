@@ -4,7 +4,8 @@ refitting (lecture notes ``004``: ``log posterior odds = LLR + logit(prior)``)."
 import numpy as np
 
 from .base import BaseCalibrator
-from .logistic import check_prior, logit
+from ..core.validation import check_prior
+from .logistic import logit
 
 __all__ = ["LLRCalibrator"]
 

@@ -9,9 +9,8 @@ imported inside the functions (``import sparsecal`` stays quick).
 """
 import numpy as np
 
-from ..core.validation import check_unit_interval
 
-__all__ = ["check_prior", "fit_logistic", "logit", "prior_weights"]
+__all__ = ["fit_logistic", "logit", "prior_weights"]
 
 #: Newton iterations at most (separable data drive the parameters to infinity)
 MAX_ITER = 200
@@ -36,42 +35,6 @@ def logit(p):
     """
     p = np.asarray(p, dtype=np.float64)
     return np.log(p) - np.log1p(-p)
-
-
-def check_prior(value, name, high=1.0):
-    """``value`` as a float if it lies in the open interval (0, ``high``): a
-    prior (``high=1``), or a clipping ``eps`` (``high=0.5``).
-
-    Parameters
-    ----------
-    value : real
-    name : str
-        Its name in errors.
-    high : float, default=1.0
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    TypeError
-        For a value that is not a real number.
-    ValueError
-        For a value outside (0, ``high``).
-
-    Examples
-    --------
-    >>> from sparsecal.calibration.logistic import check_prior
-    >>> check_prior(1.0, "application_prior")
-    Traceback (most recent call last):
-    ...
-    ValueError: application_prior must lie in (0, 1), got 1.0
-    """
-    value = check_unit_interval(value, name)
-    if not 0.0 < value < high:
-        raise ValueError(f"{name} must lie in (0, {high:g}), got {value!r}")
-    return value
 
 
 def prior_weights(positive, sample_weight, prior):

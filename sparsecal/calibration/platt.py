@@ -5,7 +5,7 @@ import numpy as np
 
 from ..core.validation import check_probabilities
 from .base import BaseCalibrator
-from .logistic import check_prior
+from ..core.validation import check_prior
 
 __all__ = ["PlattCalibrator"]
 

@@ -3,7 +3,8 @@ application prior (Brümmer's prior-weighted logistic regression, lecture notes
 ``004``)."""
 
 from .llr import LLRCalibrator
-from .logistic import check_prior, fit_logistic, logit, prior_weights
+from ..core.validation import check_prior
+from .logistic import fit_logistic, logit, prior_weights
 
 __all__ = ["PriorWeightedLogistic"]
 

@@ -763,14 +763,16 @@ def check_positive_real(value, name):
     return value
 
 
-def check_prior(value, name):
-    """A probability strictly between 0 and 1 (a class prior), as a Python float.
+def check_prior(value, name, high=1.0):
+    """A value in the open interval (0, ``high``), as a Python float: a class
+    prior (``high=1``), or a clipping ``eps`` (``high=0.5``).
 
     Parameters
     ----------
     value : real
     name : str
         Name of the argument, for error messages.
+    high : float, default=1.0
 
     Returns
     -------
@@ -781,7 +783,7 @@ def check_prior(value, name):
     TypeError
         If ``value`` is not a real number (booleans included).
     ValueError
-        If ``value`` is NaN or outside the open interval (0, 1).
+        If ``value`` is NaN or outside the open interval (0, ``high``).
 
     References
     ----------
@@ -796,11 +798,11 @@ def check_prior(value, name):
     >>> check_prior(1, "prior")
     Traceback (most recent call last):
     ...
-    ValueError: prior must lie strictly between 0 and 1, got 1.0
+    ValueError: prior must lie in (0, 1), got 1.0
     """
     value = check_real(value, name)
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"{name} must lie strictly between 0 and 1, got {value!r}")
+    if not 0.0 < value < high:
+        raise ValueError(f"{name} must lie in (0, {high:g}), got {value!r}")
     return value
 
 
