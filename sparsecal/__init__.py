@@ -59,8 +59,14 @@ _EXPORTS = {
     "ScalingBinning": "calibration", "TemperatureScaling": "calibration",
     "clone": "calibration", "cross_fit_predict": "calibration",
     "compare_methods": "calibration",
+    # structured: events of interest, sampling, tag pairs (issue 14)
+    "Events": "structured", "Spans": "structured", "decode_spans": "structured",
+    "crf_sequence_events": "structured", "softmax_sequence_events": "structured",
+    "crf_span_events": "structured", "softmax_span_events": "structured",
+    "crf_event_probabilities": "structured", "softmax_event_probabilities": "structured",
 }
-_SUBPACKAGES = ("calibration", "cli", "core", "crf", "datasets", "io", "metrics", "plotting")
+_SUBPACKAGES = ("calibration", "cli", "core", "crf", "datasets", "io", "metrics", "plotting",
+                "structured")
 
 __all__ = sorted(_EXPORTS)
 
