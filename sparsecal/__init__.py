@@ -64,6 +64,8 @@ _EXPORTS = {
     "crf_sequence_events": "structured", "softmax_sequence_events": "structured",
     "crf_span_events": "structured", "softmax_span_events": "structured",
     "crf_event_probabilities": "structured", "softmax_event_probabilities": "structured",
+    "sample_sequences": "structured", "SampleEstimate": "structured",
+    "sample_frequency": "structured", "sample_percentiles": "structured",
 }
 _SUBPACKAGES = ("calibration", "cli", "core", "crf", "datasets", "io", "metrics", "plotting",
                 "structured")

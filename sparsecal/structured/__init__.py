@@ -25,6 +25,9 @@ _EXPORTS = {
     "softmax_event_probabilities": "events",
     "crf_sequence_events": "sequences", "softmax_sequence_events": "sequences",
     "crf_span_events": "spans", "softmax_span_events": "spans",
+    "sample_sequences": "sampling",
+    "SampleEstimate": "estimates", "sample_frequency": "estimates",
+    "sample_percentiles": "estimates",
 }
 
 __all__ = sorted(_EXPORTS)
