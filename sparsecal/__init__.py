@@ -66,6 +66,8 @@ _EXPORTS = {
     "crf_event_probabilities": "structured", "softmax_event_probabilities": "structured",
     "sample_sequences": "structured", "SampleEstimate": "structured",
     "sample_frequency": "structured", "sample_percentiles": "structured",
+    "pair_entries": "structured", "most_frequent_pairs": "structured",
+    "pair_groups": "structured",
 }
 _SUBPACKAGES = ("calibration", "cli", "core", "crf", "datasets", "io", "metrics", "plotting",
                 "structured")

@@ -28,6 +28,7 @@ _EXPORTS = {
     "sample_sequences": "sampling",
     "SampleEstimate": "estimates", "sample_frequency": "estimates",
     "sample_percentiles": "estimates",
+    "pair_entries": "pairs", "most_frequent_pairs": "pairs", "pair_groups": "pairs",
 }
 
 __all__ = sorted(_EXPORTS)
