@@ -67,7 +67,8 @@ _EXPORTS = {
     "sample_sequences": "structured", "SampleEstimate": "structured",
     "sample_frequency": "structured", "sample_percentiles": "structured",
     "pair_entries": "structured", "most_frequent_pairs": "structured",
-    "pair_groups": "structured",
+    "pair_groups": "structured", "EventConfidence": "structured",
+    "sample_confidence": "structured", "mc_dropout_samples": "structured",
 }
 _SUBPACKAGES = ("calibration", "cli", "core", "crf", "datasets", "io", "metrics", "plotting",
                 "structured")

@@ -29,6 +29,8 @@ _EXPORTS = {
     "SampleEstimate": "estimates", "sample_frequency": "estimates",
     "sample_percentiles": "estimates",
     "pair_entries": "pairs", "most_frequent_pairs": "pairs", "pair_groups": "pairs",
+    "EventConfidence": "ensembles", "sample_confidence": "ensembles",
+    "mc_dropout_samples": "ensembles",
 }
 
 __all__ = sorted(_EXPORTS)
