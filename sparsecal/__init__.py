@@ -72,8 +72,19 @@ _EXPORTS = {
     "LogisticFusion": "calibration", "PriorWeightedLogistic": "calibration",
     "select": "calibration", "CrossFittedCalibrator": "calibration",
     "stratified_token_folds": "calibration",
+    # structured: events of interest, sampling, tag pairs (issue 14)
+    "Events": "structured", "Spans": "structured", "decode_spans": "structured",
+    "crf_sequence_events": "structured", "softmax_sequence_events": "structured",
+    "crf_span_events": "structured", "softmax_span_events": "structured",
+    "crf_event_probabilities": "structured", "softmax_event_probabilities": "structured",
+    "sample_sequences": "structured", "SampleEstimate": "structured",
+    "sample_frequency": "structured", "sample_percentiles": "structured",
+    "pair_entries": "structured", "most_frequent_pairs": "structured",
+    "pair_groups": "structured", "EventConfidence": "structured",
+    "sample_confidence": "structured", "mc_dropout_samples": "structured",
 }
-_SUBPACKAGES = ("calibration", "cli", "core", "crf", "datasets", "io", "metrics", "plotting")
+_SUBPACKAGES = ("calibration", "cli", "core", "crf", "datasets", "io", "metrics", "plotting",
+                "structured")
 
 __all__ = sorted(_EXPORTS)
 

@@ -42,3 +42,11 @@ def test_every_public_name_resolves_and_is_listed():
 def test_unknown_attribute_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         sparsecal.nope
+
+
+def test_structured_names_do_not_load_torch_or_scipy():
+    code = ("import sys\nfrom sparsecal import (Events, decode_spans, sample_frequency, "
+            "pair_entries, sample_confidence, crf_span_events)\n"
+            "print(sorted(m for m in ('scipy', 'matplotlib', 'torch', 'sklearn') "
+            "if m in sys.modules))")
+    assert _probe(code) == "[]"

@@ -848,3 +848,112 @@ def check_scores_and_labels(scores, labels):
     if x.shape[0] == 0:
         raise ValueError("scores is empty: at least one score is needed")
     return x, check_labels(labels, "labels", x.shape[0])
+
+
+def check_lengths(lengths, n_rows, n_positions, name="lengths"):
+    """Sentence lengths of a padded batch as an int64 array (all ``N`` if None).
+
+    Parameters
+    ----------
+    lengths : array_like of int, shape (B,), or None
+        Each in ``1..N``.
+    n_rows : int
+        B, the number of sentences.
+    n_positions : int
+        N, the padded length.
+    name : str, default="lengths"
+        Name of the argument, for error messages.
+
+    Returns
+    -------
+    ndarray of int64, shape (B,)
+
+    Raises
+    ------
+    TypeError
+        If ``lengths`` does not hold integers.
+    ValueError
+        If ``lengths`` has another shape or a value outside ``1..N`` (the first
+        one is named).
+
+    References
+    ----------
+    Nguyen & O'Connor 2015, Section 4.2: sentences of a tagged corpus, padded
+    to one length in a batch.
+
+    Examples
+    --------
+    >>> from sparsecal.core.validation import check_lengths
+    >>> check_lengths([2, 3], 2, 3)
+    array([2, 3])
+    >>> check_lengths([0, 3], 2, 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: lengths[0] = 0 is outside 1..3 (every sentence has 1 to N tokens)
+    """
+    if lengths is None:
+        return np.full(n_rows, n_positions, np.int64)
+    arr = as_array(lengths, name)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold integers, got dtype {arr.dtype}")
+    if arr.shape != (n_rows,):
+        raise ValueError(f"{name} has shape {arr.shape}, expected ({n_rows},)")
+    bad = (arr < 1) | (arr > n_positions)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name}[{i}] = {arr[i]} is outside 1..{n_positions} (every "
+                         "sentence has 1 to N tokens)")
+    return arr.astype(np.int64)
+
+
+def check_tag_matrix(tags, n_tags, name):
+    """A padded matrix of tag indices ``[B, N]`` as int64, ``-1`` for "no tag".
+
+    Parameters
+    ----------
+    tags : array_like of int, shape (B, N)
+        Values in ``[-1, n_tags)``.
+    n_tags : int
+        Size of the tag inventory.
+    name : str
+        Name of the argument, for error messages.
+
+    Returns
+    -------
+    ndarray of int64, shape (B, N)
+
+    Raises
+    ------
+    TypeError
+        If ``tags`` does not hold integers.
+    ValueError
+        If ``tags`` is not 2-D or holds a value outside ``[-1, n_tags)`` (the
+        first one is named by row and position).
+
+    References
+    ----------
+    Jagannatha & Yu 2020, Section 2.1: a structured output is a label sequence
+    per sentence.
+
+    Examples
+    --------
+    >>> from sparsecal.core.validation import check_tag_matrix
+    >>> check_tag_matrix([[0, 1], [2, -1]], 3, "gold")
+    array([[ 0,  1],
+           [ 2, -1]])
+    >>> check_tag_matrix([[0, 3]], 3, "gold")
+    Traceback (most recent call last):
+    ...
+    ValueError: gold[0, 1] = 3 is outside [-1, 3) (tag indices, -1 for no tag)
+    """
+    arr = as_array(tags, name)
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-dimensional [B, N], got shape {arr.shape}")
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold integer tag indices, got dtype {arr.dtype}")
+    bad = (arr < -1) | (arr >= n_tags)
+    if bad.any():
+        b, t = (int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"{name}[{b}, {t}] = {arr[b, t]} is outside [-1, {n_tags}) (tag "
+                         "indices, -1 for no tag)")
+    return arr.astype(np.int64)

@@ -1,0 +1,201 @@
+"""Span decoding for the BIO, BIOES and IO tagging schemes: the one home of the rules.
+
+A tag name is ``"O"`` (outside) or ``"<prefix>-<type>"``. Each scheme admits
+some prefixes, and two sets of them define every span:
+
+========  ==========  ================================  ==========================
+scheme    prefixes    may continue a span (``CONT``)    a span may go on after
+                                                        (``OPEN``)
+========  ==========  ================================  ==========================
+``io``    I           I                                 I
+``bio``   B, I        I                                 B, I
+``bioes`` B, I, E, S  I, E                              B, I
+========  ==========  ================================  ==========================
+
+Position ``t`` *continues* the span at ``t - 1`` when its prefix is in ``CONT``,
+the tag at ``t - 1`` has the same type and a prefix in ``OPEN``; any other
+non-``O`` tag *begins* a span. A span is a beginning and the run of
+continuations after it. Decoding is lenient, as in Jagannatha & Yu (2020),
+Appendix A.3 ("we also allow spans that start with I- tag"): an ``I-X`` after
+``O`` or after another type begins a span, and so does an ``E-X`` (BIOES); a
+``B-X`` never followed by ``E-X`` is still a span.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.validation import check_choice, check_lengths, check_tag_matrix
+
+__all__ = ["SCHEMES", "Spans", "decode_spans", "parse_tag_names"]
+
+#: scheme -> (admitted prefixes, prefixes that continue a span, prefixes a span goes on after)
+SCHEMES = {"io": ("I", "I", "I"), "bio": ("BI", "I", "BI"), "bioes": ("BIES", "IE", "BI")}
+_PREFIX_CODE = {"B": 1, "I": 2, "E": 3, "S": 4}
+
+
+@dataclass(frozen=True)
+class Spans:
+    """Spans decoded from tag sequences: parallel arrays, in (sentence, start) order.
+
+    Attributes
+    ----------
+    sentence, start, length, type : ndarray of int64, shape (n_spans,)
+        Sentence (row), first position, number of tokens and type index of each
+        span.
+    type_names : tuple of str
+        Name of each type index (in order of first appearance in the tag names).
+
+    Examples
+    --------
+    >>> spans = decode_spans([[0, 1, 2]], ["B-PER", "I-PER", "O"], "bio")
+    >>> spans.start.tolist(), spans.length.tolist(), spans.type_names
+    ([0], [2], ('PER',))
+    """
+
+    sentence: np.ndarray
+    start: np.ndarray
+    length: np.ndarray
+    type: np.ndarray
+    type_names: tuple
+
+    def __len__(self):
+        return self.start.shape[0]
+
+    def keys(self, n_positions):
+        """One int64 per span, equal for two spans exactly when they have the same
+        sentence, start, length and type (``n_positions``: the padded length N)."""
+        n_types = max(len(self.type_names), 1)
+        if (max(int(self.sentence.max(initial=0)) + 1, 1) * n_positions * (n_positions + 1)
+                * n_types >= 2 ** 62):
+            raise ValueError("too many sentences, positions and types to key spans in "
+                             "int64: split the batch")
+        return ((self.sentence * n_positions + self.start) * (n_positions + 1)
+                + self.length) * n_types + self.type
+
+
+def parse_tag_names(tag_names, scheme):
+    """Prefix code (0 for ``O``) and type index (-1 for ``O``) of every tag.
+
+    Parameters
+    ----------
+    tag_names : sequence of str
+        One name per tag index: ``"O"`` or ``"<prefix>-<type>"``.
+    scheme : {"bio", "bioes", "io"}
+
+    Returns
+    -------
+    prefix : ndarray of int8, shape (n_tags,)
+        0 ``O``, 1 ``B``, 2 ``I``, 3 ``E``, 4 ``S``.
+    type : ndarray of int64, shape (n_tags,)
+    type_names : tuple of str
+
+    Raises
+    ------
+    TypeError
+        If ``tag_names`` is not a sequence of strings.
+    ValueError
+        If ``scheme`` is unknown, ``tag_names`` is empty, or a name is not ``O``
+        and not a prefix of the scheme, a hyphen and a type (the name is quoted).
+
+    References
+    ----------
+    Jagannatha & Yu (2020), Section 3.2 and Appendix A.3 (BIO tags of named
+    entities).
+
+    Examples
+    --------
+    >>> prefix, types, names = parse_tag_names(["O", "B-LOC", "I-LOC"], "bio")
+    >>> prefix.tolist(), types.tolist(), names
+    ([0, 1, 2], [-1, 0, 0], ('LOC',))
+    >>> parse_tag_names(["O", "S-LOC"], "bio")
+    Traceback (most recent call last):
+    ...
+    ValueError: tag_names[1] = 'S-LOC' is not 'O' or one of the prefixes B, I of scheme 'bio' followed by '-' and a type
+    """
+    check_choice(scheme, "scheme", tuple(SCHEMES))
+    if isinstance(tag_names, str) or not all(isinstance(n, str) for n in tag_names):
+        raise TypeError("tag_names must be a sequence of strings, one per tag index")
+    if len(tag_names) == 0:
+        raise ValueError("tag_names is empty")
+    admitted = SCHEMES[scheme][0]
+    prefix = np.zeros(len(tag_names), np.int8)
+    types = np.full(len(tag_names), -1, np.int64)
+    index = {}
+    for i, name in enumerate(tag_names):      # one loop over the tag inventory
+        if name == "O":
+            continue
+        head, sep, kind = name.partition("-")
+        if not sep or not kind or head not in admitted or len(head) != 1:
+            raise ValueError(f"tag_names[{i}] = {name!r} is not 'O' or one of the prefixes "
+                             f"{', '.join(admitted)} of scheme {scheme!r} followed by '-' "
+                             "and a type")
+        prefix[i] = _PREFIX_CODE[head]
+        types[i] = index.setdefault(kind, len(index))
+    return prefix, types, tuple(index)
+
+
+def _check_tags(tags, n_tags, lengths):
+    """Tag matrix [B, N] with -1 replaced by 0, and the mask of its real positions."""
+    arr = check_tag_matrix(tags, n_tags, "tags")
+    L = check_lengths(lengths, arr.shape[0], arr.shape[1])
+    real = (arr >= 0) & (np.arange(arr.shape[1])[None] < L[:, None])
+    return np.where(real, arr, 0), real
+
+
+def decode_spans(tags, tag_names, scheme="bio", lengths=None):
+    """The spans of every row of a tag-index matrix.
+
+    Parameters
+    ----------
+    tags : array_like of int, shape (B, N)
+        Tag indices into ``tag_names``; ``-1`` (padding, or a token without a
+        tag) is outside every span.
+    tag_names : sequence of str
+        ``"O"`` or ``"<prefix>-<type>"`` per tag index.
+    scheme : {"bio", "bioes", "io"}, default "bio"
+        The rules of :mod:`sparsecal.structured.schemes`.
+    lengths : array_like of int, shape (B,), optional
+        Positions at or past a row's length are outside every span.
+
+    Returns
+    -------
+    Spans
+
+    Raises
+    ------
+    TypeError
+        If ``tags`` does not hold integers, or as :func:`parse_tag_names`.
+    ValueError
+        If ``tags`` is not 2-D or holds an index outside ``[-1, len(tag_names))``,
+        or as :func:`parse_tag_names`.
+
+    References
+    ----------
+    Jagannatha & Yu (2020), Section 3.2 (entity spans of the top-k label
+    sequences) and Appendix A.3 (spans may start with ``I-``).
+
+    Examples
+    --------
+    >>> names = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
+    >>> spans = decode_spans([[1, 2, 0, 4, 3], [2, 4, -1, -1, -1]], names)
+    >>> list(zip(spans.sentence.tolist(), spans.start.tolist(), spans.length.tolist(),
+    ...          [spans.type_names[t] for t in spans.type]))
+    [(0, 0, 2, 'PER'), (0, 3, 1, 'LOC'), (0, 4, 1, 'LOC'), (1, 0, 1, 'PER'), (1, 1, 1, 'LOC')]
+    """
+    prefix_of, type_of, type_names = parse_tag_names(tag_names, scheme)
+    idx, real = _check_tags(tags, len(tag_names), lengths)
+    _, cont_set, open_set = SCHEMES[scheme]
+    px = np.where(real, prefix_of[idx], 0)
+    ty = np.where(real, type_of[idx], -1)
+    cont_codes = [_PREFIX_CODE[c] for c in cont_set]
+    open_codes = [_PREFIX_CODE[c] for c in open_set]
+    cont = np.zeros(px.shape, bool)
+    cont[:, 1:] = ((ty[:, 1:] >= 0) & np.isin(px[:, 1:], cont_codes)
+                   & (ty[:, 1:] == ty[:, :-1]) & np.isin(px[:, :-1], open_codes))
+    begin = (ty >= 0) & ~cont
+    sentence, start = np.nonzero(begin)
+    span_id = np.cumsum(begin.ravel()) - 1
+    inside = (begin | cont).ravel()
+    length = np.bincount(span_id[inside], minlength=sentence.shape[0])
+    return Spans(sentence.astype(np.int64), start.astype(np.int64),
+                 length.astype(np.int64), ty[sentence, start].astype(np.int64), type_names)

@@ -1,0 +1,173 @@
+"""Top-k sequence events of a CRF or a softmax tagger, with exact-match labels.
+
+The event "the k-th best tag sequence is the output" (Jagannatha & Yu 2020,
+Sections 2.4 and 3.1, POS tagging): its probability is ``p(y | x)``, exact from
+k-best Viterbi and the partition function for a CRF
+(:func:`sparsecal.crf.kbest`), the product of the token probabilities for a
+softmax tagger; its label is 1 when the sequence equals the gold one on every
+token. The event type is the rank (``"rank 1"``, ...), so per-rank grouping
+needs nothing new.
+"""
+import numpy as np
+
+from ..core.validation import check_positive_int, check_tag_matrix
+from .events import (check_softmax_scores, event_tags, make_events, rescored,
+                     softmax_event_probabilities)
+
+__all__ = ["crf_sequence_events", "softmax_sequence_events", "check_gold",
+           "kbest_paths", "sequence_events",
+           "softmax_kbest"]
+
+
+def check_gold(gold, shape):
+    """Gold tags ``[B, N]`` in ``[-1, C)`` for scores of ``shape`` (B, N, C)."""
+    B, N, C = shape
+    gold = check_tag_matrix(gold, C, "gold")
+    if gold.shape != (B, N):
+        raise ValueError(f"gold has shape {gold.shape}, expected ({B}, {N}) like the "
+                         "scores")
+    return gold
+
+
+def sequence_events(paths, probs, gold, lengths):
+    """Events of k-best ``paths`` [B, k, N] (rows of ``-1``: no such sequence)
+    with probabilities ``probs`` [B, k], labelled by exact match with the
+    checked ``gold`` [B, N]."""
+    B, k, N = paths.shape
+    b, r = np.nonzero(paths[:, :, 0] >= 0)
+    length = lengths[b]
+    real = np.arange(N)[None] < length[:, None]
+    label = ((paths[b, r] == gold[b]) | ~real).all(1)
+    flat = paths[b, r]
+    tags = event_tags(flat, np.arange(b.shape[0]), np.zeros_like(b), length)
+    return make_events("sequence", probs[b, r], label, b.astype(np.int64),
+                       np.zeros(b.shape[0], np.int64), length, r.astype(np.int64) + 1,
+                       r.astype(np.int64), tags, [f"rank {i + 1}" for i in range(k)], B)
+
+
+def kbest_paths(emissions, transitions, k, lengths=None, start=None, end=None,
+                allowed=None, mask=None, n_threads=None):
+    """(paths [B, k, N] int64, probs [B, k] float64, lengths [B]) by
+    :func:`sparsecal.crf.kbest` (torch imported here only)."""
+    from .. import crf
+    from ..crf.potentials import prepare
+
+    paths, probs = crf.kbest(emissions, transitions, k, lengths=lengths, start=start,
+                             end=end, allowed=allowed, mask=mask, n_threads=n_threads)
+    L = prepare(emissions, transitions, lengths, start, end, allowed, mask).L
+    return (paths.cpu().numpy(), probs.double().cpu().numpy(),
+            L.cpu().numpy().astype(np.int64))
+
+
+def crf_sequence_events(emissions, transitions, gold, k=1, lengths=None, start=None,
+                        end=None, allowed=None, mask=None, n_threads=None):
+    """The top-k tag sequences of a CRF as events, with exact probabilities.
+
+    Parameters
+    ----------
+    emissions, transitions
+        CRF potentials, as in :func:`sparsecal.crf.marginals`.
+    gold : array_like of int, shape (B, N)
+        Gold tag per token (``-1``: padding, or no gold tag: such a real token
+        matches no sequence).
+    k : int, default 1
+        Sequences per sentence (fewer where a sentence has fewer possible ones).
+    lengths, start, end, allowed, mask, n_threads
+        As in :func:`sparsecal.crf.kbest`.
+
+    Returns
+    -------
+    Events
+        ``kind="sequence"``, in (sentence, rank) order; score ``p(y | x)``,
+        label 1 where the sequence equals ``gold`` on the sentence's tokens,
+        type ``rank - 1``.
+
+    Raises
+    ------
+    ImportError
+        Without PyTorch.
+    TypeError, ValueError
+        As :func:`sparsecal.crf.kbest`, or ``gold`` not an integer matrix of
+        shape (B, N) with values in ``[-1, C)``.
+
+    References
+    ----------
+    Jagannatha & Yu (2020), Section 2.4 (top-k MAP events) and Section 3.1
+    (sequence-level events of POS tagging).
+
+    Examples
+    --------
+    >>> import torch
+    >>> em = torch.tensor([[[2.0, 0.0], [0.0, 0.5]]], dtype=torch.float64)
+    >>> ev = crf_sequence_events(em, torch.zeros(2, 2, dtype=torch.float64), [[0, 1]], k=2)
+    >>> ev.tags.tolist(), ev.entries.label.tolist(), ev.entries.score.round(3).tolist()
+    ([[0, 1], [0, 0]], [1, 0], [0.548, 0.333])
+    """
+    k = check_positive_int(k, "k")
+    paths, probs, L = kbest_paths(emissions, transitions, k, lengths, start, end, allowed,
+                                  mask, n_threads)
+    return sequence_events(paths, probs, check_gold(gold, np.shape(emissions)), L)
+
+
+def softmax_sequence_events(scores, gold, k=1, lengths=None, n_threads=None):
+    """The top-k tag sequences of a softmax tagger as events.
+
+    The tokens are independent given ``x``, so the k best sequences are those of
+    a CRF with emissions ``log scores`` and no transitions
+    (:func:`sparsecal.crf.kbest` finds them), and a sequence's probability is
+    the product of its tokens' probabilities (computed as such, not normalised).
+
+    Parameters
+    ----------
+    scores : array_like of float, shape (B, N, C)
+        Per-token tag probabilities (e.g. the mean of MC-dropout samples).
+    gold : array_like of int, shape (B, N)
+        As in :func:`crf_sequence_events`.
+    k : int, default 1
+    lengths : array_like of int, shape (B,), optional
+        Sentence lengths in ``1..N`` (default all ``N``).
+    n_threads : int, optional
+        As in :func:`sparsecal.crf.kbest`.
+
+    Returns
+    -------
+    Events
+        As :func:`crf_sequence_events`, score ``prod_t scores[t, y_t]``.
+
+    Raises
+    ------
+    ImportError
+        Without PyTorch (the k-best search).
+    TypeError, ValueError
+        On scores outside [0, 1], NaN or not 3-D, invalid ``lengths``, ``gold``
+        or ``k``, or a token whose every score is 0.
+
+    References
+    ----------
+    Jagannatha & Yu (2020), Section 2.4 and Section 3.1 (top-k events of a
+    token-level softmax tagger).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> probs = np.array([[[0.9, 0.1], [0.4, 0.6]], [[0.2, 0.8], [0.5, 0.5]]])
+    >>> ev = softmax_sequence_events(probs, [[0, 1], [1, -1]], k=1, lengths=[2, 1])
+    >>> ev.entries.score.round(2).tolist(), ev.entries.label.tolist(), ev.length.tolist()
+    ([0.54, 0.8], [1, 1], [2, 1])
+    """
+    k = check_positive_int(k, "k")
+    arr, L = check_softmax_scores(scores, lengths)
+    gold = check_gold(gold, arr.shape)
+    paths = softmax_kbest(arr, L, k, n_threads)
+    ev = sequence_events(paths, np.zeros(paths.shape[:2]), gold, L)
+    return rescored(ev, softmax_event_probabilities(ev, arr))
+
+
+def softmax_kbest(scores, lengths, k, n_threads):
+    """The k best paths [B, k, N] of independent tokens with probabilities
+    ``scores`` [B, N, C]: those of a CRF with emissions ``log scores`` and no
+    transitions."""
+    with np.errstate(divide="ignore"):
+        log_scores = np.log(scores.astype(np.float64))
+    C = scores.shape[2]
+    return kbest_paths(log_scores, np.zeros((C, C)), k, lengths, n_threads=n_threads)[0]
