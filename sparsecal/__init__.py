@@ -16,7 +16,8 @@ The data flows through the subpackages in one direction:
 - :mod:`sparsecal.plotting`: figures and the HTML report; :mod:`sparsecal.io`:
   files; :mod:`sparsecal.crf`: CRF marginals (torch extra);
   :mod:`sparsecal.datasets`: a synthetic tagger; :mod:`sparsecal.cli`: the
-  ``sparsecal`` command.
+  ``sparsecal`` command; :mod:`sparsecal.adapters`: the outputs of Hugging Face
+  transformers, pytorch-crf and sklearn-crfsuite taggers (optional extras).
 
 Importing :mod:`sparsecal` is cheap and changes nothing global: names are
 loaded from their subpackage on first use (PEP 562), and no environment
@@ -59,8 +60,14 @@ _EXPORTS = {
     "ScalingBinning": "calibration", "TemperatureScaling": "calibration",
     "clone": "calibration", "cross_fit_predict": "calibration",
     "compare_methods": "calibration",
+    # adapters: taggers where they live (optional extras hf, crf, crfsuite)
+    "word_probabilities": "adapters", "label_names": "adapters",
+    "stream_word_entries": "adapters", "gold_ids": "adapters",
+    "marginals_from_torchcrf": "adapters", "log_partition_from_torchcrf": "adapters",
+    "crfsuite_scores": "adapters", "entries_from_crfsuite": "adapters",
 }
-_SUBPACKAGES = ("calibration", "cli", "core", "crf", "datasets", "io", "metrics", "plotting")
+_SUBPACKAGES = ("adapters", "calibration", "cli", "core", "crf", "datasets", "io",
+                "metrics", "plotting")
 
 __all__ = sorted(_EXPORTS)
 
