@@ -16,7 +16,8 @@ The data flows through the subpackages in one direction:
 - :mod:`sparsecal.plotting`: figures and the HTML report; :mod:`sparsecal.io`:
   files; :mod:`sparsecal.crf`: CRF marginals (torch extra);
   :mod:`sparsecal.datasets`: a synthetic tagger; :mod:`sparsecal.cli`: the
-  ``sparsecal`` command.
+  ``sparsecal`` command; :mod:`sparsecal.adapters`: the outputs of Hugging Face
+  transformers, pytorch-crf and sklearn-crfsuite taggers (optional extras).
 
 Importing :mod:`sparsecal` is cheap and changes nothing global: names are
 loaded from their subpackage on first use (PEP 562), and no environment
@@ -82,9 +83,14 @@ _EXPORTS = {
     "pair_entries": "structured", "most_frequent_pairs": "structured",
     "pair_groups": "structured", "EventConfidence": "structured",
     "sample_confidence": "structured", "mc_dropout_samples": "structured",
+    # adapters: taggers where they live (optional extras hf, crf, crfsuite)
+    "word_probabilities": "adapters", "label_names": "adapters",
+    "stream_word_entries": "adapters", "gold_ids": "adapters",
+    "marginals_from_torchcrf": "adapters", "log_partition_from_torchcrf": "adapters",
+    "crfsuite_scores": "adapters", "entries_from_crfsuite": "adapters",
 }
-_SUBPACKAGES = ("calibration", "cli", "core", "crf", "datasets", "io", "metrics", "plotting",
-                "structured")
+_SUBPACKAGES = ("adapters", "calibration", "cli", "core", "crf", "datasets", "io",
+                "metrics", "plotting", "structured")
 
 __all__ = sorted(_EXPORTS)
 

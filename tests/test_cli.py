@@ -648,6 +648,8 @@ def bad(data, tmp_path_factory):
     (d / "counts_bool.json").write_text('{"0": 5, "1": true}')
     (d / "counts_float.json").write_text('{"0": 5, "1": 2.5}')
     (d / "counts_huge.json").write_text('{"0": 5, "1": 100000000000000000000}')
+    (d / "crfsuite.json").write_text(json.dumps([[{"A": 0.9, "B": 0.1}, {"A": 0.2, "B": 0.8}]]))
+    (d / "crfsuite_gold_long.json").write_text(json.dumps([["A", "B", "A"]]))
     return SimpleNamespace(p=lambda name: str(d / name), dir=d)
 
 
@@ -763,6 +765,10 @@ ERROR_CASES = {
     "groups: names without index": (lambda d, b: ["groups", "--train-counts",
                                                    d.p("counts_named.json")],
                                     "counts_named.json", "tag_index"),
+    "crfsuite gold of another length": (
+        lambda d, b: _evaluate(d, scores=b("crfsuite.json"), gold=b("crfsuite_gold_long.json"),
+                               extra=["--scores-format", "crfsuite"]),
+        "crfsuite_gold_long.json", "sentence 0 has 2 tokens in marginals but 3 gold labels"),
 }
 
 
@@ -921,3 +927,27 @@ def test_bad_thread_variable_named(data, capsys, monkeypatch, value):
     assert rc == 2 and "SPARSECAL_NUM_THREADS must be a positive integer, got" in err
     assert "test.npy" not in err
 
+
+
+def test_crfsuite_marginals_evaluate_as_their_dense_matrix(data, capsys, tmp_path):
+    """--scores-format crfsuite: sklearn-crfsuite's predict_marginals JSON and gold
+    label lists give the numbers of the same scores as a dense .npy."""
+    scores, gold = data.test.scores[:300].astype(np.float64), data.test.gold[:300]
+    names = [f"T{i}/X" for i in range(N_TAGS)]
+    cols = np.flatnonzero(scores.max(0) > 0)          # the tags this "model" knows
+    sentences = [range(i, min(i + 7, 300)) for i in range(0, 300, 7)]
+    marginals = [[{names[c]: float(scores[t, c]) for c in cols} for t in s] for s in sentences]
+    y = [[names[gold[t]] for t in s] for s in sentences]
+    (tmp_path / "m.json").write_text(json.dumps(marginals))
+    (tmp_path / "y.json").write_text(json.dumps(y))
+    np.save(tmp_path / "s.npy", scores)
+    np.save(tmp_path / "g.npy", gold)
+    rc, _, err = run(capsys, "evaluate", "--scores", tmp_path / "m.json", "--gold",
+                     tmp_path / "y.json", "--scores-format", "crfsuite", "--tag-index",
+                     data.p("tag_index.json"), "--json", tmp_path / "a.json", "--quiet")
+    assert rc == 0, err
+    rc, _, err = run(capsys, "evaluate", "--scores", tmp_path / "s.npy", "--gold",
+                     tmp_path / "g.npy", "--json", tmp_path / "b.json", "--quiet")
+    assert rc == 0, err
+    a, b = (json.loads((tmp_path / f).read_text()) for f in ("a.json", "b.json"))
+    assert a == b

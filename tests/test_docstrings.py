@@ -13,7 +13,7 @@ import sparsecal
 
 SUBPACKAGES = ["sparsecal", "sparsecal.core", "sparsecal.metrics", "sparsecal.calibration",
                "sparsecal.io", "sparsecal.plotting", "sparsecal.datasets", "sparsecal.cli",
-               "sparsecal.crf", "sparsecal.structured"]
+               "sparsecal.crf", "sparsecal.structured", "sparsecal.adapters"]
 
 
 def _public():

@@ -22,6 +22,15 @@ def test_import_sets_no_environment_variable_and_loads_nothing_heavy():
     assert _probe(code) == "[]"
 
 
+def test_adapters_import_no_tagging_library():
+    code = ("import sys\nimport sparsecal\nfrom sparsecal import (word_probabilities, "
+            "label_names, stream_word_entries, gold_ids, marginals_from_torchcrf, "
+            "crfsuite_scores, entries_from_crfsuite)\n"
+            "print(sorted(m for m in ('torch', 'transformers', 'tokenizers', 'torchcrf', "
+            "'sklearn_crfsuite', 'pycrfsuite') if m in sys.modules))")
+    assert _probe(code) == "[]"
+
+
 def test_workflow_names_do_not_load_optimizer_plots_or_torch():
     code = ("import sys\nfrom sparsecal import (threshold, TagGroups, smce, gmce, evaluate, "
             "GroupedCalibrator, IsotonicCalibrator, compare_methods)\n"

@@ -69,6 +69,9 @@ def _entries_from_args(args, console, prefix=""):
             return load_entries(entries)
     if not scores or not gold:
         raise ValueError(f"give --{prefix}scores and --{prefix}gold (or --{prefix}entries)")
+    if getattr(args, attr + "scores_format") == "crfsuite":
+        with console.step("reading" + which):
+            return _crfsuite_entries(scores, gold, args)
     with console.step("reading" + which):
         matrix = load_scores(scores, key=key)
         gold_arr = load_gold(gold, tag_index=getattr(args, "tag_index", None))
@@ -87,6 +90,24 @@ def _entries_from_args(args, console, prefix=""):
                              progress=progress)
     except ValueError as exc:
         raise ValueError(f"{scores!r}: {exc}") from None
+
+
+def _crfsuite_entries(scores, gold, args):
+    """Entries of sklearn-crfsuite's predict_marginals output (JSON) and gold labels
+    (JSON lists of label lists); every error names the files."""
+    from ..adapters.crfsuite import entries_from_crfsuite
+    from ..core.jsonfile import read_json
+    from ..io.arrays import load_tag_index
+    labels = None
+    if getattr(args, "tag_index", None):
+        index = load_tag_index(args.tag_index)
+        labels = sorted(index, key=index.get)
+    marginals = read_json(scores, "crfsuite marginals", kind=list)
+    y = read_json(gold, "gold labels", kind=list)
+    try:
+        return entries_from_crfsuite(marginals, y, labels, threshold=args.threshold)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{scores!r} with {gold!r}: {exc}") from None
 
 
 def _tfg_groups(train_counts, n_groups, n_tags=None, tag_index=None):
@@ -322,6 +343,10 @@ def _add_inputs(p, prefix="", what="scores", required=False, gold=True):
     p.add_argument(f"--{prefix}entries", help=f"thresholded entries (.npz from "
                                               f"--save-entries) instead of --{prefix}scores/"
                                               f"--{prefix}gold")
+    p.add_argument(f"--{prefix}scores-format", choices=["dense", "crfsuite"], default="dense",
+                   help=f"crfsuite: --{prefix}scores is JSON of sklearn-crfsuite's "
+                        f"predict_marginals(X) and --{prefix}gold JSON of its labels y "
+                        "(columns: --tag-index, else the model's labels; default: dense)")
 
 
 def _add_ci(p, default=None):

@@ -10,7 +10,8 @@ import warnings
 
 import numpy as np
 
-from ..core.entries import Entries, threshold as _threshold
+from ..core.entries import threshold as _threshold
+from ..core.entry_buffer import EntryBuffer
 from ..core.validation import check_unit_interval
 from ._torch import resolve_threads, to_tensor, torch, torch_threads
 from .backends import check_backend, token_marginals
@@ -39,42 +40,6 @@ def _unpack(batch, i):
                              "allowed])")
         return dict(zip(_BATCH_KEYS, batch))
     raise TypeError(f"batch {i} must be a dict or a tuple, got {type(batch).__name__}")
-
-
-class _Growing:
-    """Entry arrays grown in place (``ndarray.resize``: realloc, mremap for large
-    arrays), so that the corpus' entries are never held twice."""
-
-    def __init__(self):
-        self.arrays = None
-        self.size = 0
-
-    def append(self, ent, offset):
-        n = len(ent)
-        parts = (ent.score, ent.tag, ent.label, ent.token)
-        if self.arrays is None:
-            self.arrays = [np.empty(max(n, 1 << 16), dtype=a.dtype) for a in parts]
-        elif ent.score.dtype != self.arrays[0].dtype:
-            dt = np.result_type(ent.score.dtype, self.arrays[0].dtype)
-            self.arrays[0] = self.arrays[0].astype(dt)
-        need = self.size + n
-        if need > self.arrays[0].shape[0]:
-            cap = max(need, self.arrays[0].shape[0] * 3 // 2)
-            for a in self.arrays:
-                a.resize(cap, refcheck=False)
-        lo = self.size
-        for a, p in zip(self.arrays, parts):
-            a[lo:need] = p
-        self.arrays[3][lo:need] += offset
-        self.size = need
-
-    def finish(self):
-        if self.arrays is None:
-            return (np.empty(0, np.float64), np.empty(0, np.int32), np.empty(0, np.uint8),
-                    np.empty(0, np.int64))
-        for a in self.arrays:
-            a.resize(self.size, refcheck=False)
-        return tuple(self.arrays)
 
 
 class _Progress:
@@ -194,8 +159,7 @@ def stream_entries(batches, threshold=0.01, n_tags=None, dense_out=None, progres
     except TypeError:
         total = None
     bar = _Progress(progress, total)
-    acc = _Growing()
-    offset = 0
+    acc = EntryBuffer()
     n_entries = 0
     i = -1
     for i, batch in enumerate(batches):
@@ -223,20 +187,18 @@ def stream_entries(batches, threshold=0.01, n_tags=None, dense_out=None, progres
         g_real = g.cpu()[real].numpy().astype(np.int64, copy=False)
         n_real = dense.shape[0]
         if dense_out is not None:
-            if offset + n_real > dense_out.shape[0]:
+            if acc.n_tokens + n_real > dense_out.shape[0]:
                 raise ValueError(f"dense_out has {dense_out.shape[0]} rows but batch {i} "
-                                 f"reaches token {offset + n_real}")
-            dense_out[offset:offset + n_real] = dense
+                                 f"reaches token {acc.n_tokens + n_real}")
+            dense_out[acc.n_tokens:acc.n_tokens + n_real] = dense
         ent = _threshold(dense, g_real, t, missing_gold=missing_gold,
                          n_threads=n_kernel_threads)
-        acc.append(ent, offset)
-        offset += n_real
+        acc.append(ent, n_real)
         n_entries += len(ent)
-        bar.update(i + 1, offset, n_entries)
-    bar.update(i + 1, offset, n_entries, final=True)
-    if dense_out is not None and offset < dense_out.shape[0]:
+        bar.update(i + 1, acc.n_tokens, n_entries)
+    bar.update(i + 1, acc.n_tokens, n_entries, final=True)
+    if dense_out is not None and acc.n_tokens < dense_out.shape[0]:
         warnings.warn(f"dense_out has {dense_out.shape[0]} rows but the corpus has "
-                      f"{offset} tokens; the remaining rows were not written",
+                      f"{acc.n_tokens} tokens; the remaining rows were not written",
                       UserWarning, stacklevel=2)
-    score, tag, label, token = acc.finish()
-    return Entries._trusted(score, tag, label, token, n_tags, offset, t)
+    return acc.entries(n_tags, t)
