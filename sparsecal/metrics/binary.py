@@ -8,6 +8,7 @@ from ..core.binning import (BinStats, bin_statistics, equal_mass_bin_starts,
                              equal_mass_bins_sorted)
 from .ce import bin_rates, ce_from_bins, check_norm
 from .intervals import ConfidenceInterval, ce_interval
+from ..io.tables import Table
 
 __all__ = ["CalibrationError", "calibration_error", "reliability_table",
            "sorted_calibration_error"]
@@ -198,6 +199,14 @@ def sorted_calibration_error(sorted_scores, sorted_labels, *, n_bins=None, bin_s
     return CalibrationError(value, 2.0, n, bins, lo, hi, spec)
 
 
+class ReliabilityTable(Table, dict):
+    """The dict :func:`reliability_table` returns, with ``to_frame()`` and an
+    HTML view (one row per non-empty bin; the columns that are not None)."""
+
+    def _columns(self):
+        return {k: v for k, v in self.items() if v is not None}
+
+
 def reliability_table(bins, *, ci="simulation"):
     """Per-bin rows of a reliability diagram (calibration curve).
 
@@ -212,10 +221,11 @@ def reliability_table(bins, *, ci="simulation"):
 
     Returns
     -------
-    dict of ndarray
+    ReliabilityTable (a dict of ndarray)
         Over the non-empty bins: "mean_score", "mean_label", "count",
         "ci_halfwidth" (None when ``ci`` is None), "lower" and "upper" (smallest
-        and largest score of the bin).
+        and largest score of the bin); ``to_frame()`` gives a DataFrame of
+        them (pandas extra), and Jupyter shows them as a table.
 
     Raises
     ------
@@ -235,6 +245,7 @@ def reliability_table(bins, *, ci="simulation"):
     """
     spec = ConfidenceInterval.resolve(ci)
     count, q, p = bin_rates(bins)
-    return {"mean_score": q, "mean_label": p, "count": count,
-            "ci_halfwidth": None if spec is None else spec.z * np.sqrt(p * (1 - p) / count),
-            "lower": bins.lower[bins.count > 0], "upper": bins.upper[bins.count > 0]}
+    return ReliabilityTable(
+        mean_score=q, mean_label=p, count=count,
+        ci_halfwidth=None if spec is None else spec.z * np.sqrt(p * (1 - p) / count),
+        lower=bins.lower[bins.count > 0], upper=bins.upper[bins.count > 0])
