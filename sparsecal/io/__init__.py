@@ -2,6 +2,8 @@
 tag indexes, entries, saved calibrators, and atomic replacement of outputs."""
 from .arrays import load_entries, load_gold, load_scores, load_tag_index, save_entries
 from .corpora import CorpusTags, read_conll_columns, read_conllu
+from .parquet import read_parquet, to_arrow, write_parquet
 
 __all__ = ["load_entries", "load_gold", "load_scores", "load_tag_index", "save_entries",
-           "CorpusTags", "read_conll_columns", "read_conllu"]
+           "CorpusTags", "read_conll_columns", "read_conllu", "read_parquet", "to_arrow",
+           "write_parquet"]
