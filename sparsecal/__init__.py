@@ -59,6 +59,9 @@ _EXPORTS = {
     "ScalingBinning": "calibration", "TemperatureScaling": "calibration",
     "clone": "calibration", "cross_fit_predict": "calibration",
     "compare_methods": "calibration",
+    # io: gold from corpora, entries as Arrow / Parquet
+    "CorpusTags": "io", "read_conllu": "io", "read_conll_columns": "io",
+    "to_arrow": "io", "write_parquet": "io", "read_parquet": "io",
 }
 _SUBPACKAGES = ("calibration", "cli", "core", "crf", "datasets", "io", "metrics", "plotting")
 
