@@ -20,22 +20,21 @@ UPOS = ["NOUN", "VERB", "DET", "ADP", "PROPN", "_", "X"]
 
 # ------------------------------------------------------------- references -- #
 
-def brute_conllu(text, column):
-    """Tags, forms, sentence lengths and 1-based lines, one line at a time."""
-    col = FIELDS.index(column)
+def brute_force(text, word):
+    """Tags, forms, 1-based lines and sentence lengths, one line at a time;
+    ``word(line)`` is None for a sentence break, False for a skipped line, else
+    the (tag, form) of a token."""
     tags, forms, lines, lengths, current = [], [], [], [], 0
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     for number, line in enumerate(text.split("\n"), 1):
-        if line.strip() == "":
-            if current:
-                lengths.append(current)
+        token = word(line)
+        if token is None and current:
+            lengths.append(current)
+        if token is None:
             current = 0
-        elif not line.startswith("#"):
-            cols = line.split("\t")
-            if "-" in cols[0] or "." in cols[0]:
-                continue
-            tags.append(cols[col])
-            forms.append(cols[1])
+        elif token:
+            tags.append(token[0])
+            forms.append(token[1])
             lines.append(number)
             current += 1
     if current:
@@ -43,23 +42,25 @@ def brute_conllu(text, column):
     return tags, forms, lines, lengths
 
 
+def brute_conllu(text, column):
+    col = FIELDS.index(column)
+
+    def word(line):
+        if line.strip() == "":
+            return None
+        cols = line.split("\t")
+        return not line.startswith("#") and "-" not in cols[0] and "." not in cols[0] \
+            and (cols[col], cols[1])
+
+    return brute_force(text, word)
+
+
 def brute_conll(text, column):
-    tags, forms, lines, lengths, current = [], [], [], [], 0
-    text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    for number, line in enumerate(text.split("\n"), 1):
+    def word(line):
         cols = line.split()
-        if not cols or cols[0] == "-DOCSTART-":
-            if current:
-                lengths.append(current)
-            current = 0
-            continue
-        tags.append(cols[column])
-        forms.append(cols[0])
-        lines.append(number)
-        current += 1
-    if current:
-        lengths.append(current)
-    return tags, forms, lines, lengths
+        return None if not cols or cols[0] == "-DOCSTART-" else (cols[column], cols[0])
+
+    return brute_force(text, word)
 
 
 def check_against(corpus, ref, index):
