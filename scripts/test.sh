@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Install everything (venv, compiled core, test, torch and adapter extras) and run the
-# whole test suite. CI runs exactly this.
+# Install everything (venv, compiled core, test, torch and every adapter extra) and
+# run the whole test suite. CI runs exactly this.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh" "test,torch,hf,crf,crfsuite"
+source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh" "test,torch,hf,crf,crfsuite,conllu,pandas,arrow"
 exec .venv/bin/python -m pytest -q "$@"

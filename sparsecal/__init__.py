@@ -88,6 +88,9 @@ _EXPORTS = {
     "stream_word_entries": "adapters", "gold_ids": "adapters",
     "marginals_from_torchcrf": "adapters", "log_partition_from_torchcrf": "adapters",
     "crfsuite_scores": "adapters", "entries_from_crfsuite": "adapters",
+    # io: gold from corpora, entries as Arrow / Parquet
+    "CorpusTags": "io", "read_conllu": "io", "read_conll_columns": "io",
+    "to_arrow": "io", "write_parquet": "io", "read_parquet": "io",
 }
 _SUBPACKAGES = ("adapters", "calibration", "cli", "core", "crf", "datasets", "io",
                 "metrics", "plotting", "structured")

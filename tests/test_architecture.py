@@ -15,7 +15,8 @@ PACKAGE = Path(importlib.util.find_spec("sparsecal").origin).resolve().parent
 LAYERS = {"core": 0, "io": 1, "datasets": 1, "crf": 1, "metrics": 2, "adapters": 2,
           "calibration": 3, "structured": 3, "plotting": 4, "cli": 5}
 OPTIONAL = ("torch", "torch_struct", "sklearn", "matplotlib", "dask", "distributed",
-            "transformers", "torchcrf", "sklearn_crfsuite", "pycrfsuite", "tokenizers")
+            "transformers", "torchcrf", "sklearn_crfsuite", "pycrfsuite", "tokenizers",
+            "pandas", "pyarrow", "conllu")
 
 
 def _modules(*patterns):

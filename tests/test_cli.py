@@ -259,6 +259,31 @@ def test_text_gold_equals_npy_gold(data, capsys, gold_file):
     assert from_txt == from_npy
 
 
+@pytest.mark.parametrize("fmt", ["conllu", "conll"])
+def test_corpus_gold_equals_npy_gold(data, capsys, tmp_path, fmt):
+    names = [f"T{i}/X" for i in range(N_TAGS)]
+    if fmt == "conllu":   # two sentences, comments and a multiword token between
+        body = [f"{i + 1}\tw\tw\tX\t{names[g]}\t_\t0\troot\t_\t_"
+                for i, g in enumerate(data.test.gold)]
+        text = "# s1\n" + "\n".join(body[:700]) + "\n\n# s2\n1-2\tmw\t_\t_\t_\t_\t_\t_\t_\t_\n" \
+            + "\n".join(body[700:]) + "\n\n"
+        extra = ["--gold-column", "xpos"]
+    else:
+        text = "-DOCSTART- O\n\n" + "".join(f"w NN {names[g]}\n" for g in data.test.gold)
+        extra = ["--gold-format", "conll"]
+    (tmp_path / "gold.txt").write_text(text)
+    gold = tmp_path / ("gold.conllu" if fmt == "conllu" else "gold.txt")
+    if fmt == "conllu":
+        (tmp_path / "gold.txt").rename(gold)
+    common = ["--scores", data.p("test.npy"), "--train-counts", data.p("counts_named.json"),
+              "--tag-index", data.p("tag_index.json")]
+    rc, from_npy, err = run(capsys, "evaluate", "--gold", data.p("test_gold.npy"), *common)
+    assert rc == 0, err
+    rc, from_corpus, err = run(capsys, "evaluate", "--gold", gold, *extra, *common)
+    assert rc == 0, err
+    assert from_corpus == from_npy
+
+
 def test_tag_strings_in_gold_need_the_tag_index(data, capsys):
     rc, out, err = run(capsys, "evaluate", "--scores", data.p("test.npy"), "--gold",
                        data.p("test_gold_tags.txt"))
@@ -626,6 +651,9 @@ def bad(data, tmp_path_factory):
     idx[9] = "seven"
     (d / "gold_word.txt").write_text("\n".join(idx) + "\n")
     (d / "counts_bad.json").write_text('{"0": 5,')
+    (d / "gold_unknown.conllu").write_text("".join(
+        f"1\tw\tw\t{t}\t_\t_\t0\troot\t_\t_\n\n" for t in lines))
+    (d / "gold.conll").write_text("".join(f"w {t}\n" for t in lines[4:]))
     (d / "counts_unknown.json").write_text(json.dumps({"T0/X": 5, "NOPE": 2}))
     (d / "counts_negative.json").write_text(json.dumps({"0": 5, "1": -2}))
     (d / "scores.csv").write_text("0.5,0.5\n")
@@ -683,6 +711,21 @@ ERROR_CASES = {
         "gold_unknown.txt", "line 4: unknown tag 'NOT-A-TAG'"),
     "non-integer txt gold": (lambda d, b: _evaluate(d, gold=b("gold_word.txt")),
                              "gold_word.txt", "line 10: 'seven' is not a tag index"),
+    "unknown tag in CoNLL-U gold": (
+        lambda d, b: _evaluate(d, gold=b("gold_unknown.conllu"),
+                               extra=["--tag-index", d.p("tag_index.json")]),
+        "gold_unknown.conllu", "line 7: unknown tag 'NOT-A-TAG'"),
+    "CoNLL-U gold without a tag index": (
+        lambda d, b: _evaluate(d, gold=b("gold_unknown.conllu")),
+        "gold_unknown.conllu", "holds tag strings: pass a tag index"),
+    "CoNLL gold column out of range": (
+        lambda d, b: _evaluate(d, gold=b("gold.conll"), extra=[
+            "--tag-index", d.p("tag_index.json"), "--gold-column", "5"]),
+        "gold.conll", "column 5 is out of range"),
+    "CoNLL gold column not a number": (
+        lambda d, b: _evaluate(d, gold=b("gold.conll"), extra=[
+            "--tag-index", d.p("tag_index.json"), "--gold-column", "upos"]),
+        "gold.conll", "the column of a CoNLL file is a number, got 'upos'"),
     "missing gold": (lambda d, b: _evaluate(d, gold=b("missing.txt")),
                      "missing.txt", "does not exist"),
     "bad JSON counts": (

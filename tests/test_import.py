@@ -31,6 +31,13 @@ def test_adapters_import_no_tagging_library():
     assert _probe(code) == "[]"
 
 
+def test_import_and_io_load_no_table_or_corpus_extra():
+    code = ("import sys\nimport sparsecal, sparsecal.io, sparsecal.metrics\n"
+            "print(sorted(m for m in ('pandas', 'pyarrow', 'conllu', 'polars', 'duckdb') "
+            "if m in sys.modules))")
+    assert _probe(code) == "[]"
+
+
 def test_workflow_names_do_not_load_optimizer_plots_or_torch():
     code = ("import sys\nfrom sparsecal import (threshold, TagGroups, smce, gmce, evaluate, "
             "GroupedCalibrator, IsotonicCalibrator, compare_methods)\n"

@@ -12,6 +12,7 @@ from ..core.entries import check_entries
 from ..core.groups import TagGroups, check_groups
 from ..core.progress import ProgressCounter
 from ..metrics.evaluation import evaluate
+from ..io.tables import Table
 from ..metrics.intervals import ConfidenceInterval
 from .grouped import GroupedCalibrator
 from .registry import METHODS, get_method
@@ -20,7 +21,7 @@ __all__ = ["MethodComparison", "compare_methods"]
 
 
 @dataclass(frozen=True)
-class MethodComparison:
+class MethodComparison(Table):
     """Evaluations of the uncalibrated test entries and of every
     (method, grouping) recalibration of them.
 
@@ -61,6 +62,17 @@ class MethodComparison:
         return {"columns": self.columns(), "none": self.values(self.before),
                 "methods": {f"{m}/{g}": self.values(r) for (m, g), r in self.after.items()},
                 "groups": self.before.groups}
+
+    def _columns(self):
+        """One row per recalibration ("none" first): method, grouping, groups
+        fitted, then SMCE ("All") and each group's GMCE."""
+        results = [("none", None, self.before)] + [(m, g, r) for (m, g), r in self.after.items()]
+        out = {"method": [m for m, _, _ in results], "grouping": [g for _, g, _ in results],
+               "n_groups": [None if g is None else 1 if g == "scw" else self.groups.n_groups
+                            for _, g, _ in results]}
+        values = [self.values(r) for _, _, r in results]
+        out.update({c: [v[i] for v in values] for i, c in enumerate(self.columns())})
+        return out
 
     def to_markdown(self, all_groups=False):
         """Table 1 layout: rows None and method x {1 group (SCW), G groups (TFG)};

@@ -74,7 +74,9 @@ def _entries_from_args(args, console, prefix=""):
             return _crfsuite_entries(scores, gold, args)
     with console.step("reading" + which):
         matrix = load_scores(scores, key=key)
-        gold_arr = load_gold(gold, tag_index=getattr(args, "tag_index", None))
+        gold_arr = load_gold(gold, tag_index=getattr(args, "tag_index", None),
+                             format=getattr(args, "gold_format", None),
+                             column=getattr(args, "gold_column", None))
     if gold_arr.shape[0] != matrix.shape[0]:
         raise ValueError(f"{gold!r} has {gold_arr.shape[0]} tokens but {scores!r} has "
                          f"{matrix.shape[0]} rows")
@@ -338,8 +340,15 @@ def _add_inputs(p, prefix="", what="scores", required=False, gold=True):
                                           "file (.npz / .pt dict)")
     if not gold:
         return
-    p.add_argument(f"--{prefix}gold", help="gold tags (.npy, or .txt: one index or tag "
-                                           "per line)")
+    p.add_argument(f"--{prefix}gold", help="gold tags (.npy; .txt: one index or tag "
+                                           "per line; .conllu; CoNLL columns)")
+    if not prefix:
+        p.add_argument("--gold-format", choices=["npy", "txt", "conllu", "conll"],
+                       help="format of every --*gold file (default: from the extension; "
+                            "conll: CoNLL-2003-style whitespace columns)")
+        p.add_argument("--gold-column", help="the gold tag column: a CoNLL-U field (upos, "
+                                             "xpos, feats, deprel, ...; default upos) or a "
+                                             "CoNLL column number (default -1, the last)")
     p.add_argument(f"--{prefix}entries", help=f"thresholded entries (.npz from "
                                               f"--save-entries) instead of --{prefix}scores/"
                                               f"--{prefix}gold")

@@ -16,14 +16,17 @@ import os
 import numpy as np
 
 from .npyfile import npz_names, open_npy, read_npz
+from .tagids import tag_ids
+from .textfile import base_extension, check_file, read_lines
 from ..core.entries import Entries
-from ..core.groups import check_tag_index
+from ..core.groups import _resolve_tag_index, check_tag_index
 from ..core.jsonfile import read_json
 
 __all__ = ["load_scores", "load_gold", "load_tag_index", "save_entries", "load_entries",
            "ENTRIES_FORMAT", "ENTRIES_VERSION"]
 
 ENTRIES_FORMAT = "sparsecal.Entries"
+_GOLD_TYPES = (".npy", ".txt", ".conllu", ".conll")
 ENTRIES_VERSION = 1
 
 
@@ -31,11 +34,7 @@ def _name(path):
     return os.fspath(path)
 
 
-def _exists(path, what):
-    if os.path.isdir(path):
-        raise ValueError(f"{what} file {_name(path)!r} is a directory, not a file")
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{what} file {_name(path)!r} does not exist")
+_exists = check_file
 
 
 def load_scores(path, *, key=None):
@@ -163,17 +162,32 @@ def load_tag_index(path):
     return check_tag_index(read_json(path, "tag index"), f"tag index {_name(path)!r}")
 
 
-def load_gold(path, *, tag_index=None):
-    """Gold tag index per token from ``.npy`` or ``.txt``.
+def load_gold(path, *, tag_index=None, unknown="error", format=None, column=None):
+    """Gold tag index per token from ``.npy``, ``.txt``, CoNLL-U or CoNLL columns.
 
     Parameters
     ----------
     path : str or os.PathLike
         ``.npy``: a 1-D integer array. ``.txt``: one token per line, an integer
-        column index, or (with ``tag_index``) a tag string.
+        column index, or (with ``tag_index``) a tag string. ``.conllu``: a
+        CoNLL-U file (:func:`~sparsecal.io.read_conllu`). ``.conll`` (or any
+        name with ``format="conll"``): a CoNLL-2003-style column file
+        (:func:`~sparsecal.io.read_conll_columns`). Text files may be
+        compressed (``.gz``, ``.bz2``, ``.xz``).
     tag_index : str, os.PathLike or dict, optional
         Tag strings to columns (a JSON file as :func:`load_tag_index` reads, or
-        the dict itself), to read a ``.txt`` file of tag strings.
+        the dict itself); needed for tag strings (``.txt`` of tags, CoNLL-U,
+        CoNLL columns).
+    unknown : {"error", "extend"} or int, default="error"
+        A tag string missing from ``tag_index``: an error naming the unknown
+        tags and their lines; ``"extend"``: new columns after the largest
+        one; an id ``k >= -1`` (see :func:`~sparsecal.io.tagids.tag_ids`).
+    format : {"npy", "txt", "conllu", "conll"}, optional
+        The file format; default: from the extension (below a compression
+        suffix).
+    column : str or int, optional
+        The tag column: a CoNLL-U field name (default ``"upos"``) or a CoNLL
+        column number (default ``-1``, the last).
 
     Returns
     -------
@@ -197,53 +211,62 @@ def load_gold(path, *, tag_index=None):
     array([1, 0, 1])
     """
     _exists(path, "gold")
-    ext = os.path.splitext(_name(path))[1].lower()
+    ext = "." + format if format is not None else base_extension(path)
+    if ext not in _GOLD_TYPES:
+        raise ValueError(f"{_name(path)!r}: unknown gold file type {ext!r} (use "
+                         f"{', '.join(_GOLD_TYPES)}; or name the format)")
+    if column is not None and ext not in (".conllu", ".conll"):
+        raise ValueError(f"{_name(path)!r}: a gold column is only read from CoNLL-U or "
+                         f"CoNLL column files, not {ext}")
+    if ext in (".conllu", ".conll"):
+        return _corpus_gold(path, ext, tag_index, unknown, column)
     if ext == ".npy":
         gold = open_npy(path, "gold")
         if gold.ndim != 1 or gold.dtype.kind not in "iu":
             raise ValueError(f"{_name(path)!r}: gold must be a 1-D integer array, got "
                              f"{gold.dtype} of shape {gold.shape}")
         return np.array(gold)
-    if ext != ".txt":
-        raise ValueError(f"{_name(path)!r}: unknown gold file type {ext!r} (use .npy or .txt)")
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()   # universal newlines: \r\n and \r read as \n
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{_name(path)!r} is not a UTF-8 text file: {exc}") from None
-    lines = text.split("\n")
-    if text.endswith("\n"):   # the newline ends the last line
-        lines.pop()
+    lines = read_lines(path, "gold")
     if lines and lines[-1].strip() == "":   # one blank line at the end is allowed
         lines.pop()
-    # Each distinct line is parsed once; tokens take their value by index.
-    distinct, inverse = np.unique(np.array(lines, dtype=object), return_inverse=True)
-    index = None
+    text = list(map(str.strip, lines))
     if tag_index is not None:
-        index = (load_tag_index(tag_index) if isinstance(tag_index, (str, os.PathLike))
-                 else check_tag_index(tag_index))
-    values = np.array([_gold_value(text.strip(), index) for text in distinct], dtype=object)
-    known = values != None   # noqa: E711 (element-wise)
-    inverse = inverse.reshape(-1)
-    if not known.all():
-        line = int(np.flatnonzero(~known[inverse])[0])
-        text = lines[line].strip()
-        if index is not None:
-            raise ValueError(f"{_name(path)!r} line {line + 1}: unknown tag {text!r} (not "
-                             "in the tag index)")
-        raise ValueError(f"{_name(path)!r} line {line + 1}: {text!r} is not a tag index "
+        return tag_ids(text, _resolve_tag_index(tag_index), unknown=unknown,
+                       lines=np.arange(1, len(text) + 1), source=_name(path))[0]
+    return _integers(text, path)
+
+
+def _corpus_gold(path, ext, tag_index, unknown, column):
+    """Gold ids of a CoNLL-U or CoNLL column file (tag strings: a tag index is needed)."""
+    from .corpora import read_conll_columns, read_conllu
+    if tag_index is None:
+        raise ValueError(f"{_name(path)!r} holds tag strings: pass a tag index JSON "
+                         "({tag: column}) to map them to score columns")
+    if ext == ".conllu":
+        return read_conllu(path, "upos" if column is None else column, tag_index,
+                           unknown=unknown).gold
+    if isinstance(column, str):   # a command-line value
+        try:
+            column = int(column)
+        except ValueError:
+            raise ValueError(f"{_name(path)!r}: the column of a CoNLL file is a number, "
+                             f"got {column!r}") from None
+    return read_conll_columns(path, -1 if column is None else column, tag_index,
+                              unknown=unknown).gold
+
+
+def _integers(text, path):
+    """The integer (a column index, -1: no gold tag) of each line, vectorised."""
+    body = np.array(text, dtype=str)
+    negative = np.strings.startswith(body, "-")
+    digits = np.where(negative, np.strings.slice(body, 1, None), body)
+    ascii_ = np.fromiter(map(str.isascii, text), bool, len(text))
+    ok = ascii_ & np.strings.isdecimal(digits) & (np.strings.str_len(digits) <= 18)
+    if not ok.all():
+        line = int(np.flatnonzero(~ok)[0])
+        raise ValueError(f"{_name(path)!r} line {line + 1}: {text[line]!r} is not a tag index "
                          "(pass a tag index JSON to read tag strings)")
-    return values.astype(np.int64)[inverse]
-
-
-def _gold_value(text, index):
-    """The column a gold line names: a tag of ``index``, else an integer (-1:
-    no gold tag); None if it names none."""
-    if index is not None:
-        return index.get(text)
-    if text.isascii() and text.lstrip("-").isdigit() and len(text) <= 18:
-        return int(text)
-    return None
+    return body.astype(np.int64) if body.size else np.zeros(0, np.int64)
 
 
 def save_entries(path, entries):

@@ -11,6 +11,7 @@ from .bin_intervals import BIN_INTERVAL_METHODS, binomial_interval
 from .ce import bin_rates, ce_from_bins, check_norm
 from .debiased import debiased_ce_from_bins, score_interval
 from .intervals import ConfidenceInterval, ce_interval
+from ..io.tables import Table
 
 __all__ = ["CalibrationError", "calibration_error", "reliability_table",
            "sorted_calibration_error"]
@@ -228,6 +229,14 @@ def sorted_calibration_error(sorted_scores, sorted_labels, *, n_bins=None, bin_s
     return CalibrationError(value, 2.0, n, bins, lo, hi, spec)
 
 
+class ReliabilityTable(Table, dict):
+    """The dict :func:`reliability_table` returns, with ``to_frame()`` and an
+    HTML view (one row per non-empty bin; the columns that are not None)."""
+
+    def _columns(self):
+        return {k: v for k, v in self.items() if v is not None}
+
+
 def reliability_table(bins, *, ci="simulation", bin_interval="wilson"):
     """Per-bin rows of a reliability diagram (calibration curve).
 
@@ -245,10 +254,12 @@ def reliability_table(bins, *, ci="simulation", bin_interval="wilson"):
 
     Returns
     -------
-    dict of ndarray
+    ReliabilityTable (a dict of ndarray)
         Over the non-empty bins: "mean_score", "mean_label", "count", "ci_low"
         and "ci_high" (the interval of the positive rate; None when ``ci`` is
-        None), "lower" and "upper" (smallest and largest score of the bin).
+        None), "lower" and "upper" (smallest and largest score of the bin);
+        ``to_frame()`` gives a DataFrame of them (pandas extra), and Jupyter
+        shows them as a table.
 
     Raises
     ------
@@ -276,5 +287,5 @@ def reliability_table(bins, *, ci="simulation", bin_interval="wilson"):
         lo, hi = binomial_interval(bins.sum_label[nonempty], count,
                                    confidence_level=spec.confidence_level,
                                    method=bin_interval)
-    return {"mean_score": q, "mean_label": p, "count": count, "ci_low": lo, "ci_high": hi,
-            "lower": bins.lower[nonempty], "upper": bins.upper[nonempty]}
+    return ReliabilityTable(mean_score=q, mean_label=p, count=count, ci_low=lo, ci_high=hi,
+                            lower=bins.lower[nonempty], upper=bins.upper[nonempty])

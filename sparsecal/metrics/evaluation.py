@@ -20,6 +20,7 @@ from ..core.entries import check_entries
 from .marginal import mce, smce_and_gmce
 from .measures import get_measure
 from .toplabel import top_label_ece
+from ..io.tables import Table
 
 __all__ = ["EvaluationResult", "Comparison", "evaluate", "compare"]
 
@@ -48,7 +49,7 @@ def _level(settings):
 
 
 @dataclass(frozen=True)
-class EvaluationResult:
+class EvaluationResult(Table):
     """Calibration of one set of entries; see :func:`evaluate`.
 
     Attributes
@@ -95,6 +96,24 @@ class EvaluationResult:
             out["top_label_ece"] = self.top_label_ece.to_dict()
         if self.metrics:
             out["metrics"] = {k: dict(v) for k, v in self.metrics.items()}
+        return out
+
+    def _columns(self):
+        """The group table: row "all" (SMCE over every entry), then one row per
+        group (GMCE); each measure of ``metrics`` as a column."""
+        rows, ces = self.groups, [self.smce] + list(self.gmce)
+        out = {"group": ["all"] + [r["group"] for r in rows],
+               "tag_types": [sum(r["tag_types"] for r in rows)] + [r["tag_types"] for r in rows]}
+        if rows and "train_share_min" in rows[0]:
+            for key in ("train_share_min", "train_share_max"):
+                out[key] = [None] + [r[key] if r["tag_types"] else None for r in rows]
+        out["entries"] = [self.smce.n] + [r.get("entries", 0) for r in rows]
+        out["tokens"] = [None] + [r.get("tokens", 0) for r in rows]
+        for key in ("value", "ci_low", "ci_high"):
+            out["ce" if key == "value" else key] = [None if c is None else getattr(c, key)
+                                                    for c in ces]
+        for name, m in self.metrics.items():
+            out[name] = [m["pooled"]] + list(m["groups"])
         return out
 
     def to_json(self, path=None, indent=2):
@@ -257,7 +276,7 @@ def evaluate(entries, groups=None, *, n_bins=10, ci="simulation", per_tag=False,
 
 
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(Table):
     """Before/after change of SMCE and every GMCE (Kranzlein et al. 2021, Table 1).
 
     Made by :func:`compare`; one row per metric.
@@ -285,6 +304,10 @@ class Comparison:
 
     def to_dict(self):
         return {"rows": self.rows}
+
+    def _columns(self):
+        keys = ("name", "before", "after", "change", "relative_change")
+        return {k: [r[k] for r in self.rows] for k in keys}   # a loop over metrics
 
     def to_markdown(self, label_before="before", label_after="after"):
         lines = [f"| Metric | {label_before} | {label_after} | change | relative |",

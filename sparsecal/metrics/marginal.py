@@ -18,6 +18,7 @@ from ..core.progress import ProgressCounter
 from ..core.validation import check_positive_int, check_probabilities
 from .binary import calibration_error, sorted_calibration_error
 from .intervals import ConfidenceInterval
+from ..io.tables import Table
 
 __all__ = ["DEFAULT_BIN_SIZE", "MarginalCalibrationError", "gmce", "mce", "smce",
            "smce_and_gmce"]
@@ -204,7 +205,7 @@ def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, poole
 
 
 @dataclass(frozen=True)
-class MarginalCalibrationError:
+class MarginalCalibrationError(Table):
     """Kumar et al.'s marginal CE over the tags with enough data; see :func:`mce`.
 
     Attributes
@@ -233,6 +234,18 @@ class MarginalCalibrationError:
 
     def __float__(self):
         return float(self.value)
+
+    def _columns(self):
+        """One row per evaluated tag (ascending), then each tag with too few
+        entries (value None)."""
+        tags = sorted(self.per_tag)
+        few = sorted(self.too_few)
+        ce = [self.per_tag[t] for t in tags]
+        return {"tag": tags + few, "evaluated": [True] * len(tags) + [False] * len(few),
+                "n": [c.n for c in ce] + [self.too_few[t] for t in few],
+                "ce": [c.value for c in ce] + [None] * len(few),
+                "ci_low": [c.ci_low for c in ce] + [None] * len(few),
+                "ci_high": [c.ci_high for c in ce] + [None] * len(few)}
 
 
 def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
