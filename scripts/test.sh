@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Install everything (venv, compiled core, test and torch extras) and run the
+# Install everything (venv, compiled core, test, torch and dask extras) and run the
 # whole test suite. CI runs exactly this.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh" "test,torch"
+source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh" "test,torch,dask"
 exec .venv/bin/python -m pytest -q "$@"

@@ -59,8 +59,13 @@ _EXPORTS = {
     "ScalingBinning": "calibration", "TemperatureScaling": "calibration",
     "clone": "calibration", "cross_fit_predict": "calibration",
     "compare_methods": "calibration",
+    # core: isotonic fit from pooled (distinct-score) tables
+    "isotonic_fit_pooled": "core",
+    # distributed (dask extra): entries on a cluster
+    "DaskEntries": "distributed",
 }
-_SUBPACKAGES = ("calibration", "cli", "core", "crf", "datasets", "io", "metrics", "plotting")
+_SUBPACKAGES = ("calibration", "cli", "core", "crf", "datasets", "distributed", "io",
+                "metrics", "plotting")
 
 __all__ = sorted(_EXPORTS)
 
