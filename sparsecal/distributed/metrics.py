@@ -22,6 +22,14 @@ def _result(bins, norm):
                                                       int(bins.count.sum()), bins)
 
 
+def _pooled(entries, norm, n_bins, bin_size):
+    """CE_p over all of ``entries`` (one group); an error when there are none."""
+    (bins,) = equal_mass_bin_stats(entries, n_bins=n_bins, bin_size=bin_size)
+    if bins is None:
+        raise ValueError("cannot compute a calibration error of no points")
+    return _result(bins, norm)
+
+
 def calibration_error(scores, labels, *, norm=2, n_bins=None, bin_size=None):
     """Binned calibration error CE_p of distributed binary predictions,
     with equal-mass bins: :func:`sparsecal.calibration_error` on a cluster.
@@ -64,12 +72,7 @@ def calibration_error(scores, labels, *, norm=2, n_bins=None, bin_size=None):
     >>> abs(ce.value - sc.calibration_error(q, y).value) <= 1e-12 * ce.value
     True
     """
-    norm = check_norm(norm)
-    (bins,) = equal_mass_bin_stats(from_arrays(scores, labels), n_bins=n_bins,
-                                   bin_size=bin_size)
-    if bins is None:
-        raise ValueError("cannot compute a calibration error of no points")
-    return _result(bins, norm)
+    return _pooled(from_arrays(scores, labels), check_norm(norm), n_bins, bin_size)
 
 
 def smce(entries, *, n_bins=None, bin_size=None):
@@ -86,7 +89,7 @@ def smce(entries, *, n_bins=None, bin_size=None):
     Returns
     -------
     CalibrationError
-        Without an interval.
+        As :func:`calibration_error`: no interval.
 
     Raises
     ------
@@ -113,11 +116,7 @@ def smce(entries, *, n_bins=None, bin_size=None):
     >>> res.n == one.n, bool((res.bins.count == one.bins.count).all())
     (True, True)
     """
-    (bins,) = equal_mass_bin_stats(check_dask_entries(entries), n_bins=n_bins,
-                                   bin_size=bin_size)
-    if bins is None:
-        raise ValueError("cannot compute a calibration error of no points")
-    return _result(bins, 2.0)
+    return _pooled(check_dask_entries(entries), 2.0, n_bins, bin_size)
 
 
 def gmce(entries, groups, *, n_bins=None, bin_size=None):
