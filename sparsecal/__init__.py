@@ -91,9 +91,13 @@ _EXPORTS = {
     # io: gold from corpora, entries as Arrow / Parquet
     "CorpusTags": "io", "read_conllu": "io", "read_conll_columns": "io",
     "to_arrow": "io", "write_parquet": "io", "read_parquet": "io",
+    # core: isotonic fit from pooled (distinct-score) tables
+    "isotonic_fit_pooled": "core",
+    # distributed (dask extra): entries on a cluster
+    "DaskEntries": "distributed",
 }
-_SUBPACKAGES = ("adapters", "calibration", "cli", "core", "crf", "datasets", "io",
-                "metrics", "plotting", "structured")
+_SUBPACKAGES = ("adapters", "calibration", "cli", "core", "crf", "datasets",
+                "distributed", "io", "metrics", "plotting", "structured")
 
 __all__ = sorted(_EXPORTS)
 

@@ -37,6 +37,9 @@ class EntryTransformer:
     def transform(self, entries):
         """Entries with calibrated scores (same order, tags, labels, tokens)."""
         self._check_fitted()
+        transform_distributed = getattr(entries, "transform_grouped", None)
+        if transform_distributed is not None:   # sparsecal.distributed.DaskEntries
+            return transform_distributed(self)
         if not isinstance(entries, Entries):
             raise TypeError("transform takes Entries (see sparsecal.threshold)")
         return entries.with_scores(self._calibrate(entries.score, entries.tag))
@@ -271,6 +274,9 @@ class GroupedCalibrator(EntryTransformer, Estimator):
             invalid ``min_entries``.
         """
         self._check_params()
+        fit_distributed = getattr(entries, "fit_grouped", None)
+        if fit_distributed is not None:   # sparsecal.distributed.DaskEntries
+            return fit_distributed(self, sample_weight, progress=progress)
         if not isinstance(entries, Entries):
             raise TypeError("fit takes Entries (see sparsecal.threshold)")
         if len(entries) == 0:
@@ -278,50 +284,83 @@ class GroupedCalibrator(EntryTransformer, Estimator):
         w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
         if w is not None and w.shape != (len(entries),):
             raise ValueError(f"sample_weight must have shape ({len(entries)},)")
+
+        def grouping(groups):
+            perm, offsets = groups.partition(entries)
+
+            def fit_group(g):
+                idx = perm[offsets[g]:offsets[g + 1]]
+                return clone(self.base).fit(entries.score[idx], entries.label[idx],
+                                            None if w is None else w[idx])
+            return np.diff(offsets), fit_group
+
+        return self.fit_groups(grouping, np.unique(entries.tag), entries.threshold,
+                               progress=progress)
+
+    def fit_groups(self, grouping, dev_tags, threshold, *, progress=None):
+        """Fit from per-group sizes and fits: the rule of :meth:`fit` (groups
+        with fewer than ``min_entries`` dev entries, fallback, warnings), for
+        any source of dev data (in-memory entries, or a cluster's in
+        :mod:`sparsecal.distributed`).
+
+        Parameters
+        ----------
+        grouping : callable
+            ``grouping(groups)`` for ``groups`` (then ``fallback``) returns
+            ``(sizes, fit_group)``: dev entries per group and a function
+            returning the fitted calibrator of group ``g``.
+        dev_tags : ndarray of int
+            The tags with at least one dev entry (for the warning).
+        threshold : float
+            The dev entries' threshold (``threshold_``).
+        progress : callable, optional
+            As in :meth:`fit`.
+
+        Returns
+        -------
+        self : GroupedCalibrator
+        """
+        self._check_params()
         n_fallback = 0 if self.fallback is None else self.fallback.n_groups
         counter = ProgressCounter(progress, self.groups.n_groups + n_fallback)
         calibrators, tag_map = [], np.full(self.groups.n_tags, -1, dtype=np.int64)
-        weak = self._fit_grouping(self.groups, entries, w, calibrators, tag_map,
+        weak = self._fit_grouping(self.groups, grouping, calibrators, tag_map,
                                   np.ones(self.groups.n_tags, dtype=bool), counter)
         if self.fallback is not None and weak.any():
-            self._fit_grouping(self.fallback, entries, w, calibrators, tag_map, weak,
-                               counter)
+            self._fit_grouping(self.fallback, grouping, calibrators, tag_map, weak, counter)
         elif n_fallback:
             counter.advance(n_fallback)
         left = np.flatnonzero(tag_map < 0)
         if left.size:
             # Also tags with no dev entry at all: their test scores are left
             # unchanged just the same, which the caller must know about.
-            with_dev = np.intersect1d(left, np.unique(entries.tag)).size
+            with_dev = np.intersect1d(left, dev_tags).size
             last = self.groups if self.fallback is None else self.fallback
             warnings.warn(f"{left.size} tags ({with_dev} of them with dev entries) are in "
                           f"groups with fewer than min_entries={self.min_entries} dev "
                           f"entries ({last.kind} groups {_names(last.tag_to_group[left])}) "
                           "and have no fallback calibrator: their scores are left "
-                          "unchanged", stacklevel=2)
+                          "unchanged", stacklevel=3)
         self.calibrators_ = calibrators
         self.tag_to_calibrator_ = tag_map
-        self.threshold_ = entries.threshold
+        self.threshold_ = threshold
         return self
 
-    def _fit_grouping(self, groups, entries, w, calibrators, tag_map, tags_wanted, counter):
+    def _fit_grouping(self, groups, grouping, calibrators, tag_map, tags_wanted, counter):
         """Fit a calibrator for every group of ``groups`` holding a wanted tag,
         counting each group; returns the wanted tags whose group had too few
         entries."""
-        perm, offsets = groups.partition(entries)
+        sizes, fit_group = grouping(groups)
         weak = np.zeros(groups.n_tags, dtype=bool)
         small = []
         for g in range(groups.n_groups):
             members = tags_wanted & (groups.tag_to_group == g)
-            idx = perm[offsets[g]:offsets[g + 1]]
-            if members.any() and idx.size < self.min_entries:
+            if members.any() and sizes[g] < self.min_entries:
                 weak |= members
             elif members.any():
-                cal = clone(self.base).fit(entries.score[idx], entries.label[idx],
-                                           None if w is None else w[idx])
                 tag_map[members] = len(calibrators)
-                calibrators.append(cal)
-                if idx.size < DEFAULT_BIN_SIZE:
+                calibrators.append(fit_group(g))
+                if sizes[g] < DEFAULT_BIN_SIZE:
                     small.append(g)
             counter.advance()
         if small:
@@ -329,7 +368,7 @@ class GroupedCalibrator(EntryTransformer, Estimator):
                           f"calibrator fit on fewer than {DEFAULT_BIN_SIZE} dev entries, "
                           f"the default min_entries (min_entries={self.min_entries}): "
                           "such calibrators overfit (docs/recalibration.md, \"Defaults\")",
-                          UserWarning, stacklevel=3)
+                          UserWarning, stacklevel=4)
         return weak
 
     def _tagset_size(self):

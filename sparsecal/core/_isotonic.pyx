@@ -94,6 +94,24 @@ cdef void _pool_adjacent_violators(double[::1] y, double[::1] w,
         i = k
 
 
+cdef Py_ssize_t _knots(double[::1] ux, double[::1] uy, double[::1] uw,
+                      int64_t[::1] target, Py_ssize_t m, double y_min,
+                      double y_max) noexcept nogil:
+    """Pool adjacent violators over the pooled points ``ux[:m]`` (values ``uy``,
+    weights ``uw``, both overwritten), then keep a point where the value changes
+    on either side (block endpoints), clipped to ``[y_min, y_max]``, in the
+    first places of ``ux`` and ``uy``; returns how many were kept (``target``:
+    scratch of at least ``m`` places)."""
+    cdef Py_ssize_t i, k = 0
+    _pool_adjacent_violators(uy, uw, target, m)
+    for i in range(m):
+        if i == 0 or i == m - 1 or uy[i] != uy[i - 1] or uy[i] != uy[i + 1]:
+            ux[k] = ux[i]
+            uy[k] = min(max(uy[i], y_min), y_max)
+            k += 1
+    return k
+
+
 def isotonic_fit_sorted(const floating[::1] xs, const target_t[::1] y,
                         const double[::1] w, const int64_t[::1] perm,
                         double y_min, double y_max):
@@ -101,25 +119,30 @@ def isotonic_fit_sorted(const floating[::1] xs, const target_t[::1] y,
     ``y`` and ``w``; ``w`` may be None). Returns the fitted function as knots
     ``(x_knots, y_knots)``: endpoints of the constant blocks, clipped to
     ``[y_min, y_max]``."""
-    cdef Py_ssize_t n = xs.shape[0], m, i, k
+    cdef Py_ssize_t n = xs.shape[0], m, k
     cdef bint weighted = w is not None
     ux_np = np.empty(n, dtype=np.float64)
     uy_np = np.empty(n, dtype=np.float64)
     uw_np = np.empty(n, dtype=np.float64)
-    target_np = np.empty(n, dtype=np.int64)
     cdef double[::1] ux = ux_np, uy = uy_np, uw = uw_np
-    cdef int64_t[::1] target = target_np
+    cdef int64_t[::1] target = np.empty(n, dtype=np.int64)
     with nogil:
         m = _pool_ties(xs, y, w, weighted, perm, ux, uy, uw)
-        _pool_adjacent_violators(uy, uw, target, m)
-        # Keep a point where the value changes on either side (block endpoints).
-        k = 0
-        for i in range(m):
-            if i == 0 or i == m - 1 or uy[i] != uy[i - 1] or uy[i] != uy[i + 1]:
-                ux[k] = ux[i]
-                uy[k] = min(max(uy[i], y_min), y_max)
-                k += 1
+        k = _knots(ux, uy, uw, target, m, y_min, y_max)
     return ux_np[:k].copy(), uy_np[:k].copy()
+
+
+def isotonic_fit_pooled(double[::1] ux, double[::1] uy, double[::1] uw,
+                        double y_min, double y_max):
+    """Fit on points already pooled by distinct x: ``ux`` strictly increasing,
+    ``uy`` the mean target and ``uw`` the total weight of each (what
+    ``_pool_ties`` computes; all three are overwritten). Returns the knots, as
+    :func:`isotonic_fit_sorted` does from the unpooled points."""
+    cdef Py_ssize_t k
+    cdef int64_t[::1] target = np.empty(ux.shape[0], dtype=np.int64)
+    with nogil:
+        k = _knots(ux, uy, uw, target, ux.shape[0], y_min, y_max)
+    return np.asarray(ux)[:k].copy(), np.asarray(uy)[:k].copy()
 
 
 cdef inline Py_ssize_t _bucket(double v, double x0, double scale,

@@ -16,7 +16,7 @@ from .threads import get_n_threads
 from .validation import as_array, as_float_array, check_finite, check_real, check_sample_weight
 from .binning import argsort_scores
 
-__all__ = ["isotonic_fit", "isotonic_predict"]
+__all__ = ["isotonic_fit", "isotonic_fit_pooled", "isotonic_predict"]
 
 
 def isotonic_fit(x, y, sample_weight=None, *, y_min=0.0, y_max=1.0, n_threads=None):
@@ -83,6 +83,72 @@ def isotonic_fit(x, y, sample_weight=None, *, y_min=0.0, y_max=1.0, n_threads=No
         raise ValueError(f"y_min ({y_min}) must not exceed y_max ({y_max})")
     perm, xs = argsort_scores(x, n_threads=n_threads)
     return _isotonic.isotonic_fit_sorted(xs, y, w, perm, y_min, y_max)
+
+
+def isotonic_fit_pooled(x, y_mean, weight, *, y_min=0.0, y_max=1.0):
+    """Fit isotonic regression to points already pooled by distinct ``x``.
+
+    Isotonic fitting depends on the data only through the total weight and
+    the weighted mean target of each distinct ``x`` (the ties are pooled
+    first). Given that table, this returns the same knots, bit for bit, as
+    :func:`isotonic_fit` of the unpooled points when ``y_mean`` and ``weight``
+    are computed as it pools them: the weight sum, and the weighted target sum
+    divided by it (exact for unit weights and 0/1 labels: integer sums). The
+    table merges exactly across chunks, which is what lets
+    :mod:`sparsecal.distributed` fit on a cluster.
+
+    Parameters
+    ----------
+    x : array_like of float, shape (m,)
+        Distinct inputs, strictly increasing, finite.
+    y_mean : array_like of float, shape (m,)
+        Mean target of each, finite.
+    weight : array_like of float, shape (m,)
+        Total (positive) weight of each.
+    y_min, y_max : float, default=0.0, 1.0
+        Fitted values are clipped to this range.
+
+    Returns
+    -------
+    x_knots, y_knots : ndarray of float64
+        As :func:`isotonic_fit`.
+
+    Raises
+    ------
+    TypeError
+        If an array does not hold real numbers.
+    ValueError
+        If the arrays are empty or of different shapes, ``x`` is not strictly
+        increasing or not finite, ``y_mean`` is not finite, a weight is not
+        positive and finite, or ``y_min > y_max``.
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Section 2.2 ("Isotonic Regression");
+    pool adjacent violators over tied points pooled first, as in Barlow et
+    al. 1972, Chapter 1, and scikit-learn's ``_make_unique``.
+
+    Examples
+    --------
+    >>> from sparsecal.core.isotonic import isotonic_fit, isotonic_fit_pooled
+    >>> isotonic_fit_pooled([0.1, 0.2, 0.3], [0.0, 1.0, 0.5], [1, 1, 2])
+    (array([0.1, 0.2, 0.3]), array([0.        , 0.66666667, 0.66666667]))
+    >>> isotonic_fit([0.1, 0.2, 0.3, 0.3], [0, 1, 0, 1])
+    (array([0.1, 0.2, 0.3]), array([0.        , 0.66666667, 0.66666667]))
+    """
+    ux = np.array(check_finite(x, "x"), dtype=np.float64)
+    uy = np.array(check_finite(y_mean, "y_mean"), dtype=np.float64)
+    uw = np.array(as_float_array(weight, "weight"), dtype=np.float64)
+    if ux.shape[0] == 0 or uy.shape != ux.shape or uw.shape != ux.shape:
+        raise ValueError("x, y_mean and weight must be non-empty 1-D arrays of one length")
+    if (np.diff(ux) <= 0).any():
+        raise ValueError("x must be strictly increasing (one row per distinct x)")
+    if not (np.isfinite(uw).all() and (uw > 0).all()):
+        raise ValueError("weight must be positive and finite")
+    y_min, y_max = check_real(y_min, "y_min"), check_real(y_max, "y_max")
+    if not y_min <= y_max:
+        raise ValueError(f"y_min ({y_min}) must not exceed y_max ({y_max})")
+    return _isotonic.isotonic_fit_pooled(ux, uy, uw, y_min, y_max)
 
 
 def isotonic_predict(x, x_knots, y_knots, *, n_threads=None):

@@ -1,0 +1,33 @@
+"""The distributed path on Dask: the single-machine numbers from a cluster.
+
+Optional extra: ``pip install sparsecal[dask]``; the rest of the package never
+imports dask. Inputs are row-chunked ``dask.array`` score matrices and gold
+vectors; every result is exact (docs/scale.md).
+
+- :mod:`~sparsecal.distributed.entries`: :func:`threshold` on the workers,
+  :class:`DaskEntries` (one lazy ``Entries`` per row chunk).
+- :mod:`~sparsecal.distributed.equal_mass`: equal-mass bins by radix selection
+  over mergeable per-chunk counts (no entry leaves its worker).
+- :mod:`~sparsecal.distributed.fixedpoint`: exact, order-free score sums.
+- :mod:`~sparsecal.distributed.metrics`: :func:`calibration_error`,
+  :func:`smce`, :func:`gmce`, :func:`smce_and_gmce`.
+- :mod:`~sparsecal.distributed.isotonic`: :func:`fit_grouped`, isotonic fits
+  per group from merged per-distinct-score tables (what
+  ``GroupedCalibrator.fit`` calls for :class:`DaskEntries`).
+- :mod:`~sparsecal.distributed.chunks`: per-chunk group split and score keys.
+- :mod:`~sparsecal.distributed.reduce`: per-chunk work and tree merges.
+"""
+from .._lazy import lazy_exports
+
+#: public name -> the module that defines it
+_EXPORTS = {
+    "DaskEntries": "entries", "threshold": "entries", "from_arrays": "entries",
+    "equal_mass_bin_stats": "equal_mass",
+    "calibration_error": "metrics", "smce": "metrics", "gmce": "metrics",
+    "smce_and_gmce": "metrics",
+    "fit_grouped": "isotonic",
+}
+
+__all__ = sorted(_EXPORTS)
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -1,0 +1,271 @@
+"""Thresholded entries of a row-chunked ``dask.array``: one lazy
+:class:`~sparsecal.core.entries.Entries` per row chunk, made on the workers.
+
+The compiled :func:`sparsecal.threshold` runs on each chunk with its tokens offset
+by the chunk's first row, so chunk after chunk the entries are the single-machine
+entries in the same (row-major) order: the order ties are broken by
+(docs/architecture.md, Semantics 1-2).
+"""
+import numpy as np
+
+from ..core.entries import Entries, threshold as threshold_block
+from ..core.groups import check_groups
+from ..core.validation import check_choice, check_unit_interval
+from ._dask import require_dask
+
+__all__ = ["DaskEntries", "check_dask_entries", "from_arrays", "threshold"]
+
+
+class DaskEntries:
+    """Entries spread over a cluster, one lazy ``Entries`` per row chunk.
+
+    Made by :func:`threshold` (or :func:`from_arrays`); taken by the metrics of
+    :mod:`sparsecal.distributed`, :meth:`sparsecal.GroupedCalibrator.fit` and
+    :meth:`~sparsecal.GroupedCalibrator.transform`. Nothing is computed until a
+    result is asked for; :meth:`persist` keeps the entries in the workers'
+    memory between passes.
+
+    Parameters
+    ----------
+    blocks : list of dask.delayed.Delayed
+        Each computes the ``Entries`` of one chunk, in row order.
+    n_tags : int
+        Size of the tag inventory.
+    n_tokens : int
+        Rows of the score matrix.
+    threshold : float
+        The threshold the entries were selected with.
+    dtype : numpy.dtype
+        The scores' dtype (float32 or float64).
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Section 3.1 (the thresholded entries);
+    docs/scale.md (the distributed design).
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np
+    >>> from sparsecal.distributed import threshold
+    >>> scores = da.from_array(np.array([[0.7, 0.3], [0.005, 0.995]]), chunks=(1, 2))
+    >>> entries = threshold(scores, da.from_array(np.array([0, 1]), chunks=1))
+    >>> entries
+    DaskEntries(n_blocks=2, dtype=float64, n_tags=2, n_tokens=2, threshold=0.01)
+    >>> entries.compute().token
+    array([0, 0, 1])
+    """
+
+    def __init__(self, blocks, *, n_tags, n_tokens, threshold, dtype):
+        self.blocks = list(blocks)
+        self.n_tags = n_tags
+        self.n_tokens = n_tokens
+        self.threshold = threshold
+        self.dtype = np.dtype(dtype)
+
+    def __repr__(self):
+        return (f"DaskEntries(n_blocks={len(self.blocks)}, dtype={self.dtype}, "
+                f"n_tags={self.n_tags}, n_tokens={self.n_tokens}, "
+                f"threshold={self.threshold})")
+
+    def _with_blocks(self, blocks):
+        return DaskEntries(blocks, n_tags=self.n_tags, n_tokens=self.n_tokens,
+                           threshold=self.threshold, dtype=self.dtype)
+
+    def persist(self):
+        """The same entries, computed and kept in the workers' memory.
+
+        Returns
+        -------
+        DaskEntries
+        """
+        dask = require_dask()
+        return self._with_blocks(dask.persist(*self.blocks))
+
+    def compute(self):
+        """All entries in one process, as single-machine ``Entries`` (for
+        small data and tests: this is what the distributed path avoids).
+
+        Returns
+        -------
+        Entries
+            Equal to :func:`sparsecal.threshold` of the whole matrix.
+        """
+        dask = require_dask()
+        parts = dask.compute(*self.blocks)
+        fields = [None if getattr(parts[0], f) is None else
+                  np.concatenate([getattr(p, f) for p in parts])
+                  for f in ("score", "tag", "label", "token")]
+        return Entries._trusted(*fields, self.n_tags, self.n_tokens, self.threshold)
+
+    def fit_grouped(self, model, sample_weight=None, *, progress=None):
+        """Fit a :class:`~sparsecal.GroupedCalibrator` on these dev entries
+        (what its ``fit`` calls for distributed entries); see
+        :func:`sparsecal.distributed.isotonic.fit_grouped`."""
+        from .isotonic import fit_grouped
+        return fit_grouped(model, self, sample_weight, progress=progress)
+
+    def transform_grouped(self, model):
+        """Calibrated entries, chunk by chunk on the workers (what
+        :meth:`sparsecal.GroupedCalibrator.transform` calls for distributed
+        entries).
+
+        Returns
+        -------
+        DaskEntries
+            Lazy: same chunks, tags, labels and tokens, calibrated scores.
+        """
+        dask = require_dask()
+        task = dask.delayed(model.transform, pure=True)
+        return self._with_blocks([task(b) for b in self.blocks])
+
+
+def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives"):
+    """Entries with ``score >= threshold`` of a row-chunked ``dask.array``.
+
+    Each row chunk is thresholded on a worker by the compiled
+    :func:`sparsecal.threshold` (one thread), its tokens offset by the chunk's
+    first row: the entries, chunk after chunk, are those of the single-machine
+    call in the same order.
+
+    Parameters
+    ----------
+    scores : dask.array.Array of float32 or float64, shape (n_tokens, n_tags)
+        Chunked by rows (column chunks are joined: a row is one task's).
+    gold : dask.array.Array or array_like of int, shape (n_tokens,)
+        Gold tag per token, -1 for none; rechunked like the rows of ``scores``.
+    threshold : float, default=0.01
+    missing_gold : {"negatives", "drop"}, default="negatives"
+        As in :func:`sparsecal.threshold`.
+
+    Returns
+    -------
+    DaskEntries
+        Lazy; an invalid score or gold value raises when a chunk is computed
+        (the row named is the row in the whole matrix).
+
+    Raises
+    ------
+    ImportError
+        Without the dask extra (``pip install sparsecal[dask]``).
+    TypeError
+        If ``scores`` is not a dask array of float32/float64, or ``gold`` does
+        not hold integers.
+    ValueError
+        If ``scores`` is not 2-D or has no rows, ``gold`` has another length,
+        or ``threshold`` or ``missing_gold`` is invalid.
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Section 3.1; docs/architecture.md,
+    Semantics 1.
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np
+    >>> import sparsecal as sc
+    >>> from sparsecal.distributed import threshold
+    >>> x = np.random.default_rng(0).dirichlet(np.ones(4), size=50)
+    >>> gold = np.arange(50) % 4
+    >>> entries = threshold(da.from_array(x, chunks=(7, 4)), gold)
+    >>> one = sc.threshold(x, gold)
+    >>> bool((entries.compute().score == one.score).all())
+    True
+    """
+    dask = require_dask()
+    da = dask.array
+    if not isinstance(scores, da.Array):
+        raise TypeError(f"scores must be a dask.array.Array, got {type(scores).__name__}")
+    if scores.ndim != 2 or scores.shape[0] == 0:
+        raise ValueError(f"scores must be 2-D with at least one row, got shape {scores.shape}")
+    if scores.dtype not in (np.float32, np.float64):
+        raise TypeError(f"scores must be float32 or float64, got dtype {scores.dtype}")
+    t = check_unit_interval(threshold, "threshold")
+    check_choice(missing_gold, "missing_gold", {"negatives", "drop"})
+    gold = gold if isinstance(gold, da.Array) else da.from_array(np.asarray(gold))
+    if gold.dtype.kind not in "iu":
+        raise TypeError(f"gold must hold integers, got dtype {gold.dtype}")
+    if gold.shape != (scores.shape[0],):
+        raise ValueError(f"gold has shape {gold.shape}, expected ({scores.shape[0]},)")
+    scores = scores.rechunk({1: -1})
+    gold = gold.rechunk((scores.chunks[0],))
+    starts = np.concatenate(([0], np.cumsum(scores.chunks[0])))
+    task = dask.delayed(_threshold_chunk, pure=True)
+    blocks = [task(s, g, t, missing_gold, int(r0))
+              for s, g, r0 in zip(scores.to_delayed().ravel(), gold.to_delayed(), starts)]
+    return DaskEntries(blocks, n_tags=int(scores.shape[1]), n_tokens=int(scores.shape[0]),
+                       threshold=t, dtype=scores.dtype)
+
+
+def _threshold_chunk(scores, gold, t, missing_gold, row0):
+    """The entries of one row chunk (on a worker)."""
+    if scores.shape[0] == 0:   # an empty chunk: no entries
+        return Entries._trusted(np.empty(0, scores.dtype), np.empty(0, np.int32),
+                                np.empty(0, np.uint8), np.empty(0, np.int64),
+                                scores.shape[1], 0, t)
+    return threshold_block(scores, gold, t, missing_gold=missing_gold, token_offset=row0,
+                           n_threads=1)
+
+
+def from_arrays(scores, labels):
+    """Distributed entries of one binary problem: 1-D ``scores`` and ``labels``
+    as entries of a single tag (for :func:`sparsecal.distributed.calibration_error`).
+
+    Parameters
+    ----------
+    scores : dask.array.Array of float32 or float64, shape (n,)
+        Probabilities in [0, 1] (checked chunk by chunk on the workers).
+    labels : dask.array.Array or array_like of {0, 1}, shape (n,)
+
+    Returns
+    -------
+    DaskEntries
+
+    Raises
+    ------
+    TypeError
+        If ``scores`` is not a float dask array.
+    ValueError
+        If ``scores`` is not 1-D or ``labels`` has another length.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from_arrays(da.from_array([0.2, 0.9], chunks=1), [0, 1]).compute().label
+    array([0, 1], dtype=uint8)
+    """
+    dask = require_dask()
+    da = dask.array
+    if not isinstance(scores, da.Array) or scores.dtype not in (np.float32, np.float64):
+        raise TypeError("scores must be a dask.array.Array of float32 or float64")
+    if scores.ndim != 1:
+        raise ValueError(f"scores must be 1-D, got shape {scores.shape}")
+    labels = labels if isinstance(labels, da.Array) else da.from_array(np.asarray(labels))
+    if labels.shape != scores.shape:
+        raise ValueError(f"labels has shape {labels.shape}, expected {scores.shape}")
+    labels = labels.rechunk(scores.chunks)
+    task = dask.delayed(_binary_chunk, pure=True)
+    blocks = [task(s, y) for s, y in zip(scores.to_delayed(), labels.to_delayed())]
+    return DaskEntries(blocks, n_tags=1, n_tokens=None, threshold=0.0, dtype=scores.dtype)
+
+
+def _binary_chunk(scores, labels):
+    """Validated entries of one chunk of a binary problem (on a worker)."""
+    return Entries(scores, np.zeros(scores.shape[0], np.int32), labels, n_tags=1)
+
+
+def check_dask_entries(entries, groups=None):
+    """``entries`` as :class:`DaskEntries` (and ``groups`` over its tagset).
+
+    Raises
+    ------
+    TypeError
+        If ``entries`` is not ``DaskEntries`` or ``groups`` not ``TagGroups``.
+    ValueError
+        If ``groups`` covers another number of tags.
+    """
+    if not isinstance(entries, DaskEntries):
+        raise TypeError(f"entries must be DaskEntries (see sparsecal.distributed.threshold), "
+                        f"got {type(entries).__name__}")
+    if groups is not None:
+        check_groups(groups, entries.n_tags)
+    return entries
