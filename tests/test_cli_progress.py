@@ -315,9 +315,9 @@ def test_apply_and_report_finish_their_lines_on_a_terminal(data, terminal, tmp_p
 
 def test_demo_finishes_every_line_on_a_terminal(terminal, tmp_path):
     terminal = terminal()
-    assert main(["demo", "--tokens", "400", "-o", "", "-q"]) == 0
+    assert main(["demo", "--tokens", "1500", "-o", "", "-q"]) == 0
     assert terminal.getvalue() == ""
-    assert main(["demo", "--tokens", "400", "-o", ""]) == 0
+    assert main(["demo", "--tokens", "1500", "-o", ""]) == 0
     lines = _lines(terminal.getvalue())
     assert [_label(line) for line in lines] == [
         "generating", "thresholding dev", "thresholding", "evaluating", "comparing"]
