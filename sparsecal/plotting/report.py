@@ -28,8 +28,9 @@ from ..calibration.grouped import GroupedCalibrator
 __all__ = ["write_report", "markdown_to_html"]
 
 MARKER = "<!-- sparsecal report -->"
-# entries a tag needs for its own CE (per-tag figure, MCE): one full bin
-MIN_TAG_ENTRIES = DEFAULT_BIN_SIZE
+# entries a tag needs for its own CE (per-tag figure, MCE): mce's default, two
+# full bins
+MIN_TAG_ENTRIES = 2 * DEFAULT_BIN_SIZE
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;
 padding:0 1em;color:#222;line-height:1.45}h1,h2{font-weight:600}table{border-collapse:
