@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the sdist and, from it, the wheel (python -m build); check what each
-# holds; install the wheel with the test and torch extras into a fresh virtual
+# holds; install the wheel with the test run's extras into a fresh virtual
 # environment (.venv-wheel) and run the test suite, taken from the sdist,
 # against the installed package from a directory where the checkout is not
 # importable. CI runs this after scripts/test.sh.
@@ -59,8 +59,9 @@ print(f"sdist {len(names)} files ({len(kernels)} kernel sources); "
       f"wheel {len(files)} files, no .c/.pyx/.pxd")
 PY
 
-# 4. Install the wheel with its extras (the exact torch pin, see _venv.sh).
-VENV=.venv-wheel SPARSECAL_WHEEL=${wheels[0]} source scripts/_venv.sh "test,torch"
+# 4. Install the wheel with the test run's extras (the exact torch pin, see _venv.sh).
+source scripts/_test_extras.sh
+VENV=.venv-wheel SPARSECAL_WHEEL=${wheels[0]} source scripts/_venv.sh "$TEST_EXTRAS"
 
 # 5. The tests from the sdist, in a directory without the package sources:
 #    <work>/suite/{tests,examples}; the real-data tests look for ../shared/data
