@@ -108,14 +108,8 @@ def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, progress=None,
         same stream, a Generator is drawn from group after group.
     progress : callable, optional
         Called as ``progress(groups_done, n_groups)`` after each group.
-    binning : {"equal-mass", "fixed"}, default="equal-mass"
-        As in :func:`sparsecal.calibration_error` (``bin_size`` for
-        equal-mass bins only).
-    norm : {2, 1, inf}, default=2
-        The paper's CE_2 by default; 1 gives an ECE, inf the maximum.
-    debias : bool, default=False
-        Kumar et al.'s debiased CE_2 (``norm=2``; its interval is
-        ``ci="score"``), as :func:`sparsecal.calibration_error`.
+    binning, norm, debias
+        As in :func:`smce`.
 
     Returns
     -------
@@ -173,14 +167,8 @@ def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, poole
     progress : callable, optional
         Called as ``progress(done, total)`` after each calibration error (the
         SMCE, then each group's GMCE).
-    binning : {"equal-mass", "fixed"}, default="equal-mass"
-        As in :func:`sparsecal.calibration_error` (``bin_size`` for
-        equal-mass bins only).
-    norm : {2, 1, inf}, default=2
-        The paper's CE_2 by default; 1 gives an ECE, inf the maximum.
-    debias : bool, default=False
-        Kumar et al.'s debiased CE_2 (``norm=2``; its interval is
-        ``ci="score"``), as :func:`sparsecal.calibration_error`.
+    binning, norm, debias
+        As in :func:`smce`.
 
     Returns
     -------
