@@ -248,7 +248,10 @@ def check_ce_options(n_bins, bin_size, binning, norm, debias, spec):
     check_debias(debias, norm, spec)
     if n_bins is None and bin_size is None:
         n_bins = 10
-    bin_statistics([0.5], [0], binning=binning, n_bins=n_bins, bin_size=bin_size)
+    if binning == "equal-mass":   # the default path: the bin count alone, cheaply
+        equal_mass_bin_starts(1, n_bins=n_bins, bin_size=bin_size)
+    else:   # an unknown binning, or fixed-width bins (no bin_size)
+        bin_statistics([0.5], [0], binning=binning, n_bins=n_bins, bin_size=bin_size)
     return n_bins, norm
 
 
