@@ -852,6 +852,10 @@ ERROR_CASES = {
     "compare --prior of methods without one": (
         lambda d, b: _compare(d, "--methods", "isotonic", "platt", "--prior", "0.2"),
         "--prior", "not to isotonic, platt"),
+    "report --prior without dev outputs or DCF": (
+        lambda d, b: ["report", "--scores", d.p("test.npy"), "--gold", d.p("test_gold.npy"),
+                      "--prior", "0.3", "-o", b("rep")],
+        "--prior", "applies to --metrics dcf and min-dcf (and, with dev outputs"),
     "compare --bins with --bin-size": (
         lambda d, b: _compare(d, "--bins", "5", "--bin-size", "50"),
         "--bin-size", "mutually exclusive"),

@@ -457,3 +457,15 @@ def test_markdown_of_an_evaluation(data):
     assert html.count("<tr>") == 1 + data.groups.n_groups
     assert "|" not in html and "---" not in html
     assert f"<strong>SMCE</strong> {result.smce.value:.4f}" in html
+
+
+def test_report_prior_of_measures_only(data, tmp_path, monkeypatch):
+    """--prior for DCF alone: methods without a prior are fit as usual."""
+    monkeypatch.setattr(report_module, "_figures", lambda directory, *a: [])
+    report_module.write_report(tmp_path / "r", data.test, data.groups, dev=data.dev,
+                               methods=["platt"], prior=0.2,
+                               evaluation={"metrics": ["dcf"]})
+    numbers = json.loads((tmp_path / "r" / "numbers.json").read_text())
+    from sparsecal.metrics import dcf
+    assert numbers["evaluation"]["metrics"]["dcf"]["pooled"] == dcf(
+        data.test.score, data.test.label, prior=0.2).value

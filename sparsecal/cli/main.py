@@ -166,15 +166,20 @@ def _binning_from_args(args):
             "debias": args.debias}
 
 
-def _prior_for_measures(args):
-    """--prior of the measures that need one (--metrics dcf, min-dcf), checked."""
+def _prior_for_measures(args, methods=()):
+    """--prior of the measures that need one (--metrics dcf, min-dcf), checked; with
+    ``methods`` (report with dev outputs) it may be theirs instead."""
+    from ..calibration.registry import get_method
     from ..metrics.measures import get_measure
     takers = [m for m in args.metrics if "prior" in get_measure(m).options]
     if takers and args.prior is None:
         raise ValueError(f"--metrics {takers[0]} needs --prior (the application prior)")
-    if args.prior is not None and not takers and not hasattr(args, "methods"):
-        raise ValueError("--prior applies to --metrics dcf and min-dcf (and to the methods "
-                         "with an application prior)")
+    if args.prior is not None and not takers \
+            and not any(get_method(m).uses_prior for m in methods):
+        raise ValueError("--prior applies to --metrics dcf and min-dcf"
+                         + (" and to the methods with an application prior (prior-logistic, "
+                            "gaussian)" if methods else " (and, with dev outputs, to the "
+                            "methods with an application prior)"))
     return _check_prior(args.prior)
 
 
@@ -368,15 +373,13 @@ def _cmd_compare(args, console):
 
 
 def _cmd_report(args, console):
-    from ..calibration.registry import check_prior_methods
     from ..plotting.report import write_report
     if args.ci is None:   # the report always shows intervals
         args.ci = "score" if args.debias else "simulation"
     ci = _ci_from_args(args)   # checked before any file is read
     binning = _binning_from_args(args)
-    prior = _prior_for_measures(args)
-    if args.dev_scores or args.dev_entries:
-        prior = check_prior_methods(args.methods, args.prior, "--prior") or prior
+    with_dev = bool(args.dev_scores or args.dev_entries)
+    prior = _prior_for_measures(args, args.methods if with_dev else ())
     test = _entries_from_args(args, console)
     dev = None
     if args.dev_scores or args.dev_entries:

@@ -21,6 +21,7 @@ from ..io.atomic import atomic_directory
 from ..calibration.comparison import compare_methods
 from ..calibration.registry import METHODS, check_prior_methods, get_method
 from ..metrics.evaluation import compare, evaluate
+from ..metrics.measures import get_measure
 from ..metrics.intervals import ConfidenceInterval
 from ..metrics.marginal import DEFAULT_BIN_SIZE
 from ..metrics.application import bayes_error_plot
@@ -110,9 +111,10 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
         with ``dev`` after each step of :func:`compare_methods` and the
         evaluation after TFG isotonic recalibration, and after each figure.
     prior : float, optional
-        The application prior: of the methods that take one (refused if no
-        method in ``methods`` does, with ``dev``) and of the measures that
-        need one (``"dcf"``, ``"min-dcf"`` in ``evaluation["metrics"]``).
+        The application prior: of the methods that take one and of the
+        measures that need one (``"dcf"``, ``"min-dcf"`` in
+        ``evaluation["metrics"]``); with ``dev``, refused if neither a method
+        in ``methods`` nor a measure takes it.
     evaluation : dict, optional
         Further keyword arguments of :func:`~sparsecal.metrics.evaluate` for
         every evaluation (``bin_size``, ``binning``, ``norm``, ``debias``,
@@ -150,10 +152,11 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
     if dev is not None:
         check_entries(dev, "dev")
     check_groups(groups, test.n_tags)
-    if dev is not None:
-        check_prior_methods(methods, prior)
     binning = dict(evaluation or {})
     metrics = list(dict.fromkeys(REPORT_METRICS + tuple(binning.pop("metrics", ()))))
+    if dev is not None and not any("prior" in get_measure(m).options for m in metrics):
+        check_prior_methods(methods, prior)   # the prior must be some method's
+    method_prior = prior if any(get_method(m).uses_prior for m in methods) else None
     if binning.get("bin_size") is not None:
         n_bins = None
     # Per-tag CE needs a tag with MIN_TAG_ENTRIES entries; a small test set may
@@ -177,7 +180,7 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
         if dev is not None:
             comparison = compare_methods(dev, test, groups, methods=methods,
                                          n_bins=n_bins or 10, ci=ci, seed=seed,
-                                         progress=counter.nested(), prior=prior,
+                                         progress=counter.nested(), prior=method_prior,
                                          evaluation=binning)
             # The figures show TFG isotonic: the model compare fitted, if it did.
             model = comparison.models.get(("isotonic", "tfg"))
