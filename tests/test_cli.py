@@ -799,7 +799,8 @@ ERROR_CASES = {
     "zero groups": (lambda d, b: _evaluate(d, extra=["--train-counts", d.p("counts.json"),
                                                      "--groups", "0"]),
                     "--groups", "positive"),
-    "zero bins": (lambda d, b: _evaluate(d, extra=["--bins", "0"]), "n_bins", "0"),
+    "zero bins": (lambda d, b: _evaluate(d, extra=["--bins", "0"]), "--bins",
+                  "must be a positive integer, got 0"),
     "zero threads": (lambda d, b: _evaluate(d, extra=["--n-threads", "0"]),
                      "--n-threads", "must be a positive integer, got 0"),
     "tfg fit without counts": (lambda d, b: ["fit", "--scores", d.p("dev.npy"), "--gold",
@@ -812,7 +813,64 @@ ERROR_CASES = {
         lambda d, b: _evaluate(d, scores=b("crfsuite.json"), gold=b("crfsuite_gold_long.json"),
                                extra=["--scores-format", "crfsuite"]),
         "crfsuite_gold_long.json", "sentence 0 has 2 tokens in marginals but 3 gold labels"),
+    # the evaluation, prior, selection and ensemble flags (issue 13): each names its flag
+    "--bins with --bin-size": (lambda d, b: _evaluate(d, extra=["--bins", "5", "--bin-size",
+                                                                "100"]),
+                               "--bin-size", "mutually exclusive"),
+    "--bin-size with fixed bins": (
+        lambda d, b: _evaluate(d, extra=["--bin-size", "100", "--binning", "fixed"]),
+        "--bin-size", "applies to --binning equal-mass only"),
+    "zero bin size": (lambda d, b: _evaluate(d, extra=["--bin-size", "0"]),
+                      "--bin-size", "must be a positive integer, got 0"),
+    "--debias with --norm 1": (lambda d, b: _evaluate(d, extra=["--debias", "--norm", "1"]),
+                               "--debias", "needs --norm 2, got --norm 1"),
+    "--debias with --ci simulation": (lambda d, b: _evaluate(d, extra=["--debias", "--ci"]),
+                                      "--debias", "takes --ci score"),
+    "--ci score without --debias": (lambda d, b: _evaluate(d, extra=["--ci", "score"]),
+                                    "--ci score", "add --debias"),
+    "--level 1.5": (lambda d, b: _evaluate(d, extra=["--ci", "--level", "1.5"]),
+                    "--level", "1.5"),
+    "--metrics dcf without --prior": (lambda d, b: _evaluate(d, extra=["--metrics", "dcf"]),
+                                      "--prior", "--metrics dcf needs --prior"),
+    "--prior without a measure": (lambda d, b: _evaluate(d, extra=["--prior", "0.3"]),
+                                  "--prior", "applies to --metrics dcf and min-dcf"),
+    "--prior above 1": (lambda d, b: _evaluate(d, extra=["--metrics", "min-dcf",
+                                                         "--prior", "1.5"]),
+                        "--prior", "1.5"),
+    "fit --prior of a method without one": (
+        lambda d, b: _fit(d, b, "--grouping", "scw", "--prior", "0.3"),
+        "--prior", "not to isotonic"),
+    "fit --ensemble 1": (lambda d, b: _fit(d, b, "--grouping", "scw", "--ensemble", "1"),
+                         "--ensemble", "at least 2 folds, got 1"),
+    "fit --select with --method": (lambda d, b: _fit(d, b, "--select", "--method", "platt"),
+                                   "--method", "does not apply with --select"),
+    "fit --methods without --select": (lambda d, b: _fit(d, b, "--methods", "platt"),
+                                       "--methods", "applies to fit --select only"),
+    "fit --select of groups without counts": (
+        lambda d, b: _fit(d, b, "--select", "--groups-grid", "1", "3"),
+        "--groups-grid", "needs --train-counts"),
+    "compare --prior of methods without one": (
+        lambda d, b: _compare(d, "--methods", "isotonic", "platt", "--prior", "0.2"),
+        "--prior", "not to isotonic, platt"),
+    "report --prior without dev outputs or DCF": (
+        lambda d, b: ["report", "--scores", d.p("test.npy"), "--gold", d.p("test_gold.npy"),
+                      "--prior", "0.3", "-o", b("rep")],
+        "--prior", "applies to --metrics dcf and min-dcf (and, with dev outputs"),
+    "compare --bins with --bin-size": (
+        lambda d, b: _compare(d, "--bins", "5", "--bin-size", "50"),
+        "--bin-size", "mutually exclusive"),
 }
+
+
+def _fit(data, bad, *extra):
+    """``fit`` argv on the good dev files, writing into the bad directory."""
+    return ["fit", "--scores", data.p("dev.npy"), "--gold", data.p("dev_gold.npy"),
+            "-o", bad("cal"), *extra]
+
+
+def _compare(data, *extra):
+    return ["compare", "--scores", data.p("test.npy"), "--gold", data.p("test_gold.npy"),
+            "--dev-scores", data.p("dev.npy"), "--dev-gold", data.p("dev_gold.npy"), *extra]
 
 
 @pytest.mark.parametrize("case", list(ERROR_CASES))

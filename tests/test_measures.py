@@ -6,8 +6,12 @@ import pytest
 
 from sparsecal import TagGroups, threshold
 from sparsecal.datasets.synthetic import make_tagger_outputs
-from sparsecal.metrics import brier_decomposition, calibration_error, compare, evaluate
+from sparsecal.metrics import (brier_corp, brier_decomposition, calibration_error,
+                               calibration_test, compare, dcf, evaluate, min_cllr, min_dcf,
+                               smooth_ece)
 from sparsecal.metrics.measures import MEASURES, get_measure
+
+PRIOR = 0.3   # the application prior of the measures that take one
 
 
 @pytest.fixture(scope="module")
@@ -18,23 +22,103 @@ def split():
     return entries, groups
 
 
+def _entropy(p):
+    """Binary entropy in nats (0 log 0 = 0)."""
+    return float(-sum(q * np.log(q) for q in (p, 1 - p) if q > 0))
+
+
 def direct(name, scores, labels, n_bins):
-    """Each registered measure, called by hand."""
+    """Each registered measure, by its formula (brute force) where it is one line,
+    else by its function called by hand."""
+    x, y = np.asarray(scores, np.float64), np.asarray(labels, np.float64)
+    ybar = y.mean()
     norms = {"ce": 2, "ece": 1, "max-ce": np.inf}
     if name in norms:
         return calibration_error(scores, labels, norm=norms[name], n_bins=n_bins).value
-    assert name == "brier"
-    return float(np.mean((np.asarray(scores, np.float64) - labels) ** 2))
+    if name == "debiased-ce":
+        return calibration_error(scores, labels, debias=True, n_bins=n_bins).value
+    def cllr():   # lecture notes 004: LLR = logit(p) - logit(training prior = ybar)
+        llr = np.log(x) - np.log1p(-x) - np.log(ybar / (1 - ybar))
+        return float((np.mean(np.logaddexp(0, -llr[y == 1])) +
+                      np.mean(np.logaddexp(0, llr[y == 0]))) / (2 * np.log(2)))
+
+    return {"brier": lambda: float(np.mean((x - y) ** 2)),
+            "brier-mcb": lambda: brier_corp(scores, labels).miscalibration,
+            "brier-dsc": lambda: brier_corp(scores, labels).discrimination,
+            "brier-unc": lambda: ybar * (1 - ybar),
+            "log-loss": lambda: float(-np.mean(np.log(np.where(y == 1, x, 1 - x)))),
+            "log-loss-unc": lambda: _entropy(ybar),
+            "smooth-ece": lambda: smooth_ece(scores, labels).value,
+            "cllr": cllr,
+            "min-cllr": lambda: min_cllr(scores, labels),
+            "dcf": lambda: dcf(scores, labels, prior=PRIOR).value,
+            "min-dcf": lambda: min_dcf(scores, labels, prior=PRIOR).value,
+            "calibration-test-p": lambda: calibration_test(scores, labels,
+                                                           n_bins=n_bins).p_value,
+            }[name]()
+
+
+def _sample(n, seed):
+    rng = np.random.default_rng(seed)
+    scores = rng.integers(1, 20, n) / 20          # ties, in (0, 1)
+    labels = (rng.random(n) < scores ** 2).astype(np.uint8)
+    if n > 1:
+        labels[:2] = [0, 1]                         # both classes (Cllr, DCF need them)
+    return scores, labels
+
+
+# the log-loss terms are checked through their identity below
+CHECKED = sorted(set(MEASURES) - {"log-loss-mcb", "log-loss-dsc"})
+
+
+@pytest.mark.parametrize("name", CHECKED)
+@pytest.mark.parametrize("n", [2, 3, 50, 3000])
+def test_each_measure_is_its_function(name, n):
+    scores, labels = _sample(n, n)
+    got = get_measure(name)(scores, labels, n_bins=7, prior=PRIOR)
+    assert got == pytest.approx(direct(name, scores, labels, 7), rel=1e-9, abs=1e-12)
+
+
+#: the application measures need both classes (a miss and a false-alarm rate)
+BOTH_CLASSES = {"cllr", "min-cllr", "dcf", "min-dcf"}
 
 
 @pytest.mark.parametrize("name", sorted(MEASURES))
-@pytest.mark.parametrize("n", [1, 2, 50, 5000])
-def test_each_measure_is_its_function(name, n):
-    rng = np.random.default_rng(n)
-    scores = rng.integers(0, 20, n) / 19          # ties
-    labels = (rng.random(n) < scores).astype(np.uint8)
-    got = get_measure(name)(scores, labels, n_bins=7)
-    assert got == pytest.approx(direct(name, scores, labels, 7), rel=1e-12, abs=1e-15)
+def test_each_measure_of_one_point(name):
+    scores, labels = np.array([0.3]), np.array([1], np.uint8)
+    if name in BOTH_CLASSES:
+        with pytest.raises(ValueError, match="labels must hold both classes"):
+            get_measure(name)(scores, labels, prior=PRIOR)
+    elif name in CHECKED:
+        assert get_measure(name)(scores, labels, prior=PRIOR) == pytest.approx(
+            direct(name, scores, labels, 7), abs=1e-12)
+
+
+@pytest.mark.parametrize("rule", ["brier", "log-loss"])
+@pytest.mark.parametrize("n", [2, 50, 3000])
+def test_corp_terms_add_up_to_the_score(rule, n):
+    """CORP (Dimitriadis et al. 2021): score = MCB - DSC + UNC, MCB and DSC >= 0."""
+    scores, labels = _sample(n, n + 1)
+    total, mcb, dsc, unc = (get_measure(name)(scores, labels) for name in
+                            (rule, f"{rule}-mcb", f"{rule}-dsc", f"{rule}-unc"))
+    assert mcb >= -1e-12 and dsc >= -1e-12
+    assert total == pytest.approx(mcb - dsc + unc, rel=1e-9, abs=1e-12)
+
+
+def test_dcf_needs_a_prior_and_uses_it():
+    scores, labels = _sample(500, 3)
+    with pytest.raises(ValueError, match="measure 'dcf' needs prior"):
+        get_measure("dcf")(scores, labels)
+    at = {p: get_measure("min-dcf")(scores, labels, prior=p) for p in (0.1, 0.5)}
+    assert at[0.1] == min_dcf(scores, labels, prior=0.1).value != at[0.5]
+
+
+def test_binned_measures_take_the_binning():
+    scores, labels = _sample(400, 5)
+    for name, norm in (("ece", 1), ("ce", 2)):
+        for kw in ({"bin_size": 50}, {"binning": "fixed", "n_bins": 15}):
+            assert get_measure(name)(scores, labels, **kw) == calibration_error(
+                scores, labels, norm=norm, **kw).value
 
 
 def test_brier_is_the_decomposition_total():

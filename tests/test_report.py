@@ -29,7 +29,7 @@ from sparsecal.cli.main import main
 from sparsecal.calibration.comparison import compare_methods
 from sparsecal.calibration.registry import METHODS
 from sparsecal.metrics import ConfidenceInterval
-from sparsecal.plotting.report import MARKER, markdown_to_html
+from sparsecal.plotting.report import MARKER, REPORT_METRICS, markdown_to_html
 from sparsecal.datasets.synthetic import make_tagger_outputs
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -81,8 +81,12 @@ def reports(data, tmp_path_factory):
     ``sparsecal report`` without --dev-scores is written over ``live`` (a re-run)."""
     root = tmp_path_factory.mktemp("reports")
     live = root / "report"
+    # the package under test (this checkout first on the path), not the installed one
+    path = os.pathsep.join([str(Path(__file__).resolve().parents[1])]
+                           + [p for p in [os.environ.get("PYTHONPATH")] if p])
     demo = subprocess.run([console_script(), "demo", "--tokens", str(DEMO_TOKENS), "-o",
-                           str(live)], capture_output=True, text=True, timeout=600)
+                           str(live)], capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, PYTHONPATH=path))
     assert demo.returncode == 0, demo.stderr
     snapshot = root / "snapshot-demo"
     shutil.copytree(live, snapshot)
@@ -168,7 +172,8 @@ def test_demo_report_files(reports):
     assert sorted(p.name for p in d.iterdir()) == ["figures", "index.html", "numbers.json"]
     names = figure_files(d)
     stems = {n.rsplit(".", 1)[0] for n in names}
-    assert {"reliability", "groups", "methods", "per_tag", "modified_reliability"} <= stems
+    assert {"reliability", "groups", "methods", "per_tag", "modified_reliability",
+            "smooth_reliability", "bayes_error"} <= stems
     assert names == sorted(f"{s}.{ext}" for s in stems for ext in ("png", "svg"))
     for stem in stems:
         png = (d / "figures" / f"{stem}.png").read_bytes()
@@ -198,12 +203,17 @@ def test_demo_report_page_content(reports):
         assert f"<td>{METHODS[m].display_name}</td>" in page
     assert "<strong>SMCE</strong>" in page and "**" not in page
     assert not re.search(r"<td>\s*\|", page)
+    for shown in ("Debiased CE", "Smooth ECE", "Brier MCB", "Brier DSC", "Brier UNC",
+                  "Log loss", "Log loss MCB", "Log loss DSC", "Log loss UNC"):
+        assert f"<td>{shown}</td>" in page                 # the evaluation's measures
+        assert f"<td>{shown} group 1</td>" in page          # before / after, per group
 
 
 def test_demo_report_numbers_equal_the_api(reports, demo_data):
     numbers = json.loads((reports.demo / "numbers.json").read_text())
     assert set(numbers) == {"evaluation", "after_tfg_isotonic", "comparison"}
-    kw = dict(ci="simulation")
+    kw = dict(ci="simulation", metrics=list(REPORT_METRICS),
+              min_entries=report_module.MIN_TAG_ENTRIES)
     before = evaluate(demo_data.test, demo_data.groups, per_tag=True, top_label=True, **kw)
     assert numbers["evaluation"] == json.loads(before.to_json())
     after = GroupedCalibrator(IsotonicCalibrator(), demo_data.groups).fit(
@@ -242,10 +252,11 @@ def test_report_without_dev_has_no_method_comparison(reports, data):
     numbers = json.loads((d / "numbers.json").read_text())
     assert set(numbers) == {"evaluation"}
     # per-tag CE where a tag has the entries the report asks for (mce's default)
-    from sparsecal.plotting.report import MIN_TAG_ENTRIES
-    per_tag = bool(np.bincount(data.test.tag).max() >= MIN_TAG_ENTRIES)
+    per_tag = bool(np.bincount(data.test.tag).max() >= report_module.MIN_TAG_ENTRIES)
     expected = evaluate(data.test, data.groups, ci="simulation", per_tag=per_tag,
-                        top_label=True)
+                        min_entries=report_module.MIN_TAG_ENTRIES, top_label=True,
+                        metrics=list(REPORT_METRICS))
+    assert "bayes_error" in stems and "smooth_reliability" in stems
     assert numbers["evaluation"] == json.loads(expected.to_json())
     page = (d / "index.html").read_text(encoding="utf-8")
     assert "Recalibration" not in page and "Isotonic Regression" not in page
@@ -278,6 +289,63 @@ def test_report_with_dev_passes_everything_on(data, capsys, tmp_path, monkeypatc
     assert (kw["n_bins"], kw["seed"], kw["title"]) == (7, 4, "T")
     assert kw["ci"] == ConfidenceInterval("simulation", random_state=4)
     assert "wrote the report" in capsys.readouterr().out
+
+
+def test_report_passes_the_evaluation_flags_on(data, capsys, tmp_path, monkeypatch):
+    """--bin-size, --binning, --norm, --debias, --metrics, --prior reach
+    write_report under the API's names; --debias makes the score interval the
+    default (the report always shows intervals)."""
+    calls = []
+    monkeypatch.setattr(report_module, "write_report",
+                        lambda out_dir, test, groups, **kw: calls.append(kw) or "x")
+    argv = report_argv(data, tmp_path / "r", title="T", dev=True) + [
+        "--methods", "gaussian", "--bin-size", "300", "--debias", "--metrics", "dcf",
+        "--prior", "0.2", "--level", "0.9"]
+    assert main(argv) == 0
+    kw, = calls
+    assert kw["evaluation"] == {"bin_size": 300, "binning": "equal-mass", "norm": 2,
+                                "debias": True, "metrics": ["dcf"]}
+    assert kw["prior"] == 0.2 and kw["n_bins"] is None
+    assert kw["ci"] == ConfidenceInterval("score", confidence_level=0.9, random_state=0)
+    calls.clear()
+    assert main(report_argv(data, tmp_path / "r", title="T") + [
+        "--binning", "fixed", "--norm", "1", "--bins", "15"]) == 0
+    assert calls[0]["evaluation"] == {"bin_size": None, "binning": "fixed", "norm": 1,
+                                      "debias": False, "metrics": []}
+    assert calls[0]["ci"].method == "simulation"
+
+
+def test_report_options_reach_every_evaluation(data, tmp_path, monkeypatch):
+    """write_report's evaluation options and prior: the numbers equal evaluate's."""
+    monkeypatch.setattr(report_module, "_figures", lambda directory, *a: [])
+    opts = dict(bin_size=150, norm=1)
+    report_module.write_report(tmp_path / "r", data.test, data.groups, dev=data.dev,
+                               methods=["gaussian"], ci=None, prior=0.3,
+                               evaluation=dict(opts, metrics=["min-dcf"]))
+    numbers = json.loads((tmp_path / "r" / "numbers.json").read_text())
+    per_tag = bool(np.bincount(data.test.tag).max() >= 200)
+    want = evaluate(data.test, data.groups, per_tag=per_tag, min_entries=200, top_label=True,
+                    ci=ConfidenceInterval(random_state=0), prior=0.3,
+                    metrics=list(REPORT_METRICS) + ["min-dcf"], **opts)
+    assert numbers["evaluation"] == json.loads(want.to_json())
+    assert numbers["evaluation"]["settings"]["bin_size"] == 150
+    compared = compare_methods(data.dev, data.test, data.groups, methods=["gaussian"],
+                               ci=ConfidenceInterval(random_state=0), prior=0.3,
+                               evaluation=opts)
+    assert numbers["comparison"]["methods"] == json.loads(json.dumps(
+        compared.to_dict()["methods"]))
+    default = compare_methods(data.dev, data.test, data.groups, methods=["gaussian"],
+                              ci=ConfidenceInterval(random_state=0), evaluation=opts)
+    assert numbers["comparison"]["methods"] != json.loads(json.dumps(
+        default.to_dict()["methods"]))   # the prior changed the Gaussian calibrator
+
+
+def test_report_refuses_a_prior_no_method_takes(data, tmp_path):
+    with pytest.raises(ValueError, match="prior applies to methods with an application "
+                                         "prior"):
+        report_module.write_report(tmp_path / "r", data.test, data.groups, dev=data.dev,
+                                   methods=["isotonic"], prior=0.3)
+    assert not (tmp_path / "r").exists()
 
 
 def test_report_on_a_small_test_set_without_per_tag_ce(data, tmp_path, monkeypatch):
@@ -391,3 +459,15 @@ def test_markdown_of_an_evaluation(data):
     assert html.count("<tr>") == 1 + data.groups.n_groups
     assert "|" not in html and "---" not in html
     assert f"<strong>SMCE</strong> {result.smce.value:.4f}" in html
+
+
+def test_report_prior_of_measures_only(data, tmp_path, monkeypatch):
+    """--prior for DCF alone: methods without a prior are fit as usual."""
+    monkeypatch.setattr(report_module, "_figures", lambda directory, *a: [])
+    report_module.write_report(tmp_path / "r", data.test, data.groups, dev=data.dev,
+                               methods=["platt"], prior=0.2,
+                               evaluation={"metrics": ["dcf"]})
+    numbers = json.loads((tmp_path / "r" / "numbers.json").read_text())
+    from sparsecal.metrics import dcf
+    assert numbers["evaluation"]["metrics"]["dcf"]["pooled"] == dcf(
+        data.test.score, data.test.label, prior=0.2).value

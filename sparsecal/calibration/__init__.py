@@ -15,7 +15,8 @@
 - :mod:`~sparsecal.calibration.folds`: stratified K-fold by token;
   :mod:`~sparsecal.calibration.selection`: :func:`select` (method, G, bins by
   K-fold on dev); :mod:`~sparsecal.calibration.ensemble`:
-  :class:`CrossFittedCalibrator` (the average of K fold calibrators).
+  :class:`CrossFittedCalibrator` (the average of K fold calibrators);
+  :mod:`~sparsecal.calibration.loading`: :func:`load_calibrator` (either saved kind).
 - :mod:`~sparsecal.calibration.comparison`: every method x {SCW, TFG}, Kranzlein et
   al. 2021 Table 1 (:func:`compare_methods`).
 
@@ -37,6 +38,7 @@ _EXPORTS = {
     "LogisticFusion": "fusion", "PriorWeightedLogistic": "prior_logistic",
     "stratified_token_folds": "folds", "SelectionResult": "selection", "select": "selection",
     "CrossFittedCalibrator": "ensemble",
+    "load_calibrator": "loading", "check_prior_methods": "registry",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -15,7 +15,7 @@ from ..metrics.evaluation import evaluate
 from ..io.tables import Table
 from ..metrics.intervals import ConfidenceInterval
 from .grouped import GroupedCalibrator
-from .registry import METHODS, get_method
+from .registry import METHODS, check_prior_methods, get_method
 
 __all__ = ["MethodComparison", "compare_methods"]
 
@@ -123,7 +123,8 @@ def _cell(value, base):
 
 
 def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("scw", "tfg"),
-                    n_bins=10, ci=None, seed=0, progress=None):
+                    n_bins=10, ci=None, seed=0, progress=None, prior=None,
+                    evaluation=None):
     """Fit every method x grouping on ``dev`` entries, evaluate on ``test``.
 
     Parameters
@@ -145,6 +146,14 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
         Called as ``progress(done, total)`` after the evaluation of ``test`` as
         it is and after each (method, grouping) fit and evaluation:
         ``total = 1 + len(methods) * len(groupings)``.
+    prior : float, optional
+        The application prior of the methods that take one
+        (:attr:`~sparsecal.calibration.registry.Method.uses_prior`); refused
+        if none of ``methods`` does.
+    evaluation : dict, optional
+        Further keyword arguments of every :func:`~sparsecal.metrics.evaluate`
+        (``bin_size``, ``binning``, ``norm``, ``debias``, ``metrics``,
+        ``prior``); with ``bin_size``, ``n_bins`` is for the calibrators only.
 
     Returns
     -------
@@ -155,7 +164,8 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
     TypeError
         For a ``progress`` that is not callable.
     ValueError
-        For an unknown method or grouping.
+        For an unknown method or grouping, a ``prior`` no method takes, or
+        what :func:`~sparsecal.metrics.evaluate` refuses in ``evaluation``.
 
     References
     ----------
@@ -178,8 +188,7 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
     check_groups(groups, test.n_tags)
     if dev.n_tags is not None and test.n_tags is not None and dev.n_tags != test.n_tags:
         raise ValueError(f"dev has {dev.n_tags} tags but test has {test.n_tags}")
-    for m in methods:
-        get_method(m)
+    prior = check_prior_methods(methods, prior)
     bad = [g for g in groupings if g not in ("scw", "tfg")]
     if bad:
         raise ValueError(f"unknown grouping {bad[0]!r}; choose from ['scw', 'tfg']")
@@ -187,13 +196,15 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
     scw = TagGroups.scw(groups.n_tags)
     if isinstance(ci, str):
         ci = ConfidenceInterval(ci, random_state=seed)
-    kw = dict(n_bins=n_bins, ci=ci)
+    kw = dict(n_bins=n_bins, ci=ci, **(evaluation or {}))
+    if kw.get("bin_size") is not None:
+        kw["n_bins"] = None
     before = evaluate(test, groups, **kw)
     counter.advance()
     after, models = {}, {}
     for method in methods:
         for grouping in groupings:
-            base = get_method(method).build(n_bins, seed)
+            base = get_method(method).build(n_bins, seed, prior)
             model = GroupedCalibrator(base, scw if grouping == "scw" else groups).fit(dev)
             models[(method, grouping)] = model
             after[(method, grouping)] = evaluate(model.transform(test), groups, **kw)

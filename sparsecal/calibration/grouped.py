@@ -34,6 +34,11 @@ class EntryTransformer:
     ``.npy`` files; a subclass defines ``_calibrate(scores, tags)``,
     ``_tagset_size()``, ``threshold_`` and ``renormalize``."""
 
+    @property
+    def n_tags(self):
+        """The size of the tagset it calibrates (columns of a dense matrix)."""
+        return self._tagset_size()
+
     def transform(self, entries):
         """Entries with calibrated scores (same order, tags, labels, tokens)."""
         self._check_fitted()

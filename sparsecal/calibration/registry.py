@@ -14,6 +14,7 @@ import importlib
 from dataclasses import dataclass
 
 __all__ = ["METHODS", "Method", "calibrator_class", "get_method", "make_calibrator"]
+__all__ += ["check_prior_methods"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,9 @@ class Method:
         methods without importing them).
     uses_bins, uses_seed : bool
         Whether the shared options ``n_bins`` / ``seed`` are passed to ``cls``.
+    uses_prior : bool
+        Whether the shared option ``prior`` (an application prior) is passed
+        to ``cls`` as ``application_prior``.
     """
 
     name: str
@@ -39,6 +43,7 @@ class Method:
     class_path: str
     uses_bins: bool = False
     uses_seed: bool = False
+    uses_prior: bool = False
 
     @property
     def class_name(self):
@@ -52,7 +57,7 @@ class Method:
                                          __package__)
         return getattr(module, self.class_name)
 
-    def build(self, n_bins=10, seed=0):
+    def build(self, n_bins=10, seed=0, prior=None):
         """An unfitted calibrator with the shared options it takes.
 
         Parameters
@@ -61,6 +66,10 @@ class Method:
             Bins of the binning methods.
         seed : int, default=0
             Random state of seeded methods (scaling-binning's dev split).
+        prior : float, optional
+            The application prior of the methods that take one
+            (:attr:`uses_prior`); the others ignore it (see
+            :func:`check_prior_methods`).
 
         Returns
         -------
@@ -71,6 +80,8 @@ class Method:
             kw["n_bins"] = n_bins
         if self.uses_seed:
             kw["seed"] = seed
+        if self.uses_prior and prior is not None:
+            kw["application_prior"] = prior
         return self.cls(**kw)
 
 
@@ -83,8 +94,10 @@ METHODS = {m.name: m for m in (
     Method("histogram", "Histogram Binning", "histogram.HistogramBinning", uses_bins=True),
     Method("platt", "Platt Scaling", "platt.PlattCalibrator"),
     Method("beta", "Beta Calibration", "beta.BetaCalibration"),
-    Method("prior-logistic", "Prior-Weighted Logistic", "prior_logistic.PriorWeightedLogistic"),
-    Method("gaussian", "Gaussian Calibration", "gaussian.GaussianCalibration"),
+    Method("prior-logistic", "Prior-Weighted Logistic", "prior_logistic.PriorWeightedLogistic",
+           uses_prior=True),
+    Method("gaussian", "Gaussian Calibration", "gaussian.GaussianCalibration",
+           uses_prior=True),
 )}
 
 
@@ -117,7 +130,52 @@ def get_method(name):
         raise ValueError(f"unknown method {name!r}; choose from {sorted(METHODS)}") from None
 
 
-def make_calibrator(name, *, n_bins=10, seed=0):
+def check_prior_methods(methods, prior, flag="prior"):
+    """Refuse an application prior that none of ``methods`` takes.
+
+    Parameters
+    ----------
+    methods : sequence of str
+        Keys of :data:`METHODS`.
+    prior : float or None
+        Checked to lie in (0, 1) when given.
+    flag : str, default="prior"
+        The name the message gives the prior (``"--prior"`` on the command line).
+
+    Returns
+    -------
+    float or None
+        ``prior``, checked.
+
+    Raises
+    ------
+    ValueError
+        For an unknown method, a prior outside (0, 1), or a prior given when no
+        method in ``methods`` takes one (the message names those that do).
+
+    Examples
+    --------
+    >>> from sparsecal.calibration.registry import check_prior_methods
+    >>> check_prior_methods(["isotonic", "gaussian"], 0.2)
+    0.2
+    >>> check_prior_methods(["isotonic"], 0.2, "--prior")
+    Traceback (most recent call last):
+    ...
+    ValueError: --prior applies to methods with an application prior (gaussian, prior-logistic), not to isotonic
+    """
+    from ..core.validation import check_prior
+    chosen = [get_method(m) for m in methods]
+    if prior is None:
+        return None
+    prior = check_prior(prior, flag)
+    if not any(m.uses_prior for m in chosen):
+        takers = ", ".join(sorted(m.name for m in METHODS.values() if m.uses_prior))
+        raise ValueError(f"{flag} applies to methods with an application prior ({takers}), "
+                         f"not to {', '.join(m.name for m in chosen)}")
+    return prior
+
+
+def make_calibrator(name, *, n_bins=10, seed=0, prior=None):
     """An unfitted calibrator of method ``name`` (see :meth:`Method.build`).
 
     Parameters
@@ -126,6 +184,8 @@ def make_calibrator(name, *, n_bins=10, seed=0):
         A key of :data:`METHODS`.
     n_bins : int, default=10
     seed : int, default=0
+    prior : float, optional
+        The application prior of a method that takes one.
 
     Returns
     -------
@@ -142,7 +202,7 @@ def make_calibrator(name, *, n_bins=10, seed=0):
     >>> make_calibrator("scaling-binning", n_bins=15, seed=2)
     ScalingBinning(n_bins=15, seed=2)
     """
-    return get_method(name).build(n_bins, seed)
+    return get_method(name).build(n_bins, seed, prior)
 
 
 def calibrator_class(class_name):

@@ -19,7 +19,7 @@ from ..core.validation import check_choice, check_positive_int
 from ..metrics.marginal import smce_and_gmce
 from .folds import stratified_token_folds
 from .grouped import GroupedCalibrator, fold_models
-from .registry import METHODS, get_method
+from .registry import METHODS, check_prior_methods, get_method
 
 __all__ = ["METRICS", "SelectionResult", "select"]
 
@@ -72,7 +72,7 @@ class SelectionResult:
 
 
 def select(dev_entries, *, train_counts=None, methods=None, n_groups=(1, 5),
-           n_bins=(10,), n_folds=5, metric="smce", seed=0):
+           n_bins=(10,), n_folds=5, metric="smce", seed=0, prior=None):
     """Choose method, TFG groups and bins by stratified K-fold on dev.
 
     Every combination (a method without bins is tried once, whatever
@@ -106,6 +106,9 @@ def select(dev_entries, *, train_counts=None, methods=None, n_groups=(1, 5),
     metric : {"smce", "gmce"}, default="smce"
     seed : int, default=0
         Seed of the folds and of seeded methods.
+    prior : float, optional
+        The application prior of the methods that take one (refused if none
+        of ``methods`` does; :func:`~sparsecal.calibration.registry.check_prior_methods`).
 
     Returns
     -------
@@ -143,6 +146,7 @@ def select(dev_entries, *, train_counts=None, methods=None, n_groups=(1, 5),
     metric = check_choice(metric, "metric", METRICS)
     methods = list(METHODS) if methods is None else list(methods)
     candidates = _grid(methods, n_groups, n_bins)
+    prior = check_prior_methods(methods, prior)
     n_tags = dev_entries.n_tags
     largest = max(g for _, g, _ in candidates)
     if largest > 1 and train_counts is None:
@@ -153,7 +157,7 @@ def select(dev_entries, *, train_counts=None, methods=None, n_groups=(1, 5),
     fold = stratified_token_folds(dev_entries, groups[largest], n_folds, seed)
     scores = []
     for method, g, bins in candidates:
-        model = _setup(method, groups[g], bins, seed)
+        model = _setup(method, groups[g], bins, seed, prior)
         out = dev_entries.score.copy()
         for held, fitted in fold_models(model, dev_entries, fold):
             out[held] = fitted.transform(dev_entries.take(held)).score
@@ -168,7 +172,8 @@ def select(dev_entries, *, train_counts=None, methods=None, n_groups=(1, 5),
                   "score": scores.tolist(), "rank": rank}
     return SelectionResult(cv_results, best, {"method": method, "n_groups": g, "n_bins": bins},
                            float(scores[best]),
-                           _setup(method, groups[g], bins, seed).fit(dev_entries), metric)
+                           _setup(method, groups[g], bins, seed, prior).fit(dev_entries),
+                           metric)
 
 
 def _grid(methods, n_groups, n_bins):
@@ -182,9 +187,9 @@ def _grid(methods, n_groups, n_bins):
             for b in (n_bins if get_method(m).uses_bins else [None])]
 
 
-def _setup(method, groups, bins, seed):
+def _setup(method, groups, bins, seed, prior):
     """An unfitted GroupedCalibrator of ``method`` over ``groups``."""
-    base = get_method(method).build(10 if bins is None else bins, seed)
+    base = get_method(method).build(10 if bins is None else bins, seed, prior)
     return GroupedCalibrator(base, groups)
 
 

@@ -130,12 +130,62 @@ def _tfg_groups(train_counts, n_groups, n_tags=None, tag_index=None):
 
 
 def _ci_from_args(args):
-    """The interval specification of --ci, --confidence-level, --n-resamples, --seed."""
+    """The interval specification of --ci, --level, --n-resamples, --seed."""
     from ..metrics import ConfidenceInterval
+    if getattr(args, "debias", False) and args.ci not in (None, "score"):
+        raise ValueError(f"--debias takes --ci score (the interval of the debiased CE) or "
+                         f"no --ci, got --ci {args.ci}")
+    if args.ci == "score" and not getattr(args, "debias", False):
+        raise ValueError("--ci score is the interval of the debiased CE: add --debias")
     if not args.ci:
         return None
-    return ConfidenceInterval(args.ci, confidence_level=args.confidence_level,
-                              n_resamples=args.n_resamples, random_state=args.seed)
+    try:
+        return ConfidenceInterval(args.ci, confidence_level=args.confidence_level,
+                                  n_resamples=args.n_resamples, random_state=args.seed)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"--level / --n-resamples: {exc}") from None
+
+
+def _binning_from_args(args):
+    """The evaluation keywords of --bins / --bin-size, --binning, --norm, --debias
+    (the names of :func:`sparsecal.evaluate`), checked so that errors name the flags."""
+    from ..metrics import calibration_error
+    if args.bins is not None and args.bin_size is not None:
+        raise ValueError("--bins and --bin-size are mutually exclusive: give one")
+    if args.binning == "fixed" and args.bin_size is not None:
+        raise ValueError("--bin-size applies to --binning equal-mass only")
+    if args.debias and args.norm != 2:
+        raise ValueError(f"--debias is the debiased CE_2: it needs --norm 2, got --norm "
+                         f"{args.norm}")
+    for flag, value in (("--bins", args.bins), ("--bin-size", args.bin_size)):
+        if value is not None and (value < 1):
+            raise ValueError(f"{flag} must be a positive integer, got {value}")
+    calibration_error([0.5], [0], n_bins=args.bins, bin_size=args.bin_size,
+                      binning=args.binning, norm=args.norm, debias=args.debias)
+    return {"bin_size": args.bin_size, "binning": args.binning, "norm": args.norm,
+            "debias": args.debias}
+
+
+def _prior_for_measures(args, methods=()):
+    """--prior of the measures that need one (--metrics dcf, min-dcf), checked; with
+    ``methods`` (report with dev outputs) it may be theirs instead."""
+    from ..calibration.registry import get_method
+    from ..metrics.measures import get_measure
+    takers = [m for m in args.metrics if "prior" in get_measure(m).options]
+    if takers and args.prior is None:
+        raise ValueError(f"--metrics {takers[0]} needs --prior (the application prior)")
+    if args.prior is not None and not takers \
+            and not any(get_method(m).uses_prior for m in methods):
+        raise ValueError("--prior applies to --metrics dcf and min-dcf"
+                         + (" and to the methods with an application prior (prior-logistic, "
+                            "gaussian)" if methods else " (and, with dev outputs, to the "
+                            "methods with an application prior)"))
+    return _check_prior(args.prior)
+
+
+def _check_prior(prior):
+    from ..core.validation import check_prior
+    return None if prior is None else check_prior(prior, "--prior")
 
 
 def _groups_from_args(args, n_tags, console):
@@ -152,12 +202,14 @@ def _groups_from_args(args, n_tags, console):
 def _cmd_evaluate(args, console):
     from ..metrics import evaluate
     ci = _ci_from_args(args)   # checked before any file is read
+    binning = _binning_from_args(args)
+    prior = _prior_for_measures(args)
     entries = _entries_from_args(args, console)
     groups = _groups_from_args(args, entries.n_tags, console)
     with console.step("evaluating") as progress:
         result = evaluate(entries, groups, n_bins=args.bins, ci=ci, per_tag=args.per_tag,
                           min_entries=args.min_entries, top_label=True,
-                          metrics=args.metrics, progress=progress)
+                          metrics=args.metrics, progress=progress, prior=prior, **binning)
     console.info(result.to_markdown())
     if args.json:
         result.to_json(args.json)
@@ -172,12 +224,20 @@ def _cmd_evaluate(args, console):
 
 def _cmd_fit(args, console):
     from ..calibration.grouped import GroupedCalibrator
-    from ..calibration.registry import get_method
+    from ..calibration.registry import check_prior_methods, get_method
     from ..core.groups import TagGroups
+    if args.select:
+        return _fit_select(args, console)
+    _check_not_select(args)
+    args.method = args.method or "isotonic"
+    args.grouping = args.grouping or "tfg"
+    prior = check_prior_methods([args.method], args.prior, "--prior")
+    if args.ensemble is not None and (args.ensemble < 2):
+        raise ValueError(f"--ensemble must be at least 2 folds, got {args.ensemble}")
     entries = _entries_from_args(args, console)
     n_tags = entries.n_tags
     method = get_method(args.method)
-    base = method.build(args.bins, args.seed)
+    base = method.build(args.bins or 10, args.seed, prior)
     if args.grouping == "scw":
         model = GroupedCalibrator(base, TagGroups.scw(n_tags))
     else:
@@ -189,6 +249,16 @@ def _cmd_fit(args, console):
         else:
             kw = {} if args.min_entries is None else {"min_entries": args.min_entries}
             model = GroupedCalibrator(base, TagGroups.per_tag(n_tags), fallback=tfg, **kw)
+    if args.ensemble is not None:
+        from ..calibration.ensemble import CrossFittedCalibrator
+        model = CrossFittedCalibrator(model, n_folds=args.ensemble, seed=args.seed)
+        with console.step("fitting"):
+            model.fit(entries)
+        model.save(args.output)
+        console.info(f"fitted a cross-fitted ensemble of {len(model.calibrators_)} "
+                     f"{method.display_name} set-ups ({args.grouping}) on "
+                     f"{len(entries):,} entries; saved to {args.output}")
+        return 0
     with console.step("fitting") as progress:
         model.fit(entries, progress=progress)
     model.save(args.output)
@@ -198,13 +268,64 @@ def _cmd_fit(args, console):
     return 0
 
 
+def _check_not_select(args):
+    """The flags of --select, refused without it."""
+    for flag, value in (("--methods", args.methods), ("--groups-grid", args.groups_grid),
+                        ("--bins-grid", args.bins_grid), ("--folds", args.folds),
+                        ("--select-metric", args.select_metric), ("--json", args.json)):
+        if value is not None:
+            raise ValueError(f"{flag} applies to fit --select only")
+
+
+def _fit_select(args, console):
+    """fit --select: method, TFG groups and bins chosen by stratified K-fold on dev
+    (:func:`sparsecal.select`); the refit best model and the score table saved."""
+    import json
+
+    from ..calibration.registry import METHODS, check_prior_methods
+    from ..calibration.selection import select
+    from ..core.jsonfile import read_json
+    from ..io.atomic import atomic_write_text
+    for flag, value in (("--method", args.method), ("--grouping", args.grouping),
+                        ("--ensemble", args.ensemble), ("--min-entries", args.min_entries)):
+        if value is not None:
+            raise ValueError(f"{flag} does not apply with --select (it chooses the method "
+                             "and groups: --methods, --groups-grid, --bins-grid)")
+    methods = args.methods or list(METHODS)
+    prior = check_prior_methods(methods, args.prior, "--prior")
+    groups_grid = args.groups_grid or sorted({1, args.groups})
+    if max(groups_grid) > 1 and not args.train_counts:
+        raise ValueError(f"--groups-grid {max(groups_grid)} needs --train-counts (TFG groups)")
+    entries = _entries_from_args(args, console)
+    counts = None
+    if args.train_counts:
+        counts = read_json(args.train_counts, "train counts")
+    with console.step("selecting"):
+        result = select(entries, train_counts=counts, methods=methods, n_groups=groups_grid,
+                        n_bins=args.bins_grid or [args.bins or 10],
+                        n_folds=5 if args.folds is None else args.folds,
+                        metric=args.select_metric or "smce", seed=args.seed, prior=prior)
+    result.best_calibrator.save(args.output)
+    console.info(result.to_markdown())
+    best = result.best_params
+    console.info(f"\nbest: {METHODS[best['method']].display_name}, {best['n_groups']} "
+                 f"group(s), bins {best['n_bins'] or '—'}; refit on {len(entries):,} "
+                 f"entries and saved to {args.output}")
+    if args.json:
+        table = {"metric": result.metric, "best_params": best,
+                 "best_score": result.best_score, "cv_results": result.cv_results}
+        atomic_write_text(args.json, json.dumps(table, indent=2) + "\n")
+        console.info(f"wrote {args.json}")
+    return 0
+
+
 def _cmd_apply(args, console):
     import numpy as np
 
     from ..io.atomic import atomic_path
-    from ..calibration.grouped import GroupedCalibrator
+    from ..calibration.loading import load_calibrator
     from ..io.arrays import load_scores
-    model = GroupedCalibrator.load(args.calibrator)
+    model = load_calibrator(args.calibrator)
     if not args.output.endswith(".npy"):
         raise ValueError(f"output {args.output!r} must be a .npy file")
     out_dir = os.path.dirname(os.path.abspath(args.output))
@@ -212,9 +333,9 @@ def _cmd_apply(args, console):
         raise ValueError(f"output {args.output!r}: directory {out_dir!r} does not exist")
     with console.step("reading"):
         scores = load_scores(args.scores, key=args.key)
-    if scores.shape[1] != model.groups.n_tags:
+    if scores.shape[1] != model.n_tags:
         raise ValueError(f"{args.scores!r} has {scores.shape[1]} tags but the calibrator "
-                         f"was fit for {model.groups.n_tags}")
+                         f"was fit for {model.n_tags}")
     try:
         with console.step("calibrating") as progress:
             if os.path.splitext(args.scores)[1].lower() == ".npy":   # streamed (memory maps)
@@ -230,14 +351,18 @@ def _cmd_apply(args, console):
 
 def _cmd_compare(args, console):
     from ..calibration.comparison import compare_methods
+    from ..calibration.registry import check_prior_methods
+    binning = _binning_from_args(args)
+    prior = check_prior_methods(args.methods, args.prior, "--prior")
     dev = _entries_from_args(args, console, prefix="dev-")
     test = _entries_from_args(args, console)
     if dev.n_tags != test.n_tags:
         raise ValueError(f"dev has {dev.n_tags} tags but test has {test.n_tags}")
     groups = _groups_from_args(args, dev.n_tags, console)
     with console.step("comparing") as progress:
-        result = compare_methods(dev, test, groups, methods=args.methods, n_bins=args.bins,
-                                 seed=args.seed, progress=progress)
+        result = compare_methods(dev, test, groups, methods=args.methods,
+                                 n_bins=args.bins or 10, seed=args.seed, progress=progress,
+                                 prior=prior, evaluation=binning)
     console.info(result.to_markdown())
     if args.json:
         import json
@@ -249,7 +374,12 @@ def _cmd_compare(args, console):
 
 def _cmd_report(args, console):
     from ..plotting.report import write_report
+    if args.ci is None:   # the report always shows intervals
+        args.ci = "score" if args.debias else "simulation"
     ci = _ci_from_args(args)   # checked before any file is read
+    binning = _binning_from_args(args)
+    with_dev = bool(args.dev_scores or args.dev_entries)
+    prior = _prior_for_measures(args, args.methods if with_dev else ())
     test = _entries_from_args(args, console)
     dev = None
     if args.dev_scores or args.dev_entries:
@@ -260,7 +390,8 @@ def _cmd_report(args, console):
     with console.step("report") as progress:
         path = write_report(args.output, test, groups, dev=dev, methods=args.methods,
                             n_bins=args.bins, ci=ci, seed=args.seed, title=args.title,
-                            progress=progress)
+                            progress=progress, prior=prior,
+                            evaluation=dict(binning, metrics=args.metrics))
     console.info(f"wrote the report: {path}")
     return 0
 
@@ -361,12 +492,14 @@ def _add_inputs(p, prefix="", what="scores", required=False, gold=True):
 def _add_ci(p, default=None):
     """The interval flags, the same in every verb that reports intervals."""
     p.add_argument("--ci", nargs="?", const="simulation", default=default,
-                   choices=["simulation", "bootstrap"],
+                   choices=["simulation", "bootstrap", "score"],
                    help="confidence intervals: simulation (Nguyen & O'Connor Algorithm 2; "
-                        "the default when --ci is given alone) or bootstrap"
+                        "the default when --ci is given alone), bootstrap, or score (of "
+                        "the debiased CE, with --debias)"
                         + (f" (default: {default})" if default else ""))
-    p.add_argument("--confidence-level", type=float, default=0.95,
-                   help="confidence level of the intervals (default: 0.95)")
+    p.add_argument("--level", "--confidence-level", dest="confidence_level", type=float,
+                   default=0.95, help="confidence level of the intervals (default: 0.95; "
+                                      "--confidence-level is its old name)")
     p.add_argument("--n-resamples", type=int, help="simulation samples (default: 10000) or "
                                                    "bootstrap replicates (default: 1000)")
 
@@ -385,20 +518,45 @@ def _add_common(p):
     p.add_argument("--groups", type=int, default=5, help="TFG groups (default: 5)")
     p.add_argument("--threshold", type=float, default=0.01,
                    help="keep scores >= this (default: 0.01)")
-    p.add_argument("--bins", type=int, default=10, help="equal-mass bins (default: 10)")
+    p.add_argument("--bins", type=int, help="bins (default: 10)")
     p.add_argument("--seed", type=int, default=0, help="random state of the intervals and "
                                                        "of seeded methods (default: 0)")
     _add_threads(p)
 
 
-def _evaluate_args(p):
+def _add_binning(p):
+    """The evaluation flags, named as :func:`sparsecal.evaluate`'s arguments."""
+    p.add_argument("--bin-size", type=int, help="entries per equal-mass bin of SMCE/GMCE, "
+                                                "instead of --bins")
+    p.add_argument("--binning", choices=["equal-mass", "fixed"], default="equal-mass",
+                   help="equal-mass (Nguyen & O'Connor Algorithm 1; default) or fixed-width "
+                        "bins")
+    p.add_argument("--norm", type=_norm, choices=[1, 2, "max"], default=2,
+                   help="p of SMCE/GMCE's CE_p: 2 (the paper's; default), 1 (ECE) or max")
+    p.add_argument("--debias", action="store_true",
+                   help="SMCE/GMCE as the debiased CE_2 (Kumar et al. 2019); its interval "
+                        "is --ci score")
+
+
+def _norm(text):
+    return text if text == "max" else int(text) if text in ("1", "2") else text
+
+
+def _add_metrics(p):
     from ..metrics.measures import MEASURES
-    _add_common(p)
-    _add_ci(p)
-    p.add_argument("--per-tag", action="store_true", help="also per-tag CE / MCE")
     p.add_argument("--metrics", nargs="+", choices=sorted(MEASURES), default=[],
                    metavar="NAME", help="further measures, over all entries and per group: "
                    + ", ".join(sorted(MEASURES)))
+    p.add_argument("--prior", type=float, help="the application prior of --metrics dcf / "
+                   "min-dcf and of the methods that take one (prior-logistic, gaussian)")
+
+
+def _evaluate_args(p):
+    _add_common(p)
+    _add_ci(p)
+    _add_binning(p)
+    p.add_argument("--per-tag", action="store_true", help="also per-tag CE / MCE")
+    _add_metrics(p)
     p.add_argument("--min-entries", type=int, help="--per-tag: entries a tag needs for "
                                                    "its own CE (default: 400, two bins of 200)")
     p.add_argument("--json", help="write the numbers as JSON here")
@@ -409,17 +567,39 @@ def _evaluate_args(p):
 def _fit_args(p):
     from ..calibration.registry import METHODS
     _add_common(p)
-    p.add_argument("--method", choices=sorted(METHODS), default="isotonic")
-    p.add_argument("--grouping", choices=["scw", "tfg", "per-tag"], default="tfg")
+    p.add_argument("--method", choices=sorted(METHODS),
+                   help="the method (default: isotonic)")
+    p.add_argument("--grouping", choices=["scw", "tfg", "per-tag"],
+                   help="one calibrator for all tags, per TFG group, or per tag (default: "
+                        "tfg)")
     p.add_argument("--min-entries", type=int,
                    help="per-tag: dev entries a tag needs, else its TFG group's model "
                         "(default: 200, GroupedCalibrator's)")
+    p.add_argument("--prior", type=float, help="application prior of the methods that take "
+                                               "one (prior-logistic, gaussian)")
+    p.add_argument("--ensemble", type=int, metavar="K",
+                   help="save the average of K calibrators, each fit on K-1 of K stratified "
+                        "token folds (CrossFittedCalibrator)")
+    p.add_argument("--select", action="store_true",
+                   help="choose method, TFG groups and bins by stratified K-fold on these "
+                        "dev outputs (sparsecal.select), then save the best refit on all")
+    p.add_argument("--methods", nargs="+", choices=sorted(METHODS),
+                   help="--select: the methods to try (default: all)")
+    p.add_argument("--groups-grid", nargs="+", type=int, metavar="G",
+                   help="--select: numbers of TFG groups to try (default: 1 and --groups)")
+    p.add_argument("--bins-grid", nargs="+", type=int, metavar="B",
+                   help="--select: bin counts to try for binning methods (default: --bins)")
+    p.add_argument("--folds", type=int, help="--select: K (default: 5)")
+    p.add_argument("--select-metric", choices=["smce", "gmce"],
+                   help="--select: the score of the out-of-fold outputs (default: smce)")
+    p.add_argument("--json", help="--select: write the score table as JSON here")
     p.add_argument("-o", "--output", required=True, help="directory to save it in")
     p.set_defaults(func=_cmd_fit)
 
 
 def _apply_args(p):
-    p.add_argument("calibrator", help="directory written by 'sparsecal fit'")
+    p.add_argument("calibrator", help="directory written by 'sparsecal fit' (a grouped "
+                                      "calibrator or an --ensemble)")
     _add_inputs(p, what="scores to calibrate", required=True, gold=False)
     p.add_argument("-o", "--output", required=True, help="calibrated matrix (.npy)")
     p.set_defaults(func=_cmd_apply)
@@ -429,7 +609,10 @@ def _compare_args(p):
     from ..calibration.registry import METHODS
     _add_common(p)
     _add_inputs(p, "dev-", what="dev scores (to fit on)")
+    _add_binning(p)
     p.add_argument("--methods", nargs="+", choices=sorted(METHODS), default=list(METHODS))
+    p.add_argument("--prior", type=float, help="application prior of the methods that take "
+                                               "one (prior-logistic, gaussian)")
     p.add_argument("--json", help="write the numbers as JSON here")
     p.set_defaults(func=_cmd_compare)
 
@@ -438,7 +621,9 @@ def _report_args(p):
     from ..calibration.registry import METHODS
     _add_common(p)
     _add_inputs(p, "dev-", what="dev scores (optional: enables recalibration)")
-    _add_ci(p, default="simulation")
+    _add_ci(p)
+    _add_binning(p)
+    _add_metrics(p)
     p.add_argument("--methods", nargs="+", choices=sorted(METHODS), default=list(METHODS))
     p.add_argument("--title", default="Calibration report")
     p.add_argument("-o", "--output", required=True, help="report directory")

@@ -354,7 +354,8 @@ def _is_saved_calibrator(path):
 
 def load_state(path, format=FORMAT):
     """Read a state written by :func:`save_state`, within the reading limits,
-    and check its format (``format``), version and ``n_tags``.
+    and check its format (``format``, or one of a tuple of formats), version
+    and ``n_tags``.
 
     Returns
     -------
@@ -379,8 +380,9 @@ def load_state(path, format=FORMAT):
     with _naming(None):   # the readers' messages name the file
         meta = read_json(json_file, "saved calibrator", max_bytes=MAX_JSON_BYTES)
     with fields.in_json():
-        if meta.get("format") != format:
-            raise ValueError(f"the file is not a {format} file")
+        formats = (format,) if isinstance(format, str) else tuple(format)
+        if meta.get("format") not in formats:
+            raise ValueError(f"the file is not a {' or '.join(formats)} file")
         version = meta.get("version")
         if type(version) is not int:
             raise ValueError(f"version must be an integer, got {describe(version)}")

@@ -13,7 +13,7 @@ from .debiased import debiased_ce_from_bins, score_interval
 from .intervals import ConfidenceInterval, ce_interval
 from ..io.tables import Table
 
-__all__ = ["CalibrationError", "calibration_error", "reliability_table",
+__all__ = ["CalibrationError", "calibration_error", "check_debias", "reliability_table",
            "sorted_calibration_error"]
 
 
@@ -154,9 +154,14 @@ def calibration_error(scores, labels, *, norm=2, binning="equal-mass", n_bins=No
     """
     norm = check_norm(norm)
     spec = ConfidenceInterval.resolve(ci)
-    _check_debias(debias, norm, spec)
+    check_debias(debias, norm, spec)
     bins, x, y, order = bin_statistics(scores, labels, binning=binning, n_bins=n_bins,
                                        bin_size=bin_size, n_threads=n_threads)
+    return _from_bins(bins, x, y, order, norm, spec, debias)
+
+
+def _from_bins(bins, x, y, order, norm, spec, debias):
+    """The CalibrationError of binned data (arguments checked)."""
     value = debiased_ce_from_bins(bins) if debias else ce_from_bins(bins, norm)
     lo = hi = None
     if spec is not None:
@@ -165,8 +170,21 @@ def calibration_error(scores, labels, *, norm=2, binning="equal-mass", n_bins=No
     return CalibrationError(value, norm, x.shape[0], bins, lo, hi, spec)
 
 
-def _check_debias(debias, norm, spec):
-    """``debias`` is a bool, used with norm 2 and no interval or the score interval."""
+def check_debias(debias, norm, spec):
+    """``debias`` is a bool, used with norm 2 and no interval or the score interval.
+
+    Parameters
+    ----------
+    debias : bool
+    norm : float
+        From :func:`~sparsecal.metrics.ce.check_norm`.
+    spec : ConfidenceInterval or None
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`calibration_error` for ``debias``.
+    """
     if not isinstance(debias, (bool, np.bool_)):
         raise TypeError(f"debias must be True or False, got {debias!r}")
     if debias and norm != 2.0:
@@ -177,7 +195,7 @@ def _check_debias(debias, norm, spec):
 
 
 def sorted_calibration_error(sorted_scores, sorted_labels, *, n_bins=None, bin_size=None,
-                             ci=None):
+                             ci=None, norm=2, debias=False):
     """CE_2 with equal-mass bins of scores already sorted (stably) with their labels.
 
     The sort that :func:`calibration_error` would make, made once for several
@@ -193,8 +211,13 @@ def sorted_calibration_error(sorted_scores, sorted_labels, *, n_bins=None, bin_s
         Their labels, in the same order.
     n_bins, bin_size : int, optional
         As in :func:`calibration_error` (default 10 bins).
-    ci : None, {"simulation", "bootstrap"} or ConfidenceInterval, default=None
+    ci : None, {"simulation", "bootstrap", "score"} or ConfidenceInterval, default=None
         As in :func:`calibration_error`.
+    norm : {2, 1, inf}, default=2
+        As in :func:`calibration_error` (checked here).
+    debias : bool, default=False
+        As in :func:`calibration_error` (checked by the caller,
+        :func:`check_debias`).
 
     Returns
     -------
@@ -221,12 +244,9 @@ def sorted_calibration_error(sorted_scores, sorted_labels, *, n_bins=None, bin_s
     n = sorted_scores.shape[0]
     starts = equal_mass_bin_starts(n, n_bins=n_bins, bin_size=bin_size)
     bins = equal_mass_bins_sorted(sorted_scores, sorted_labels, None, starts)
-    value = ce_from_bins(bins, 2.0)
-    lo = hi = None
-    if spec is not None:
-        order = (np.arange(n), sorted_scores, starts)
-        lo, hi = ce_interval(spec, bins, 2.0, sorted_scores, sorted_labels, order)
-    return CalibrationError(value, 2.0, n, bins, lo, hi, spec)
+    order = None if spec is None else (np.arange(n), sorted_scores, starts)
+    return _from_bins(bins, sorted_scores, sorted_labels, order, check_norm(norm), spec,
+                      debias)
 
 
 class ReliabilityTable(Table, dict):

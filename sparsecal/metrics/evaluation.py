@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 
 from ..core.groups import TagGroups, check_groups
 from ..core.progress import ProgressCounter
+from ..core.validation import check_prior
 from .intervals import ConfidenceInterval
 from ..core.entries import check_entries
-from .marginal import mce, smce_and_gmce
+from .marginal import check_ce_options, mce, smce_and_gmce
 from .measures import get_measure
 from .toplabel import top_label_ece
 from ..io.tables import Table
@@ -64,8 +65,9 @@ class EvaluationResult(Table):
         The measures asked for by name (``evaluate(metrics=...)``): name ->
         ``{"pooled": value, "groups": [value or None per group]}``.
     settings : dict
-        threshold, n_bins, ci (method or None), confidence_level, n_resamples,
-        random_state (None without an interval), grouping kind, n_groups.
+        threshold, n_bins, bin_size, binning, norm, debias, prior, ci (method
+        or None), confidence_level, n_resamples, random_state (None without an
+        interval), grouping kind, n_groups.
 
     Examples
     --------
@@ -129,7 +131,7 @@ class EvaluationResult(Table):
         d = self.to_dict()
         s = d["settings"]
         level = _level(s)
-        lines = [f"Threshold {s.get('threshold')}, {s.get('n_bins')} equal-mass bins, "
+        lines = [f"Threshold {s.get('threshold')}, {_bins_text(s)}, "
                  f"{level} CI: {s.get('ci') or 'none'}", "",
                  f"**SMCE** {_ce_cell(d['smce'])} over {d['smce']['n']:,} entries", ""]
         has_share = any("train_share_min" in g for g in d["groups"])
@@ -166,7 +168,7 @@ def _metrics_table(metrics, n_groups):
     return "\n".join(rows)
 
 
-def _measures_by_group(measures, entries, groups, n_bins, counter):
+def _measures_by_group(measures, entries, groups, options, counter):
     """name -> {"pooled": value, "groups": [value, or None for an empty group]}."""
     perm, offsets = groups.partition(entries)
     out = {}
@@ -174,16 +176,25 @@ def _measures_by_group(measures, entries, groups, n_bins, counter):
         per_group = []
         for g in range(groups.n_groups):
             idx = perm[offsets[g]:offsets[g + 1]]
-            per_group.append(m(entries.score[idx], entries.label[idx], n_bins=n_bins)
+            per_group.append(m(entries.score[idx], entries.label[idx], **options)
                              if idx.size else None)
-        out[m.name] = {"pooled": m(entries.score, entries.label, n_bins=n_bins),
+        out[m.name] = {"pooled": m(entries.score, entries.label, **options),
                        "groups": per_group}
         counter.advance()
     return out
 
 
-def evaluate(entries, groups=None, *, n_bins=10, ci="simulation", per_tag=False,
-             min_entries=None, top_label=False, metrics=(), progress=None):
+def _bins_text(s):
+    """"10 equal-mass bins", "bins of 200 entries", "15 fixed-width bins"."""
+    if s.get("bin_size") is not None:
+        return f"equal-mass bins of {s['bin_size']} entries"
+    kind = "fixed-width" if s.get("binning") == "fixed" else "equal-mass"
+    return f"{s.get('n_bins')} {kind} bins"
+
+
+def evaluate(entries, groups=None, *, n_bins=None, ci="simulation", per_tag=False,
+             min_entries=None, top_label=False, metrics=(), progress=None,
+             bin_size=None, binning="equal-mass", norm=2, debias=False, prior=None):
     """Evaluate marginal calibration of thresholded entries.
 
     Parameters
@@ -191,11 +202,14 @@ def evaluate(entries, groups=None, *, n_bins=10, ci="simulation", per_tag=False,
     entries : Entries
     groups : TagGroups, optional
         Defaults to SCW (one group of all tags).
-    n_bins : int, default=10
-        Equal-mass bins (Kranzlein et al. use 10).
-    ci : None, {"simulation", "bootstrap"} or ConfidenceInterval, default="simulation"
+    n_bins : int, optional
+        Bins of SMCE and GMCE (default 10, as Kranzlein et al.; at most one of
+        ``n_bins`` and ``bin_size``).
+    ci : None, {"simulation", "bootstrap", "score"} or ConfidenceInterval, default="simulation"
         The interval of every CE (SMCE, each GMCE, per-tag CE, top-label ECE);
-        a method name uses the defaults (95%, ``random_state=0``).
+        a method name uses the defaults (95%, ``random_state=0``). With
+        ``debias=True`` it must be None or "score" (the debiased CE's
+        interval; then per-tag CE and top-label ECE get no interval).
     per_tag : bool, default=False
         Also compute per-tag CE and MCE over tags with ``min_entries`` entries,
         in bins of :data:`~sparsecal.metrics.marginal.DEFAULT_BIN_SIZE` entries
@@ -208,6 +222,18 @@ def evaluate(entries, groups=None, *, n_bins=10, ci="simulation", per_tag=False,
         Further measures by name (:data:`sparsecal.metrics.measures.MEASURES`,
         e.g. ``"ece"``, ``"brier"``), each over all entries and over each
         group's, with ``n_bins`` bins where binned.
+    bin_size : int, optional
+        Entries per equal-mass bin of SMCE and GMCE, instead of ``n_bins``.
+    binning : {"equal-mass", "fixed"}, default="equal-mass"
+        The bins of SMCE, GMCE and the binned ``metrics`` (see
+        :func:`~sparsecal.metrics.calibration_error`).
+    norm : {2, 1, inf}, default=2
+        p of SMCE and GMCE's CE_p (2: the paper's; 1: ECE; inf: the maximum).
+    debias : bool, default=False
+        SMCE and GMCE as Kumar et al.'s debiased CE_2 (``norm=2``).
+    prior : float, optional
+        The application prior of the measures that need one (``"dcf"``,
+        ``"min-dcf"``).
     progress : callable, optional
         Called as ``progress(done, total)`` after each calibration error: SMCE,
         the GMCE of each group, MCE (``per_tag``), top-label ECE
@@ -221,8 +247,9 @@ def evaluate(entries, groups=None, *, n_bins=10, ci="simulation", per_tag=False,
     ------
     TypeError, ValueError
         As the metrics it calls (:func:`smce`, :func:`gmce`, :func:`mce`,
-        :func:`top_label_ece`); an invalid ``ci``, ``progress`` or measure
-        name before any work.
+        :func:`top_label_ece`); an invalid ``ci``, ``progress``, binning,
+        ``norm``, ``debias``, ``prior`` or measure name, or a measure that
+        needs ``prior`` without it, before any work.
 
     References
     ----------
@@ -245,6 +272,11 @@ def evaluate(entries, groups=None, *, n_bins=10, ci="simulation", per_tag=False,
     if isinstance(metrics, str):
         metrics = [metrics]
     measures = [get_measure(name) for name in metrics]
+    if prior is not None:
+        prior = check_prior(prior, "prior")
+    for m in measures:
+        m.check_prior(prior)
+    n_bins, _ = check_ce_options(n_bins, bin_size, binning, norm, debias, spec)
     entries = check_entries(entries)
     if groups is not None:
         check_groups(groups, entries.n_tags)
@@ -254,20 +286,25 @@ def evaluate(entries, groups=None, *, n_bins=10, ci="simulation", per_tag=False,
     counter = ProgressCounter(progress, 1 + groups.n_groups + bool(per_tag) + bool(top_label)
                               + len(measures))
     interval = {} if spec is None else spec.to_dict()
-    shared, grouped = smce_and_gmce(entries, groups, n_bins=n_bins, ci=spec,
+    shared, grouped = smce_and_gmce(entries, groups, n_bins=n_bins, bin_size=bin_size,
+                                    ci=spec, binning=binning, norm=norm, debias=debias,
                                     progress=counter.nested())
+    other = None if debias else spec   # the score interval is the debiased CE's only
     marginal = tagged = None
     if per_tag:
-        marginal = mce(entries, min_entries=min_entries, ci=spec)
+        marginal = mce(entries, min_entries=min_entries, ci=other)
         counter.advance()
     if top_label:
-        tagged = top_label_ece(entries, ci=spec)
+        tagged = top_label_ece(entries, ci=other)
         counter.advance()
-    extra = _measures_by_group(measures, entries, groups, n_bins, counter)
+    options = {"n_bins": n_bins, "bin_size": bin_size, "binning": binning, "prior": prior}
+    extra = _measures_by_group(measures, entries, groups, options, counter)
     return EvaluationResult(
         smce=shared, gmce=grouped, groups=groups.summary(entries), mce=marginal,
         top_label_ece=tagged, metrics=extra,
         settings={"threshold": entries.threshold, "n_bins": n_bins,
+                  "bin_size": bin_size, "binning": binning, "norm": shared.norm,
+                  "debias": bool(debias), "prior": prior,
                   "ci": interval.get("method"),
                   "confidence_level": interval.get("confidence_level"),
                   "n_resamples": interval.get("n_resamples"),

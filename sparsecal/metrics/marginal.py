@@ -11,12 +11,13 @@ import warnings
 
 import numpy as np
 
-from ..core.binning import argsort_scores, equal_mass_bin_starts
+from ..core.binning import argsort_scores, bin_statistics, equal_mass_bin_starts
 from ..core.entries import check_entries
 from ..core.groups import check_groups, partition_by_group, split_sorted_by_group
 from ..core.progress import ProgressCounter
 from ..core.validation import check_positive_int, check_probabilities
-from .binary import calibration_error, sorted_calibration_error
+from .binary import calibration_error, check_debias, sorted_calibration_error
+from .ce import check_norm
 from .intervals import ConfidenceInterval
 from ..io.tables import Table
 
@@ -30,7 +31,8 @@ __all__ = ["DEFAULT_BIN_SIZE", "MarginalCalibrationError", "gmce", "mce", "smce"
 DEFAULT_BIN_SIZE = 200
 
 
-def smce(entries, *, n_bins=None, bin_size=None, ci=None):
+def smce(entries, *, n_bins=None, bin_size=None, ci=None, binning="equal-mass", norm=2,
+         debias=False):
     """Shared marginal calibration error (SMCE).
 
     CE_2 over the thresholded entries of all tags pooled, with equal-mass bins:
@@ -43,8 +45,16 @@ def smce(entries, *, n_bins=None, bin_size=None, ci=None):
         From :func:`sparsecal.threshold`.
     n_bins, bin_size : int, optional
         Equal-mass bins by count or size (default 10 bins, as in the paper).
-    ci : None, {"simulation", "bootstrap"} or ConfidenceInterval, default=None
+    ci : None, {"simulation", "bootstrap", "score"} or ConfidenceInterval, default=None
         See :func:`sparsecal.calibration_error`.
+    binning : {"equal-mass", "fixed"}, default="equal-mass"
+        As in :func:`sparsecal.calibration_error` (``bin_size`` for
+        equal-mass bins only).
+    norm : {2, 1, inf}, default=2
+        The paper's CE_2 by default; 1 gives an ECE, inf the maximum.
+    debias : bool, default=False
+        Kumar et al.'s debiased CE_2 (``norm=2``; its interval is
+        ``ci="score"``), as :func:`sparsecal.calibration_error`.
 
     Returns
     -------
@@ -75,10 +85,12 @@ def smce(entries, *, n_bins=None, bin_size=None, ci=None):
     """
     entries = check_entries(entries)
     return calibration_error(entries.score, entries.label, n_bins=n_bins,
-                             bin_size=bin_size, ci=ci)
+                             bin_size=bin_size, ci=ci, binning=binning, norm=norm,
+                             debias=debias)
 
 
-def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, progress=None):
+def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, progress=None,
+         binning="equal-mass", norm=2, debias=False):
     """Grouped marginal calibration error (GMCE), one per tag group.
 
     SMCE restricted to the entries of the tags of each group (e.g. tag frequency
@@ -96,6 +108,8 @@ def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, progress=None)
         same stream, a Generator is drawn from group after group.
     progress : callable, optional
         Called as ``progress(groups_done, n_groups)`` after each group.
+    binning, norm, debias
+        As in :func:`smce`.
 
     Returns
     -------
@@ -125,17 +139,19 @@ def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, progress=None)
     True
     """
     return smce_and_gmce(entries, groups, n_bins=n_bins, bin_size=bin_size, ci=ci,
-                         pooled=False, progress=progress)[1]
+                         pooled=False, progress=progress, binning=binning, norm=norm,
+                         debias=debias)[1]
 
 
 def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, pooled=True,
-                  progress=None):
+                  progress=None, binning="equal-mass", norm=2, debias=False):
     """SMCE and every GMCE from one sort of the entries.
 
     The entries are sorted once (stably, by score); the entries of a group, in
     that order, are the group's own stable order, so a stable partition of the
     sorted ranks by group gives every group's sorted scores without sorting
-    again. The results equal :func:`smce` and :func:`gmce`.
+    again. The results equal :func:`smce` and :func:`gmce`. Fixed-width bins
+    need no sort: each group's entries are binned as they are.
 
     Parameters
     ----------
@@ -151,6 +167,8 @@ def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, poole
     progress : callable, optional
         Called as ``progress(done, total)`` after each calibration error (the
         SMCE, then each group's GMCE).
+    binning, norm, debias
+        As in :func:`smce`.
 
     Returns
     -------
@@ -182,11 +200,11 @@ def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, poole
     entries = check_entries(entries)
     check_groups(groups, entries.n_tags)
     spec = ConfidenceInterval.resolve(ci)
-    if n_bins is None and bin_size is None:
-        n_bins = 10
-    kw = dict(n_bins=n_bins, bin_size=bin_size, ci=spec)
-    equal_mass_bin_starts(1, n_bins=n_bins, bin_size=bin_size)   # checks the bins first
+    n_bins, norm = check_ce_options(n_bins, bin_size, binning, norm, debias, spec)
+    kw = dict(n_bins=n_bins, bin_size=bin_size, ci=spec, norm=norm, debias=debias)
     counter = ProgressCounter(progress, int(pooled) + groups.n_groups)
+    if binning == "fixed":
+        return _fixed_width(entries, groups, pooled, counter, kw)
     perm, sorted_x = argsort_scores(check_probabilities(entries.score, "entries.score"))
     sorted_y, group_x, group_y, offsets = split_sorted_by_group(entries, groups, perm,
                                                                 sorted_x)
@@ -200,6 +218,57 @@ def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, poole
         part = slice(offsets[g], offsets[g + 1])
         per_group.append(None if offsets[g] == offsets[g + 1] else
                          sorted_calibration_error(group_x[part], group_y[part], **kw))
+        counter.advance()
+    return shared, per_group
+
+
+def check_ce_options(n_bins, bin_size, binning, norm, debias, spec):
+    """Check the binning vocabulary of :func:`smce_and_gmce` before any work.
+
+    Parameters
+    ----------
+    n_bins, bin_size, binning, norm, debias
+        As :func:`smce_and_gmce` takes them.
+    spec : ConfidenceInterval or None
+        Resolved.
+
+    Returns
+    -------
+    n_bins : int or None
+        10 when neither ``n_bins`` nor ``bin_size`` is given.
+    norm : float
+        2.0, 1.0 or inf.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`~sparsecal.metrics.calibration_error` for the same arguments.
+    """
+    norm = check_norm(norm)
+    check_debias(debias, norm, spec)
+    if n_bins is None and bin_size is None:
+        n_bins = 10
+    if binning == "equal-mass":   # the default path: the bin count alone, cheaply
+        equal_mass_bin_starts(1, n_bins=n_bins, bin_size=bin_size)
+    else:   # an unknown binning, or fixed-width bins (no bin_size)
+        bin_statistics([0.5], [0], binning=binning, n_bins=n_bins, bin_size=bin_size)
+    return n_bins, norm
+
+
+def _fixed_width(entries, groups, pooled, counter, kw):
+    """:func:`smce_and_gmce` with fixed-width bins: each group's entries, in
+    entry order, binned by value (no sort)."""
+    kw = dict(kw, binning="fixed")
+    shared = None
+    if pooled:
+        shared = calibration_error(entries.score, entries.label, **kw)
+        counter.advance()
+    perm, offsets = groups.partition(entries)
+    per_group = []
+    for g in range(groups.n_groups):
+        idx = perm[offsets[g]:offsets[g + 1]]
+        per_group.append(calibration_error(entries.score[idx], entries.label[idx], **kw)
+                         if idx.size else None)
         counter.advance()
     return shared, per_group
 

@@ -101,7 +101,7 @@ def plot_smooth_reliability(diagrams, *, show_density=True, ax=None, density_ax=
             title = "Smooth reliability diagram"
         if title:
             ax.set_title(title)
-        ax.legend(loc="upper left", title="faint: score density < 2% of its peak",
+        ax.legend(loc="lower right", title="faint: score density < 2% of its peak",
                   title_fontsize=7.5)
         if show_density:
             density_ax.set_ylim(bottom=0)

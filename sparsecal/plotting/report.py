@@ -19,18 +19,25 @@ from ..core.groups import check_groups
 from ..core.progress import ProgressCounter
 from ..io.atomic import atomic_directory
 from ..calibration.comparison import compare_methods
-from ..calibration.registry import METHODS, get_method
+from ..calibration.registry import METHODS, check_prior_methods, get_method
 from ..metrics.evaluation import compare, evaluate
+from ..metrics.measures import get_measure
 from ..metrics.intervals import ConfidenceInterval
 from ..metrics.marginal import DEFAULT_BIN_SIZE
+from ..metrics.application import bayes_error_plot
+from ..metrics.smooth import smooth_reliability
 from ..calibration.grouped import GroupedCalibrator
 
-__all__ = ["write_report", "markdown_to_html"]
+__all__ = ["REPORT_METRICS", "write_report", "markdown_to_html"]
 
 MARKER = "<!-- sparsecal report -->"
 # entries a tag needs for its own CE (per-tag figure, MCE): mce's default, two
 # full bins
 MIN_TAG_ENTRIES = 2 * DEFAULT_BIN_SIZE
+#: the measures of every evaluation table (pooled and per group), besides SMCE/GMCE:
+#: issue 13's debiased CE and smooth ECE, the CORP decompositions of Brier and log loss
+REPORT_METRICS = ("debiased-ce", "smooth-ece", "brier", "brier-mcb", "brier-dsc",
+                  "brier-unc", "log-loss", "log-loss-mcb", "log-loss-dsc", "log-loss-unc")
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;
 padding:0 1em;color:#222;line-height:1.45}h1,h2{font-weight:600}table{border-collapse:
@@ -70,7 +77,8 @@ def markdown_to_html(text):
 
 
 def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_bins=10,
-                 ci=None, seed=0, title="Calibration report", notes=None, progress=None):
+                 ci=None, seed=0, title="Calibration report", notes=None, progress=None,
+                 prior=None, evaluation=None):
     """Write a report directory and return the path of its ``index.html``.
 
     Parameters
@@ -103,6 +111,15 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
         Called as ``progress(done, total)`` after the evaluation of ``test``,
         with ``dev`` after each step of :func:`compare_methods` and the
         evaluation after TFG isotonic recalibration, and after each figure.
+    prior : float, optional
+        The application prior: of the methods that take one and of the
+        measures that need one (``"dcf"``, ``"min-dcf"`` in
+        ``evaluation["metrics"]``); with ``dev``, refused if neither a method
+        in ``methods`` nor a measure takes it.
+    evaluation : dict, optional
+        Further keyword arguments of :func:`~sparsecal.metrics.evaluate` for
+        every evaluation (``bin_size``, ``binning``, ``norm``, ``debias``,
+        ``metrics``); the tables always show :data:`REPORT_METRICS` too.
 
     Returns
     -------
@@ -136,33 +153,42 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
     if dev is not None:
         check_entries(dev, "dev")
     check_groups(groups, test.n_tags)
+    binning = dict(evaluation or {})
+    metrics = list(dict.fromkeys(REPORT_METRICS + tuple(binning.pop("metrics", ()))))
+    if dev is not None and not any("prior" in get_measure(m).options for m in metrics):
+        check_prior_methods(methods, prior)   # the prior must be some method's
+    method_prior = prior if any(get_method(m).uses_prior for m in methods) else None
+    if binning.get("bin_size") is not None:
+        n_bins = None
     # Per-tag CE needs a tag with MIN_TAG_ENTRIES entries; a small test set may
     # have none (evaluate would raise): the report then goes without it.
     per_tag = len(test) > 0 and int(np.bincount(test.tag).max()) >= MIN_TAG_ENTRIES
     if ci is None or isinstance(ci, str):
         ci = ConfidenceInterval(*(() if ci is None else (ci,)), random_state=seed)
     # progress units: the evaluation; with dev, compare_methods' (1 + SCW and
-    # TFG per method) and the evaluation after; a figure each (_figures draws 3,
+    # TFG per method) and the evaluation after; a figure each (_figures draws 5,
     # the methods' with dev, the per-tag one with per_tag)
     n_dev = 0 if dev is None else 1 + 2 * len(methods) + 1
-    counter = ProgressCounter(progress, 1 + n_dev + 3 + (dev is not None) + per_tag)
+    counter = ProgressCounter(progress, 1 + n_dev + 5 + (dev is not None) + per_tag)
+    ev = dict(per_tag=per_tag, min_entries=MIN_TAG_ENTRIES, top_label=True, n_bins=n_bins,
+              ci=ci, metrics=metrics, prior=prior, **binning)
     with atomic_directory(out_dir, _is_report, "a sparsecal report") as tmp:
-        before = evaluate(test, groups, per_tag=per_tag, min_entries=MIN_TAG_ENTRIES,
-                          top_label=True, n_bins=n_bins, ci=ci)
+        before = evaluate(test, groups, **ev)
         counter.advance()
         curves = {"uncalibrated": before}
         entries = {"uncalibrated": test}
         comparison = after = None
         if dev is not None:
-            comparison = compare_methods(dev, test, groups, methods=methods, n_bins=n_bins,
-                                         ci=ci, seed=seed, progress=counter.nested())
+            comparison = compare_methods(dev, test, groups, methods=methods,
+                                         n_bins=n_bins or 10, ci=ci, seed=seed,
+                                         progress=counter.nested(), prior=method_prior,
+                                         evaluation=binning)
             # The figures show TFG isotonic: the model compare fitted, if it did.
             model = comparison.models.get(("isotonic", "tfg"))
             if model is None:
                 model = GroupedCalibrator(get_method("isotonic").build(), groups).fit(dev)
             calibrated = model.transform(test)
-            after = evaluate(calibrated, groups, per_tag=per_tag, min_entries=MIN_TAG_ENTRIES,
-                             top_label=True, n_bins=n_bins, ci=ci)
+            after = evaluate(calibrated, groups, **ev)
             counter.advance()
             curves["TFG isotonic"] = after
             entries["TFG isotonic"] = calibrated
@@ -217,6 +243,15 @@ def _figures(directory, curves, entries, before, comparison, groups, counter):
                                          tag_names=groups),
              "Per-tag calibration error of the most frequent tags with 95% intervals "
              "(Nguyen & O'Connor Fig. 4).")
+    save("smooth_reliability", plots.plot_smooth_reliability(
+        {k: smooth_reliability(e.score, e.label) for k, e in entries.items()}),
+        "Smooth (kernel) reliability diagram of all thresholded entries at smECE's "
+        "bandwidth, with the score density below (Błasiok & Nakkiran 2023).")
+    save("bayes_error", plots.plot_bayes_error(
+        {k: bayes_error_plot(e.score, e.label) for k, e in entries.items()}),
+        "Bayes error plot: normalized actual DCF (solid) and minimum DCF (dashed) over "
+        "application prior log-odds; the gap is the cost of miscalibration (score-"
+        "calibration lecture notes, Cumani).")
     save("modified_reliability", plots.modified_reliability(
         {k: e for k, e in entries.items()}),
         "Top-label accuracy minus confidence per confidence bin; marker area is the "

@@ -1,0 +1,53 @@
+"""Loading any saved calibrator: a :class:`GroupedCalibrator` or a
+:class:`CrossFittedCalibrator`, told apart by the ``format`` field of its
+``calibrator.json`` (:mod:`sparsecal.io.calibrators`)."""
+from ..io.calibrators import ENSEMBLE_FORMAT, FORMAT, StateFields, load_state
+from .ensemble import CrossFittedCalibrator
+from .grouped import GroupedCalibrator
+
+__all__ = ["load_calibrator"]
+
+
+def load_calibrator(path):
+    """Load a calibrator saved by :meth:`GroupedCalibrator.save` or
+    :meth:`CrossFittedCalibrator.save`, checking every field; nothing in the
+    files is executed or unpickled.
+
+    Parameters
+    ----------
+    path : str or path
+        The directory ``save`` wrote.
+
+    Returns
+    -------
+    GroupedCalibrator or CrossFittedCalibrator
+        Fitted; both apply to entries, dense matrices and ``.npy`` files
+        (``transform``, ``transform_dense``, ``transform_file``).
+
+    Raises
+    ------
+    ValueError
+        A :class:`~sparsecal.io.calibrators.StateError` naming the file and
+        the field, for a directory that is neither saved calibrator.
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Section 2.2 (fit on dev, apply to test);
+    scikit-learn's ``CalibratedClassifierCV(ensemble=True)`` (the ensemble).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import sparsecal as sc
+    >>> from sparsecal.datasets import make_tagger_outputs
+    >>> dev = make_tagger_outputs(2000, split_seed=1)
+    >>> setup = sc.GroupedCalibrator(sc.IsotonicCalibrator(), sc.TagGroups.scw(426))
+    >>> model = sc.CrossFittedCalibrator(setup, n_folds=3).fit(sc.threshold(dev.scores, dev.gold))
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     model.save(os.path.join(tmp, "cal"))
+    ...     type(load_calibrator(os.path.join(tmp, "cal"))).__name__
+    'CrossFittedCalibrator'
+    """
+    meta, arrays = load_state(path, format=(FORMAT, ENSEMBLE_FORMAT))
+    cls = CrossFittedCalibrator if meta["format"] == ENSEMBLE_FORMAT else GroupedCalibrator
+    return cls.from_state(meta, arrays, StateFields(path))

@@ -1,0 +1,47 @@
+"""The application prior in the registry of methods (``Method.uses_prior``):
+passed to the methods that take one, refused where none does."""
+import numpy as np
+import pytest
+
+import sparsecal as sc
+from sparsecal.calibration.registry import METHODS, check_prior_methods, make_calibrator
+from sparsecal.datasets.synthetic import make_tagger_outputs
+
+
+def test_uses_prior_is_the_application_prior_parameter():
+    for name, m in METHODS.items():
+        params = m.build().get_params()
+        assert m.uses_prior == ("application_prior" in params), name
+        model = m.build(prior=0.25)
+        assert model.get_params().get("application_prior") == (0.25 if m.uses_prior
+                                                              else None)
+    assert make_calibrator("gaussian", prior=0.4).application_prior == 0.4
+
+
+@pytest.mark.parametrize("methods, prior, problem", [
+    (["isotonic", "platt"], 0.2, "not to isotonic, platt"),
+    (["gaussian"], 1.0, "prior"),
+    (["gaussian"], 0.0, "prior"),
+    (["nope"], 0.2, "unknown method 'nope'"),
+])
+def test_bad_priors_are_refused(methods, prior, problem):
+    with pytest.raises(ValueError, match=problem):
+        check_prior_methods(methods, prior)
+
+
+def test_select_passes_the_prior_on():
+    data = make_tagger_outputs(1500, split_seed=3)
+    dev = sc.threshold(data.scores, data.gold)
+    kw = dict(methods=["prior-logistic", "isotonic"], n_groups=[1], n_folds=3)
+    with_prior = sc.select(dev, prior=0.05, **kw)
+    without = sc.select(dev, **kw)
+    i = with_prior.cv_results["method"].index("prior-logistic")
+    assert with_prior.cv_results["score"][i] != without.cv_results["score"][i]
+    j = with_prior.cv_results["method"].index("isotonic")   # no prior: unchanged
+    assert with_prior.cv_results["score"][j] == without.cv_results["score"][j]
+    with pytest.raises(ValueError, match="not to isotonic"):
+        sc.select(dev, methods=["isotonic"], n_groups=[1], prior=0.2)
+    model = with_prior.best_calibrator
+    if with_prior.best_params["method"] == "prior-logistic":
+        assert model.base.application_prior == 0.05
+    assert np.isfinite(with_prior.best_score)
