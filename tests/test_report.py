@@ -323,8 +323,10 @@ def test_report_options_reach_every_evaluation(data, tmp_path, monkeypatch):
                                methods=["gaussian"], ci=None, prior=0.3,
                                evaluation=dict(opts, metrics=["min-dcf"]))
     numbers = json.loads((tmp_path / "r" / "numbers.json").read_text())
-    per_tag = bool(np.bincount(data.test.tag).max() >= 200)
-    want = evaluate(data.test, data.groups, per_tag=per_tag, min_entries=200, top_label=True,
+    min_entries = report_module.MIN_TAG_ENTRIES
+    per_tag = bool(np.bincount(data.test.tag).max() >= min_entries)
+    want = evaluate(data.test, data.groups, per_tag=per_tag, min_entries=min_entries,
+                    top_label=True,
                     ci=ConfidenceInterval(random_state=0), prior=0.3,
                     metrics=list(REPORT_METRICS) + ["min-dcf"], **opts)
     assert numbers["evaluation"] == json.loads(want.to_json())
