@@ -166,16 +166,23 @@ def _binning_from_args(args):
             "debias": args.debias}
 
 
+def _methods_take_prior(methods):
+    """Whether one of ``methods`` has an application prior (the registry is
+    imported only when there are methods: ``evaluate`` imports no calibrator)."""
+    if not methods:
+        return False
+    from ..calibration.registry import get_method
+    return any(get_method(m).uses_prior for m in methods)
+
+
 def _prior_for_measures(args, methods=()):
     """--prior of the measures that need one (--metrics dcf, min-dcf), checked; with
     ``methods`` (report with dev outputs) it may be theirs instead."""
-    from ..calibration.registry import get_method
     from ..metrics.measures import get_measure
     takers = [m for m in args.metrics if "prior" in get_measure(m).options]
     if takers and args.prior is None:
         raise ValueError(f"--metrics {takers[0]} needs --prior (the application prior)")
-    if args.prior is not None and not takers \
-            and not any(get_method(m).uses_prior for m in methods):
+    if args.prior is not None and not takers and not _methods_take_prior(methods):
         raise ValueError("--prior applies to --metrics dcf and min-dcf"
                          + (" and to the methods with an application prior (prior-logistic, "
                             "gaussian)" if methods else " (and, with dev outputs, to the "
