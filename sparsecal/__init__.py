@@ -73,6 +73,7 @@ _EXPORTS = {
     "LogisticFusion": "calibration", "PriorWeightedLogistic": "calibration",
     "select": "calibration", "CrossFittedCalibrator": "calibration",
     "stratified_token_folds": "calibration",
+    "Forecaster": "calibration",
     # structured: events of interest, sampling, tag pairs (issue 14)
     "Events": "structured", "Spans": "structured", "decode_spans": "structured",
     "crf_sequence_events": "structured", "softmax_sequence_events": "structured",

@@ -16,6 +16,9 @@
   :mod:`~sparsecal.calibration.selection`: :func:`select` (method, G, bins by
   K-fold on dev); :mod:`~sparsecal.calibration.ensemble`:
   :class:`CrossFittedCalibrator` (the average of K fold calibrators).
+- :mod:`~sparsecal.calibration.forecaster`: :class:`Forecaster`, gradient-boosted
+  trees over event features (Jagannatha & Yu 2020), its trees kept as arrays
+  (:mod:`~sparsecal.calibration.trees`).
 - :mod:`~sparsecal.calibration.comparison`: every method x {SCW, TFG}, Kranzlein et
   al. 2021 Table 1 (:func:`compare_methods`).
 
@@ -37,6 +40,7 @@ _EXPORTS = {
     "LogisticFusion": "fusion", "PriorWeightedLogistic": "prior_logistic",
     "stratified_token_folds": "folds", "SelectionResult": "selection", "select": "selection",
     "CrossFittedCalibrator": "ensemble",
+    "Forecaster": "forecaster",
 }
 
 __all__ = sorted(_EXPORTS)
