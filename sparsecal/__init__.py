@@ -84,6 +84,9 @@ _EXPORTS = {
     "pair_entries": "structured", "most_frequent_pairs": "structured",
     "pair_groups": "structured", "EventConfidence": "structured",
     "sample_confidence": "structured", "mc_dropout_samples": "structured",
+    "KChoice": "structured", "heuristic_k": "structured", "SpanScores": "structured",
+    "Reranking": "structured", "span_f1": "structured", "rerank_sequences": "structured",
+    "rerank_spans": "structured",
     # adapters: taggers where they live (optional extras hf, crf, crfsuite)
     "word_probabilities": "adapters", "label_names": "adapters",
     "stream_word_entries": "adapters", "gold_ids": "adapters",
