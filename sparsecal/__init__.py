@@ -86,7 +86,7 @@ _EXPORTS = {
     "sample_confidence": "structured", "mc_dropout_samples": "structured",
     "KChoice": "structured", "heuristic_k": "structured", "SpanScores": "structured",
     "Reranking": "structured", "span_f1": "structured", "rerank_sequences": "structured",
-    "rerank_spans": "structured",
+    "rerank_spans": "structured", "SupervisedHMM": "structured", "word_classes": "structured",
     # adapters: taggers where they live (optional extras hf, crf, crfsuite)
     "word_probabilities": "adapters", "label_names": "adapters",
     "stream_word_entries": "adapters", "gold_ids": "adapters",

@@ -18,7 +18,8 @@ frequencies over samples with intervals), ``pairs`` (tag-pair entries),
 ``ensembles`` (mean / percentiles over samples, MC dropout), ``choice_of_k``
 (J&Y's heuristic k for the forecaster, :class:`~sparsecal.calibration.Forecaster`),
 ``reranking`` (the top k re-ranked by calibrated confidence, span F1 and exact
-match before and after).
+match before and after), ``hmm`` (a supervised HMM tagger whose log potentials
+are a CRF's).
 """
 from .._lazy import lazy_exports
 
@@ -37,6 +38,7 @@ _EXPORTS = {
     "KChoice": "choice_of_k", "heuristic_k": "choice_of_k",
     "SpanScores": "reranking", "Reranking": "reranking", "span_f1": "reranking",
     "rerank_sequences": "reranking", "rerank_spans": "reranking",
+    "SupervisedHMM": "hmm", "WORD_CLASSES": "hmm", "word_classes": "hmm",
 }
 
 __all__ = sorted(_EXPORTS)
