@@ -84,7 +84,7 @@ _EXPORTS = {
     "pair_entries": "structured", "most_frequent_pairs": "structured",
     "pair_groups": "structured", "EventConfidence": "structured",
     "sample_confidence": "structured", "mc_dropout_samples": "structured",
-    "KChoice": "structured", "heuristic_k": "structured", "SpanScores": "structured",
+    "KChoice": "calibration", "heuristic_k": "calibration", "SpanScores": "structured",
     "Reranking": "structured", "span_f1": "structured", "rerank_sequences": "structured",
     "rerank_spans": "structured", "SupervisedHMM": "structured", "word_classes": "structured",
     # adapters: taggers where they live (optional extras hf, crf, crfsuite)

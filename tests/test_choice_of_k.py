@@ -6,8 +6,7 @@ import pytest
 
 pytest.importorskip("sklearn", reason="the forecaster is fitted by scikit-learn")
 
-from sparsecal.calibration import Forecaster, clone  # noqa: E402
-from sparsecal.structured import heuristic_k  # noqa: E402
+from sparsecal.calibration import Forecaster, clone, heuristic_k  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_thread_by_default")
 

@@ -15,9 +15,7 @@ Modules: ``schemes`` (BIO / BIOES / IO span decoding), ``events`` (the
 scores), ``sequences`` and ``spans`` (the events of the top-k sequences),
 ``sampling`` (forward-filtering backward-sampling), ``estimates`` (event
 frequencies over samples with intervals), ``pairs`` (tag-pair entries),
-``ensembles`` (mean / percentiles over samples, MC dropout), ``choice_of_k``
-(J&Y's heuristic k for the forecaster, :class:`~sparsecal.calibration.Forecaster`),
-``reranking`` (the top k re-ranked by calibrated confidence, span F1 and exact
+``ensembles`` (mean / percentiles over samples, MC dropout), ``reranking`` (the top k re-ranked by calibrated confidence, span F1 and exact
 match before and after), ``hmm`` (a supervised HMM tagger whose log potentials
 are a CRF's).
 """
@@ -35,7 +33,6 @@ _EXPORTS = {
     "pair_entries": "pairs", "most_frequent_pairs": "pairs", "pair_groups": "pairs",
     "EventConfidence": "ensembles", "sample_confidence": "ensembles",
     "mc_dropout_samples": "ensembles",
-    "KChoice": "choice_of_k", "heuristic_k": "choice_of_k",
     "SpanScores": "reranking", "Reranking": "reranking", "span_f1": "reranking",
     "rerank_sequences": "reranking", "rerank_spans": "reranking",
     "SupervisedHMM": "hmm", "WORD_CLASSES": "hmm", "word_classes": "hmm",

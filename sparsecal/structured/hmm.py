@@ -27,7 +27,6 @@ import numpy as np
 
 from ..core.validation import (as_array, check_lengths, check_positive_int,
                                check_positive_real)
-from ..calibration.base import Estimator
 
 __all__ = ["SupervisedHMM", "WORD_CLASSES", "word_classes"]
 
@@ -103,9 +102,15 @@ def _strings(words, name):
     return w
 
 
-class SupervisedHMM(Estimator):
+class SupervisedHMM:
     """A first-order HMM tagger estimated by counting, with add-k smoothing;
     posteriors through the CRF forward-backward.
+
+    A model, not a calibrator: it lives beside the events in
+    :mod:`sparsecal.structured` (whose layer does not import
+    :mod:`sparsecal.calibration`), so it has no ``get_params`` / ``clone``;
+    ``__init__`` stores the two pseudocounts, ``fit`` sets the ``_``
+    attributes.
 
     Parameters
     ----------
@@ -153,9 +158,6 @@ class SupervisedHMM(Estimator):
     >>> crf.marginals(**pot).argmax(-1).tolist()
     [[0, 1, 2]]
     """
-
-    _fitted_attributes = ("n_tags_", "vocabulary_", "log_start_", "log_transitions_",
-                          "log_end_", "log_emissions_")
 
     def __init__(self, transition_pseudocount=1.0, emission_pseudocount=1.0):
         self.transition_pseudocount = transition_pseudocount
@@ -237,7 +239,8 @@ class SupervisedHMM(Estimator):
         -------
         ndarray of int64, shape (n_tokens,)
         """
-        self._check_fitted()
+        if not hasattr(self, "log_emissions_"):
+            raise ValueError("this SupervisedHMM is not fitted: call fit first")
         w = _strings(words, "words")
         V = self.vocabulary_.shape[0]
         pos = np.minimum(np.searchsorted(self.vocabulary_, w), max(V - 1, 0))
@@ -267,10 +270,9 @@ class SupervisedHMM(Estimator):
 
         Raises
         ------
-        NotFittedError
-            Before ``fit``.
         ValueError, TypeError
-            For words that are not strings or lengths that do not add up.
+            Before ``fit``, for words that are not strings or lengths that do not
+            add up.
         """
         col = self.emission_columns(words)
         L = _lengths(lengths, col.shape[0])

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.validation import as_array, check_labels, check_positive_int
+from .base import clone
+from .forecaster import Forecaster
 
 __all__ = ["KChoice", "heuristic_k"]
 
@@ -110,8 +112,7 @@ def heuristic_k(features, labels, ks=(2, 3), forecaster=None, validation=None, n
     Examples
     --------
     >>> import numpy as np
-    >>> from sparsecal.calibration import Forecaster
-    >>> from sparsecal.structured import heuristic_k
+    >>> from sparsecal.calibration import Forecaster, heuristic_k
     >>> rng = np.random.default_rng(0)
     >>> rank = np.tile([1, 2, 3], 500)
     >>> mean = rng.random(1500)
@@ -121,8 +122,6 @@ def heuristic_k(features, labels, ks=(2, 3), forecaster=None, validation=None, n
     >>> choice.ks, choice.n_events.tolist(), choice.k in (1, 2, 3)
     ((1, 2, 3), [500, 1000, 1500], True)
     """
-    from ..calibration.base import clone
-    from ..calibration.forecaster import Forecaster
     from ..metrics.binary import calibration_error
 
     rank, y = _ranks(features, labels, "features")
