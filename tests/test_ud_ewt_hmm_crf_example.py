@@ -1,32 +1,25 @@
 """The HMM-versus-CRF example (examples/ud_ewt_hmm_crf.py, Nguyen & O'Connor 2015
 Section 4.2) on a slice of UD English-EWT; the full run is the example itself."""
-import importlib.util
+import runpy
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch", reason="the posteriors come from sparsecal.crf")
+pytest.importorskip("torch", reason="the posteriors come from sparsecal.crf")
 pytest.importorskip("sklearn_crfsuite", reason="the example's CRF is sklearn-crfsuite's")
-
-REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data" / "ud_ewt"
-pytestmark = pytest.mark.skipif(not DATA.is_dir(),
-                                reason=f"real data not available: {DATA} is absent")
-
-
-@pytest.fixture(scope="module")
-def example():
-    spec = importlib.util.spec_from_file_location("ud_ewt_hmm_crf",
-                                                  REPO / "examples" / "ud_ewt_hmm_crf.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+ROOT = Path(__file__).resolve().parents[1]
+UD_EWT = ROOT.parent / "shared" / "data" / "ud_ewt"
+if not UD_EWT.is_dir():
+    pytest.skip(f"real data not available: {UD_EWT} is absent", allow_module_level=True)
+SCRIPT = ROOT / "examples" / "ud_ewt_hmm_crf.py"
+example = pytest.fixture(scope="module")(
+    lambda: runpy.run_path(str(SCRIPT), run_name="ud_ewt_hmm_crf_under_test"))
 
 
 @pytest.fixture(scope="module")
 def data(example):
-    return example.load(DATA, limit=60)
+    return example["load"](UD_EWT, limit=60)
 
 
 def test_crf_potentials_from_weights_give_crfsuites_marginals(example, data):
@@ -35,11 +28,11 @@ def test_crf_potentials_from_weights_give_crfsuites_marginals(example, data):
     from sparsecal import crf
 
     splits, names = data
-    model = example.train_crf(*splits["train"], names, c2=0.1)
+    model = example["train_crf"](*splits["train"], names, c2=0.1)
     forms, gold, lengths = splits["dev"]
-    pot = example.crf_potentials(model, forms, lengths, names)
+    pot = example["crf_potentials"](model, forms, lengths, names)
     ours = crf.marginals(**pot).numpy()
-    theirs = model.predict_marginals(example.crf_features(forms, lengths))
+    theirs = model.predict_marginals(example["crf_features"](forms, lengths))
     real = np.arange(ours.shape[1])[None] < lengths[:, None]
     ref = np.array([[tok.get(t, 0.0) for t in names] for s in theirs for tok in s])
     np.testing.assert_allclose(ours[real], ref, atol=1e-6)
@@ -49,16 +42,16 @@ def test_hmm_is_a_distribution_over_the_tags(example, data):
     splits, names = data
     from sparsecal.structured import SupervisedHMM
     hmm = SupervisedHMM().fit(*splits["train"], n_tags=len(names))
-    tokens, acc, pair = example.posteriors(hmm.potentials(*splits["test"][::2]),
-                                           splits["test"][1])
+    tokens, acc, pair = example["posteriors"](hmm.potentials(*splits["test"][::2]),
+                                              splits["test"][1])
     np.testing.assert_allclose(tokens.sum(1), 1, atol=1e-9)
     assert 0.3 < acc <= 1 and pair.n_tags == len(names) ** 2
 
 
 def test_pipeline_on_a_slice(example, tmp_path):
-    summary = example.run(DATA, tmp_path / "out", tmp_path / "fig", limit=60,
-                          crf_sentences=60, hmm_pseudocounts=(0.1,), crf_c2=(0.1,),
-                          min_entries=20, log=lambda *a: None)
+    summary = example["run"](UD_EWT, tmp_path / "out", tmp_path / "fig", limit=60,
+                             crf_sentences=60, hmm_pseudocounts=(0.1,), crf_c2=(0.1,),
+                             min_entries=20, log=lambda *a: None)
     for model in ("HMM", "CRF"):
         s = summary[model]
         assert 0.3 < s["test_accuracy"] <= 1
