@@ -48,6 +48,7 @@ def test_hmm_is_a_distribution_over_the_tags(example, data):
     assert 0.3 < acc <= 1 and pair.n_tags == len(names) ** 2
 
 
+@pytest.mark.filterwarnings("ignore:.*have bins of fewer than:UserWarning")
 def test_pipeline_on_a_slice(example, tmp_path):
     summary = example["run"](UD_EWT, tmp_path / "out", tmp_path / "fig", limit=60,
                              crf_sentences=60, hmm_pseudocounts=(0.1,), crf_c2=(0.1,),
