@@ -77,9 +77,7 @@ def tree_arrays_from_sklearn(model):
     predictors = [p[0] for p in model._predictors]
     sizes = np.array([p.nodes.shape[0] for p in predictors], dtype=np.int64)
     start = np.concatenate([[0], np.cumsum(sizes)])
-    nodes = np.concatenate([p.nodes for p in predictors]) if predictors else \
-        np.zeros(0, dtype=[("feature_idx", "i8"), ("num_threshold", "f8"), ("left", "u4"),
-                           ("right", "u4"), ("is_leaf", "u1"), ("value", "f8")])
+    nodes = np.concatenate([p.nodes for p in predictors])   # max_iter >= 1: a tree at least
     offset = np.repeat(start[:-1], sizes)
     leaf = nodes["is_leaf"].astype(bool)
     own = np.arange(nodes.shape[0], dtype=np.int64)
