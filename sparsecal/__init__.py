@@ -87,6 +87,8 @@ _EXPORTS = {
     "KChoice": "calibration", "heuristic_k": "calibration", "SpanScores": "structured",
     "Reranking": "structured", "span_f1": "structured", "rerank_sequences": "structured",
     "rerank_spans": "structured", "SupervisedHMM": "structured", "word_classes": "structured",
+    "sample_entities": "structured", "coreference_probabilities": "structured",
+    "coreference_entries": "structured",
     # adapters: taggers where they live (optional extras hf, crf, crfsuite)
     "word_probabilities": "adapters", "label_names": "adapters",
     "stream_word_entries": "adapters", "gold_ids": "adapters",

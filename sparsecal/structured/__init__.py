@@ -17,7 +17,8 @@ scores), ``sequences`` and ``spans`` (the events of the top-k sequences),
 frequencies over samples with intervals), ``pairs`` (tag-pair entries),
 ``ensembles`` (mean / percentiles over samples, MC dropout), ``reranking`` (the top k re-ranked by calibrated confidence, span F1 and exact
 match before and after), ``hmm`` (a supervised HMM tagger whose log potentials
-are a CRF's).
+are a CRF's), ``coreference`` (N&O's antecedent model: sampled entities,
+pairwise coreference probabilities).
 """
 from .._lazy import lazy_exports
 
@@ -36,6 +37,8 @@ _EXPORTS = {
     "SpanScores": "reranking", "Reranking": "reranking", "span_f1": "reranking",
     "rerank_sequences": "reranking", "rerank_spans": "reranking",
     "SupervisedHMM": "hmm", "WORD_CLASSES": "hmm", "word_classes": "hmm",
+    "sample_entities": "coreference", "coreference_probabilities": "coreference",
+    "coreference_entries": "coreference",
 }
 
 __all__ = sorted(_EXPORTS)
