@@ -16,7 +16,8 @@ and ``P[i, j] = 0`` for ``j > i``; each row sums to 1.
 import numpy as np
 
 from ..core.entries import Entries
-from ..core.validation import as_float_array, as_array, check_positive_int
+from ..core.validation import (as_array, as_float_array, check_allocation,
+                               check_positive_int)
 from ..metrics.intervals import check_random_state
 
 __all__ = ["sample_entities", "coreference_probabilities", "coreference_entries"]
@@ -66,7 +67,8 @@ def sample_entities(probabilities, n_samples, random_state=0):
     ------
     ValueError
         For a matrix that is not square, holds values outside [0, 1], mass
-        above the diagonal or rows not summing to 1, or ``n_samples < 1``.
+        above the diagonal or rows not summing to 1, ``n_samples < 1``, or
+        ``S M^2`` bytes of comparisons beyond physical memory (sample in chunks).
 
     References
     ----------
@@ -87,6 +89,7 @@ def sample_entities(probabilities, n_samples, random_state=0):
     S = check_positive_int(n_samples, "n_samples")
     rng = check_random_state(random_state)
     M = P.shape[0]
+    check_allocation(S * M * M, f"sampling {S} x {M} antecedents (S M^2 comparisons)")
     u = rng.random((S, M))
     cdf = np.cumsum(P, axis=1)
     cdf[np.triu_indices(M)] = np.inf          # NEW (the diagonal) takes the rest of [0, 1)
