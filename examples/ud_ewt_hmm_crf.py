@@ -290,12 +290,18 @@ def draw(results, tag_names, tag_order, pair_order, figures_dir):
         save_figure(fig, os.path.join(figures_dir, fname))
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def arguments(doc, out):
+    """The command-line flags shared by the UD EWT structured examples."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--data", default=os.path.join("..", "shared", "data", "ud_ewt"))
-    parser.add_argument("--out", default="ud_ewt_hmm_crf_out")
+    parser.add_argument("--out", default=out)
     parser.add_argument("--figures", default=os.path.join("docs", "figures"))
     parser.add_argument("--limit", type=int, help="sentences per split (quick runs)")
+    return parser
+
+
+def main(argv=None):
+    parser = arguments(__doc__, "ud_ewt_hmm_crf_out")
     parser.add_argument("--crf-sentences", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)

@@ -23,7 +23,6 @@ Usage::
 
 Needs torch, scikit-learn and sklearn-crfsuite.
 """
-import argparse
 import json
 import os
 import sys
@@ -33,7 +32,7 @@ import numpy as np
 import sparsecal as sc
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ud_ewt_hmm_crf import crf_potentials, pad, train_crf  # noqa: E402
+from ud_ewt_hmm_crf import arguments, crf_potentials, pad, train_crf  # noqa: E402
 
 NAMES = ["O", "B-NAME", "I-NAME"]
 
@@ -120,12 +119,7 @@ def run(data_dir, out_dir, figures_dir=None, *, limit=None, k_max=3, c2=0.1,
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", default=os.path.join("..", "shared", "data", "ud_ewt"))
-    parser.add_argument("--out", default="ud_ewt_spans_out")
-    parser.add_argument("--figures", default=os.path.join("docs", "figures"))
-    parser.add_argument("--limit", type=int, help="sentences per split (quick runs)")
-    args = parser.parse_args(argv)
+    args = arguments(__doc__, "ud_ewt_spans_out").parse_args(argv)
     print(json.dumps(run(args.data, args.out, args.figures, limit=args.limit), indent=2))
 
 
