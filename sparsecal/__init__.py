@@ -74,6 +74,7 @@ _EXPORTS = {
     "select": "calibration", "CrossFittedCalibrator": "calibration",
     "stratified_token_folds": "calibration",
     "load_calibrator": "calibration",
+    "Forecaster": "calibration",
     # structured: events of interest, sampling, tag pairs (issue 14)
     "Events": "structured", "Spans": "structured", "decode_spans": "structured",
     "crf_sequence_events": "structured", "softmax_sequence_events": "structured",
@@ -84,6 +85,11 @@ _EXPORTS = {
     "pair_entries": "structured", "most_frequent_pairs": "structured",
     "pair_groups": "structured", "EventConfidence": "structured",
     "sample_confidence": "structured", "mc_dropout_samples": "structured",
+    "KChoice": "calibration", "heuristic_k": "calibration", "SpanScores": "structured",
+    "Reranking": "structured", "span_f1": "structured", "rerank_sequences": "structured",
+    "rerank_spans": "structured", "SupervisedHMM": "structured", "word_classes": "structured",
+    "sample_entities": "structured", "coreference_probabilities": "structured",
+    "coreference_entries": "structured",
     # adapters: taggers where they live (optional extras hf, crf, crfsuite)
     "word_probabilities": "adapters", "label_names": "adapters",
     "stream_word_entries": "adapters", "gold_ids": "adapters",

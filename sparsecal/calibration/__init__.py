@@ -17,6 +17,10 @@
   K-fold on dev); :mod:`~sparsecal.calibration.ensemble`:
   :class:`CrossFittedCalibrator` (the average of K fold calibrators);
   :mod:`~sparsecal.calibration.loading`: :func:`load_calibrator` (either saved kind).
+- :mod:`~sparsecal.calibration.forecaster`: :class:`Forecaster`, gradient-boosted
+  trees over event features (Jagannatha & Yu 2020), its trees kept as arrays
+  (:mod:`~sparsecal.calibration.trees`); :mod:`~sparsecal.calibration.choice_of_k`:
+  :func:`heuristic_k`, J&Y's choice of k for it.
 - :mod:`~sparsecal.calibration.comparison`: every method x {SCW, TFG}, Kranzlein et
   al. 2021 Table 1 (:func:`compare_methods`).
 
@@ -39,6 +43,7 @@ _EXPORTS = {
     "stratified_token_folds": "folds", "SelectionResult": "selection", "select": "selection",
     "CrossFittedCalibrator": "ensemble",
     "load_calibrator": "loading", "check_prior_methods": "registry",
+    "Forecaster": "forecaster", "KChoice": "choice_of_k", "heuristic_k": "choice_of_k",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -15,7 +15,10 @@ Modules: ``schemes`` (BIO / BIOES / IO span decoding), ``events`` (the
 scores), ``sequences`` and ``spans`` (the events of the top-k sequences),
 ``sampling`` (forward-filtering backward-sampling), ``estimates`` (event
 frequencies over samples with intervals), ``pairs`` (tag-pair entries),
-``ensembles`` (mean / percentiles over samples, MC dropout).
+``ensembles`` (mean / percentiles over samples, MC dropout), ``reranking`` (the top k re-ranked by calibrated confidence, span F1 and exact
+match before and after), ``hmm`` (a supervised HMM tagger whose log potentials
+are a CRF's), ``coreference`` (N&O's antecedent model: sampled entities,
+pairwise coreference probabilities).
 """
 from .._lazy import lazy_exports
 
@@ -31,6 +34,11 @@ _EXPORTS = {
     "pair_entries": "pairs", "most_frequent_pairs": "pairs", "pair_groups": "pairs",
     "EventConfidence": "ensembles", "sample_confidence": "ensembles",
     "mc_dropout_samples": "ensembles",
+    "SpanScores": "reranking", "Reranking": "reranking", "span_f1": "reranking",
+    "rerank_sequences": "reranking", "rerank_spans": "reranking",
+    "SupervisedHMM": "hmm", "WORD_CLASSES": "hmm", "word_classes": "hmm",
+    "sample_entities": "coreference", "coreference_probabilities": "coreference",
+    "coreference_entries": "coreference",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,0 +1,162 @@
+"""The heuristic choice of k of Jagannatha & Yu (2020), Section 2.5 and
+Appendix A, Algorithm 1.
+
+A forecaster trained on the events of the top k sequences sees more positive
+events as k grows, but also more negatives. J&Y train one forecaster per
+candidate k on the dev events of rank at most k, evaluate each on the rank-1
+("top-1") events, a positive-rich set, and keep the k of the lowest ECE
+(20 fixed-width bins, their eq. 4): "heuristic-k" (2 for their POS tagging,
+3 for NER and QA).
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.validation import as_array, check_labels, check_positive_int
+from .base import clone
+from .forecaster import Forecaster
+
+__all__ = ["KChoice", "heuristic_k"]
+
+
+@dataclass(frozen=True, eq=False)
+class KChoice:
+    """The outcome of :func:`heuristic_k`.
+
+    Attributes
+    ----------
+    k : int
+        The chosen k (lowest ECE; ties: the earlier candidate in ``ks``).
+    ks : tuple of int
+        The candidates, in the order given.
+    ece : ndarray of float64, shape (len(ks),)
+        ECE of each candidate's forecaster on the rank-1 validation events.
+    n_events, n_positive : ndarray of int64, shape (len(ks),)
+        Training events (rank <= k) of each candidate, and how many are correct.
+    forecaster : Forecaster
+        The forecaster of the chosen k, fitted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> KChoice(2, (2, 3), np.array([0.01, 0.02]), np.array([10, 15]), np.array([6, 7]),
+    ...         None).to_dict()["ece"]
+    [0.01, 0.02]
+    """
+
+    k: int
+    ks: tuple
+    ece: np.ndarray
+    n_events: np.ndarray
+    n_positive: np.ndarray
+    forecaster: object
+
+    def to_dict(self):
+        """The choice and the per-k numbers (no forecaster)."""
+        return {"k": self.k, "ks": list(self.ks), "ece": self.ece.tolist(),
+                "n_events": self.n_events.tolist(), "n_positive": self.n_positive.tolist()}
+
+
+def _ranks(features, labels, name):
+    if not hasattr(features, "keys") or "rank" not in features:
+        raise ValueError(f"{name} must be a mapping with a 'rank' column (the events' rank "
+                         "among the top k, as Events.features)")
+    rank = as_array(features["rank"], f"{name}['rank']")
+    if rank.ndim != 1 or rank.dtype.kind not in "iuf" or (rank != np.round(rank)).any() \
+            or (rank < 1).any():
+        raise ValueError(f"{name}['rank'] must be a 1-D array of ranks 1, 2, ...")
+    return rank, check_labels(labels, f"{name} labels", rank.shape[0])
+
+
+def heuristic_k(features, labels, ks=(2, 3), forecaster=None, validation=None, n_bins=20):
+    """Choose k: train a forecaster on the events of rank <= k for each
+    candidate, keep the one of lowest ECE on the rank-1 events.
+
+    Parameters
+    ----------
+    features : mapping of str to array_like of shape (n_events,)
+        Dev event features with a ``"rank"`` column (``Events.features`` and
+        any others), for events of the top ``max(ks)`` at least.
+    labels : array_like of {0, 1} or bool, shape (n_events,)
+        Whether each event is correct.
+    ks : sequence of int, default (2, 3)
+        Candidate k (J&Y: {2, 3}); distinct positive integers.
+    forecaster : Forecaster, optional
+        The unfitted model (cloned for each k); default ``Forecaster()``.
+    validation : (features, labels), optional
+        Events whose rank-1 events evaluate the candidates; default the dev
+        events themselves, as in J&Y's Algorithm 1.
+    n_bins : int, default 20
+        Fixed-width bins of the ECE (J&Y Appendix A.2).
+
+    Returns
+    -------
+    KChoice
+
+    Raises
+    ------
+    ValueError
+        For features without integer ranks >= 1, labels of another length,
+        invalid ``ks`` or ``n_bins``, a candidate with events of one class
+        only, or no rank-1 validation events; as :meth:`Forecaster.fit
+        <sparsecal.calibration.Forecaster.fit>` for invalid features.
+    ImportError
+        Without scikit-learn.
+
+    References
+    ----------
+    Jagannatha & Yu (2020), Section 2.5 ("heuristic-k"), Appendix A,
+    Algorithm 1 (forecasters for k = 1 .. k_max, the one of minimum ECE on the
+    top-1 events), Appendix A.2 (ECE, eq. 4, N = 20 bins).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.calibration import Forecaster, heuristic_k
+    >>> rng = np.random.default_rng(0)
+    >>> rank = np.tile([1, 2, 3], 500)
+    >>> mean = rng.random(1500)
+    >>> labels = rng.random(1500) < mean / rank
+    >>> choice = heuristic_k({"mean": mean, "rank": rank}, labels, ks=(1, 2, 3),
+    ...                      forecaster=Forecaster(max_iter=20))
+    >>> choice.ks, choice.n_events.tolist(), choice.k in (1, 2, 3)
+    ((1, 2, 3), [500, 1000, 1500], True)
+    """
+    from ..metrics.binary import calibration_error
+
+    rank, y = _ranks(features, labels, "features")
+    if validation is None:
+        val_features, val_y, val_rank = features, y, rank
+    else:
+        if not isinstance(validation, tuple) or len(validation) != 2:
+            raise ValueError("validation must be a (features, labels) pair")
+        val_rank, val_y = _ranks(validation[0], validation[1], "validation")
+        val_features = validation[0]
+    if isinstance(ks, (str, bytes)) or not hasattr(ks, "__len__") or not len(ks):
+        raise ValueError(f"ks must be a non-empty sequence of positive integers, got {ks!r}")
+    ks = tuple(check_positive_int(k, "ks") for k in ks)
+    if len(set(ks)) != len(ks):
+        raise ValueError(f"ks must be distinct, got {ks}")
+    n_bins = check_positive_int(n_bins, "n_bins")
+    base = Forecaster() if forecaster is None else forecaster
+    top = val_rank == 1
+    if not top.any():
+        raise ValueError("there is no rank-1 validation event to evaluate the candidates on")
+    top_features = {name: np.asarray(col)[top] for name, col in val_features.items()}
+    ece, n_events, n_pos, fitted = [], [], [], []
+    for k in ks:
+        keep = rank <= k
+        if y[keep].min(initial=1) == y[keep].max(initial=0):
+            raise ValueError(f"the events of rank <= {k} are all of one class (or none): "
+                             "no forecaster can be trained for this k")
+        model = clone(base).fit({name: np.asarray(col)[keep] for name, col in features.items()},
+                                y[keep])
+        p = model.predict(top_features)
+        ece.append(calibration_error(p, val_y[top], norm=1, binning="fixed",
+                                     n_bins=n_bins).value)
+        n_events.append(int(keep.sum()))
+        n_pos.append(int(y[keep].sum()))
+        fitted.append(model)
+    best = int(np.argmin(ece))          # the first minimum: ties go to the earlier k
+    return KChoice(ks[best], ks, np.array(ece), np.array(n_events, np.int64),
+                   np.array(n_pos, np.int64), fitted[best])

@@ -1,0 +1,297 @@
+"""A supervised hidden Markov model tagger whose log potentials are a CRF's.
+
+Nguyen & O'Connor (2015, Section 4.2) compare the calibration of an HMM and a
+CRF POS tagger. An HMM's joint probability factorises like a linear-chain CRF's
+score::
+
+    log p(x, y) = log pi(y_0) + sum_t log A(y_{t-1}, y_t) + log A(y_{L-1}, STOP)
+                  + sum_t log B(y_t, x_t)
+
+so with ``start = log pi``, ``transitions = log A``, ``end = log A(., STOP)``
+and ``emissions[t, c] = log B(c, x_t)`` the CRF's ``log Z`` is ``log p(x)`` and
+its forward-backward (:mod:`sparsecal.crf`) gives the HMM's exact posteriors
+``p(y_t | x)`` and ``p(y_t, y_{t+1} | x)``. :class:`SupervisedHMM` estimates
+``pi``, ``A`` and ``B`` from tagged sentences by counting, with add-k
+(Dirichlet MAP) smoothing: N&O use one pseudocount for every transition and
+word emission.
+
+**Unknown words.** Each emission distribution ``B(c, .)`` covers the V
+training words and K word *classes* (:func:`word_classes`: number, hyphenated,
+capitalised, a few English suffixes, other) that stand for every word not seen
+in training. A class's count under tag ``c`` is the number of training tokens of
+tag ``c`` whose word occurs once in training (hapax legomena) and falls in that
+class: rare words show how often a tag emits new words, and of what shape
+(Good-Turing's intuition; Brants 2000, TnT, uses suffixes the same way).
+"""
+import numpy as np
+
+from ..core.validation import (as_array, check_lengths, check_positive_int,
+                               check_positive_real)
+
+__all__ = ["SupervisedHMM", "WORD_CLASSES", "word_classes"]
+
+#: the classes of unknown words, in the order :func:`word_classes` tests them
+WORD_CLASSES = ("number", "hyphenated", "capitalised", "-ing", "-ed", "-ly", "-tion",
+                "-s", "other")
+
+
+def word_classes(words):
+    """The class of each word: an index into :data:`WORD_CLASSES`, the first
+    that applies.
+
+    - ``number``: digits once ``,``, ``.``, ``-`` and ``/`` are removed (``1,000``, ``3.5``);
+    - ``hyphenated``: holds a ``-``;
+    - ``capitalised``: holds an upper-case letter;
+    - ``-ing``, ``-ed``, ``-ly``, ``-tion``, ``-s``: ends so (lower case);
+    - ``other``.
+
+    Parameters
+    ----------
+    words : array_like of str, shape (n,)
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+
+    Raises
+    ------
+    TypeError
+        If ``words`` does not hold strings.
+
+    References
+    ----------
+    Brants (2000), "TnT -- a statistical part-of-speech tagger", Section 2.3
+    (unknown words by suffix, capitalisation); Nguyen & O'Connor (2015),
+    Section 4.2.1.
+
+    Examples
+    --------
+    >>> from sparsecal.structured import WORD_CLASSES, word_classes
+    >>> [WORD_CLASSES[c] for c in word_classes(["1,000", "Obama", "running", "cats", "xyz"])]
+    ['number', 'capitalised', '-ing', '-s', 'other']
+    """
+    w = _strings(words, "words")
+    if w.size == 0:                     # np.char.replace fails on empty arrays
+        return np.zeros(0, dtype=np.int64)
+    digits = np.char.isdigit(_strip(w, ",.-/"))
+    tests = [digits, np.char.find(w, "-") >= 0, np.char.lower(w) != w]
+    tests += [np.char.endswith(w, s) for s in ("ing", "ed", "ly", "tion", "s")]
+    out = np.full(w.shape[0], len(WORD_CLASSES) - 1, dtype=np.int64)
+    for i in range(len(tests) - 1, -1, -1):        # the first test that holds wins
+        out[tests[i]] = i
+    return out
+
+
+def _strip(w, chars):
+    for c in chars:
+        w = np.char.replace(w, c, "")
+    return w
+
+
+def _strings(words, name):
+    w = as_array(words, name)
+    if w.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional (every token of every sentence, one "
+                         f"after the other), got shape {w.shape}")
+    if w.size == 0:
+        return np.array([], dtype=str)
+    if w.dtype.kind == "O":
+        w = np.array(w.tolist())
+    if w.dtype.kind != "U":
+        raise TypeError(f"{name} must hold strings, got dtype {w.dtype}")
+    return w
+
+
+class SupervisedHMM:
+    """A first-order HMM tagger estimated by counting, with add-k smoothing;
+    posteriors through the CRF forward-backward.
+
+    A model, not a calibrator: it lives beside the events in
+    :mod:`sparsecal.structured` (whose layer does not import
+    :mod:`sparsecal.calibration`), so it has no ``get_params`` / ``clone``;
+    ``__init__`` stores the two pseudocounts, ``fit`` sets the ``_``
+    attributes.
+
+    Parameters
+    ----------
+    transition_pseudocount : float, default=1.0
+        Added to every start, transition and stop count (N&O: one).
+    emission_pseudocount : float, default=1.0
+        Added to every (tag, word) and (tag, word class) count.
+
+    Attributes
+    ----------
+    n_tags_ : int
+    vocabulary_ : ndarray of str, shape (V,)
+        Training words, sorted.
+    log_start_ : ndarray of float64, shape (C,)
+        ``log pi(c) = log (n(START, c) + a) / (n_sentences + C a)``.
+    log_transitions_ : ndarray of float64, shape (C, C)
+        ``log A(a, b) = log (n(a, b) + a) / (n(a) + (C + 1) a)``, ``n(a)`` the
+        tokens of tag ``a`` (each is followed by a tag or by STOP).
+    log_end_ : ndarray of float64, shape (C,)
+        ``log A(a, STOP) = log (n(a, STOP) + a) / (n(a) + (C + 1) a)``.
+    log_emissions_ : ndarray of float64, shape (C, V + K)
+        ``log B(c, w) = log (n(c, w) + b) / (n(c) + h(c) + (V + K) b)`` for a
+        training word ``w``; column ``V + k`` is word class ``k``, counted
+        ``h(c, k)``: the hapax tokens of tag ``c`` in class ``k`` (``h(c)`` their
+        sum). Each row sums to 1.
+
+    References
+    ----------
+    Nguyen & O'Connor (2015), Section 4.2.1 (an HMM trained "with Dirichlet
+    MAP using one pseudocount for every transition and word emission", its
+    posteriors by forward-backward); Rabiner (1989), "A tutorial on hidden
+    Markov models", Section III.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.structured import SupervisedHMM
+    >>> words = ["the", "dog", "runs", "a", "cat", "sleeps"]
+    >>> tags = [0, 1, 2, 0, 1, 2]
+    >>> hmm = SupervisedHMM().fit(words, tags, lengths=[3, 3], n_tags=3)
+    >>> pot = hmm.potentials(["the", "cat", "jumps"], lengths=[3])
+    >>> sorted(pot), pot["emissions"].shape
+    (['emissions', 'end', 'lengths', 'start', 'transitions'], (1, 3, 3))
+    >>> from sparsecal import crf
+    >>> crf.marginals(**pot).argmax(-1).tolist()
+    [[0, 1, 2]]
+    """
+
+    def __init__(self, transition_pseudocount=1.0, emission_pseudocount=1.0):
+        self.transition_pseudocount = transition_pseudocount
+        self.emission_pseudocount = emission_pseudocount
+
+    def fit(self, words, tags, lengths, n_tags=None):
+        """Count starts, transitions, stops and emissions of tagged sentences.
+
+        Parameters
+        ----------
+        words : array_like of str, shape (n_tokens,)
+            Every token of every sentence, one sentence after the other.
+        tags : array_like of int, shape (n_tokens,)
+            Gold tag of each token, in ``[0, n_tags)``.
+        lengths : array_like of int, shape (n_sentences,)
+            Tokens per sentence (positive, summing to ``n_tokens``).
+        n_tags : int, optional
+            Size of the tagset (default: the largest tag + 1).
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        TypeError
+            If ``words`` does not hold strings or ``tags`` integers.
+        ValueError
+            For no tokens, mismatched lengths, a tag outside ``[0, n_tags)``,
+            or pseudocounts that are not positive.
+        """
+        a = check_positive_real(self.transition_pseudocount, "transition_pseudocount")
+        b = check_positive_real(self.emission_pseudocount, "emission_pseudocount")
+        w = _strings(words, "words")
+        y = as_array(tags, "tags")
+        if y.ndim != 1 or y.shape[0] != w.shape[0] or y.shape[0] == 0:
+            raise ValueError(f"tags must be 1-D with one tag per word ({w.shape[0]}), got "
+                             f"shape {y.shape}" if w.shape[0] else "cannot fit on no tokens")
+        if y.dtype.kind not in "iu":
+            raise TypeError(f"tags must hold integer tag indices, got dtype {y.dtype}")
+        C = int(y.max()) + 1 if n_tags is None else check_positive_int(n_tags, "n_tags")
+        if y.min() < 0 or y.max() >= C:
+            i = int(np.flatnonzero((y < 0) | (y >= C))[0])
+            raise ValueError(f"tags[{i}] = {y[i]} is outside [0, {C})")
+        L = _lengths(lengths, w.shape[0])
+        y = y.astype(np.int64)
+        first = np.concatenate([[0], np.cumsum(L)[:-1]])
+        last = first + L - 1
+        follows = np.ones(y.shape[0], bool)
+        follows[last] = False                     # a token followed by a tag, not STOP
+        n_start = np.bincount(y[first], minlength=C)
+        n_stop = np.bincount(y[last], minlength=C)
+        idx = np.flatnonzero(follows)
+        n_pair = np.bincount(y[idx] * C + y[idx + 1], minlength=C * C).reshape(C, C)
+        n_tag = np.bincount(y, minlength=C)
+        vocab, word_id, word_count = np.unique(w, return_inverse=True, return_counts=True)
+        V, K = vocab.shape[0], len(WORD_CLASSES)
+        n_emit = np.zeros((C, V + K))
+        np.add.at(n_emit, (y, word_id), 1.0)
+        hapax = word_count[word_id] == 1
+        np.add.at(n_emit, (y[hapax], V + word_classes(w[hapax])), 1.0)
+        self.n_tags_, self.vocabulary_ = C, vocab
+        self.log_start_ = np.log((n_start + a) / (L.shape[0] + C * a))
+        row = (n_tag + (C + 1) * a)[:, None]
+        self.log_transitions_ = np.log((n_pair + a) / row)
+        self.log_end_ = np.log((n_stop + a) / row[:, 0])
+        self.log_emissions_ = np.log((n_emit + b) / (n_emit.sum(1, keepdims=True) + (V + K) * b))
+        return self
+
+    def emission_columns(self, words):
+        """The column of ``log_emissions_`` of each word: its vocabulary index,
+        or ``V + class`` for a word not seen in training.
+
+        Parameters
+        ----------
+        words : array_like of str, shape (n_tokens,)
+
+        Returns
+        -------
+        ndarray of int64, shape (n_tokens,)
+        """
+        if not hasattr(self, "log_emissions_"):
+            raise ValueError("this SupervisedHMM is not fitted: call fit first")
+        w = _strings(words, "words")
+        V = self.vocabulary_.shape[0]
+        pos = np.minimum(np.searchsorted(self.vocabulary_, w), max(V - 1, 0))
+        known = self.vocabulary_[pos] == w
+        out = np.where(known, pos, V)
+        out[~known] += word_classes(w[~known])
+        return out.astype(np.int64)
+
+    def potentials(self, words, lengths):
+        """The HMM as linear-chain CRF potentials of padded sentences.
+
+        Parameters
+        ----------
+        words : array_like of str, shape (n_tokens,)
+            Every token of every sentence, one sentence after the other.
+        lengths : array_like of int, shape (B,)
+            Tokens per sentence.
+
+        Returns
+        -------
+        dict
+            ``emissions`` ``[B, N, C]`` (0 past a sentence's end),
+            ``transitions`` ``[C, C]``, ``start`` and ``end`` ``[C]`` (float64
+            NumPy arrays) and ``lengths``: the keyword arguments of
+            :func:`sparsecal.crf.marginals`, :func:`~sparsecal.crf.pair_marginals`
+            and :func:`~sparsecal.crf.log_partition` (which gives ``log p(x)``).
+
+        Raises
+        ------
+        ValueError, TypeError
+            Before ``fit``, for words that are not strings or lengths that do not
+            add up.
+        """
+        col = self.emission_columns(words)
+        L = _lengths(lengths, col.shape[0])
+        N = int(L.max())
+        sentence = np.repeat(np.arange(L.shape[0]), L)
+        position = np.arange(col.shape[0]) - np.repeat(np.cumsum(L) - L, L)
+        em = np.zeros((L.shape[0], N, self.n_tags_))
+        em[sentence, position] = self.log_emissions_[:, col].T
+        return {"emissions": em, "transitions": self.log_transitions_.copy(),
+                "start": self.log_start_.copy(), "end": self.log_end_.copy(), "lengths": L}
+
+
+def _lengths(lengths, n_tokens):
+    L = as_array(lengths, "lengths")
+    if L.ndim != 1 or L.shape[0] == 0:
+        raise ValueError(f"lengths must be a non-empty 1-D array, got shape {L.shape}")
+    if L.dtype.kind not in "iu":
+        raise TypeError(f"lengths must hold integers, got dtype {L.dtype}")
+    L = check_lengths(L, L.shape[0], max(int(L.max()), 1))
+    if int(L.sum()) != n_tokens:
+        raise ValueError(f"lengths sum to {int(L.sum())} but there are {n_tokens} words")
+    return L
