@@ -11,7 +11,8 @@ The tagset is the morphological tag ``UPOS|FEATS`` (e.g. ``NOUN|Number=Sing``):
    the training counts;
 4. recalibrates per TFG group with isotonic regression fit on dev, and reports
    test calibration before and after (the layout of Kranzlein et al. 2021,
-   Table 1), plus the tagger's accuracy.
+   Table 1), plus the tagger's accuracy, and saves the calibration curves
+   (pooled and per group) and the CE per method and group as PNG figures.
 
 Adapting it to your tagger: replace ``train_tagger`` by your model and feed its
 emissions and transitions (log potentials) to ``sparsecal.crf.stream_entries``
@@ -39,6 +40,7 @@ from torch import nn
 import sparsecal as sc
 from sparsecal import crf
 from sparsecal.calibration.comparison import compare_methods
+from _figures import save_figures
 
 UNK_TAG = "<UNK>"   # dev/test tags never seen in train (like CCG's <UNKNOWN>)
 
@@ -292,6 +294,7 @@ def run(data_dir, out_dir, *, limit=None, epochs=8, threshold=0.01, n_groups=5, 
     table = compare_methods(dev_e, test_e, groups, seed=seed)
     log("\n## Every method x {SCW, TFG} (Kranzlein et al. 2021, Table 1 layout), test\n")
     log(table.to_markdown(all_groups=True))
+    save_figures(out_dir, before, after, table)
     summary = {"test_accuracy": test_acc, "n_tags": n_tags, "threshold": threshold,
                "before": before.to_dict(), "after": after.to_dict(),
                "change": change.to_dict(), "table1": table.to_dict()}

@@ -1,5 +1,6 @@
 """The UD English-EWT end-to-end example (examples/ud_ewt_crf.py) on a slice."""
 import importlib.util
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,11 +16,13 @@ pytestmark = pytest.mark.skipif(not DATA.is_dir(),
 
 @pytest.fixture(scope="module")
 def example():
+    sys.path.insert(0, str(REPO / "examples"))   # its helper modules (_figures)
     spec = importlib.util.spec_from_file_location("ud_ewt_crf",
                                                   REPO / "examples" / "ud_ewt_crf.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module
+    yield module
+    sys.path.remove(str(REPO / "examples"))
 
 
 def test_read_conllu_tags_are_upos_feats(example):
@@ -38,6 +41,8 @@ def test_pipeline_on_a_slice(example, tmp_path):
     assert before["smce"]["n"] == after["smce"]["n"] > 0
     assert len(before["gmce"]) == 5
     assert (tmp_path / "summary.json").is_file()
+    for name in ("reliability", "groups", "methods"):
+        assert (tmp_path / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (tmp_path / "tfg_isotonic" / "calibrator.json").is_file()
 
 

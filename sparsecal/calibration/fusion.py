@@ -19,7 +19,7 @@ _FORMAT = "sparsecal.LogisticFusion"
 
 
 class LogisticFusion(Estimator):
-    """Fused, calibrated log-likelihood ratio ``llr(x) = alpha . x + gamma`` of
+    """Fused, calibrated log-likelihood ratio ``llr(x) = alpha @ x + gamma`` of
     ``k`` systems' scores (or features) ``x``, and its posterior.
 
     Fit minimises the prior-weighted logistic objective of the lecture notes
@@ -140,7 +140,7 @@ class LogisticFusion(Estimator):
         return self
 
     def llr(self, X):
-        """Fused log-likelihood ratio ``alpha . x + gamma``, shape (n,), float64."""
+        """Fused log-likelihood ratio ``alpha @ x + gamma``, shape (n,), float64."""
         self._check_fitted()
         return self._features(X) @ self.coef_ + self.offset_
 

@@ -66,6 +66,12 @@ class Entries:
         ``n_tags`` is not a positive integer, ``n_tokens`` not a non-negative
         integer, or ``threshold`` is outside [0, 1].
 
+    See Also
+    --------
+    sparsecal.io.to_arrow : The entries as a ``pyarrow.Table`` (there is no
+        ``Entries.to_arrow`` method: ``core`` never imports an extra).
+    sparsecal.io.write_parquet : The entries as a Parquet file.
+
     References
     ----------
     Kranzlein, Liu & Schneider 2021, Section 3.1 (the above-threshold

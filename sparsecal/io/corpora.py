@@ -4,24 +4,26 @@ whitespace column files.
 Both readers return the gold tag id of every token and the sentence structure
 needed to line the tokens up with a tagger's score matrix (sentence boundaries
 as offsets, the word forms, the line of each token). They read the file in one
-call (:func:`~sparsecal.io.textfile.read_lines`: plain, ``.gz``, ``.bz2`` or
-``.xz``; BOM, CRLF), split it with ``str.split`` and look tags up with
-:func:`~sparsecal.io.tagids.tag_ids`: the per-line work runs in C (``map`` over
-built-in string methods) and NumPy, never in a Python loop over tokens.
+call (:func:`~sparsecal.io.textfile.read_bytes`: plain, ``.gz``, ``.bz2`` or
+``.xz``; BOM, CRLF) and locate lines and fields on the raw bytes with NumPy
+(:mod:`~sparsecal.io.bytefields`: newline, tab and whitespace positions, one
+``np.unique`` over the tag fields), then decode and look up each distinct tag
+once (:func:`~sparsecal.io.tagids.tag_ids`): no Python loop over tokens, and no
+string object per token but the forms, which share one per distinct form.
 
 Tags missing from the tag index are reported (``unknown="error"``, the
 default: one error listing them with their lines), added (``"extend"``) or
 mapped to one id (``unknown=k``); never dropped.
 """
 import io
-import operator
 import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .bytefields import SPACE_LEADS, Lines, distinct_fields, joined_fields
 from .tagids import check_unknown, tag_ids
-from .textfile import read_lines
+from .textfile import read_bytes, read_lines
 from .._extras import require
 from ..core.groups import _resolve_tag_index
 
@@ -85,26 +87,6 @@ class CorpusTags:
         return self.gold[self.offsets[i]:self.offsets[i + 1]]
 
 
-def _field(lines, column, sep=None):
-    """Field ``column`` of every line split at ``sep`` (None: whitespace runs),
-    in C. Each line's list of fields is freed at once: a million live lists
-    would make the cyclic garbage collector rescan them again and again."""
-    return list(map(operator.itemgetter(column), map(operator.methodcaller("split", sep),
-                                                     lines)))
-
-
-def _take(values, index):
-    """``values[i]`` for each ``i`` of ``index``, in C (``map`` over ``__getitem__``)."""
-    return values if index.size == len(values) else list(map(values.__getitem__,
-                                                              index.tolist()))
-
-
-def _flags(method, values, *args):
-    """A bool array of ``value.method(*args)`` over ``values``, computed in C."""
-    return np.fromiter(map(operator.methodcaller(method, *args), values), dtype=bool,
-                       count=len(values))
-
-
 def _sentence_offsets(breaks, token_rows):
     """Offsets of the sentences: a sentence ends at each break line (blank line,
     ``-DOCSTART-``) between two tokens."""
@@ -114,13 +96,43 @@ def _sentence_offsets(breaks, token_rows):
     return np.concatenate([[0], starts, ends]).astype(np.int64)
 
 
-def _build(tags, forms, rows, breaks, tag_index, unknown, path):
-    """The :class:`CorpusTags` of the tokens at line indices ``rows``."""
-    ids, index = tag_ids(tags, _resolve_tag_index(tag_index), unknown=unknown,
-                         lines=rows + 1, source=str(path))
-    return CorpusTags(ids, _sentence_offsets(breaks, rows), index,
-                      np.asarray(forms, dtype=object).reshape(-1),
+def _build(buf, tags, forms, rows, breaks, tag_index, unknown, path):
+    """The :class:`CorpusTags` of the tokens at line indices ``rows``, whose tag and
+    form fields are the byte ranges ``tags`` and ``forms`` (``(starts, ends)``):
+    each distinct tag is looked up once."""
+    values, inverse = distinct_fields(buf, *tags)
+    tag_index = _resolve_tag_index(tag_index)
+    try:
+        ids, index = tag_ids(values, tag_index, unknown=unknown, source=str(path))
+    except ValueError:   # the message lists every unknown tag's lines: per token
+        ids, index = tag_ids(np.asarray(values, dtype=object)[inverse].tolist(), tag_index,
+                             unknown=unknown, lines=rows + 1, source=str(path))
+    else:
+        ids = ids[inverse]
+    form_values = np.empty(rows.size, dtype=object)
+    form_values[:] = joined_fields(buf, *forms)
+    return CorpusTags(ids, _sentence_offsets(breaks, rows), index, form_values,
                       (rows + 1).astype(np.int64))
+
+
+def _blank(lines):
+    """Lines that are empty or only whitespace (``str.isspace``); only the lines
+    that start with a whitespace byte are split to tell."""
+    blank = lines.ends == lines.starts
+    maybe = np.flatnonzero(~blank)
+    maybe = maybe[SPACE_LEADS[lines.buf[lines.starts[maybe]]]]
+    if maybe.size:
+        blank[maybe] = lines.whitespace_fields()[2][maybe] == 0
+    return blank
+
+
+def _equals(buf, starts, ends, word):
+    """Whether each field ``buf[starts[i]:ends[i]]`` is ``word`` (bytes)."""
+    same = (ends - starts) == len(word)
+    cand = starts[same]
+    same[same] = (buf[cand[:, None] + np.arange(len(word))] == np.frombuffer(word, np.uint8)
+                  ).all(axis=1)
+    return same
 
 
 def _bad_line(path, rows, bad, problem):
@@ -206,24 +218,32 @@ def read_conllu(path, column="upos", tag_index=None, *, unknown="error", engine=
         return _read_conllu_package(path, name, tag_index, unknown)
     if engine != "numpy":
         raise ValueError(f"engine must be 'numpy' or 'conllu', got {engine!r}")
-    lines = read_lines(path, "CoNLL-U")
-    blank = _flags("isspace", lines) | (np.fromiter(map(len, lines), np.int64, len(lines)) == 0)
-    rows = np.flatnonzero(~blank & ~_flags("startswith", lines, "#"))
-    body = _take(lines, rows)
-    tabs = np.fromiter(map(operator.methodcaller("count", "\t"), body), np.int64, len(body))
+    lines = Lines(read_bytes(path, "CoNLL-U"))
+    blank = _blank(lines)
+    comment = lines.ends > lines.starts
+    comment[comment] = lines.buf[lines.starts[comment]] == ord("#")
+    rows = np.flatnonzero(~blank & ~comment)
+    tab_at = lines.positions(b"\t")
+    tabs = lines.count(b"\t", tab_at)[rows]
     if np.any(tabs != 9):
         raise _bad_line(path, rows, tabs != 9, lambda i: "a CoNLL-U word line has 10 "
                         f"tab-separated columns, this one has {tabs[i] + 1}")
-    ids = _field(body, 0, "\t")
-    word = _flags("isdecimal", ids) & _flags("isascii", ids)
-    skipped = np.fromiter(map(bool, map(_SKIPPED_ID.fullmatch, ids)), bool, len(ids))
-    if np.any(~word & ~skipped):
-        raise _bad_line(path, rows, ~word & ~skipped,
-                        lambda i: f"bad ID {ids[i]!r} (an integer, a range 1-2 or an "
+    # field k of body row r: from after tab k-1 (or the line start) to tab k (or the end)
+    tab = tab_at[np.searchsorted(tab_at, lines.starts[rows])[:, None] + np.arange(9)]
+
+    def field(k, keep=slice(None)):
+        return ((lines.starts[rows] if k == 0 else tab[:, k - 1] + 1)[keep],
+                (lines.ends[rows] if k == 9 else tab[:, k])[keep])
+    ids, id_of = distinct_fields(lines.buf, *field(0))
+    word_id = np.array([i.isdecimal() and i.isascii() for i in ids], bool)
+    skipped_id = np.array([bool(_SKIPPED_ID.fullmatch(i)) for i in ids], bool)
+    word, bad = word_id[id_of], ~(word_id | skipped_id)[id_of]
+    if np.any(bad):
+        raise _bad_line(path, rows, bad,
+                        lambda i: f"bad ID {ids[id_of[i]]!r} (an integer, a range 1-2 or an "
                                   "empty node 1.1)")
     words = np.flatnonzero(word)
-    kept = _take(body, words)
-    return _build(_field(kept, CONLLU_FIELDS.index(name), "\t"), _field(kept, 1, "\t"),
+    return _build(lines.buf, field(CONLLU_FIELDS.index(name), words), field(1, words),
                   rows[words], blank, tag_index, unknown, path)
 
 
@@ -309,12 +329,13 @@ def read_conll_columns(path, column=-1, tag_index=None, *, unknown="error", form
         if not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)):
             raise ValueError(f"{label} must be an integer column number, got {value!r}")
     check_unknown(unknown)
-    lines = read_lines(path, "CoNLL")
-    width = np.fromiter(map(len, map(str.split, lines)), np.int64, len(lines))
-    docstart = np.zeros(len(lines), bool)
+    lines = Lines(read_bytes(path, "CoNLL"))
+    starts, ends, width = lines.whitespace_fields()
+    first = np.searchsorted(starts, lines.starts)   # each line's first field
     nonblank = np.flatnonzero(width)
-    docstart[nonblank] = np.asarray(_field(_take(lines, nonblank), 0),
-                                    dtype=object) == "-DOCSTART-"
+    docstart = np.zeros(len(lines), bool)
+    docstart[nonblank] = _equals(lines.buf, starts[first[nonblank]], ends[first[nonblank]],
+                                 b"-DOCSTART-")
     breaks = (width == 0) | docstart
     rows = np.flatnonzero(~breaks)
     if rows.size:
@@ -327,6 +348,8 @@ def read_conll_columns(path, column=-1, tag_index=None, *, unknown="error", form
             if not -expected <= value < expected:
                 raise ValueError(f"{str(path)!r}: {label} {value} is out of range: the "
                                  f"lines have {expected} columns")
-    kept = _take(lines, rows)
-    return _build(_field(kept, column), _field(kept, form_column), rows,
+    else:
+        expected = 1
+    tag, form = (first[rows] + value % expected for value in (column, form_column))
+    return _build(lines.buf, (starts[tag], ends[tag]), (starts[form], ends[form]), rows,
                   breaks, tag_index, unknown, path)

@@ -12,7 +12,7 @@ import gzip
 import lzma
 import os
 
-__all__ = ["check_file", "read_lines", "base_extension"]
+__all__ = ["check_file", "read_bytes", "read_lines", "base_extension"]
 
 _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 
@@ -74,8 +74,8 @@ def base_extension(path):
     return ext.lower()
 
 
-def read_lines(path, what):
-    """The lines of a UTF-8 text file, without their line ends.
+def read_bytes(path, what):
+    """The bytes of a UTF-8 text file, checked, with line ends made ``\\n``.
 
     Parameters
     ----------
@@ -87,8 +87,8 @@ def read_lines(path, what):
 
     Returns
     -------
-    list of str
-        One string per line (a BOM removed; ``\\r\\n`` and ``\\r`` end lines).
+    bytes
+        Valid UTF-8 without a BOM, ``\\r\\n`` and ``\\r`` replaced by ``\\n``.
 
     Raises
     ------
@@ -100,11 +100,11 @@ def read_lines(path, what):
 
     Examples
     --------
-    >>> from sparsecal.io.textfile import read_lines
-    >>> with open("lines.txt", "wb") as f:
-    ...     _ = f.write(b"\\xef\\xbb\\xbfNOUN\\r\\nVERB\\r\\n\\r\\n")
-    >>> read_lines("lines.txt", "gold")
-    ['NOUN', 'VERB', '']
+    >>> from sparsecal.io.textfile import read_bytes
+    >>> with open("crlf.txt", "wb") as f:
+    ...     _ = f.write(b"\\xef\\xbb\\xbfNOUN\\r\\nVERB\\r")
+    >>> read_bytes("crlf.txt", "gold")
+    b'NOUN\\nVERB\\n'
     """
     check_file(path, what)
     name = os.fspath(path)
@@ -115,14 +115,46 @@ def read_lines(path, what):
     except (OSError, EOFError, lzma.LZMAError) as exc:
         raise ValueError(f"cannot read {what} file {name!r}: {exc}") from None
     try:
-        text = data.decode("utf-8-sig")
+        data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise ValueError(f"{name!r} is not a UTF-8 text file: line {line}: {exc.reason} "
                          f"(byte {data[exc.start]:#04x})") from None
-    del data
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return data
+
+
+def read_lines(path, what):
+    """The lines of a UTF-8 text file, without their line ends.
+
+    Parameters
+    ----------
+    path, what
+        As for :func:`read_bytes` (plain, ``.gz``, ``.bz2`` or ``.xz``; what the
+        file holds, for messages).
+
+    Returns
+    -------
+    list of str
+        One string per line (a BOM removed; ``\\r\\n`` and ``\\r`` end lines).
+
+    Raises
+    ------
+    FileNotFoundError, ValueError
+        As :func:`read_bytes`.
+
+    Examples
+    --------
+    >>> from sparsecal.io.textfile import read_lines
+    >>> with open("lines.txt", "wb") as f:
+    ...     _ = f.write(b"\\xef\\xbb\\xbfNOUN\\r\\nVERB\\r\\n\\r\\n")
+    >>> read_lines("lines.txt", "gold")
+    ['NOUN', 'VERB', '']
+    """
+    text = read_bytes(path, what).decode("utf-8")
     lines = text.split("\n")
     if text.endswith("\n"):   # the newline ends the last line
         lines.pop()

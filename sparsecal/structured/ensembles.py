@@ -123,7 +123,9 @@ def mc_dropout_samples(model, inputs, n_samples=10, seed=None):
 
     Returns
     -------
-    Tensor, shape (S, *output shape)
+    Tensor, shape (S, ...)
+        The S outputs stacked on a new first axis (the rest is the shape of
+        one output).
 
     Raises
     ------

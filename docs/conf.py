@@ -1,0 +1,68 @@
+"""Sphinx configuration of the sparsecal documentation site.
+
+Build it with ``sphinx-build -W --keep-going -b html docs docs/_build/html`` after
+``pip install -e ".[docs]"`` (docs/site.md). The user guide is the Markdown pages
+beside this file (MyST); the API reference (``api/``) and the example pages
+(``examples/``) are generated at build time by the extensions in ``_ext/``.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.abspath("_ext"))
+sys.path.insert(0, os.path.abspath(".."))   # document this checkout's sparsecal
+
+import sparsecal  # noqa: E402
+
+project = "sparsecal"
+author = "sparsecal developers"
+copyright = "sparsecal developers, BSD-3-Clause"
+release = sparsecal.__version__
+version = release
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.intersphinx",
+    "numpydoc",
+    "myst_parser",
+    "api_pages",
+    "run_examples",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build", "_ext", "Thumbs.db", ".DS_Store"]
+
+# MyST: the user guide is the repository's docs/*.md as they are.
+myst_heading_anchors = 3
+myst_enable_extensions = ["dollarmath"]
+
+# API reference: one page per public name, NumPy docstrings through numpydoc.
+autosummary_generate = True
+autodoc_default_options = {"members": False}
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+
+intersphinx_mapping = {}
+
+html_theme = "pydata_sphinx_theme"
+html_title = f"sparsecal {release}"
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+}
+html_static_path = []
+
+# Example pages (docs/_ext/run_examples.py): script name in examples/ -> its arguments
+# (the UD EWT example on a slice: 100 sentences per split, one epoch).
+_UD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data",
+                   "ud_ewt")
+sparsecal_examples = {
+    "synthetic": ["--tokens", "10000"],
+    "ud_ewt_crf": ["--data", os.path.abspath(_UD), "--limit", "100", "--epochs", "1"],
+    "adapter_huggingface": [],
+    "adapter_torchcrf": [],
+    "adapter_crfsuite": [],
+}

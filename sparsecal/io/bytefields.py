@@ -1,0 +1,217 @@
+"""Fields of a text file located on its raw bytes with NumPy: line starts and
+ends, per-line counts of a byte, and the distinct values of a field with each
+line's value id, so a corpus reader decodes each distinct tag (or word) once
+instead of building one string per token.
+
+Lines are those of :func:`~sparsecal.io.textfile.read_lines` (the bytes come from
+:func:`~sparsecal.io.textfile.read_bytes`: UTF-8 checked, BOM removed, ``\\r\\n``
+and ``\\r`` made ``\\n``; the newline after the last line ends it).
+"""
+import numpy as np
+
+__all__ = ["Lines", "distinct_fields", "joined_fields", "SPACE_LEADS"]
+
+_CHUNK_BYTES = 1 << 24   # bound on the words of one chunk of fields
+#: ``_MASKS[k]``: the low k bytes of a 64-bit word
+_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(9)], np.uint64)
+
+#: the ASCII bytes ``str.split()`` splits at (``str.isspace``): tab, newline, vertical
+#: tab, form feed, carriage return, the four information separators, space
+_ASCII_SPACE = np.zeros(256, bool)
+_ASCII_SPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
+#: the UTF-8 encodings of the other code points ``str.split()`` splits at
+_UNICODE_SPACES = [chr(c).encode("utf-8") for c in range(128, 0x3001) if chr(c).isspace()]
+_UNICODE_LEADS = np.zeros(256, bool)
+_UNICODE_LEADS[[code[0] for code in _UNICODE_SPACES]] = True
+#: the first bytes of every whitespace character, ASCII or UTF-8
+SPACE_LEADS = _ASCII_SPACE | _UNICODE_LEADS
+
+
+class Lines:
+    """The line table of a text: ``starts[i]:ends[i]`` are line ``i``'s bytes.
+
+    Parameters
+    ----------
+    data : bytes
+        The text, as :func:`~sparsecal.io.textfile.read_bytes` returns it.
+
+    Examples
+    --------
+    >>> from sparsecal.io.bytefields import Lines
+    >>> lines = Lines(b"a\\tb\\n\\nc\\n")
+    >>> lines.starts.tolist(), lines.ends.tolist(), lines.count(b"\\t").tolist()
+    ([0, 4, 5], [3, 4, 6], [1, 0, 0])
+    """
+
+    def __init__(self, data):
+        self.data = data
+        self.buf = np.frombuffer(data, dtype=np.uint8)
+        newlines = np.flatnonzero(self.buf == 10)
+        self.starts = np.concatenate([[0], newlines + 1]).astype(np.int64)
+        self.ends = np.concatenate([newlines, [self.buf.size]]).astype(np.int64)
+        if data.endswith(b"\n"):   # the newline ends the last line
+            self.starts, self.ends = self.starts[:-1], self.ends[:-1]
+
+    def __len__(self):
+        return int(self.starts.size)
+
+    def positions(self, byte):
+        """The offsets of every ``byte`` (one byte, e.g. ``b"\\t"``) in the text."""
+        return np.flatnonzero(self.buf == ord(byte))
+
+    def count(self, byte, positions=None):
+        """How many times ``byte`` occurs in each line."""
+        pos = self.positions(byte) if positions is None else positions
+        return np.searchsorted(pos, self.ends) - np.searchsorted(pos, self.starts)
+
+    def whitespace_fields(self):
+        """The fields of every line split at whitespace runs, as ``str.split()``.
+
+        Returns
+        -------
+        starts, ends : ndarray of int64
+            The byte ranges of all fields, in text order.
+        counts : ndarray of int64, shape (n_lines,)
+            The number of fields of each line (0: a blank line).
+        """
+        space = _ASCII_SPACE[self.buf]
+        leads = np.flatnonzero(_UNICODE_LEADS[self.buf])
+        for code in _UNICODE_SPACES:   # a loop over the 25 other space characters
+            at = leads[self.buf[leads] == code[0]]
+            for k in range(1, len(code)):
+                at = at[at + k < self.buf.size]
+                at = at[self.buf[at + k] == code[k]]
+            for k in range(len(code)):
+                space[at + k] = True
+        bounded = np.ones(space.size + 2, bool)   # a space before and after the text
+        bounded[1:-1] = space
+        change = np.flatnonzero(bounded[1:] != bounded[:-1])   # starts, ends alternate
+        starts, ends = change[0::2], change[1::2]
+        counts = np.searchsorted(starts, self.ends) - np.searchsorted(starts, self.starts)
+        return starts, ends, counts
+
+    def text(self, i):
+        """Line ``i`` as a str."""
+        return self.data[self.starts[i]:self.ends[i]].decode("utf-8")
+
+
+def joined_fields(buf, starts, ends):
+    """The fields ``buf[starts[i]:ends[i]]`` as a list of str, decoded in one call.
+
+    The fields, in text order and apart (each ends before a newline, a space
+    or the next field's start, as the fields of lines are), are selected from
+    the text with one mask, joined by newlines, decoded from UTF-8 and split,
+    all in C.
+
+    Parameters
+    ----------
+    buf : ndarray of uint8
+    starts, ends : ndarray of int64, shape (n,)
+        Increasing, with ``ends[i] < starts[i + 1]``.
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.io.bytefields import joined_fields
+    >>> buf = np.frombuffer("NOUN Zürich  x".encode(), np.uint8)
+    >>> joined_fields(buf, np.array([0, 5, 13]), np.array([4, 12, 13]))
+    ['NOUN', 'Zürich', '']
+    """
+    if starts.size == 0:
+        return []
+    marks = np.zeros(buf.size + 2, np.int8)
+    marks[starts] += 1
+    marks[ends + 1] -= 1   # each field and the byte after it (its separator)
+    keep = np.cumsum(marks[:-2], dtype=np.int8).astype(bool)
+    joined = np.append(buf, np.uint8(10))
+    joined[ends] = 10
+    text = joined[np.append(keep, ends[-1] == buf.size)].tobytes().decode("utf-8")
+    return text.split("\n")[:-1]
+
+
+def _words(buf, starts, lengths, n_words):
+    """Each field as ``n_words`` little-endian 64-bit words: its bytes, then zeros.
+
+    Read as unaligned 8-byte loads at every start (a view of the text with a
+    stride of one byte), masked to the field's length: no index matrix."""
+    text = np.zeros(buf.size + 8, np.uint8)
+    text[:buf.size] = buf
+    loads = np.ndarray((buf.size + 1,), np.dtype("<u8"), text.data, 0, (1,))
+    words = np.empty((starts.size, n_words), np.uint64)
+    for j in range(n_words):   # a loop over the 8-byte words of a field
+        left = np.clip(lengths - 8 * j, 0, 8)
+        words[:, j] = loads[np.minimum(starts + 8 * j, buf.size)] & _MASKS[left]
+    return words
+
+
+def _distinct_rows(words, lengths):
+    """``(first, inverse)`` of the distinct fields (rows of ``words`` and their
+    ``lengths``): by the word itself when a field fits one, else by a 64-bit
+    hash of its words; checked, and by the words and lengths themselves if two
+    fields share a key (a hash collision, or fields that differ by trailing NULs)."""
+    key = words[:, 0].copy()
+    for j in range(1, words.shape[1]):   # a loop over the 8-byte words of a field
+        key = key * np.uint64(0x100000001B3) + words[:, j]
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    if not (np.array_equal(lengths[first][inverse], lengths)
+            and np.array_equal(words[first][inverse], words)):
+        exact = np.column_stack([words, lengths.astype(np.uint64)])
+        _, first, inverse = np.unique(exact.view(f"V{exact.shape[1] * 8}").ravel(),
+                                      return_index=True, return_inverse=True)
+    return first, inverse.reshape(-1)
+
+
+def distinct_fields(buf, starts, ends):
+    """The distinct byte strings ``buf[starts[i]:ends[i]]`` and each one's id.
+
+    Parameters
+    ----------
+    buf : ndarray of uint8
+    starts, ends : ndarray of int64, shape (n,)
+
+    Returns
+    -------
+    values : list of str
+        The distinct fields, decoded from UTF-8, in the order they first occur.
+    inverse : ndarray of int64, shape (n,)
+        ``values[inverse[i]]`` is field ``i``.
+
+    Each field is keyed by its bytes (exact: keys are checked, NUL bytes included),
+    in chunks of at most ``_CHUNK_BYTES`` bytes whose distinct fields are then
+    merged; only the distinct fields are decoded (:func:`joined_fields`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.io.bytefields import distinct_fields
+    >>> buf = np.frombuffer(b"NOUN VERB NOUN", np.uint8)
+    >>> values, inverse = distinct_fields(buf, np.array([0, 5, 10]), np.array([4, 9, 14]))
+    >>> [values[i] for i in inverse]
+    ['NOUN', 'VERB', 'NOUN']
+    """
+    lengths = ends - starts
+    n_words = max(1, -(-int(lengths.max(initial=0)) // 8))
+    step = max(1, _CHUNK_BYTES // (8 * n_words))
+    reps, inverses = [], []
+    for lo in range(0, lengths.size, step):   # a loop over chunks of fields
+        part = lengths[lo:lo + step]
+        first, inverse = _distinct_rows(_words(buf, starts[lo:lo + step], part, n_words),
+                                        part)
+        inverses.append(inverse + sum(r.size for r in reps))
+        reps.append(lo + first)
+    if not reps:
+        return [], np.zeros(0, np.int64)
+    reps = np.concatenate(reps)
+    first, merged = _distinct_rows(_words(buf, starts[reps], lengths[reps], n_words),
+                                   lengths[reps])
+    order = np.argsort(reps[first])   # the distinct fields in text order
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    inverse = rank[merged[np.concatenate(inverses)]].astype(np.int64)
+    at = reps[first][order]
+    return joined_fields(buf, starts[at], ends[at]), inverse
