@@ -31,6 +31,8 @@ docs/ci_coverage.md for the discussion of the numbers).
         --out cov.json        # debiased CE_2's score interval and calibration_test over
                               # the suite; resumable (finished cells are kept in --out)
     .venv/bin/python benchmarks/coverage_study.py debiased --table --out cov.json
+    .venv/bin/python benchmarks/coverage_study.py membership --ns 1000 10000
+        # why Beta(0.2, 0.2), k = 0.1 under-covered without the membership allowance
 """
 import argparse
 import json
@@ -302,8 +304,53 @@ def debiased_main(argv=None):
     print(debiased_table(done))
 
 
+def membership_main(argv=None):
+    """Why a cell under-covers: bias of D against θ, its sd against the sd the
+    score interval assumes (at the true θ), D over the population's cuts, and
+    the coverage of the interval without the membership allowance."""
+    from sparsecal.core.binning import BinStats, bin_statistics
+    from sparsecal.metrics import debiased
+    ap = argparse.ArgumentParser(description=membership_main.__doc__.split("\n")[0])
+    ap.add_argument("--shape", type=float, nargs=2, default=[0.2, 0.2], metavar=("A", "B"))
+    ap.add_argument("--k", type=float, default=0.1)
+    ap.add_argument("--ns", type=int, nargs="+", default=[1000, 10000])
+    ap.add_argument("--reps", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    (a, b), k, n_bins = args.shape, args.k, 10
+    theta = population_binned_ce(a, b, k, n_bins) ** 2
+    cuts = stats.beta.ppf(np.arange(1, n_bins) / n_bins, a, b)
+    spec = ConfidenceInterval("score")
+    allowance = debiased.membership_allowance
+    print("| n | mean D | (mean D - θ) / sd(D) | sd(D) | mean model sd | "
+          "D over population cuts: mean | coverage without allowance |\n|---|---|---|---|---|---|---|")
+    for n in args.ns:
+        rng = np.random.default_rng([args.seed, n])
+        rows = []
+        for _ in range(args.reps):
+            q, y = draw(n, a, b, k, rng)
+            bins = bin_statistics(q, y, n_bins=n_bins)[0]
+            w, t, v = debiased.debiased_terms(bins)
+            tp = w * np.maximum(t, 0.0)
+            share = tp / tp.sum() if tp.sum() > 0 else w
+            model_sd = np.sqrt(4 * (share @ (w * v)) * theta + 2 * np.sum((w * v) ** 2))
+            idx = np.searchsorted(cuts, q)
+            pop = BinStats(np.bincount(idx, minlength=n_bins), np.bincount(idx, q, n_bins),
+                           np.bincount(idx, y, n_bins), np.zeros(n_bins), np.zeros(n_bins))
+            wp, tp_, _ = debiased.debiased_terms(pop)
+            debiased.membership_allowance = lambda bins_: (0.0, 0.0)
+            lo, hi = debiased.score_interval(bins, spec)
+            debiased.membership_allowance = allowance
+            rows.append([w @ t, model_sd, wp @ tp_, lo ** 2 <= theta <= hi ** 2])
+        d, sd, dp, cov = np.array(rows).T
+        print(f"| {n:,} | {d.mean():.6f} | {(d.mean() - theta) / d.std():.2f} | {d.std():.6f} | "
+              f"{sd.mean():.6f} | {dp.mean():.6f} | {cov.mean():.1%} |")
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["debiased"]:
         debiased_main(sys.argv[2:])
+    elif sys.argv[1:2] == ["membership"]:
+        membership_main(sys.argv[2:])
     else:
         main()

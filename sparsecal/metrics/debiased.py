@@ -39,18 +39,20 @@ but ``∓Δ_j²`` (``Δ_j = G_i - G_{i+1}``) on either side of a cut where the g
 *jumps*, so there ``θ - θ(sample cuts) = Δ_j² |δ_j| >= 0``: D is biased low by
 ``Δ_j² σ_j sqrt(2/π)``, an amount of the order of its sd. Measured on the
 coverage suite's Beta(0.2, 0.2), thesis §4.3 miscalibration (``t`` jumps at
-0.5, the median, a population cut): mean D 0.00337 at n = 10³ and 0.00369 at
-10⁴ against ``θ = 0.00383`` (−0.37 and −0.35 sd; the conditional sd itself was
-right to 2%), and the conditional interval covered 89.6% and 92.5%. The upper
+0.5, the median, a population cut): mean D 0.00342, 0.00367 and 0.00378 at
+n = 10³, 10⁴, 10⁵ against ``θ = 0.00383`` (−0.32 to −0.38 sd at every n; the
+conditional sd itself was right to 6%), and the conditional interval covered
+89.1%, 92.3% and 92.5%. The upper
 end therefore allows for this worst case: it is the score-interval end of
 ``D + m`` with ``m = sqrt(2/π) Σ_j σ_j Δ̂_j²`` (``Δ̂_j² = (Ĝ_i - Ĝ_{i+1})² - v_i
 - v_{i+1}``, clipped at 0) and ``C`` increased by the spread ``(1 - 2/π) Σ_j
 σ_j² Δ̂_j⁴`` of ``Δ_j² |δ_j|`` and by the delta-method variance that ``m``
 adds to ``D + m`` (``m`` is computed from the same noisy gaps). The lower end
-is unchanged (a jump only lowers D). With it the spiky case covered 93.6% and
-96.8% (2,000 replicates each) and the smooth cases 94.1–95.9%; a bootstrap
-that re-bins cannot do this, because in the bootstrap world the jump is no
-longer at a cut (the functional is not differentiable there). Fixed-width bins
+is unchanged (a jump only lowers D). With it the spiky case covers 94.2%,
+96.5% and 96.8% (2,000, 2,000 and 1,000 replicates) and the other miscalibrated
+cells 94.2–96.6%. A re-binning bootstrap was not used: in the bootstrap world the
+jump is no longer at a cut, so it would not reproduce the loss (the functional
+is not differentiable there). Fixed-width bins
 do not move, and get no allowance. Coverage: docs/ci_coverage.md.
 """
 import numpy as np
