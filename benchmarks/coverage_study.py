@@ -27,10 +27,15 @@ docs/ci_coverage.md for the discussion of the numbers).
     .venv/bin/python benchmarks/coverage_study.py                 # 200 reps, n = 1e3, 1e4, 1e5
     .venv/bin/python benchmarks/coverage_study.py --reps 50 --ns 1000 10000 --jobs 2
     .venv/bin/python benchmarks/coverage_study.py --level 0.9     # 90% intervals
-    .venv/bin/python benchmarks/coverage_study.py debiased --reps 1000 --ns 1000 10000
-        # debiased CE_2's score interval and calibration_test over the suite
+    .venv/bin/python benchmarks/coverage_study.py debiased --reps 2000 --ns 1000 10000 \\
+        --out cov.json        # debiased CE_2's score interval and calibration_test over
+                              # the suite; resumable (finished cells are kept in --out)
+    .venv/bin/python benchmarks/coverage_study.py debiased --table --out cov.json
+    .venv/bin/python benchmarks/coverage_study.py membership --ns 1000 10000
+        # why Beta(0.2, 0.2), k = 0.1 under-covered without the membership allowance
 """
 import argparse
+import json
 import os
 import sys
 import time
@@ -202,58 +207,150 @@ SUITE = [(2, 5), (1, 1), (5, 2), (0.2, 0.2)]
 
 
 def one_debiased(args):
-    """(score-interval covers the truth, test p-value or nan) of one replicate."""
+    """(covers, interval above the truth, D, width, test p-value or nan) of one replicate."""
     n, a, b, k, n_bins, truth, n_test, seed = args
     rng = np.random.default_rng(seed)
     q, y = draw(n, a, b, k, rng)
     res = sc.calibration_error(q, y, n_bins=n_bins, debias=True, ci="score")
     p = (sc.calibration_test(q, y, n_bins=n_bins, n_resamples=n_test, random_state=rng).p_value
          if n_test else np.nan)
-    return float(res.ci_low <= truth <= res.ci_high), p
+    return (float(res.ci_low <= truth <= res.ci_high), float(res.ci_low > truth),
+            res.value ** 2, res.ci_high - res.ci_low, p)
 
 
-def debiased_study(ns, reps, test_reps, n_test, n_bins=10, seed=0, pool=None):
-    """Markdown table: score-interval coverage and the test's rejection rate at 5%."""
-    lines = ["| q ~ | case | n | true CE_2 (binned) | score-interval coverage | "
-             "test rejects at 5% |", "|---|---|---|---|---|---|"]
-    for a, b in SUITE:
-        for k in (0.0, 0.1):
-            truth = population_binned_ce(a, b, k, n_bins)
-            for n in ns:
-                root = np.random.SeedSequence([seed, n, int(k * 1000), int(a * 10), int(b * 10)])
-                seeds = [int(s.generate_state(1)[0]) for s in root.spawn(reps)]
-                jobs = [(n, a, b, k, n_bins, truth, n_test if i < test_reps else 0, s)
-                        for i, s in enumerate(seeds)]
-                rows = np.array(list(pool.map(one_debiased, jobs, chunksize=8) if pool
-                                     else map(one_debiased, jobs)))
-                p = rows[:test_reps, 1]
-                rej = f"{np.mean(p <= 0.05):.1%} ({test_reps})" if test_reps else "-"
-                case = "calibrated" if k == 0 else f"miscalibrated k={k:g}"
-                lines.append(f"| Beta({a}, {b}) | {case} | {n:,} | {truth:.4f} | "
-                             f"{rows[:, 0].mean():.1%} ({reps}) | {rej} |")
-                print(lines[-1], file=sys.stderr, flush=True)
+def binomial_ci(hits, reps):
+    """Clopper-Pearson 95% interval of a Monte-Carlo proportion."""
+    lo = stats.beta.ppf(0.025, hits, reps - hits + 1) if hits else 0.0
+    hi = stats.beta.ppf(0.975, hits + 1, reps - hits) if hits < reps else 1.0
+    return float(lo), float(hi)
+
+
+def debiased_cell(a, b, k, n, reps, test_reps, n_test, n_bins=10, seed=0):
+    """One cell of the suite: coverage of the score interval over ``reps``
+    replicates, rejection rate of the test at 5% over the first ``test_reps``."""
+    t0 = time.time()
+    truth = population_binned_ce(a, b, k, n_bins)
+    root = np.random.SeedSequence([seed, n, int(k * 1000), int(a * 10), int(b * 10)])
+    seeds = [int(s.generate_state(1)[0]) for s in root.spawn(max(reps, test_reps))]
+    rows = np.array([one_debiased((n, a, b, k, n_bins, truth, n_test if i < test_reps else 0,
+                                   s_)) for i, s_ in enumerate(seeds)])
+    cover, above = rows[:reps, 0], rows[:reps, 1]
+    rej = int(np.sum(rows[:test_reps, 4] <= 0.05))
+    return {"a": a, "b": b, "k": k, "n": n, "seed": seed, "n_bins": n_bins, "truth": truth,
+            "reps": reps, "cover": int(cover.sum()),
+            "cover_ci": binomial_ci(int(cover.sum()), reps),
+            "above": int(above.sum()), "mean_d": float(rows[:reps, 2].mean()),
+            "mean_width": float(rows[:reps, 3].mean()),
+            "test_reps": test_reps, "n_test": n_test, "rejects": rej,
+            "rejects_ci": binomial_ci(rej, test_reps) if test_reps else None,
+            "seconds": time.time() - t0, "load": os.getloadavg()[0]}
+
+
+def debiased_table(cells):
+    """Markdown table of the cells (one row per cell, in suite order)."""
+    lines = ["| q ~ | case | n | true CE_2 (binned) | coverage (reps) [95% CI] | above | "
+             "test rejects at 5% (reps) [95% CI] |", "|---|---|---|---|---|---|---|"]
+    for c in cells:
+        case = "calibrated" if c["k"] == 0 else f"miscalibrated k={c['k']:g}"
+        lo, hi = c["cover_ci"]
+        rej = "-"
+        if c["test_reps"]:
+            rlo, rhi = c["rejects_ci"]
+            rej = (f"{c['rejects'] / c['test_reps']:.1%} ({c['test_reps']}) "
+                   f"[{rlo:.1%}, {rhi:.1%}]")
+        lines.append(f"| Beta({c['a']:g}, {c['b']:g}) | {case} | {c['n']:,} | "
+                     f"{c['truth']:.4f} | {c['cover'] / c['reps']:.1%} ({c['reps']}) "
+                     f"[{lo:.1%}, {hi:.1%}] | {c['above'] / c['reps']:.1%} | {rej} |")
     return "\n".join(lines)
 
 
 def debiased_main(argv=None):
     ap = argparse.ArgumentParser(description="debiased CE_2 score interval and the "
-                                 "calibration test on the synthetic suite")
-    ap.add_argument("--reps", type=int, default=1000)
-    ap.add_argument("--test-reps", type=int, default=200,
-                    help="replicates (of the first ones) that also run the test")
-    ap.add_argument("--n-test", type=int, default=199, help="resamples of the test")
+                                 "calibration test on the synthetic suite; resumable: "
+                                 "each finished cell is appended to --out, and cells "
+                                 "already there are skipped")
+    ap.add_argument("--reps", type=int, default=1000, help="coverage replicates per cell")
+    ap.add_argument("--test-reps", type=int, default=2000,
+                    help="replicates that also run the test, calibrated cells (size)")
+    ap.add_argument("--power-reps", type=int, default=200,
+                    help="replicates that also run the test, miscalibrated cells (power)")
+    ap.add_argument("--n-test", type=int, default=99, help="resamples of the test")
     ap.add_argument("--ns", type=int, nargs="+", default=[1000, 10000, 100000])
-    ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default="coverage_debiased.json", help="JSON lines, appended")
+    ap.add_argument("--table", action="store_true", help="only print the table of --out")
     args = ap.parse_args(argv)
     os.environ.setdefault("SPARSECAL_NUM_THREADS", "1")
-    with ProcessPoolExecutor(args.jobs) as pool:
-        print(debiased_study(args.ns, args.reps, args.test_reps, args.n_test,
-                             seed=args.seed, pool=pool))
+    done = []
+    if os.path.exists(args.out):
+        with open(args.out) as f:
+            done = [json.loads(line) for line in f if line.strip()]
+    if not args.table:
+        for a, b in SUITE:
+            for k in (0.0, 0.1):
+                test_reps = args.test_reps if k == 0 else args.power_reps
+                for n in args.ns:
+                    key = (a, b, k, n, args.seed, args.reps, test_reps, args.n_test)
+                    if any((c["a"], c["b"], c["k"], c["n"], c["seed"], c["reps"],
+                            c["test_reps"], c["n_test"]) == key for c in done):
+                        continue
+                    cell = debiased_cell(a, b, k, n, args.reps, test_reps, args.n_test,
+                                         seed=args.seed)
+                    done.append(cell)
+                    with open(args.out, "a") as f:
+                        f.write(json.dumps(cell) + "\n")
+                    print(debiased_table([cell]).splitlines()[-1],
+                          f"({cell['seconds']:.0f} s)", file=sys.stderr, flush=True)
+    print(debiased_table(done))
+
+
+def membership_main(argv=None):
+    """Why a cell under-covers: bias of D against θ, its sd against the sd the
+    score interval assumes (at the true θ), D over the population's cuts, and
+    the coverage of the interval without the membership allowance."""
+    from sparsecal.core.binning import BinStats, bin_statistics
+    from sparsecal.metrics import debiased
+    ap = argparse.ArgumentParser(description=membership_main.__doc__.split("\n")[0])
+    ap.add_argument("--shape", type=float, nargs=2, default=[0.2, 0.2], metavar=("A", "B"))
+    ap.add_argument("--k", type=float, default=0.1)
+    ap.add_argument("--ns", type=int, nargs="+", default=[1000, 10000])
+    ap.add_argument("--reps", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    (a, b), k, n_bins = args.shape, args.k, 10
+    theta = population_binned_ce(a, b, k, n_bins) ** 2
+    cuts = stats.beta.ppf(np.arange(1, n_bins) / n_bins, a, b)
+    spec = ConfidenceInterval("score")
+    allowance = debiased.membership_allowance
+    print("| n | mean D | (mean D - θ) / sd(D) | sd(D) | mean model sd | "
+          "D over population cuts: mean | coverage without allowance |\n|---|---|---|---|---|---|---|")
+    for n in args.ns:
+        rng = np.random.default_rng([args.seed, n])
+        rows = []
+        for _ in range(args.reps):
+            q, y = draw(n, a, b, k, rng)
+            bins = bin_statistics(q, y, n_bins=n_bins)[0]
+            w, t, v = debiased.debiased_terms(bins)
+            tp = w * np.maximum(t, 0.0)
+            share = tp / tp.sum() if tp.sum() > 0 else w
+            model_sd = np.sqrt(4 * (share @ (w * v)) * theta + 2 * np.sum((w * v) ** 2))
+            idx = np.searchsorted(cuts, q)
+            pop = BinStats(np.bincount(idx, minlength=n_bins), np.bincount(idx, q, n_bins),
+                           np.bincount(idx, y, n_bins), np.zeros(n_bins), np.zeros(n_bins))
+            wp, tp_, _ = debiased.debiased_terms(pop)
+            debiased.membership_allowance = lambda bins_: (0.0, 0.0)
+            lo, hi = debiased.score_interval(bins, spec)
+            debiased.membership_allowance = allowance
+            rows.append([w @ t, model_sd, wp @ tp_, lo ** 2 <= theta <= hi ** 2])
+        d, sd, dp, cov = np.array(rows).T
+        print(f"| {n:,} | {d.mean():.6f} | {(d.mean() - theta) / d.std():.2f} | {d.std():.6f} | "
+              f"{sd.mean():.6f} | {dp.mean():.6f} | {cov.mean():.1%} |")
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["debiased"]:
         debiased_main(sys.argv[2:])
+    elif sys.argv[1:2] == ["membership"]:
+        membership_main(sys.argv[2:])
     else:
         main()

@@ -8,6 +8,7 @@ from scipy import stats
 import sparsecal as sc
 from sparsecal.core.binning import bin_statistics
 from sparsecal.metrics import ConfidenceInterval
+from sparsecal.metrics.debiased import membership_allowance
 
 calib = pytest.importorskip("calibration.utils")   # the peer package (test extra)
 
@@ -64,28 +65,79 @@ def test_negative_square_gives_zero_and_brute_force():
     assert got < sc.calibration_error(x, y, n_bins=4).value
 
 
+def brute_allowance(q, p, v, w, n):
+    """membership_allowance by the formula, with loops over cuts and a numerical
+    gradient of m for the delta-method term."""
+    def m_of(gap):
+        total = 0.0
+        for j in range(len(gap) - 1):
+            u = w[:j + 1].sum()
+            sq = max((gap[j] - gap[j + 1]) ** 2 - v[j] - v[j + 1], 0.0)
+            total += np.sqrt(u * (1 - u) / n) * np.sqrt(2 / np.pi) * sq
+        return total
+    gap = q - p
+    spread = 0.0
+    for j in range(len(gap) - 1):
+        u = w[:j + 1].sum()
+        sq = max((gap[j] - gap[j + 1]) ** 2 - v[j] - v[j + 1], 0.0)
+        spread += (1 - 2 / np.pi) * u * (1 - u) / n * sq ** 2
+    h = 1e-7
+    grad = np.array([(m_of(gap + h * e) - m_of(gap - h * e)) / (2 * h)
+                     for e in np.eye(len(gap))])
+    var_m = np.sum(v * (grad ** 2 + 4 * w * gap * grad))
+    return m_of(gap), max(var_m, 0.0) + spread
+
+
 def test_score_interval_closed_form():
     rng = np.random.default_rng(2)
     x = rng.random(3000)
     y = (rng.random(3000) < np.clip(x + 0.1, 0, 1)).astype(np.uint8)
-    for level in (0.9, 0.95):
-        res = sc.calibration_error(x, y, n_bins=10, debias=True,
-                                   ci=ConfidenceInterval("score", confidence_level=level))
-        bins = res.bins
-        c = bins.count.astype(float)
-        q, p, w = bins.sum_score / c, bins.sum_label / c, c / c.sum()
-        v = p * (1 - p) / (c - 1)
-        t = (q - p) ** 2 - v
-        d = w @ t
-        z = stats.norm.ppf(0.5 + level / 2)
-        share = w * np.maximum(t, 0) / (w * np.maximum(t, 0)).sum()
-        a, cc = share @ (w * v), 2 * np.sum((w * v) ** 2)
-        # the ends solve (d - theta)^2 = z^2 (4 a theta + cc)
-        for end in (res.ci_low, res.ci_high):
-            th = end ** 2
+    for binning in ("equal-mass", "fixed"):
+        for level in (0.9, 0.95):
+            res = sc.calibration_error(x, y, n_bins=10, binning=binning, debias=True,
+                                       ci=ConfidenceInterval("score", confidence_level=level))
+            bins = res.bins
+            c = bins.count.astype(float)
+            q, p, w = bins.sum_score / c, bins.sum_label / c, c / c.sum()
+            v = p * (1 - p) / (c - 1)
+            t = (q - p) ** 2 - v
+            d = w @ t
+            z = stats.norm.ppf(0.5 + level / 2)
+            share = w * np.maximum(t, 0) / (w * np.maximum(t, 0)).sum()
+            a, cc = share @ (w * v), 2 * np.sum((w * v) ** 2)
+            m, extra = (brute_allowance(q, p, v, w, 3000) if binning == "equal-mass"
+                        else (0.0, 0.0))
+            assert membership_allowance(bins) == pytest.approx((m, extra), rel=1e-5, abs=1e-12)
+            if binning == "equal-mass":
+                assert m > 1e-4 and extra > 0      # the gap jumps by 2k at 0.9 - k
+            # lower end: (d - theta)^2 = z^2 (4 a theta + cc); upper end: the same
+            # for d + m with cc + extra
+            th = res.ci_low ** 2
             assert (d - th) ** 2 == pytest.approx(z * z * (4 * a * th + cc), rel=1e-9)
-        assert res.ci_low < res.value < res.ci_high
-        assert res.ci_method == "score" and res.ci_level == level
+            th = res.ci_high ** 2
+            assert (d + m - th) ** 2 == pytest.approx(z * z * (4 * a * th + cc + extra),
+                                                      rel=1e-6)
+            assert res.ci_low < res.value < res.ci_high
+            assert res.ci_method == "score" and res.ci_level == level
+
+
+def test_membership_allowance_tiny():
+    # one bin: no inner cut; two bins of one point each: v = 0, the raw jump counts
+    one = bin_statistics([0.3, 0.6], [0, 1], n_bins=1)[0]
+    assert membership_allowance(one) == (0.0, 0.0)
+    two = bin_statistics([0.3, 0.6], [0, 1], n_bins=2)[0]
+    jump2 = (0.3 - (0.6 - 1.0)) ** 2
+    sigma = np.sqrt(0.25 / 2)
+    m, extra = membership_allowance(two)
+    assert m == pytest.approx(np.sqrt(2 / np.pi) * sigma * jump2, rel=1e-12)
+    assert extra == pytest.approx((1 - 2 / np.pi) * sigma ** 2 * jump2 ** 2, rel=1e-12)
+    # float32 and float64 scores give the same allowance up to rounding
+    rng = np.random.default_rng(4)
+    x = rng.beta(0.2, 0.2, 500)
+    y = (rng.random(500) < np.where(x <= 0.5, x - 0.1, x + 0.1)).astype(np.uint8)
+    got = [membership_allowance(bin_statistics(x.astype(dt), y)[0])
+           for dt in (np.float32, np.float64)]
+    assert got[0] == pytest.approx(got[1], rel=1e-5)
 
 
 def test_bad_input():
@@ -128,3 +180,45 @@ def test_score_interval_coverage_band(a, b, k, truth):
         hit += res.ci_low <= truth <= res.ci_high
     lo, hi = stats.binom.ppf([0.0005, 0.9995], reps, 0.95) / reps
     assert lo <= hit / reps <= hi
+
+
+def population_binned_ce(a, b, k, n_bins=10):
+    """The truth: CE_2 of the population's equal-mass bins of q ~ Beta(a, b), by
+    integrating q - t(q) over the quantile function (breaks where t jumps or kinks)."""
+    from scipy import integrate
+
+    def gap(u):
+        q = stats.beta.ppf(u, a, b)
+        return q - (max(0.0, q - k) if q <= 0.5 else min(1.0, q + k))
+    breaks = [stats.beta.cdf(v, a, b) for v in (k, 0.5, 1 - k)]
+    total = 0.0
+    for i in range(n_bins):
+        lo, hi = i / n_bins, (i + 1) / n_bins
+        pts = [p for p in breaks if lo < p < hi] or None
+        g = integrate.quad(gap, lo, hi, points=pts, limit=200)[0] * n_bins
+        total += g * g / n_bins
+    return np.sqrt(total)
+
+
+def test_score_interval_coverage_spiky_miscalibrated():
+    # The hard cell of docs/ci_coverage.md: q ~ Beta(0.2, 0.2), t jumps at 0.5,
+    # the median, a population cut. Without the membership allowance the
+    # interval covered ~0.90 here (misses below the truth); the target is 93-97%.
+    # 2,000 replicates at n = 1000: the band is the 99.9% binomial band around
+    # [0.93, 0.97], about [0.911, 0.982].
+    truth = population_binned_ce(0.2, 0.2, 0.1)
+    assert truth == pytest.approx(0.0619, abs=1e-4)
+    rng = np.random.default_rng(13)
+    reps = 2000
+    hit = below = 0
+    for _ in range(reps):
+        q, y = _beta_draw(rng, 1000, 0.2, 0.2, 0.1)
+        res = sc.calibration_error(q, y, n_bins=10, debias=True, ci="score")
+        hit += res.ci_low <= truth <= res.ci_high
+        below += res.ci_high < truth
+    lo = stats.binom.ppf(0.0005, reps, 0.93) / reps
+    hi = stats.binom.ppf(0.9995, reps, 0.97) / reps
+    assert lo <= hit / reps <= hi
+    # misses on either side: neither end is systematically off (each side's
+    # share is within the 99.9% band of at most 5.5%)
+    assert below / reps <= stats.binom.ppf(0.9995, reps, 0.055) / reps

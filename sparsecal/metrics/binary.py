@@ -150,7 +150,7 @@ def calibration_error(scores, labels, *, norm=2, binning="equal-mass", n_bins=No
     0.171
     >>> deb = calibration_error(q, y, debias=True, ci="score")
     >>> round(deb.value, 3), round(deb.ci_low, 3), round(deb.ci_high, 3)
-    (0.187, 0.169, 0.205)
+    (0.187, 0.169, 0.206)
     """
     norm = check_norm(norm)
     spec = ConfidenceInterval.resolve(ci)
