@@ -1,0 +1,110 @@
+"""MCE and evaluate on distributed entries (sparsecal.distributed.evaluation)
+against the single-machine sc.mce / sc.evaluate(ci=None) on two worker
+processes: same tags evaluated, same bins (counts, label sums, score ranges
+bit-identical), values within 1e-12 relative, same group rows and settings, and
+sc.compare of two distributed evaluations equal to that of two single-machine ones."""
+import warnings
+
+import dask.array as da
+import numpy as np
+import pytest
+from distributed import Client, LocalCluster
+
+import sparsecal as sc
+from sparsecal import distributed as sd
+
+
+@pytest.fixture(scope="module", autouse=True)
+def client():
+    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                      dashboard_address=None) as cluster, Client(cluster) as c:
+        yield c
+
+
+def _data(seed, n_tokens, n_tags, dtype):
+    rng = np.random.default_rng(seed)
+    x = rng.dirichlet(np.full(n_tags, 0.3), size=n_tokens).round(2).astype(dtype)
+    x[rng.random(n_tokens) < 0.1] = dtype(0.005)
+    x[:, -1] = 0.0                                   # a tag with no entries
+    x[:, -2] = np.where(np.arange(n_tokens) == 3, 0.5, 0.0).astype(dtype)   # 1 entry
+    return x, rng.integers(-1, n_tags, size=n_tokens)
+
+
+def _same_ce(got, ref):
+    assert type(got) is type(ref) and got.n == ref.n
+    for f in ("count", "sum_label", "lower", "upper"):
+        np.testing.assert_array_equal(getattr(got.bins, f), getattr(ref.bins, f))
+    assert abs(got.value - ref.value) <= 1e-12 * abs(ref.value)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("bins", [{}, {"n_bins": 3}, {"bin_size": 7}])
+def test_mce_equals_single_machine(dtype, bins):
+    x, gold = _data(1, 400, 9, dtype)
+    entries = sd.threshold(da.from_array(x, chunks=((150, 0, 1, 249), (9,))), gold)
+    with warnings.catch_warnings(record=True) as w_ref:
+        warnings.simplefilter("always")
+        ref = sc.mce(sc.threshold(x, gold), min_entries=20, **bins)
+    with warnings.catch_warnings(record=True) as w_got:
+        warnings.simplefilter("always")
+        got = sd.mce(entries, min_entries=20, **bins)
+    assert [str(w.message) for w in w_got] == [str(w.message) for w in w_ref]
+    if bins:                                   # small bins: the same warning
+        assert "bins of fewer than 200" in str(w_got[0].message)
+    assert type(got) is type(ref)
+    assert got.too_few == ref.too_few and got.min_entries == 20
+    assert sorted(got.per_tag) == sorted(ref.per_tag) and ref.too_few == {7: 1}
+    for t in ref.per_tag:
+        _same_ce(got.per_tag[t], ref.per_tag[t])
+    assert abs(got.value - ref.value) <= 1e-12 * ref.value
+
+
+def test_mce_errors():
+    x, gold = _data(2, 50, 4, np.float64)
+    entries = sd.threshold(da.from_array(x, chunks=(20, 4)), gold)
+    with pytest.raises(ValueError, match="min_entries=1000"):
+        sd.mce(entries, min_entries=1000)
+    with pytest.raises(ValueError, match="min_entries"):
+        sd.mce(entries, min_entries=0)
+    with pytest.raises(ValueError, match="n_bins"):
+        sd.mce(entries, n_bins=0)
+    with pytest.raises(TypeError, match="DaskEntries"):
+        sd.mce(sc.threshold(x, gold))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_evaluate_and_compare_equal_single_machine(dtype):
+    x, gold = _data(3, 600, 10, dtype)
+    y, _ = _data(4, 600, 10, dtype)
+    groups = sc.TagGroups.from_counts({t: (10 - t) ** 2 for t in range(10)}, 3, n_tags=10)
+    results = []
+    for scores in (x, y):
+        one = sc.evaluate(sc.threshold(scores, gold), groups, ci=None, per_tag=True,
+                          min_entries=30, n_bins=7)
+        got = sd.evaluate(sd.threshold(da.from_array(scores, chunks=(130, 10)), gold),
+                          groups, per_tag=True, min_entries=30, n_bins=7)
+        assert type(got) is type(one)
+        assert got.groups == one.groups and got.settings == one.settings
+        _same_ce(got.smce, one.smce)
+        for g, r in zip(got.gmce, one.gmce):
+            _same_ce(g, r)
+        assert sorted(got.mce.per_tag) == sorted(one.mce.per_tag)
+        assert abs(got.mce.value - one.mce.value) <= 1e-12 * one.mce.value
+        assert got.top_label_ece is None and got.metrics == {}
+        results.append((got, one))
+    cmp_d = sc.compare(results[0][0], results[1][0])
+    cmp_1 = sc.compare(results[0][1], results[1][1])
+    assert [r["name"] for r in cmp_d.rows] == [r["name"] for r in cmp_1.rows]
+    for a, b in zip(cmp_d.rows, cmp_1.rows):
+        for key in ("before", "after", "change"):
+            assert a[key] == pytest.approx(b[key], rel=1e-12, abs=1e-15)
+
+
+def test_evaluate_default_groups_and_token_counts():
+    x, gold = _data(5, 90, 5, np.float32)
+    got = sd.evaluate(sd.threshold(da.from_array(x, chunks=(1, 5)), gold))
+    one = sc.evaluate(sc.threshold(x, gold), ci=None)
+    assert got.groups == one.groups and got.groups[0]["tokens"] > 0
+    _same_ce(got.smce, one.smce)
+    with pytest.raises(ValueError, match="tags"):
+        sd.evaluate(sd.threshold(da.from_array(x, chunks=(30, 5)), gold), sc.TagGroups.scw(6))
