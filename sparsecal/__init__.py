@@ -95,6 +95,7 @@ _EXPORTS = {
     "isotonic_fit_pooled": "core",
     # distributed (dask extra): entries on a cluster
     "DaskEntries": "distributed",
+    "apply_to_store": "distributed", "open_store": "distributed",
 }
 _SUBPACKAGES = ("adapters", "calibration", "cli", "core", "crf", "datasets",
                 "distributed", "io", "metrics", "plotting", "structured")
