@@ -7,24 +7,20 @@ import os
 import dask.array as da
 import numpy as np
 import pytest
-from distributed import Client, LocalCluster
 
 import sparsecal as sc
 from sparsecal import distributed as sd
 
+from _dask_cluster import tagger_scores, two_workers
+
 
 @pytest.fixture(scope="module", autouse=True)
 def client():
-    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                      dashboard_address=None) as cluster, Client(cluster) as c:
+    with two_workers() as c:
         yield c
 
 
-def _data(seed, n_tokens, n_tags, dtype):
-    rng = np.random.default_rng(seed)
-    x = rng.dirichlet(np.full(n_tags, 0.3), size=n_tokens).round(2).astype(dtype)
-    x[rng.random(n_tokens) < 0.1] = dtype(0.005)     # rows with every score below 0.01
-    return x, rng.integers(-1, n_tags, size=n_tokens)
+_data = tagger_scores
 
 
 def _models(x, gold, n_tags):

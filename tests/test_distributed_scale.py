@@ -24,10 +24,11 @@ import dask
 import dask.array as da
 import numpy as np
 import pytest
-from distributed import Client, LocalCluster
 
 import sparsecal as sc
 from sparsecal import distributed as sd
+
+from _dask_cluster import two_workers
 
 ENTRIES = int(os.environ.get("SPARSECAL_DASK_ENTRIES", str(64 * 10 ** 6)))
 ROWS, TAGS = 20_000, 50                       # one chunk: 1e6 entries, 4 MB of scores
@@ -64,9 +65,7 @@ def test_memory_bounded_large_workload():
     assert k >= 2 and k & (k - 1) == 0, "SPARSECAL_DASK_ENTRIES / 1e6 must be a power of 2"
     b, gold_b = make_chunk()
     ref = sc.smce(sc.threshold(b, gold_b), n_bins=10)
-    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                      memory_limit="700MiB", dashboard_address=None) as cluster, \
-            Client(cluster) as client:
+    with two_workers(memory_limit="700MiB") as client:
         pids = client.run(os.getpid)
         scores, gold = repeated(k)
         got = sd.smce(sd.threshold(scores, gold), n_bins=10)
@@ -84,8 +83,7 @@ def test_memory_bounded_large_workload():
 
 @pytest.fixture
 def client():
-    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                      dashboard_address=None) as cluster, Client(cluster) as c:
+    with two_workers() as c:
         yield c
 
 

@@ -11,11 +11,8 @@ to the whole's exactly.
 import numpy as np
 
 from ..core.groups import TagGroups, check_groups
-from ..core.validation import check_positive_int
-from ..core.binning import equal_mass_bin_starts
 from ..metrics.evaluation import EvaluationResult
-from ..metrics.marginal import (DEFAULT_BIN_SIZE, MarginalCalibrationError,
-                                _warn_small_bins)
+from ..metrics.marginal import MarginalCalibrationError, _mce_settings, _mce_tags
 from .entries import check_dask_entries
 from .equal_mass import equal_mass_bin_stats
 from .metrics import _result, smce_and_gmce
@@ -53,13 +50,13 @@ def _entry_counts(entries, groups):
     Examples
     --------
     >>> import dask.array as da, numpy as np
-    >>> import sparsecal as sc
+    >>> from sparsecal import TagGroups
     >>> from sparsecal.distributed import threshold
-    >>> x = np.array([[0.5, 0.5], [0.995, 0.005], [0.5, 0.5]])
-    >>> tags, per_group = _entry_counts(threshold(da.from_array(x, chunks=(2, 2)),
-    ...                                          [0, 1, 1]), sc.TagGroups.per_tag(2))
-    >>> tags.tolist(), per_group.tolist()
-    ([3, 2], [[3, 3], [2, 2]])
+    >>> scores = da.from_array(np.eye(3)[[0, 1, 1, 2]], chunks=(3, 3))
+    >>> per_tag, per_group = _entry_counts(threshold(scores, np.zeros(4, int)),
+    ...                                    TagGroups([0, 1, 1], 2))
+    >>> per_tag.tolist(), per_group.tolist()
+    ([1, 2, 1], [[1, 1], [3, 3]])
     """
     return tree_merge(_counts, _add, entries.blocks,
                       np.asarray(groups.tag_to_group, dtype=np.int64), groups.n_groups,
@@ -103,31 +100,20 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None):
 
     Examples
     --------
-    >>> import dask.array as da
+    >>> import dask.array as da, numpy as np
     >>> import sparsecal as sc
     >>> from sparsecal.distributed import threshold
-    >>> from sparsecal.datasets.synthetic import make_tagger_outputs
-    >>> data = make_tagger_outputs(4000, n_tags=40, split_seed=1)
-    >>> got = mce(threshold(da.from_array(data.scores, chunks=(900, 40)), data.gold))
-    >>> one = sc.mce(sc.threshold(data.scores, data.gold))
-    >>> sorted(got.per_tag) == sorted(one.per_tag), got.too_few == one.too_few
-    (True, True)
-    >>> abs(got.value - one.value) <= 1e-12 * one.value
-    True
+    >>> x = np.random.default_rng(0).dirichlet(np.ones(3), size=900).round(2)
+    >>> gold = np.arange(900) % 3
+    >>> got = mce(threshold(da.from_array(x, chunks=(250, 3)), gold))
+    >>> one = sc.mce(sc.threshold(x, gold))
+    >>> sorted(got.per_tag), abs(got.value - one.value) <= 1e-12 * one.value
+    ([0, 1, 2], True)
     """
     check_dask_entries(entries)
-    if n_bins is None and bin_size is None:
-        bin_size = DEFAULT_BIN_SIZE
-    equal_mass_bin_starts(1, n_bins=n_bins, bin_size=bin_size)   # checks the bins first
-    min_entries = check_positive_int(2 * DEFAULT_BIN_SIZE if min_entries is None
-                                     else min_entries, "min_entries")
+    min_entries, bin_size = _mce_settings(min_entries, n_bins, bin_size)
     sizes, _ = _entry_counts(entries, TagGroups.scw(entries.n_tags))
-    present = np.flatnonzero(sizes)
-    enough = present[sizes[present] >= min_entries]
-    too_few = {int(t): int(sizes[t]) for t in present[sizes[present] < min_entries]}
-    if not enough.size:
-        raise ValueError(f"no tag has at least min_entries={min_entries} entries")
-    _warn_small_bins(enough, sizes[enough], n_bins, bin_size)
+    enough, too_few = _mce_tags(sizes, min_entries, n_bins, bin_size)
     # the evaluated tags, one group each; the other tags share a last group
     tag_to_group = np.full(entries.n_tags, enough.size, dtype=np.int64)
     tag_to_group[enough] = np.arange(enough.size)
@@ -173,17 +159,17 @@ def evaluate(entries, groups=None, *, n_bins=10, per_tag=False, min_entries=None
 
     Examples
     --------
-    >>> import dask.array as da
-    >>> import sparsecal as sc
+    >>> import dask.array as da, numpy as np
+    >>> from sparsecal import compare
     >>> from sparsecal.distributed import threshold
-    >>> from sparsecal.datasets.synthetic import make_tagger_outputs
-    >>> data = make_tagger_outputs(2000, n_tags=40, split_seed=1)
-    >>> groups = sc.TagGroups.from_counts(data.train_counts, 3, n_tags=40)
-    >>> res = evaluate(threshold(da.from_array(data.scores, chunks=(500, 40)), data.gold),
-    ...                groups)
-    >>> one = sc.evaluate(sc.threshold(data.scores, data.gold), groups, ci=None)
-    >>> res.groups == one.groups, res.settings == one.settings
-    (True, True)
+    >>> x = np.random.default_rng(1).dirichlet(np.ones(4), size=500)
+    >>> before = evaluate(threshold(da.from_array(x, chunks=(200, 4)), np.arange(500) % 4))
+    >>> after = evaluate(threshold(da.from_array(x ** 0, chunks=(200, 4)) / 4,
+    ...                            np.arange(500) % 4))
+    >>> before.groups[0]["tokens"], after.smce.value < before.smce.value
+    (500, True)
+    >>> [row["name"] for row in compare(before, after).rows]
+    ['SMCE', 'GMCE group 1']
     """
     check_dask_entries(entries)
     if groups is None:
