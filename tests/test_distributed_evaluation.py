@@ -106,3 +106,27 @@ def test_evaluate_default_groups_and_token_counts():
     _same_ce(got.smce, one.smce)
     with pytest.raises(ValueError, match="tags"):
         sd.evaluate(sd.threshold(da.from_array(x, chunks=(30, 5)), gold), sc.TagGroups.scw(6))
+
+
+@pytest.mark.parametrize("n_groups", [1, 3, 5])
+def test_tfg_from_gold_equals_from_counts(n_groups):
+    rng = np.random.default_rng(n_groups)
+    gold = np.minimum((12 * rng.random(700) ** 3).astype(np.int64), 11)   # Zipf-like
+    gold[:5] = 11                                  # ties in counts, a rare tag
+    got = sd.tfg_from_gold(da.from_array(gold, chunks=((300, 0, 1, 399),)), n_groups,
+                           n_tags=14)              # tags 12, 13 never seen
+    ref = sc.TagGroups.from_counts(gold, n_groups, n_tags=14)
+    np.testing.assert_array_equal(got.tag_to_group, ref.tag_to_group)
+    np.testing.assert_array_equal(got.train_counts, ref.train_counts)
+    assert got.n_groups == ref.n_groups and got.kind == "tfg"
+
+
+def test_tfg_from_gold_errors():
+    with pytest.raises(TypeError, match="dask.array.Array of integer"):
+        sd.tfg_from_gold(np.arange(3), n_tags=3)
+    with pytest.raises(ValueError, match="n_tags"):
+        sd.tfg_from_gold(da.arange(3), n_tags=0)
+    with pytest.raises(ValueError, match="training gold tag 5 is out of range"):
+        sd.tfg_from_gold(da.from_array(np.array([0, 5, 1]), chunks=2), n_tags=3)
+    with pytest.raises(ValueError, match="training gold tag -1"):
+        sd.tfg_from_gold(da.from_array(np.array([0, -1]), chunks=1), n_tags=3)

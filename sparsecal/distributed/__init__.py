@@ -13,6 +13,8 @@ vectors; every result is exact (docs/scale.md).
   :func:`smce`, :func:`gmce`, :func:`smce_and_gmce`.
 - :mod:`~sparsecal.distributed.evaluation`: :func:`mce`, :func:`evaluate`
   (the single-machine result types, for :func:`sparsecal.compare`).
+- :mod:`~sparsecal.distributed.groups`: :func:`tfg_from_gold`, TFG groups
+  from a distributed training gold vector.
 - :mod:`~sparsecal.distributed.isotonic`: :func:`fit_grouped`, isotonic fits
   per group from merged per-distinct-score tables (what
   ``GroupedCalibrator.fit`` calls for :class:`DaskEntries`).
@@ -33,6 +35,7 @@ _EXPORTS = {
     "fit_grouped": "isotonic",
     "apply_to_store": "apply", "open_store": "apply",
     "mce": "evaluation", "evaluate": "evaluation",
+    "tfg_from_gold": "groups",
 }
 
 __all__ = sorted(_EXPORTS)
