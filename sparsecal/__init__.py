@@ -102,6 +102,8 @@ _EXPORTS = {
     "isotonic_fit_pooled": "core",
     # distributed (dask extra): entries on a cluster
     "DaskEntries": "distributed",
+    "apply_to_store": "distributed", "open_store": "distributed",
+    "tfg_from_gold": "distributed",
 }
 _SUBPACKAGES = ("adapters", "calibration", "cli", "core", "crf", "datasets",
                 "distributed", "io", "metrics", "plotting", "structured")

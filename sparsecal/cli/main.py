@@ -15,6 +15,7 @@ import time
 import warnings
 
 from ._progress import ProgressLine
+from .cluster import add_cluster_arguments
 
 
 __all__ = ["main", "build_parser"]
@@ -208,6 +209,9 @@ def _groups_from_args(args, n_tags, console):
 
 def _cmd_evaluate(args, console):
     from ..metrics import evaluate
+    from .cluster import cluster_evaluate, wants_cluster
+    if wants_cluster(args):
+        return cluster_evaluate(args, console, _groups_from_args)
     ci = _ci_from_args(args)   # checked before any file is read
     binning = _binning_from_args(args)
     prior = _prior_for_measures(args)
@@ -332,6 +336,9 @@ def _cmd_apply(args, console):
     from ..io.atomic import atomic_path
     from ..calibration.loading import load_calibrator
     from ..io.arrays import load_scores
+    from .cluster import cluster_apply, wants_cluster
+    if wants_cluster(args):
+        return cluster_apply(args, console)
     model = load_calibrator(args.calibrator)
     if not args.output.endswith(".npy"):
         raise ValueError(f"output {args.output!r} must be a .npy file")
@@ -568,6 +575,7 @@ def _evaluate_args(p):
                                                    "its own CE (default: 400, two bins of 200)")
     p.add_argument("--json", help="write the numbers as JSON here")
     p.add_argument("--save-entries", help="also save the thresholded entries (.npz)")
+    add_cluster_arguments(p)
     p.set_defaults(func=_cmd_evaluate)
 
 
@@ -608,7 +616,9 @@ def _apply_args(p):
     p.add_argument("calibrator", help="directory written by 'sparsecal fit' (a grouped "
                                       "calibrator or an --ensemble)")
     _add_inputs(p, what="scores to calibrate", required=True, gold=False)
-    p.add_argument("-o", "--output", required=True, help="calibrated matrix (.npy)")
+    p.add_argument("-o", "--output", required=True, help="calibrated matrix (.npy); "
+                   "--scheduler/--dask: a Zarr store (.zarr) or a directory of .npy shards")
+    add_cluster_arguments(p)
     p.set_defaults(func=_cmd_apply)
 
 

@@ -11,9 +11,16 @@ vectors; every result is exact (docs/scale.md).
 - :mod:`~sparsecal.distributed.fixedpoint`: exact, order-free score sums.
 - :mod:`~sparsecal.distributed.metrics`: :func:`calibration_error`,
   :func:`smce`, :func:`gmce`, :func:`smce_and_gmce`.
+- :mod:`~sparsecal.distributed.evaluation`: :func:`mce`, :func:`evaluate`
+  (the single-machine result types, for :func:`sparsecal.compare`).
+- :mod:`~sparsecal.distributed.groups`: :func:`tfg_from_gold`, TFG groups
+  from a distributed training gold vector.
 - :mod:`~sparsecal.distributed.isotonic`: :func:`fit_grouped`, isotonic fits
   per group from merged per-distinct-score tables (what
   ``GroupedCalibrator.fit`` calls for :class:`DaskEntries`).
+- :mod:`~sparsecal.distributed.apply`: :func:`apply_to_store`, a fitted
+  calibrator applied on the workers into Zarr or ``.npy`` shards, atomically;
+  :func:`open_store` reads it back.
 - :mod:`~sparsecal.distributed.chunks`: per-chunk group split and score keys.
 - :mod:`~sparsecal.distributed.reduce`: per-chunk work and tree merges.
 """
@@ -26,6 +33,9 @@ _EXPORTS = {
     "calibration_error": "metrics", "smce": "metrics", "gmce": "metrics",
     "smce_and_gmce": "metrics",
     "fit_grouped": "isotonic",
+    "apply_to_store": "apply", "open_store": "apply",
+    "mce": "evaluation", "evaluate": "evaluation",
+    "tfg_from_gold": "groups",
 }
 
 __all__ = sorted(_EXPORTS)

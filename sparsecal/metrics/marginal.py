@@ -379,21 +379,12 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
     (True, 400, True)
     """
     entries = check_entries(entries)
-    if n_bins is None and bin_size is None:
-        bin_size = DEFAULT_BIN_SIZE
-    equal_mass_bin_starts(1, n_bins=n_bins, bin_size=bin_size)   # checks the bins first
-    min_entries = check_positive_int(2 * DEFAULT_BIN_SIZE if min_entries is None
-                                     else min_entries, "min_entries")
+    min_entries, bin_size = _mce_settings(min_entries, n_bins, bin_size)
     spec = ConfidenceInterval.resolve(ci)
     n_tags = entries.n_tags if entries.n_tags is not None else int(entries.tag.max()) + 1
     perm, offsets = partition_by_group(entries.tag, np.arange(n_tags), n_tags)
     sizes = np.diff(offsets)
-    present = np.flatnonzero(sizes)
-    enough = present[sizes[present] >= min_entries]
-    too_few = {int(t): int(sizes[t]) for t in present[sizes[present] < min_entries]}
-    if not enough.size:
-        raise ValueError(f"no tag has at least min_entries={min_entries} entries")
-    _warn_small_bins(enough, sizes[enough], n_bins, bin_size)
+    enough, too_few = _mce_tags(sizes, min_entries, n_bins, bin_size)
     per_tag = {}
     for t in enough:
         idx = perm[offsets[t]:offsets[t + 1]]
@@ -401,6 +392,31 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
                                             n_bins=n_bins, bin_size=bin_size, ci=spec)
     value = float(np.sqrt(np.mean([c.value ** 2 for c in per_tag.values()])))
     return MarginalCalibrationError(value, per_tag, too_few, min_entries)
+
+
+def _mce_settings(min_entries, n_bins, bin_size):
+    """:func:`mce`'s checked ``min_entries`` and ``bin_size`` (their defaults:
+    400 and 200 when neither ``n_bins`` nor ``bin_size`` is given); also
+    checks the bins. Shared with :func:`sparsecal.distributed.mce`."""
+    if n_bins is None and bin_size is None:
+        bin_size = DEFAULT_BIN_SIZE
+    equal_mass_bin_starts(1, n_bins=n_bins, bin_size=bin_size)   # checks the bins first
+    return check_positive_int(2 * DEFAULT_BIN_SIZE if min_entries is None else min_entries,
+                              "min_entries"), bin_size
+
+
+def _mce_tags(sizes, min_entries, n_bins, bin_size):
+    """The tags :func:`mce` evaluates, given the entries per tag ``sizes``:
+    ``(enough, too_few)``, the tags with ``min_entries`` entries (ascending) and
+    ``{tag: entries}`` of the other tags with entries; warns about small bins.
+    Raises ValueError if no tag has ``min_entries`` entries."""
+    present = np.flatnonzero(sizes)
+    enough = present[sizes[present] >= min_entries]
+    too_few = {int(t): int(sizes[t]) for t in present[sizes[present] < min_entries]}
+    if not enough.size:
+        raise ValueError(f"no tag has at least min_entries={min_entries} entries")
+    _warn_small_bins(enough, sizes[enough], n_bins, bin_size)
+    return enough, too_few
 
 
 def _warn_small_bins(tags, sizes, n_bins, bin_size):
@@ -416,4 +432,4 @@ def _warn_small_bins(tags, sizes, n_bins, bin_size):
         warnings.warn(f"{small.size} tag(s) ({shown}{', ...' if small.size > 10 else ''}) "
                       f"have bins of fewer than {DEFAULT_BIN_SIZE} entries, the default "
                       "bin size: their CE is inflated by sampling noise (Nguyen & O'Connor "
-                      "2015, Section 3.2)", UserWarning, stacklevel=3)
+                      "2015, Section 3.2)", UserWarning, stacklevel=4)

@@ -1,0 +1,160 @@
+#!/usr/bin/env python
+"""The issue-12 workload on a local Dask cluster against the single-machine path on
+the same cores (issue 15, item 8; docs/scale.md, "Benchmark").
+
+Workload (``compare_pipeline.py``, ``_data.py``; seeds 0 and 1): a dev and a test
+CCG-like float32 score matrix of ``--rows`` x 426, written as ``.npy`` files.
+Steps: threshold both at 0.01; SMCE and 5-group GMCE on test (TFG groups from
+dev's gold counts); one isotonic calibrator per group fitted on dev and applied to
+test entries; SMCE and GMCE after.
+
+- ``single``: the public single-machine API, ``n_threads=--workers``, on memory
+  maps of the files.
+- ``dask``: ``sparsecal.distributed`` on ``LocalCluster(n_workers=--workers,
+  threads_per_worker=1)``; each worker reads its row chunks from the files
+  (``sparsecal.cli.cluster.dask_scores``); entries persisted in worker memory.
+
+Reported per step: wall time, the 1-minute load average when the step ended (the
+machine is shared: read timings with it), entries per second per worker, and the
+bytes sent between workers (Dask's ``transfer_outgoing_bytes_total`` summed over
+workers). The results of the two paths are checked equal (counts identical,
+values within 1e-12 relative).
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_dask.py --rows 100000     # 4.3e7 entries per split
+    options: --workers N  --chunk-rows R  --workdir DIR  --json FILE
+"""
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [_HERE, os.path.dirname(_HERE)]   # _data, and this checkout's sparsecal
+from _data import N_TAGS, write_score_matrix  # noqa: E402
+
+import sparsecal as sc  # noqa: E402
+from sparsecal import distributed as sd  # noqa: E402
+from sparsecal.cli.cluster import dask_scores  # noqa: E402
+
+
+class Steps:
+    """Wall time, load average and worker-to-worker bytes of each step."""
+
+    def __init__(self, client=None):
+        self.client, self.rows = client, []
+
+    def _sent(self):
+        if self.client is None:
+            return 0
+        return sum(self.client.run(
+            lambda dask_worker: dask_worker.transfer_outgoing_bytes_total).values())
+
+    def run(self, name, n_entries, func):
+        before, t0 = self._sent(), time.perf_counter()
+        result = func()
+        wall = time.perf_counter() - t0
+        self.rows.append({"step": name, "seconds": round(wall, 3),
+                          "load_1min": round(os.getloadavg()[0], 2),
+                          "entries": int(n_entries),
+                          "bytes_between_workers": self._sent() - before})
+        return result
+
+
+def single(dev_path, test_path, dev_gold, test_gold, workers):
+    dev_m, test_m = (np.load(p, mmap_mode="r") for p in (dev_path, test_path))
+    s = Steps()
+    dev = s.run("threshold dev", 0, lambda: sc.threshold(dev_m, dev_gold, n_threads=workers))
+    test = s.run("threshold test", 0, lambda: sc.threshold(test_m, test_gold,
+                                                           n_threads=workers))
+    groups = sc.TagGroups.from_counts(dev_gold[dev_gold >= 0], 5, n_tags=N_TAGS)
+    before = s.run("SMCE+GMCE test", len(test), lambda: sc.smce_and_gmce(test, groups))
+    model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), groups)
+    s.run("isotonic fit dev", len(dev), lambda: model.fit(dev))
+    after = s.run("apply+SMCE+GMCE", len(test),
+                  lambda: sc.smce_and_gmce(model.transform(test), groups))
+    return s.rows, groups, (before, after), (len(dev), len(test))
+
+
+def _persisted(path, gold, chunk_rows):
+    """Entries thresholded on the workers and kept there (waits for them)."""
+    from distributed import futures_of, wait
+    entries = sd.threshold(dask_scores(path, chunk_rows), gold).persist()
+    wait(futures_of(entries.blocks))
+    return entries
+
+
+def distributed(dev_path, test_path, dev_gold, test_gold, groups, workers, chunk_rows):
+    from distributed import Client, LocalCluster
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        s = Steps(client)
+        dev = s.run("threshold dev", 0, lambda: _persisted(dev_path, dev_gold, chunk_rows))
+        test = s.run("threshold test", 0, lambda: _persisted(test_path, test_gold,
+                                                             chunk_rows))
+        before = s.run("SMCE+GMCE test", 0, lambda: sd.smce_and_gmce(test, groups))
+        model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), groups)
+        s.run("isotonic fit dev", 0, lambda: model.fit(dev))
+        after = s.run("apply+SMCE+GMCE", 0,
+                      lambda: sd.smce_and_gmce(model.transform(test), groups))
+        return s.rows, (before, after)
+
+
+def check_equal(a, b):
+    for x, y in zip([a[0]] + a[1], [b[0]] + b[1]):
+        assert (x is None) == (y is None)
+        if x is not None:
+            assert x.n == y.n and (x.bins.count == y.bins.count).all()
+            assert abs(x.value - y.value) <= 1e-12 * abs(y.value), (x.value, y.value)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=100_000)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--chunk-rows", type=int, default=16_384)
+    ap.add_argument("--workdir")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(dir=args.workdir) as d:
+        paths = [os.path.join(d, f"{n}.npy") for n in ("dev", "test")]
+        golds = [write_score_matrix(p, args.rows, seed=i) for i, p in enumerate(paths)]
+        one, groups, res_one, sizes = single(*paths, *golds, args.workers)
+        for r in one[:2]:
+            r["entries"] = sizes[0] if "dev" in r["step"] else sizes[1]
+        dist, res_dist = distributed(*paths, *golds, groups, args.workers, args.chunk_rows)
+        for r, o in zip(dist, one):
+            r["entries"] = o["entries"]
+    for pair in zip(res_dist, res_one):
+        check_equal(*pair)
+    total = {k: sum(r["seconds"] for r in rows) for k, rows in (("single", one),
+                                                                 ("dask", dist))}
+    report = {"rows": args.rows, "workers": args.workers, "chunk_rows": args.chunk_rows,
+              "entries_dev_test": sizes, "single": one, "dask": dist, "total_seconds": total,
+              "ratio_dask_over_single": round(total["dask"] / total["single"], 3),
+              "results_equal": True}
+    dense = args.rows * N_TAGS
+    for name in ("single", "dask"):
+        print(f"\n{name}:")
+        for r in report[name]:
+            # thresholding reads the dense matrix; the other steps the entries
+            n = dense if r["step"].startswith("threshold") else r["entries"]
+            rate = n / r["seconds"] / args.workers if r["seconds"] else 0
+            unit = "dense values" if r["step"].startswith("threshold") else "entries"
+            print(f"  {r['step']:<16} {r['seconds']:8.2f} s  load {r['load_1min']:5.2f}  "
+                  f"{rate / 1e6:8.2f} M {unit}/s/worker  "
+                  f"{r['bytes_between_workers']:>12,} B between workers")
+    print(f"\ntotal: single {total['single']:.2f} s, dask {total['dask']:.2f} s "
+          f"(ratio {report['ratio_dask_over_single']}); results equal")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

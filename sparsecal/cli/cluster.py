@@ -1,0 +1,141 @@
+"""``--scheduler ADDRESS`` / ``--dask`` on the command line: ``evaluate`` and
+``apply`` run on a Dask cluster (:mod:`sparsecal.distributed`, docs/scale.md).
+
+The scores (a ``.npy`` file, read chunk by chunk by the workers, or a Zarr
+store) must be on a file system the workers share; the output of ``apply`` too.
+The Dask dashboard's address is printed; each step's progress is shown by the
+dashboard (task by task) and by the step line.
+"""
+import contextlib
+import os
+
+__all__ = ["add_cluster_arguments", "cluster_evaluate", "cluster_apply", "wants_cluster"]
+
+#: seconds to wait for a scheduler before the one-line error
+CONNECT_TIMEOUT = 10
+
+
+def add_cluster_arguments(p):
+    """Add ``--scheduler``, ``--dask`` and ``--chunk-rows`` to a verb's parser."""
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run on this Dask scheduler (tcp://host:8786); the files must be "
+                        "on a file system the workers share")
+    g.add_argument("--dask", action="store_true",
+                   help="run on a local Dask cluster (one worker process per core)")
+    p.add_argument("--chunk-rows", type=int,
+                   help="--scheduler/--dask: rows per task (default: about 32 MiB of scores)")
+
+
+def wants_cluster(args):
+    """True if the command line asks for a cluster."""
+    return bool(getattr(args, "scheduler", None) or getattr(args, "dask", False))
+
+
+@contextlib.contextmanager
+def _client(args, console):
+    """A ``distributed.Client`` of ``--scheduler`` or of a new local cluster."""
+    from ..distributed._dask import require_dask
+    require_dask()
+    from distributed import Client, LocalCluster
+    if args.scheduler:
+        try:
+            client = Client(args.scheduler, timeout=CONNECT_TIMEOUT)
+        except (OSError, TimeoutError, ValueError, TypeError) as exc:
+            raise ValueError(f"--scheduler {args.scheduler!r}: cannot connect "
+                             f"({' '.join(str(exc).split()) or type(exc).__name__})") from None
+        with client:
+            console.info(f"Dask scheduler {args.scheduler}; dashboard: {client.dashboard_link}")
+            yield client
+        return
+    with LocalCluster(processes=True, threads_per_worker=1) as cluster, \
+            Client(cluster) as client:
+        console.info(f"local Dask cluster, {len(cluster.workers)} workers; dashboard: "
+                     f"{client.dashboard_link}")
+        yield client
+
+
+def _read_rows(path, r0, r1):
+    """Rows ``r0:r1`` of a ``.npy`` matrix (on a worker)."""
+    import numpy as np
+    return np.array(np.load(path, mmap_mode="r")[r0:r1])
+
+
+def dask_scores(path, chunk_rows=None):
+    """A row-chunked dask array of a ``.npy`` score matrix (each chunk read by
+    a worker) or of a Zarr store.
+
+    Raises
+    ------
+    ValueError
+        Another kind of file, a ``.npy`` file that is not a matrix, or an
+        invalid ``chunk_rows``.
+    """
+    import dask
+    import dask.array as da
+    import numpy as np
+
+    from ..core.validation import check_positive_int
+    if os.path.isdir(path) and os.path.isfile(os.path.join(path, "zarr.json")):
+        return da.from_zarr(path)
+    if os.path.splitext(path)[1].lower() != ".npy":
+        raise ValueError(f"--scores {path!r}: on a cluster the scores must be a .npy file "
+                         "or a Zarr store")
+    header = np.load(path, mmap_mode="r")
+    if header.ndim != 2:
+        raise ValueError(f"--scores {path!r} must be a matrix [n_tokens, n_tags], got "
+                         f"shape {header.shape}")
+    n, n_tags = header.shape
+    rows = (max(1, (32 << 20) // (n_tags * header.dtype.itemsize)) if chunk_rows is None
+            else check_positive_int(chunk_rows, "--chunk-rows"))
+    read = dask.delayed(_read_rows, pure=True)
+    return da.concatenate([da.from_delayed(read(path, r0, min(n, r0 + rows)),
+                                           (min(n, r0 + rows) - r0, n_tags), header.dtype)
+                           for r0 in range(0, n, rows)])
+
+
+def cluster_evaluate(args, console, groups_from_args):
+    """``sparsecal evaluate`` on a cluster: SMCE, GMCE (and MCE with
+    ``--per-tag``), without intervals."""
+    from ..distributed import evaluate, threshold
+    from ..io.arrays import load_gold
+    if args.ci:
+        raise ValueError("--ci: confidence intervals are not available on a cluster yet "
+                         "(docs/scale.md)")
+    if not args.scores or not args.gold:
+        raise ValueError("--scheduler/--dask: give --scores and --gold")
+    scores = dask_scores(args.scores, args.chunk_rows)
+    gold = load_gold(args.gold, tag_index=args.tag_index, format=args.gold_format,
+                     column=args.gold_column)
+    groups = groups_from_args(args, scores.shape[1], console)
+    with _client(args, console):
+        entries = threshold(scores, gold, args.threshold)
+        with console.step("evaluating on the cluster"):
+            result = evaluate(entries, groups, n_bins=args.bins, per_tag=args.per_tag,
+                              min_entries=args.min_entries)
+    console.info(result.to_markdown())
+    if args.json:
+        result.to_json(args.json)
+        console.info(f"\nwrote {args.json}")
+    return 0
+
+
+def cluster_apply(args, console):
+    """``sparsecal apply`` on a cluster: the output is a Zarr store (``-o``
+    ending in ``.zarr``) or a directory of ``.npy`` shards."""
+    from ..calibration.loading import load_calibrator
+    from ..distributed import apply_to_store
+    model = load_calibrator(args.calibrator)     # grouped or cross-fitted
+    scores = dask_scores(args.scores, args.chunk_rows)
+    if scores.shape[1] != model.n_tags:
+        raise ValueError(f"{args.scores!r} has {scores.shape[1]} tags but the calibrator "
+                         f"was fit for {model.n_tags}")
+    fmt = "zarr" if args.output.rstrip("/").endswith(".zarr") else "npy"
+    with _client(args, console):
+        with console.step("calibrating on the cluster"):
+            try:
+                apply_to_store(model, scores, args.output, format=fmt)
+            except ValueError as exc:   # e.g. values outside [0, 1]
+                raise ValueError(f"{args.scores!r}: {exc}") from None
+    console.info(f"wrote {args.output} ({'Zarr store' if fmt == 'zarr' else '.npy shards'})")
+    return 0

@@ -1,0 +1,93 @@
+"""``--scheduler ADDRESS`` / ``--dask`` on ``sparsecal evaluate`` and ``sparsecal
+apply`` (sparsecal.cli.cluster): the same numbers and the same calibrated matrix
+as without a cluster, the dashboard address printed, one error line (exit 2)
+for a bad address or an unsupported input."""
+import json
+
+import numpy as np
+import pytest
+from distributed import LocalCluster
+
+import sparsecal as sc
+from sparsecal import distributed as sd
+from sparsecal.cli.main import main
+from sparsecal.datasets import make_tagger_outputs
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                      dashboard_address=None) as cluster:
+        yield cluster.scheduler_address
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cli-cluster")
+    dev = make_tagger_outputs(1500, n_tags=30, split_seed=1)
+    test = make_tagger_outputs(1000, n_tags=30, split_seed=2)
+    np.save(d / "test.npy", test.scores)
+    np.save(d / "test_gold.npy", test.gold)
+    (d / "counts.json").write_text(json.dumps({str(k): v for k, v in
+                                               dev.train_counts.items()}))
+    groups = sc.TagGroups.from_counts(dev.train_counts, 3, n_tags=30)
+    model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), groups)
+    model.fit(sc.threshold(dev.scores, dev.gold)).save(d / "model")
+    return d, test, groups, model
+
+
+def run(capsys, *argv):
+    rc = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_evaluate_on_scheduler_equals_single_machine(files, scheduler, capsys, tmp_path):
+    d, test, groups, _ = files
+    args = ["evaluate", "--scores", d / "test.npy", "--gold", d / "test_gold.npy",
+            "--train-counts", d / "counts.json", "--groups", 3, "--per-tag",
+            "--min-entries", 50]
+    rc, out, err = run(capsys, *args, "--scheduler", scheduler, "--chunk-rows", 150,
+                       "--json", tmp_path / "d.json")
+    assert rc == 0, err
+    assert f"Dask scheduler {scheduler}; dashboard:" in out
+    got = json.loads((tmp_path / "d.json").read_text())
+    ref = sc.evaluate(sc.threshold(test.scores, test.gold), groups, ci=None, per_tag=True,
+                      min_entries=50)
+    assert got["smce"]["n"] == ref.smce.n
+    assert got["smce"]["value"] == pytest.approx(ref.smce.value, rel=1e-12)
+    assert [g["value"] for g in got["gmce"]] == pytest.approx(
+        [g.value for g in ref.gmce], rel=1e-12)
+    assert got["groups"] == ref.groups
+    assert got["mce"]["value"] == pytest.approx(ref.mce.value, rel=1e-12)
+
+
+def test_apply_on_scheduler_and_local_dask(files, scheduler, capsys, tmp_path):
+    d, test, _, model = files
+    ref = model.transform_dense(test.scores)
+    for extra, out in [(["--scheduler", scheduler], tmp_path / "cal.zarr"),
+                       (["--dask", "--chunk-rows", 97], tmp_path / "shards")]:
+        rc, stdout, err = run(capsys, "apply", d / "model", "--scores", d / "test.npy",
+                              "-o", out, *extra)
+        assert rc == 0, err
+        assert "dashboard:" in stdout and f"wrote {out}" in stdout
+        np.testing.assert_array_equal(sd.open_store(out).compute(), ref)
+
+
+def test_bad_address_and_inputs_one_error_line(files, capsys, tmp_path):
+    d, _, _, _ = files
+    rc, out, err = run(capsys, "evaluate", "--scores", d / "test.npy", "--gold",
+                       d / "test_gold.npy", "--scheduler", "tcp://127.0.0.1:9")
+    assert rc == 2
+    assert err.startswith("sparsecal evaluate: error: --scheduler 'tcp://127.0.0.1:9': "
+                          "cannot connect") and err.count("\n") == 1
+    np.savez(tmp_path / "s.npz", x=np.zeros((3, 30)))
+    rc, out, err = run(capsys, "apply", d / "model", "--scores", tmp_path / "s.npz",
+                       "-o", tmp_path / "o", "--scheduler", "tcp://127.0.0.1:9")
+    assert rc == 2 and "must be a .npy file or a Zarr store" in err
+    rc, out, err = run(capsys, "evaluate", "--scores", d / "test.npy", "--gold",
+                       d / "test_gold.npy", "--dask", "--ci")
+    assert rc == 2 and "--ci: confidence intervals are not available on a cluster" in err
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--scores", "x.npy", "--dask", "--scheduler", "tcp://a:1"])
+    assert not (tmp_path / "o").exists()
