@@ -183,7 +183,10 @@ def evaluate(entries, groups=None, *, n_bins=10, per_tag=False, min_entries=None
     marginal = mce(entries, min_entries=min_entries) if per_tag else None
     return EvaluationResult(
         smce=shared, gmce=grouped, groups=rows, mce=marginal, top_label_ece=None,
-        metrics={}, settings={"threshold": entries.threshold, "n_bins": n_bins, "ci": None,
+        metrics={}, settings={"threshold": entries.threshold, "n_bins": n_bins,
+                              # the single-machine settings: equal-mass CE_2, no prior
+                              "bin_size": None, "binning": "equal-mass", "norm": shared.norm,
+                              "debias": False, "prior": None, "ci": None,
                               "confidence_level": None, "n_resamples": None,
                               "random_state": None, "grouping": groups.kind,
                               "n_groups": groups.n_groups})
