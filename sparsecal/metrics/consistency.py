@@ -104,7 +104,9 @@ def calibration_test(scores, labels, *, n_bins=10, n_resamples=999, random_state
     n = x.shape[0]
     null = np.empty(n_resamples)
     for r in range(n_resamples):
-        xs = sorted_x[np.sort(rng.integers(0, n, n))]      # a resample, in sorted order
+        # a resample in sorted order: each sorted score as often as it was drawn
+        # (the same values as indexing by the sorted draws, without their sort)
+        xs = np.repeat(sorted_x, np.bincount(rng.integers(0, n, n), minlength=n))
         ys = (rng.random(n) < xs).astype(np.uint8)          # labels under the null
         null[r] = sorted_calibration_error(xs, ys, n_bins=n_bins).value
     p_value = (1.0 + np.count_nonzero(null >= statistic)) / (1.0 + n_resamples)
