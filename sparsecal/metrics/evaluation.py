@@ -169,16 +169,28 @@ def _metrics_table(metrics, n_groups):
 
 
 def _measures_by_group(measures, entries, groups, options, counter):
-    """name -> {"pooled": value, "groups": [value, or None for an empty group]}."""
+    """name -> {"pooled": value, "groups": [value, or None for an empty group]}.
+
+    Measures that are parts of one result (the CORP terms of one decomposition)
+    share one call of their function per set of entries."""
     perm, offsets = groups.partition(entries)
+    results = {}
+
+    def value(m, part, scores, labels):
+        kwargs = m.arguments(**options)
+        key = (part, m.function_path, tuple(sorted(kwargs.items(), key=str)))
+        if key not in results:
+            results[key] = m.function(scores, labels, **kwargs)
+        return m.value_of(results[key])
+
     out = {}
     for m in measures:
         per_group = []
         for g in range(groups.n_groups):
             idx = perm[offsets[g]:offsets[g + 1]]
-            per_group.append(m(entries.score[idx], entries.label[idx], **options)
+            per_group.append(value(m, g, entries.score[idx], entries.label[idx])
                              if idx.size else None)
-        out[m.name] = {"pooled": m(entries.score, entries.label, **options),
+        out[m.name] = {"pooled": value(m, "all", entries.score, entries.label),
                        "groups": per_group}
         counter.advance()
     return out

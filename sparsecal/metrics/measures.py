@@ -90,12 +90,23 @@ class Measure:
             ``prior`` missing for a measure that needs one; whatever the
             measure's function refuses.
         """
+        kwargs = self.arguments(n_bins=n_bins, bin_size=bin_size, binning=binning,
+                                prior=prior)
+        return self.value_of(self.function(scores, labels, **kwargs))
+
+    def arguments(self, *, n_bins=None, bin_size=None, binning="equal-mass", prior=None):
+        """The keyword arguments :attr:`function` gets for these options (those
+        it takes, then :attr:`fixed`); measures of one function with equal
+        arguments share one call (:func:`~sparsecal.evaluate` calls it once)."""
         given = {"n_bins": n_bins, "bin_size": bin_size, "binning": binning,
                  "prior": prior}
         self.check_prior(prior)
         kwargs = {k: given[k] for k in self.options if given[k] is not None}
         kwargs.update(self.fixed)
-        result = self.function(scores, labels, **kwargs)
+        return kwargs
+
+    def value_of(self, result):
+        """This measure's number in a result of :attr:`function`."""
         return float(result if self.attribute is None else getattr(result, self.attribute))
 
 
