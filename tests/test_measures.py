@@ -181,3 +181,19 @@ def test_compare_has_the_shared_measures(split):
     assert rows["ECE"]["after"] == after.metrics["ece"]["pooled"]
     assert rows["ECE group 2"]["change"] == pytest.approx(
         after.metrics["ece"]["groups"][1] - before.metrics["ece"]["groups"][1])
+
+
+def test_terms_of_one_result_share_one_call(split, monkeypatch):
+    """The three CORP terms of the Brier score come from one brier_corp call per
+    set of entries (all entries, then each group), not one call each."""
+    import sparsecal.metrics.corp as corp
+    entries, groups = split
+    calls = []
+    real = corp.brier_corp
+    monkeypatch.setattr(corp, "brier_corp", lambda *a, **k: calls.append(1) or real(*a, **k))
+    res = evaluate(entries, groups, ci=None, metrics=["brier-mcb", "brier-dsc", "brier-unc"])
+    assert len(calls) == 1 + groups.n_groups
+    d = real(entries.score, entries.label)
+    assert (res.metrics["brier-mcb"]["pooled"], res.metrics["brier-dsc"]["pooled"],
+            res.metrics["brier-unc"]["pooled"]) == (d.miscalibration, d.discrimination,
+                                                     d.uncertainty)
