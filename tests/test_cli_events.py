@@ -388,3 +388,31 @@ def test_load_gold_sentences(corpus):
     np.testing.assert_array_equal(np.diff(offsets), corpus.lengths)
     gold, offsets = load_gold_sentences(corpus.p("gold.npy"))
     assert offsets is None and np.array_equal(gold, corpus.gold_flat)
+
+
+def test_the_verb_imports_only_what_it_runs(corpus):
+    """Events without dev outputs need torch (k-best), not scikit-learn, matplotlib
+    or a calibrator; the parser of every other verb imports nothing of this one."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    argv = ["events", "--potentials", corpus.p("crf.npz"), "--gold", corpus.p("gold.npy"),
+            "--k", "2", "-q"]
+    unused = ("sklearn", "matplotlib", "scipy.optimize", "sparsecal.calibration.forecaster",
+              "sparsecal.calibration.grouped")
+    code = ("import sys\nfrom sparsecal.cli import main\n"
+            f"assert main({argv!r}) == 0\n"
+            "assert 'torch' in sys.modules\n"
+            f"print(sorted(m for m in {unused!r} if m in sys.modules))\n"
+            "from sparsecal.cli.main import build_parser\n"
+            "for m in [m for m in sys.modules if m == 'sparsecal.cli.events']: "
+            "del sys.modules[m]\n"
+            "build_parser('evaluate')\n"
+            "print('sparsecal.cli.events' in sys.modules)")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(root)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=root, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[-3:-1] == ["[]", "False"]

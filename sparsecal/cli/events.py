@@ -235,7 +235,7 @@ def _read_outputs(args, console, prefix):
             matrix = load_scores(scores, key=getattr(args, attr + "key"))
             source, n_tags = scores, matrix.shape[1]
             if lengths_file:
-                lengths, where = load_lengths(lengths_file), repr(lengths_file)
+                lengths, where = load_lengths(lengths_file), f"the lengths in {lengths_file!r}"
             elif offsets is not None:
                 lengths, where = np.diff(offsets), f"the sentences of {gold!r}"
             else:
