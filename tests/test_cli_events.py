@@ -133,6 +133,20 @@ def test_crf_sequences_equal_the_library_and_brute_force(corpus, capsys):
     assert json.loads(open(c.p("e.json")).read()) == as_dict(plain)
 
 
+def test_interval_and_binning_flags_equal_the_api(corpus, capsys):
+    c = corpus
+    run(capsys, "events", "--potentials", c.p("crf.npz"), "--gold", c.p("gold.npy"),
+        "--k", 2, "--ci", "--level", "0.9", "--seed", 3, "--n-resamples", 500,
+        "--bins", 4, "--norm", 1, "--json", c.p("j.json"), "-q")
+    ev = crf_events(c, 2)
+    spec = sc.ConfidenceInterval("simulation", confidence_level=0.9, n_resamples=500,
+                                 random_state=3)
+    want = sc.evaluate(ev.entries, sc.TagGroups.per_tag(2), ci=spec, n_bins=4, norm=1,
+                       top_label=True)
+    got = json.loads(open(c.p("j.json")).read())["evaluation"]
+    assert got == as_dict(want) and got["smce"]["ci_level"] == 0.9
+
+
 @pytest.mark.parametrize("scheme,normalize", [("bio", False), ("io", True)])
 def test_softmax_spans_with_sentences_from_conll_gold(corpus, capsys, scheme, normalize):
     c = corpus
