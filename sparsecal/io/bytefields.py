@@ -98,16 +98,16 @@ class Lines:
 def joined_fields(buf, starts, ends):
     """The fields ``buf[starts[i]:ends[i]]`` as a list of str, decoded in one call.
 
-    The fields, in text order and apart (each ends before a newline, a space
-    or the next field's start, as the fields of lines are), are selected from
-    the text with one mask, joined by newlines, decoded from UTF-8 and split,
-    all in C.
+    The fields' bytes are gathered with one index array (work in proportion to
+    the fields' bytes, not to the text), each followed by a newline, decoded
+    from UTF-8 and split, all in C.
 
     Parameters
     ----------
     buf : ndarray of uint8
     starts, ends : ndarray of int64, shape (n,)
-        Increasing, with ``ends[i] < starts[i + 1]``.
+        Byte ranges of fields holding no newline (the fields of lines), in any
+        order.
 
     Returns
     -------
@@ -123,14 +123,13 @@ def joined_fields(buf, starts, ends):
     """
     if starts.size == 0:
         return []
-    marks = np.zeros(buf.size + 2, np.int8)
-    marks[starts] += 1
-    marks[ends + 1] -= 1   # each field and the byte after it (its separator)
-    keep = np.cumsum(marks[:-2], dtype=np.int8).astype(bool)
-    joined = np.append(buf, np.uint8(10))
-    joined[ends] = 10
-    text = joined[np.append(keep, ends[-1] == buf.size)].tobytes().decode("utf-8")
-    return text.split("\n")[:-1]
+    sizes = ends - starts + 1                      # each field and its newline
+    after = np.cumsum(sizes)
+    index = np.arange(after[-1]) + np.repeat(starts - (after - sizes), sizes)
+    joined = buf[np.minimum(index, buf.size - 1)] if buf.size else np.zeros(index.size,
+                                                                              np.uint8)
+    joined[after - 1] = 10
+    return joined.tobytes().decode("utf-8").split("\n")[:-1]
 
 
 def _words(buf, starts, lengths, n_words):

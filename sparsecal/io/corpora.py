@@ -17,7 +17,7 @@ mapped to one id (``unknown=k``); never dropped.
 """
 import io
 import re
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError, dataclass
 
 import numpy as np
 
@@ -35,9 +35,19 @@ CONLLU_FIELDS = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel
 _SKIPPED_ID = re.compile(r"[0-9]+-[0-9]+|[0-9]+\.[0-9]+")   # multiword ranges, empty nodes
 
 
-@dataclass(frozen=True)
 class CorpusTags:
     """Gold tags of a corpus, token by token, with its sentences.
+
+    Immutable (assigning an attribute raises ``FrozenInstanceError``). The
+    readers of this module decode ``forms`` and make ``lines`` only when they
+    are first read (from the file's bytes and the tokens' byte ranges and line
+    indices, kept until then), so reading only ``gold`` costs no string per
+    token.
+
+    Parameters
+    ----------
+    gold, offsets, tag_index, forms, lines
+        The attributes below.
 
     Attributes
     ----------
@@ -66,13 +76,41 @@ class CorpusTags:
     ([0, 2, 1], [0, 2, 3], 2)
     >>> corpus.sentence(1).tolist(), corpus.tag_index
     ([1], {'B-ORG': 0, 'B-PER': 1, 'O': 2})
+    >>> corpus.forms.tolist(), corpus.lines.tolist()
+    (['EU', 'rejects', 'Peter'], [1, 2, 4])
     """
 
-    gold: np.ndarray
-    offsets: np.ndarray
-    tag_index: dict
-    forms: np.ndarray = field(repr=False)
-    lines: np.ndarray = field(repr=False)
+    __slots__ = ("gold", "offsets", "tag_index", "_forms", "_lines")
+
+    def __init__(self, gold, offsets, tag_index, forms, lines):
+        for name, value in (("gold", gold), ("offsets", offsets), ("tag_index", tag_index),
+                            ("_forms", forms), ("_lines", lines)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __reduce__(self):
+        return CorpusTags, (self.gold, self.offsets, self.tag_index, self.forms, self.lines)
+
+    def __repr__(self):
+        return (f"CorpusTags(gold={self.gold!r}, offsets={self.offsets!r}, "
+                f"tag_index={self.tag_index!r})")
+
+    @property
+    def forms(self):
+        if isinstance(self._forms, _LazyForms):
+            object.__setattr__(self, "_forms", self._forms.decode())
+        return self._forms
+
+    @property
+    def lines(self):
+        if isinstance(self._lines, _LazyLines):
+            object.__setattr__(self, "_lines", self._lines.rows + 1)
+        return self._lines
 
     @property
     def n_tokens(self):
@@ -85,6 +123,28 @@ class CorpusTags:
     def sentence(self, i):
         """The gold ids of sentence ``i`` (a view)."""
         return self.gold[self.offsets[i]:self.offsets[i + 1]]
+
+
+@dataclass(frozen=True)
+class _LazyForms:
+    """The word forms of a corpus, not yet decoded: the file's bytes and each
+    form's byte range."""
+
+    buf: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+
+    def decode(self):
+        forms = np.empty(self.starts.size, dtype=object)
+        forms[:] = joined_fields(self.buf, self.starts, self.ends)
+        return forms
+
+
+@dataclass(frozen=True)
+class _LazyLines:
+    """The lines of a corpus's tokens, not yet made: their 0-based line indices."""
+
+    rows: np.ndarray
 
 
 def _sentence_offsets(breaks, token_rows):
@@ -109,10 +169,8 @@ def _build(buf, tags, forms, rows, breaks, tag_index, unknown, path):
                              unknown=unknown, lines=rows + 1, source=str(path))
     else:
         ids = ids[inverse]
-    form_values = np.empty(rows.size, dtype=object)
-    form_values[:] = joined_fields(buf, *forms)
-    return CorpusTags(ids, _sentence_offsets(breaks, rows), index, form_values,
-                      (rows + 1).astype(np.int64))
+    return CorpusTags(ids, _sentence_offsets(breaks, rows), index, _LazyForms(buf, *forms),
+                      _LazyLines(rows.astype(np.int64, copy=False)))
 
 
 def _blank(lines):
