@@ -21,7 +21,8 @@ from dataclasses import FrozenInstanceError, dataclass
 
 import numpy as np
 
-from .bytefields import SPACE_LEADS, Lines, distinct_fields, joined_fields
+from .bytefields import (SPACE_LEADS, Lines, digit_fields, distinct_fields,
+                         joined_fields)
 from .tagids import check_unknown, tag_ids
 from .textfile import read_bytes, read_lines
 from .._extras import require
@@ -282,22 +283,24 @@ def read_conllu(path, column="upos", tag_index=None, *, unknown="error", engine=
     comment[comment] = lines.buf[lines.starts[comment]] == ord("#")
     rows = np.flatnonzero(~blank & ~comment)
     tab_at = lines.positions(b"\t")
-    tabs = lines.count(b"\t", tab_at)[rows]
+    first_tab = np.searchsorted(tab_at, lines.starts)   # no tab between two lines
+    tabs = np.diff(first_tab, append=tab_at.size)[rows]
     if np.any(tabs != 9):
         raise _bad_line(path, rows, tabs != 9, lambda i: "a CoNLL-U word line has 10 "
                         f"tab-separated columns, this one has {tabs[i] + 1}")
-    # field k of body row r: from after tab k-1 (or the line start) to tab k (or the end)
-    tab = tab_at[np.searchsorted(tab_at, lines.starts[rows])[:, None] + np.arange(9)]
+    first_tab = first_tab[rows]
 
     def field(k, keep=slice(None)):
-        return ((lines.starts[rows] if k == 0 else tab[:, k - 1] + 1)[keep],
-                (lines.ends[rows] if k == 9 else tab[:, k])[keep])
-    ids, id_of = distinct_fields(lines.buf, *field(0))
-    word_id = np.array([i.isdecimal() and i.isascii() for i in ids], bool)
-    skipped_id = np.array([bool(_SKIPPED_ID.fullmatch(i)) for i in ids], bool)
-    word, bad = word_id[id_of], ~(word_id | skipped_id)[id_of]
+        """Field k of each body row: from after tab k-1 (or the line start) to tab k
+        (or the line end)."""
+        return ((lines.starts[rows] if k == 0 else tab_at[first_tab + k - 1] + 1)[keep],
+                (lines.ends[rows] if k == 9 else tab_at[first_tab + k])[keep])
+    word = digit_fields(lines.buf, *field(0))
+    other = np.flatnonzero(~word)   # multiword ranges, empty nodes, bad IDs: few
+    ids, id_of = distinct_fields(lines.buf, *field(0, other))
+    bad = ~np.array([bool(_SKIPPED_ID.fullmatch(i)) for i in ids], bool)[id_of]
     if np.any(bad):
-        raise _bad_line(path, rows, bad,
+        raise _bad_line(path, rows[other], bad,
                         lambda i: f"bad ID {ids[id_of[i]]!r} (an integer, a range 1-2 or an "
                                   "empty node 1.1)")
     words = np.flatnonzero(word)
@@ -389,7 +392,7 @@ def read_conll_columns(path, column=-1, tag_index=None, *, unknown="error", form
     check_unknown(unknown)
     lines = Lines(read_bytes(path, "CoNLL"))
     starts, ends, width = lines.whitespace_fields()
-    first = np.searchsorted(starts, lines.starts)   # each line's first field
+    first = np.cumsum(width) - width   # each line's first field
     nonblank = np.flatnonzero(width)
     docstart = np.zeros(len(lines), bool)
     docstart[nonblank] = _equals(lines.buf, starts[first[nonblank]], ends[first[nonblank]],
