@@ -15,9 +15,10 @@ import os
 
 import numpy as np
 
+from .bytefields import Lines, digit_fields, digit_values
 from .npyfile import npz_names, open_npy, read_npz
-from .tagids import tag_ids
-from .textfile import base_extension, check_file, read_lines
+from .tagids import field_tag_ids
+from .textfile import base_extension, check_file, read_bytes
 from ..core.entries import Entries
 from ..core.groups import _resolve_tag_index, check_tag_index
 from ..core.jsonfile import read_json
@@ -226,14 +227,15 @@ def load_gold(path, *, tag_index=None, unknown="error", format=None, column=None
             raise ValueError(f"{_name(path)!r}: gold must be a 1-D integer array, got "
                              f"{gold.dtype} of shape {gold.shape}")
         return np.array(gold)
-    lines = read_lines(path, "gold")
-    if lines and lines[-1].strip() == "":   # one blank line at the end is allowed
-        lines.pop()
-    text = list(map(str.strip, lines))
+    lines = Lines(read_bytes(path, "gold"))
+    starts, ends = lines.stripped()
+    if starts.size and starts[-1] == ends[-1]:   # one blank line at the end is allowed
+        starts, ends = starts[:-1], ends[:-1]
     if tag_index is not None:
-        return tag_ids(text, _resolve_tag_index(tag_index), unknown=unknown,
-                       lines=np.arange(1, len(text) + 1), source=_name(path))[0]
-    return _integers(text, path)
+        return field_tag_ids(lines.buf, starts, ends, _resolve_tag_index(tag_index),
+                             unknown=unknown, lines=np.arange(1, starts.size + 1),
+                             source=_name(path))[0]
+    return _integers(lines.buf, starts, ends, path)
 
 
 def _corpus_gold(path, ext, tag_index, unknown, column):
@@ -255,18 +257,20 @@ def _corpus_gold(path, ext, tag_index, unknown, column):
                               unknown=unknown).gold
 
 
-def _integers(text, path):
-    """The integer (a column index, -1: no gold tag) of each line, vectorised."""
-    body = np.array(text, dtype=str)
-    negative = np.strings.startswith(body, "-")
-    digits = np.where(negative, np.strings.slice(body, 1, None), body)
-    ascii_ = np.fromiter(map(str.isascii, text), bool, len(text))
-    ok = ascii_ & np.strings.isdecimal(digits) & (np.strings.str_len(digits) <= 18)
+def _integers(buf, starts, ends, path):
+    """The integer (a column index, -1: no gold tag) of each line's field
+    ``buf[starts[i]:ends[i]]``: an optional ``-`` then 1 to 18 ASCII digits,
+    checked and parsed on the bytes."""
+    negative = (ends > starts) & (buf[np.minimum(starts, buf.size - 1)] == ord("-")) \
+        if buf.size else np.zeros(starts.size, bool)
+    digits = starts + negative
+    ok = digit_fields(buf, digits, ends) & (ends - digits <= 18)
     if not ok.all():
         line = int(np.flatnonzero(~ok)[0])
-        raise ValueError(f"{_name(path)!r} line {line + 1}: {text[line]!r} is not a tag index "
+        text = buf[starts[line]:ends[line]].tobytes().decode("utf-8")
+        raise ValueError(f"{_name(path)!r} line {line + 1}: {text!r} is not a tag index "
                          "(pass a tag index JSON to read tag strings)")
-    return body.astype(np.int64) if body.size else np.zeros(0, np.int64)
+    return np.where(negative, -1, 1) * digit_values(buf, digits, ends)
 
 
 def save_entries(path, entries):

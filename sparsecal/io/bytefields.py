@@ -26,6 +26,9 @@ _UNICODE_LEADS = np.zeros(256, bool)
 _UNICODE_LEADS[[code[0] for code in _UNICODE_SPACES]] = True
 #: the first bytes of every whitespace character, ASCII or UTF-8
 SPACE_LEADS = _ASCII_SPACE | _UNICODE_LEADS
+#: the last bytes of every whitespace character, ASCII or UTF-8
+_SPACE_LASTS = _ASCII_SPACE.copy()
+_SPACE_LASTS[[code[-1] for code in _UNICODE_SPACES]] = True
 
 
 class Lines:
@@ -94,6 +97,28 @@ class Lines:
         first = np.searchsorted(starts, self.starts)
         counts = np.diff(first, append=starts.size)
         return starts, ends, counts
+
+    def stripped(self):
+        """Each line's byte range without leading and trailing whitespace, as
+        ``str.strip()`` (an all-whitespace line: an empty range at its start).
+
+        Returns
+        -------
+        starts, ends : ndarray of int64, shape (n_lines,)
+        """
+        edge = self.ends > self.starts   # lines that may start or end with whitespace
+        edge[edge] = (SPACE_LEADS[self.buf[self.starts[edge]]]
+                      | _SPACE_LASTS[self.buf[self.ends[edge] - 1]])
+        if not edge.any():
+            return self.starts, self.ends
+        starts, ends, counts = self.whitespace_fields()
+        first = np.cumsum(counts) - counts
+        some = counts > 0
+        line_starts = self.starts.copy()
+        line_starts[some] = starts[first[some]]
+        line_ends = self.starts.copy()
+        line_ends[some] = ends[(first + counts - 1)[some]]
+        return line_starts, line_ends
 
     def text(self, i):
         """Line ``i`` as a str."""

@@ -23,7 +23,7 @@ import numpy as np
 
 from .bytefields import (SPACE_LEADS, Lines, digit_fields, distinct_fields,
                          joined_fields)
-from .tagids import check_unknown, tag_ids
+from .tagids import check_unknown, field_tag_ids, tag_ids
 from .textfile import read_bytes, read_lines
 from .._extras import require
 from ..core.groups import _resolve_tag_index
@@ -161,15 +161,8 @@ def _build(buf, tags, forms, rows, breaks, tag_index, unknown, path):
     """The :class:`CorpusTags` of the tokens at line indices ``rows``, whose tag and
     form fields are the byte ranges ``tags`` and ``forms`` (``(starts, ends)``):
     each distinct tag is looked up once."""
-    values, inverse = distinct_fields(buf, *tags)
-    tag_index = _resolve_tag_index(tag_index)
-    try:
-        ids, index = tag_ids(values, tag_index, unknown=unknown, source=str(path))
-    except ValueError:   # the message lists every unknown tag's lines: per token
-        ids, index = tag_ids(np.asarray(values, dtype=object)[inverse].tolist(), tag_index,
-                             unknown=unknown, lines=rows + 1, source=str(path))
-    else:
-        ids = ids[inverse]
+    ids, index = field_tag_ids(buf, *tags, _resolve_tag_index(tag_index), unknown=unknown,
+                               lines=rows + 1, source=str(path))
     return CorpusTags(ids, _sentence_offsets(breaks, rows), index, _LazyForms(buf, *forms),
                       _LazyLines(rows.astype(np.int64, copy=False)))
 
