@@ -174,6 +174,9 @@ def test_txt_gold_edge_cases(tmp_path):
                                          r"in all: 'X' \(lines 2, 3\)"):
         load_gold(path, tag_index={"N": 0})
     assert load_gold(path, tag_index={"N": 0}, unknown="extend").tolist() == [0, 1, 1, 0]
+    for pad in ("\u00a0", "\u2003", "\u3000", "\x1f"):   # only a line's end is space
+        path.write_bytes(f"N{pad}\nV\n".encode())
+        assert load_gold(path, tag_index={"N": 0, "V": 1}).tolist() == [0, 1]
     path.write_bytes(b"\n".join([b"N", b"V"] * 3) + b"\n")
     with gzip.open(tmp_path / "g.txt.gz", "wb") as f:
         f.write(path.read_bytes())
