@@ -15,6 +15,7 @@ import os
 
 import numpy as np
 
+from .._extras import require
 from .bytefields import Lines, digit_fields, digit_values
 from .npyfile import npz_names, open_npy, read_npz
 from .tagids import field_tag_ids
@@ -107,11 +108,7 @@ def load_scores(path, *, key=None):
 
 
 def _load_tensor(path, key):
-    try:
-        import torch
-    except ImportError:
-        raise ImportError(f"reading {_name(path)!r} needs torch: pip install "
-                          "\"sparsecal[torch]\"") from None
+    torch = require("torch", "torch", f"reading {_name(path)!r}")
     try:
         obj = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:   # torch raises many types (UnpicklingError, RuntimeError)
