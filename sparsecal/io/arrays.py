@@ -15,9 +15,11 @@ import os
 
 import numpy as np
 
+from .._extras import require
+from .bytefields import Lines, digit_fields, digit_values
 from .npyfile import npz_names, open_npy, read_npz
-from .tagids import tag_ids
-from .textfile import base_extension, check_file, read_lines
+from .tagids import field_tag_ids
+from .textfile import base_extension, check_file, read_bytes
 from ..core.entries import Entries
 from ..core.groups import _resolve_tag_index, check_tag_index
 from ..core.jsonfile import read_json
@@ -107,11 +109,7 @@ def load_scores(path, *, key=None):
 
 
 def _load_tensor(path, key):
-    try:
-        import torch
-    except ImportError:
-        raise ImportError(f"reading {_name(path)!r} needs torch: pip install "
-                          "\"sparsecal[torch]\"") from None
+    torch = require("torch", "torch", f"reading {_name(path)!r}")
     try:
         obj = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:   # torch raises many types (UnpicklingError, RuntimeError)
@@ -267,11 +265,12 @@ def load_gold_sentences(path, *, tag_index=None, unknown="error", format=None, c
         return corpus.gold, corpus.offsets
     if ext == ".npy":
         return _integer_vector(path, "gold"), None
-    text = _stripped_lines(path, "gold")
+    buf, starts, ends = _stripped_lines(path, "gold")
     if tag_index is not None:
-        return tag_ids(text, _resolve_tag_index(tag_index), unknown=unknown,
-                       lines=np.arange(1, len(text) + 1), source=_name(path))[0], None
-    return _integers(text, path), None
+        return field_tag_ids(buf, starts, ends, _resolve_tag_index(tag_index),
+                             unknown=unknown, lines=np.arange(1, starts.size + 1),
+                             source=_name(path))[0], None
+    return _integers(buf, starts, ends, path), None
 
 
 def _integer_vector(path, what):
@@ -284,11 +283,13 @@ def _integer_vector(path, what):
 
 
 def _stripped_lines(path, what):
-    """The stripped lines of a text file (one blank line at the end is allowed)."""
-    lines = read_lines(path, what)
-    if lines and lines[-1].strip() == "":
-        lines.pop()
-    return list(map(str.strip, lines))
+    """The bytes of a text file and its stripped lines as ``(buf, starts, ends)``
+    (one blank line at the end is allowed)."""
+    lines = Lines(read_bytes(path, what))
+    starts, ends = lines.stripped()
+    if starts.size and starts[-1] == ends[-1]:
+        starts, ends = starts[:-1], ends[:-1]
+    return lines.buf, starts, ends
 
 
 def _corpus_gold(path, ext, tag_index, unknown, column):
@@ -311,18 +312,20 @@ def _corpus_gold(path, ext, tag_index, unknown, column):
                               unknown=unknown)
 
 
-def _integers(text, path, problem="is not a tag index (pass a tag index JSON to read tag "
-                                   "strings)"):
-    """The integer (a column index, -1: no gold tag) of each line, vectorised."""
-    body = np.array(text, dtype=str)
-    negative = np.strings.startswith(body, "-")
-    digits = np.where(negative, np.strings.slice(body, 1, None), body)
-    ascii_ = np.fromiter(map(str.isascii, text), bool, len(text))
-    ok = ascii_ & np.strings.isdecimal(digits) & (np.strings.str_len(digits) <= 18)
+def _integers(buf, starts, ends, path,
+              problem="is not a tag index (pass a tag index JSON to read tag strings)"):
+    """The integer (a column index, -1: no gold tag) of each line's field
+    ``buf[starts[i]:ends[i]]``: an optional ``-`` then 1 to 18 ASCII digits,
+    checked and parsed on the bytes."""
+    negative = (ends > starts) & (buf[np.minimum(starts, buf.size - 1)] == ord("-")) \
+        if buf.size else np.zeros(starts.size, bool)
+    digits = starts + negative
+    ok = digit_fields(buf, digits, ends) & (ends - digits <= 18)
     if not ok.all():
         line = int(np.flatnonzero(~ok)[0])
-        raise ValueError(f"{_name(path)!r} line {line + 1}: {text[line]!r} {problem}")
-    return body.astype(np.int64) if body.size else np.zeros(0, np.int64)
+        text = buf[starts[line]:ends[line]].tobytes().decode("utf-8")
+        raise ValueError(f"{_name(path)!r} line {line + 1}: {text!r} {problem}")
+    return np.where(negative, -1, 1) * digit_values(buf, digits, ends)
 
 
 def load_lengths(path):
@@ -364,7 +367,8 @@ def load_lengths(path):
     if ext == ".npy":
         lengths = _integer_vector(path, "lengths").astype(np.int64)
     elif ext == ".txt":
-        lengths = _integers(_stripped_lines(path, "lengths"), path, "is not a sentence length")
+        lengths = _integers(*_stripped_lines(path, "lengths"), path,
+                            "is not a sentence length")
     else:
         raise ValueError(f"{_name(path)!r}: unknown lengths file type {ext!r} (use .npy or "
                          ".txt)")
