@@ -221,9 +221,11 @@ def forecasts(dev, test, ks=(1, 2, 3)):
 
 
 def evaluate(kind, test_ev, conf, gold):
-    """ECE of the rank-1 test events per method, and re-ranking of each forecaster."""
+    """ECE of the rank-1 test events per method (with a 95% bootstrap interval),
+    and re-ranking of each forecaster."""
     top, y = test_ev.rank == 1, test_ev.entries.label[test_ev.rank == 1]
-    results = {name: ece(c[top], y) for name, c in conf.items()}
+    ci = sc.ConfidenceInterval("bootstrap", random_state=0)
+    results = {name: ece(c[top], y, ci=ci) for name, c in conf.items()}
     reranked = {}
     for name, c in conf.items():
         if name.startswith("forecaster"):
@@ -235,6 +237,7 @@ def evaluate(kind, test_ev, conf, gold):
 
 def summarise(kind, results, reranked, choices):
     out = {"ece_top1": {n: r.value for n, r in results.items()},
+           "ece_top1_bootstrap_95": {n: [r.ci_low, r.ci_high] for n, r in results.items()},
            "heuristic_k": {n: c.to_dict() for n, c in choices.items()}, "reranking": {}}
     for name, r in reranked.items():
         d = {"n_changed": r.n_changed, "span_f1_before": r.spans_before.to_dict(),
@@ -296,7 +299,8 @@ def save(summary, out_dir):
 
 def log_results(kind, results, reranked, log):
     for name, r in results.items():
-        log(f"{kind}s, test ECE of rank-1 events, {name}: {r.value:.4f}")
+        log(f"{kind}s, test ECE of rank-1 events, {name}: {r.value:.4f} "
+            f"[{r.ci_low:.4f}, {r.ci_high:.4f}]")
     for name, r in reranked.items():
         exact = ("" if kind == "span" else
                  f", exact match {r.exact_match_before:.4f} -> {r.exact_match_after:.4f}")

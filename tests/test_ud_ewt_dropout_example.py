@@ -198,3 +198,26 @@ def test_study_on_a_slice(ex, trained, tmp_path):
     assert (tmp_path / "out" / "summary.json").is_file()
     assert sorted(p.name for p in (tmp_path / "fig").iterdir()) == [
         "ud_ewt_dropout_sequences.png", "ud_ewt_dropout_spans.png"]
+
+
+def test_ece_and_span_reranking_by_hand(ex, trained):
+    """The example's ECE (J&Y eq. 4, 20 fixed bins) and span F1 after the
+    cutoff, written out."""
+    spans = trained["events"]["span"][0]
+    conf = np.random.default_rng(1).random(len(spans))
+    results, reranked = ex["evaluate"]("span", spans, {"forecaster, random": conf},
+                                       trained["gold"])
+    top = spans.rank == 1
+    c, y = conf[top], spans.entries.label[top]
+    b = np.minimum((c * 20).astype(int), 19)
+    want = sum(abs(y[b == i].mean() - c[b == i].mean()) * (b == i).sum()
+               for i in range(20) if (b == i).any()) / c.shape[0]
+    r = results["forecaster, random"]
+    assert r.value == pytest.approx(want, abs=1e-12)
+    assert 0 <= r.ci_low < r.ci_high <= 1
+    truth = _gold_spans(trained["gold"], trained["lengths"])
+    for when, keep in (("before", top), ("after", conf >= 0.5)):
+        pred = set(zip(spans.sentence[keep], spans.start[keep], spans.length[keep]))
+        f1 = 2 * len(pred & truth) / (len(pred) + len(truth))
+        got = getattr(reranked["forecaster, random"], f"spans_{when}")
+        assert got.f1 == pytest.approx(f1, abs=1e-12)
