@@ -235,7 +235,21 @@ def evaluate(kind, test_ev, conf, gold):
     return results, reranked
 
 
-def summarise(kind, results, reranked, choices):
+def sentence_changes(test_ev, r):
+    """Sentences the re-ranking made right and made wrong, and McNemar's exact
+    two-sided p-value (a binomial test of the changed sentences at 1/2)."""
+    from scipy.stats import binomtest
+
+    top = np.flatnonzero(test_ev.rank == 1)
+    top = top[np.argsort(test_ev.sentence[top], kind="stable")]
+    label = test_ev.entries.label.astype(bool)
+    fixed = int((label[r.chosen] & ~label[top]).sum())
+    broken = int((~label[r.chosen] & label[top]).sum())
+    p = binomtest(fixed, fixed + broken).pvalue if fixed + broken else 1.0
+    return {"made_right": fixed, "made_wrong": broken, "mcnemar_p": float(p)}
+
+
+def summarise(kind, results, reranked, choices, test_ev):
     out = {"ece_top1": {n: r.value for n, r in results.items()},
            "ece_top1_bootstrap_95": {n: [r.ci_low, r.ci_high] for n, r in results.items()},
            "heuristic_k": {n: c.to_dict() for n, c in choices.items()}, "reranking": {}}
@@ -244,7 +258,7 @@ def summarise(kind, results, reranked, choices):
              "span_f1_after": r.spans_after.to_dict()}
         if kind == "sequence":
             d.update(exact_match_before=r.exact_match_before,
-                     exact_match_after=r.exact_match_after)
+                     exact_match_after=r.exact_match_after, **sentence_changes(test_ev, r))
         out["reranking"][name] = d
     return out
 
@@ -283,7 +297,7 @@ def study(model, splits, out_dir, figures_dir=None, *, n_samples=10, k_max=3, se
         conf, choices = forecasts(ev["dev"][kind], ev["test"][kind],
                                   ks=tuple(range(1, k_max + 1)))
         results, reranked = evaluate(kind, ev["test"][kind][0], conf, splits["test"][1])
-        summary[kind] = summarise(kind, results, reranked, choices)
+        summary[kind] = summarise(kind, results, reranked, choices, ev["test"][kind][0])
         figure_data[kind] = results
         log_results(kind, results, reranked, log)
     save(summary, out_dir)

@@ -194,6 +194,10 @@ def test_study_on_a_slice(ex, trained, tmp_path):
             if kind == "sequence":
                 assert r["exact_match_before"] == pytest.approx(
                     test_seq["rank1_correct"] / test_seq["rank1"])
+                gain = (r["exact_match_after"] - r["exact_match_before"]) * LIMIT
+                assert r["made_right"] - r["made_wrong"] == round(gain)
+                assert r["made_right"] + r["made_wrong"] <= r["n_changed"]
+                assert 0 < r["mcnemar_p"] <= 1
     assert s["viterbi_span_f1"]["test"]["n_gold"] == n_gold
     assert (tmp_path / "out" / "summary.json").is_file()
     assert sorted(p.name for p in (tmp_path / "fig").iterdir()) == [
