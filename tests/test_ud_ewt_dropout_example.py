@@ -136,10 +136,11 @@ def test_features_are_the_brute_force_per_sample_confidences(trained):
             assert feats["plain"]["p"][i] == pytest.approx(per[0], abs=1e-5)
             np.testing.assert_allclose(P[:, i], per[1:], atol=1e-5)
             assert feats["mc"]["mean"][i] == pytest.approx(per[1:].mean(), abs=1e-5)
-            assert feats["mc"]["p_low"][i] == pytest.approx(np.percentile(per[1:], 10), abs=1e-5)
-            assert feats["mc"]["p_high"][i] == pytest.approx(np.percentile(per[1:], 90),
-                                                             abs=1e-5)
+            for col, q in (("p_low", 10), ("p_high", 90)):
+                assert feats["mc"][col][i] == pytest.approx(np.percentile(per[1:], q), abs=1e-5)
             assert feats["mc"]["rank"][i] == ev.rank[i]
+            assert feats["p_var"]["p"][i] == feats["plain"]["p"][i]
+            assert feats["p_var"]["std"][i] == pytest.approx(per[1:].std(), abs=1e-5)
             checked += 1
     assert checked > 30
 
@@ -209,8 +210,8 @@ def test_ece_and_span_reranking_by_hand(ex, trained):
     cutoff, written out."""
     spans = trained["events"]["span"][0]
     conf = np.random.default_rng(1).random(len(spans))
-    results, reranked = ex["evaluate"]("span", spans, {"forecaster, random": conf},
-                                       trained["gold"])
+    results, corp, reranked = ex["evaluate"]("span", spans, {"forecaster, random": conf},
+                                             trained["gold"])
     top = spans.rank == 1
     c, y = conf[top], spans.entries.label[top]
     b = np.minimum((c * 20).astype(int), 19)
@@ -219,6 +220,8 @@ def test_ece_and_span_reranking_by_hand(ex, trained):
     r = results["forecaster, random"]
     assert r.value == pytest.approx(want, abs=1e-12)
     assert 0 <= r.ci_low < r.ci_high <= 1
+    log_loss = -np.mean(y * np.log(c) + (1 - y) * np.log(1 - c))
+    assert corp["forecaster, random"].score == pytest.approx(log_loss, rel=1e-12)
     truth = _gold_spans(trained["gold"], trained["lengths"])
     for when, keep in (("before", top), ("after", conf >= 0.5)):
         pred = set(zip(spans.sentence[keep], spans.start[keep], spans.length[keep]))
