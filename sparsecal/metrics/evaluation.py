@@ -19,7 +19,7 @@ from ..core.validation import check_prior
 from .intervals import ConfidenceInterval
 from ..core.entries import check_entries
 from .marginal import check_ce_options, mce, smce_and_gmce
-from .measures import get_measure
+from .measures import check_options, get_measure
 from .toplabel import top_label_ece
 from ..io.tables import Table
 
@@ -206,7 +206,8 @@ def _bins_text(s):
 
 def evaluate(entries, groups=None, *, n_bins=None, ci="simulation", per_tag=False,
              min_entries=None, top_label=False, metrics=(), progress=None,
-             bin_size=None, binning="equal-mass", norm=2, debias=False, prior=None):
+             bin_size=None, binning="equal-mass", norm=2, debias=False, prior=None,
+             n_resamples=None, random_state=None):
     """Evaluate marginal calibration of thresholded entries.
 
     Parameters
@@ -245,7 +246,11 @@ def evaluate(entries, groups=None, *, n_bins=None, ci="simulation", per_tag=Fals
         SMCE and GMCE as Kumar et al.'s debiased CE_2 (``norm=2``).
     prior : float, optional
         The application prior of the measures that need one (``"dcf"``,
-        ``"min-dcf"``).
+        ``"min-dcf"``); refused if none of ``metrics`` takes it.
+    n_resamples, random_state : optional
+        Of the measures that resample (``"calibration-test-p"``; default:
+        theirs, 999 and 0); refused if none of ``metrics`` takes them (the
+        intervals take theirs from ``ci``).
     progress : callable, optional
         Called as ``progress(done, total)`` after each calibration error: SMCE,
         the GMCE of each group, MCE (``per_tag``), top-label ECE
@@ -260,8 +265,9 @@ def evaluate(entries, groups=None, *, n_bins=None, ci="simulation", per_tag=Fals
     TypeError, ValueError
         As the metrics it calls (:func:`smce`, :func:`gmce`, :func:`mce`,
         :func:`top_label_ece`); an invalid ``ci``, ``progress``, binning,
-        ``norm``, ``debias``, ``prior`` or measure name, or a measure that
-        needs ``prior`` without it, before any work.
+        ``norm``, ``debias``, ``prior`` or measure name, a measure that
+        needs ``prior`` without it, or an option none of ``metrics`` takes
+        (:func:`~sparsecal.metrics.measures.check_options`), before any work.
 
     References
     ----------
@@ -288,6 +294,9 @@ def evaluate(entries, groups=None, *, n_bins=None, ci="simulation", per_tag=Fals
         prior = check_prior(prior, "prior")
     for m in measures:
         m.check_prior(prior)
+    options = {"n_bins": n_bins, "bin_size": bin_size, "binning": binning, "prior": prior,
+               "n_resamples": n_resamples, "random_state": random_state}
+    check_options(measures, options, used=("n_bins", "bin_size", "binning"))
     n_bins, _ = check_ce_options(n_bins, bin_size, binning, norm, debias, spec)
     entries = check_entries(entries)
     if groups is not None:
@@ -309,7 +318,7 @@ def evaluate(entries, groups=None, *, n_bins=None, ci="simulation", per_tag=Fals
     if top_label:
         tagged = top_label_ece(entries, ci=other)
         counter.advance()
-    options = {"n_bins": n_bins, "bin_size": bin_size, "binning": binning, "prior": prior}
+    options["n_bins"] = n_bins   # 10 when neither n_bins nor bin_size was given
     extra = _measures_by_group(measures, entries, groups, options, counter)
     return EvaluationResult(
         smce=shared, gmce=grouped, groups=groups.summary(entries), mce=marginal,
