@@ -16,7 +16,7 @@ import numpy as np
 from ..core.entries import Entries, check_entries, threshold as threshold_entries
 from ..core.groups import TagGroups, check_groups, partition_by_group
 from ..core.progress import ProgressCounter, check_progress
-from ..core.validation import check_positive_int, check_unit_interval
+from ..core.validation import DegenerateDataError, check_positive_int, check_unit_interval
 from ..io.atomic import atomic_path
 from ..io.npyfile import open_npy
 from ..metrics.marginal import DEFAULT_BIN_SIZE
@@ -188,7 +188,12 @@ class GroupedCalibrator(EntryTransformer, Estimator):
         ``fallback`` group's calibrator; a fallback group (or, without
         ``fallback``, a group) with fewer keeps its scores unchanged, with a
         warning naming it. A smaller value warns naming the groups fit on
-        fewer than 200 entries.
+        fewer than 200 entries. A group whose dev data ``base`` refuses
+        (:class:`~sparsecal.core.validation.DegenerateDataError`: one class
+        for the prior-weighted and Gaussian methods, zero variance for
+        Gaussian) is handled as one with too few entries, with one warning
+        naming the groups and the reason; the methods that fit such data
+        (binning, isotonic, Platt, Beta: to about 0 or 1) fit it.
     renormalize : bool, default=False
         In :meth:`transform_dense`, rescale each row to sum to 1 after
         calibration. Off by default: the paper evaluates unnormalised scores
@@ -343,7 +348,7 @@ class GroupedCalibrator(EntryTransformer, Estimator):
             last = self.groups if self.fallback is None else self.fallback
             warnings.warn(f"{left.size} tags ({with_dev} of them with dev entries) are in "
                           f"groups with fewer than min_entries={self.min_entries} dev "
-                          f"entries ({last.kind} groups {_names(last.tag_to_group[left])}) "
+                          f"entries or dev data the method cannot fit ({last.kind} groups {_names(last.tag_to_group[left])}) "
                           "and have no fallback calibrator: their scores are left "
                           "unchanged", stacklevel=3)
         self.calibrators_ = calibrators
@@ -354,20 +359,36 @@ class GroupedCalibrator(EntryTransformer, Estimator):
     def _fit_grouping(self, groups, grouping, calibrators, tag_map, tags_wanted, counter):
         """Fit a calibrator for every group of ``groups`` holding a wanted tag,
         counting each group; returns the wanted tags whose group had too few
-        entries."""
+        entries or dev data the method refuses (:class:`DegenerateDataError`:
+        one class, zero variance), warning once naming the latter."""
         sizes, fit_group = grouping(groups)
         weak = np.zeros(groups.n_tags, dtype=bool)
-        small = []
+        small, refused = [], {}   # refused: the method's reason -> groups
         for g in range(groups.n_groups):
             members = tags_wanted & (groups.tag_to_group == g)
             if members.any() and sizes[g] < self.min_entries:
                 weak |= members
             elif members.any():
-                tag_map[members] = len(calibrators)
-                calibrators.append(fit_group(g))
-                if sizes[g] < DEFAULT_BIN_SIZE:
-                    small.append(g)
+                try:
+                    calibrator = fit_group(g)
+                except DegenerateDataError as exc:   # one class, zero variance
+                    refused.setdefault(str(exc), []).append(g)
+                    weak |= members
+                else:
+                    tag_map[members] = len(calibrators)
+                    calibrators.append(calibrator)
+                    if sizes[g] < DEFAULT_BIN_SIZE:
+                        small.append(g)
             counter.advance()
+        if refused:
+            bad = sorted(g for gs in refused.values() for g in gs)
+            warnings.warn(f"{type(self.base).__name__} cannot fit the dev data of "
+                          f"{len(bad)} {groups.kind} group(s) ({_names(bad)}): "
+                          + "; ".join(f"{reason} (groups {_names(gs)})"
+                                      for reason, gs in refused.items())
+                          + ". Like groups under min_entries, their tags use their "
+                          "fallback group's calibrator, else keep their scores",
+                          UserWarning, stacklevel=4)
         if small:
             warnings.warn(f"{len(small)} {groups.kind} group(s) ({_names(small)}) got a "
                           f"calibrator fit on fewer than {DEFAULT_BIN_SIZE} dev entries, "
