@@ -184,7 +184,8 @@ MEASURES = {m.name: m for m in (
     Measure("ce", "CE", "binary.calibration_error", (("norm", 2),)),
     Measure("ece", "ECE", "binary.calibration_error", (("norm", 1),)),
     Measure("max-ce", "Max CE", "binary.calibration_error", (("norm", "max"),)),
-    Measure("brier", "Brier", "brier.brier_decomposition", attribute="brier"),
+    # the Brier score does not depend on the bins (its decomposition's terms do)
+    Measure("brier", "Brier", "brier.brier_decomposition", attribute="brier", options=()),
     # issue 13: Kumar et al. 2019; Blasiok & Nakkiran 2023; Dimitriadis et al. 2021
     # (CORP: score = MCB - DSC + UNC); lecture notes 004 (Cllr, DCF); Brocker & Smith 2007
     Measure("debiased-ce", "Debiased CE", "binary.calibration_error", (("debias", True),)),
