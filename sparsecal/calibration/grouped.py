@@ -334,13 +334,15 @@ class GroupedCalibrator(EntryTransformer, Estimator):
         n_fallback = 0 if self.fallback is None else self.fallback.n_groups
         counter = ProgressCounter(progress, self.groups.n_groups + n_fallback)
         calibrators, tag_map = [], np.full(self.groups.n_tags, -1, dtype=np.int64)
-        weak = self._fit_grouping(self.groups, grouping, calibrators, tag_map,
-                                  np.ones(self.groups.n_tags, dtype=bool), counter)
+        weak, refused = self._fit_grouping(self.groups, grouping, calibrators, tag_map,
+                                           np.ones(self.groups.n_tags, dtype=bool), counter)
         if self.fallback is not None and weak.any():
-            self._fit_grouping(self.fallback, grouping, calibrators, tag_map, weak, counter)
+            _, refused = self._fit_grouping(self.fallback, grouping, calibrators, tag_map,
+                                            weak, counter)
         elif n_fallback:
             counter.advance(n_fallback)
-        left = np.flatnonzero(tag_map < 0)
+        # (the tags of groups the method refused at the last level were warned about)
+        left = np.flatnonzero((tag_map < 0) & ~refused)
         if left.size:
             # Also tags with no dev entry at all: their test scores are left
             # unchanged just the same, which the caller must know about.
@@ -348,7 +350,7 @@ class GroupedCalibrator(EntryTransformer, Estimator):
             last = self.groups if self.fallback is None else self.fallback
             warnings.warn(f"{left.size} tags ({with_dev} of them with dev entries) are in "
                           f"groups with fewer than min_entries={self.min_entries} dev "
-                          f"entries or dev data the method cannot fit ({last.kind} groups {_names(last.tag_to_group[left])}) "
+                          f"entries ({last.kind} groups {_names(last.tag_to_group[left])}) "
                           "and have no fallback calibrator: their scores are left "
                           "unchanged", stacklevel=3)
         self.calibrators_ = calibrators
@@ -360,9 +362,11 @@ class GroupedCalibrator(EntryTransformer, Estimator):
         """Fit a calibrator for every group of ``groups`` holding a wanted tag,
         counting each group; returns the wanted tags whose group had too few
         entries or dev data the method refuses (:class:`DegenerateDataError`:
-        one class, zero variance), warning once naming the latter."""
+        one class, zero variance), and the latter alone, warning once naming
+        their groups."""
         sizes, fit_group = grouping(groups)
         weak = np.zeros(groups.n_tags, dtype=bool)
+        refused_tags = np.zeros(groups.n_tags, dtype=bool)
         small, refused = [], {}   # refused: the method's reason -> groups
         for g in range(groups.n_groups):
             members = tags_wanted & (groups.tag_to_group == g)
@@ -374,6 +378,7 @@ class GroupedCalibrator(EntryTransformer, Estimator):
                 except DegenerateDataError as exc:   # one class, zero variance
                     refused.setdefault(str(exc), []).append(g)
                     weak |= members
+                    refused_tags |= members
                 else:
                     tag_map[members] = len(calibrators)
                     calibrators.append(calibrator)
@@ -395,7 +400,7 @@ class GroupedCalibrator(EntryTransformer, Estimator):
                           f"the default min_entries (min_entries={self.min_entries}): "
                           "such calibrators overfit (docs/recalibration.md, \"Defaults\")",
                           UserWarning, stacklevel=4)
-        return weak
+        return weak, refused_tags
 
     def _tagset_size(self):
         return self.groups.n_tags
