@@ -44,11 +44,11 @@ def _same(a, b):
 
 def test_compare_metrics_equal_the_library(data, tmp_path):
     out = tmp_path / "c.json"
-    names = ["ece", "cllr", "min-dcf", "calibration-test-p"]
+    names = ["ece", "cllr", "min-dcf"]
     assert _compare(data, out, "--methods", "isotonic", "gaussian", "--metrics", *names,
                     "--prior", "0.2", "--seed", "3", "--bin-size", "150") == 0
     got = json.loads(out.read_text())
-    evaluation = {"bin_size": 150, "metrics": names, "prior": 0.2, "random_state": 3}
+    evaluation = {"bin_size": 150, "metrics": names, "prior": 0.2}
     want = sc.compare_methods(data.dev_entries, data.test_entries, data.tfg,
                               methods=["isotonic", "gaussian"], prior=0.2, seed=3,
                               evaluation=evaluation)
@@ -85,3 +85,21 @@ def test_compare_refuses_as_evaluate(data, tmp_path, capsys, flags, message):
     except SystemExit as exc:   # argparse's refusal of an unknown name
         rc = exc.code
     assert rc == 2 and message in capsys.readouterr().err
+
+
+def test_report_comparison_carries_the_measures(data, tmp_path, monkeypatch):
+    from sparsecal.plotting import report as report_module
+    monkeypatch.setattr(report_module, "_figures", lambda directory, *a: [])   # numbers only
+    out = tmp_path / "rep"
+    rc = main(["report", "--scores", data.p("test.npy"), "--gold", data.p("test_gold.npy"),
+               "--dev-scores", data.p("dev.npy"), "--dev-gold", data.p("dev_gold.npy"),
+               "--train-counts", data.p("counts.json"), "--methods", "platt",
+               "--metrics", "ece", "min-dcf", "--prior", "0.2", "-o", str(out), "-q"])
+    assert rc == 0
+    numbers = json.loads((out / "numbers.json").read_text())
+    want = sc.compare_methods(data.dev_entries, data.test_entries, data.tfg,
+                              methods=["platt"], ci="simulation",
+                              evaluation={"metrics": ["ece", "min-dcf"], "prior": 0.2})
+    assert _same(numbers["comparison"]["metrics"],
+                 json.loads(json.dumps(want.to_dict()))["metrics"])
+    assert "<td>minDCF</td><td>Platt" in (out / "index.html").read_text()

@@ -39,7 +39,8 @@ MIN_TAG_ENTRIES = 2 * DEFAULT_BIN_SIZE
 REPORT_METRICS = ("debiased-ce", "smooth-ece", "brier", "brier-mcb", "brier-dsc",
                   "brier-unc", "log-loss", "log-loss-mcb", "log-loss-dsc", "log-loss-unc")
 
-#: the evaluation options of the comparison table (SMCE / GMCE only: no measures)
+#: the evaluation options of the comparison table without measures asked for
+#: (the resampling options are the measures')
 _TABLE_OPTIONS = ("bin_size", "binning", "norm", "debias")
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;
@@ -122,7 +123,9 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
     evaluation : dict, optional
         Further keyword arguments of :func:`~sparsecal.metrics.evaluate` for
         every evaluation (``bin_size``, ``binning``, ``norm``, ``debias``,
-        ``metrics``); the tables always show :data:`REPORT_METRICS` too.
+        ``metrics``, ``n_resamples``, ``random_state``); the tables always
+        show :data:`REPORT_METRICS` too. With ``dev``, the method comparison
+        shows the ``metrics`` asked for per method x grouping.
 
     Returns
     -------
@@ -157,7 +160,8 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
         check_entries(dev, "dev")
     check_groups(groups, test.n_tags)
     binning = dict(evaluation or {})
-    metrics = list(dict.fromkeys(REPORT_METRICS + tuple(binning.pop("metrics", ()))))
+    asked = list(binning.pop("metrics", ()))   # also per method in the comparison
+    metrics = list(dict.fromkeys(REPORT_METRICS + tuple(asked)))
     measure_prior = any("prior" in get_measure(m).options for m in metrics)
     if dev is not None and not measure_prior:
         check_prior_methods(methods, prior)   # the prior must be some method's
@@ -187,8 +191,11 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
             comparison = compare_methods(dev, test, groups, methods=methods,
                                          n_bins=n_bins or 10, ci=ci, seed=seed,
                                          progress=counter.nested(), prior=method_prior,
-                                         evaluation={k: v for k, v in binning.items()
-                                                     if k in _TABLE_OPTIONS})
+                                         evaluation=dict(
+                                             {k: v for k, v in binning.items()
+                                              if k in _TABLE_OPTIONS or asked},
+                                             metrics=asked,
+                                             prior=prior if measure_prior else None))
             # The figures show TFG isotonic: the model compare fitted, if it did.
             model = comparison.models.get(("isotonic", "tfg"))
             if model is None:
