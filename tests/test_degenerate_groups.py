@@ -153,15 +153,18 @@ def test_cli_evaluate_nan_cell_and_warning(files, tmp_path, capsys):
     out = tmp_path / "e.json"
     rc = main(["evaluate", "--scores", files("test.npy"), "--gold", files("test_gold.npy"),
                "--train-counts", files("counts.json"), "--groups", "2", "--metrics",
-               "cllr", "min-dcf", "--prior", "0.3", "--json", str(out)])
+               *APPLICATION, "--prior", "0.3", "--json", str(out)])
     captured = capsys.readouterr()
     assert rc == 0
-    assert ("sparsecal evaluate: warning: measures undefined on some groups' entries are "
-            "NaN there: cllr for group(s) 2 (labels must hold both classes") in captured.err
-    assert "| Cllr |" in captured.out and captured.out.count("| — |") == 2
+    warned = [line for line in captured.err.splitlines() if "undefined" in line]
+    assert len(warned) == 1 and warned[0].startswith(
+        "sparsecal evaluate: warning: measures undefined on some groups' entries are NaN "
+        "there: cllr for group(s) 2 (labels must hold both classes")
+    assert all(f"{name} for group(s) 2 (" in warned[0] for name in APPLICATION)
+    assert "| Cllr |" in captured.out and captured.out.count("| — |") == len(APPLICATION)
     metrics = json.loads(out.read_text())["metrics"]
-    assert np.isnan(metrics["cllr"]["groups"][1]) and np.isnan(metrics["min-dcf"]["groups"][1])
-    assert np.isfinite(metrics["cllr"]["groups"][0])
+    for name in APPLICATION:
+        assert np.isnan(metrics[name]["groups"][1]) and np.isfinite(metrics[name]["groups"][0])
 
 
 @pytest.mark.parametrize("method", ["gaussian", "prior-logistic"])
@@ -182,3 +185,14 @@ def test_cli_fit_and_compare_warn_and_go_on(files, tmp_path, capsys, method):
     assert rc == 0 and "cannot fit the dev data" in err and "cllr for group(s) 2" in err
     cllr = json.loads(out.read_text())["metrics"]["cllr"]
     assert np.isnan(cllr["methods"][f"{method}/tfg"][2])
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_cli_fit_every_method(files, tmp_path, capsys, method):
+    """Exit 0 for every method; the warning exactly for the methods that refuse."""
+    rc = main(["fit", "--scores", files("dev.npy"), "--gold", files("dev_gold.npy"),
+               "--train-counts", files("counts.json"), "--groups", "2", "--method", method,
+               "-o", str(tmp_path / "model"), "-q"])
+    err = capsys.readouterr().err
+    assert rc == 0
+    assert ("cannot fit the dev data" in err) == (method in ("gaussian", "prior-logistic"))
