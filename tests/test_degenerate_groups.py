@@ -120,9 +120,9 @@ def test_gaussian_zero_variance_group():
 def test_undefined_measure_is_nan_in_its_group(split, name):
     entries, groups = split
     s2, y2, _ = _group(entries, groups, 1)
-    with pytest.raises(DegenerateDataError, match="labels must hold both classes"):
-        get_measure(name)(s2, y2, prior=0.3)   # the standalone function still raises
     kw = {"prior": 0.3} if name in ("dcf", "min-dcf") else {}
+    with pytest.raises(DegenerateDataError, match="labels must hold both classes"):
+        get_measure(name)(s2, y2, **kw)   # the standalone function still raises
     with pytest.warns(UserWarning) as record:
         res = evaluate(entries, groups, ci=None, metrics=[name], **kw)
     messages = [str(w.message) for w in record if "undefined" in str(w.message)]
@@ -132,8 +132,8 @@ def test_undefined_measure_is_nan_in_its_group(split, name):
                         f"{s2.size})"]
     got = res.metrics[name]
     s1, y1, _ = _group(entries, groups, 0)
-    assert got["pooled"] == get_measure(name)(entries.score, entries.label, prior=0.3)
-    assert got["groups"][0] == get_measure(name)(s1, y1, prior=0.3)
+    assert got["pooled"] == get_measure(name)(entries.score, entries.label, **kw)
+    assert got["groups"][0] == get_measure(name)(s1, y1, **kw)
     assert np.isnan(got["groups"][1])
     assert "| — |" in res.to_markdown().splitlines()[-1]
 

@@ -85,8 +85,9 @@ class Measure:
         labels : array_like of {0, 1} or bool, shape (n,)
         **options
             Of :data:`OPTIONS` (``n_bins``, ``bin_size``, ``binning``,
-            ``prior``, ``n_resamples``, ``random_state``): those in
-            :attr:`options` are passed on, the others do not concern it.
+            ``prior``, ``n_resamples``, ``random_state``), those in
+            :attr:`options`; another one given is refused
+            (:func:`check_options`).
 
         Returns
         -------
@@ -95,9 +96,10 @@ class Measure:
         Raises
         ------
         ValueError
-            ``prior`` missing for a measure that needs one; whatever the
-            measure's function refuses.
+            ``prior`` missing for a measure that needs one; an option it does
+            not take; whatever the measure's function refuses.
         """
+        check_options([self], options)
         return self.value_of(self.function(scores, labels, **self.arguments(**options)))
 
     def arguments(self, **options):
