@@ -10,7 +10,7 @@ import sparsecal as sc
 from sparsecal.cli.main import build_parser, main
 from test_cli import data  # noqa: F401 - the CLI's data files, as a fixture
 
-VERBS = ("evaluate", "compare", "report")
+VERBS = ("evaluate", "compare", "report", "events")
 
 
 def _action(verb, dest):
@@ -20,7 +20,7 @@ def _action(verb, dest):
 
 def test_one_metrics_flag_for_every_verb():
     for dest in ("metrics", "prior"):
-        actions = [_action(v, dest) for v in VERBS]
+        actions = [_action(v, dest) for v in VERBS if (v, dest) != ("events", "prior")]
         assert len({(a.help, tuple(a.choices or ()), a.nargs) for a in actions}) == 1, dest
     assert set(_action("compare", "metrics").choices) == set(sc.metrics.measures.MEASURES)
 
@@ -103,3 +103,23 @@ def test_report_comparison_carries_the_measures(data, tmp_path, monkeypatch):
     assert _same(numbers["comparison"]["metrics"],
                  json.loads(json.dumps(want.to_dict()))["metrics"])
     assert "<td>minDCF</td><td>Platt" in (out / "index.html").read_text()
+
+
+def test_events_metrics_equal_the_api(tmp_path, capsys):
+    """events --metrics: the measures per event type, as evaluate's; --prior serves
+    a measure with the forecaster too (which takes none)."""
+    pytest.importorskip("torch")
+    from test_cli_events import Corpus, crf_events
+    c = Corpus(str(tmp_path), seed=1)
+    rc = main(["events", "--potentials", c.p("crf.npz"), "--gold", c.p("gold.npy"),
+               "--k", "2", "--metrics", "ece", "min-dcf", "--prior", "0.4", "--json",
+               c.p("j.json"), "-q"])
+    assert rc == 0, capsys.readouterr().err
+    ev = crf_events(c, 2)
+    want = sc.evaluate(ev.entries, sc.TagGroups.per_tag(2), ci=None, top_label=True,
+                       metrics=["ece", "min-dcf"], prior=0.4)
+    got = json.loads(open(c.p("j.json")).read())["evaluation"]
+    assert _same(got["metrics"], json.loads(want.to_json())["metrics"])
+    rc = main(["events", "--potentials", c.p("crf.npz"), "--gold", c.p("gold.npy"),
+               "--metrics", "dcf"])
+    assert rc == 2 and "--metrics dcf needs --prior" in capsys.readouterr().err

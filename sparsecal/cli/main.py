@@ -587,13 +587,17 @@ def _norm(text):
     return text if text == "max" else int(text) if text in ("1", "2") else text
 
 
-def _add_metrics(p):
+def _add_metrics(p, prior=True):
+    """--metrics, the same in every verb that prints measures; with ``prior``,
+    --prior too (``events`` has its own)."""
     from ..metrics.measures import MEASURES
     p.add_argument("--metrics", nargs="+", choices=sorted(MEASURES), default=[],
                    metavar="NAME", help="further measures, over all entries and per group "
                    "(compare, report: also after each recalibration), with the binning "
                    "flags, --prior, --n-resamples and --seed where they apply: "
                    + ", ".join(sorted(MEASURES)))
+    if not prior:
+        return
     p.add_argument("--prior", type=float, help="the application prior of --metrics dcf / "
                    "min-dcf and of the methods that take one (prior-logistic, gaussian)")
 
@@ -703,13 +707,21 @@ def _events_args(p):
     add_events_arguments(p)
     _add_ci(p)
     _add_binning(p)
+    _add_metrics(p, prior=False)
     _add_threads(p)
     p.set_defaults(func=_cmd_events)
 
 
 def _cmd_events(args, console):
+    from ..metrics.measures import get_measure
     from .events import run_events
-    return run_events(args, console, _ci_from_args(args), _binning_from_args(args))
+    takers = [m for m in args.metrics if "prior" in get_measure(m).options]
+    if takers and args.prior is None:
+        raise ValueError(f"--metrics {takers[0]} needs --prior (the application prior)")
+    measures = dict(metrics=args.metrics, prior=_check_prior(args.prior) if takers else None,
+                    **_resampling_options(args))
+    return run_events(args, console, _ci_from_args(args),
+                      dict(_binning_from_args(args), **measures))
 
 
 #: verb -> (its help, the function adding its arguments)
