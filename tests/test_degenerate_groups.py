@@ -167,12 +167,17 @@ def test_cli_evaluate_nan_cell_and_warning(files, tmp_path, capsys):
         assert np.isnan(metrics[name]["groups"][1]) and np.isfinite(metrics[name]["groups"][0])
 
 
-@pytest.mark.parametrize("method", ["gaussian", "prior-logistic"])
-def test_cli_fit_and_compare_warn_and_go_on(files, tmp_path, capsys, method):
+def _cli_fit(files, tmp_path, capsys, method):
+    """``sparsecal fit`` of ``method`` on TFG groups: its exit code and stderr."""
     rc = main(["fit", "--scores", files("dev.npy"), "--gold", files("dev_gold.npy"),
                "--train-counts", files("counts.json"), "--groups", "2", "--method", method,
                "-o", str(tmp_path / "model"), "-q"])
-    err = capsys.readouterr().err
+    return rc, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("method", ["gaussian", "prior-logistic"])
+def test_cli_fit_and_compare_warn_and_go_on(files, tmp_path, capsys, method):
+    rc, err = _cli_fit(files, tmp_path, capsys, method)
     assert rc == 0
     assert f"sparsecal fit: warning: {type(get_method(method).build()).__name__} cannot " \
            "fit the dev data of 1 tfg group(s) (1)" in err
@@ -190,9 +195,6 @@ def test_cli_fit_and_compare_warn_and_go_on(files, tmp_path, capsys, method):
 @pytest.mark.parametrize("method", sorted(METHODS))
 def test_cli_fit_every_method(files, tmp_path, capsys, method):
     """Exit 0 for every method; the warning exactly for the methods that refuse."""
-    rc = main(["fit", "--scores", files("dev.npy"), "--gold", files("dev_gold.npy"),
-               "--train-counts", files("counts.json"), "--groups", "2", "--method", method,
-               "-o", str(tmp_path / "model"), "-q"])
-    err = capsys.readouterr().err
+    rc, err = _cli_fit(files, tmp_path, capsys, method)
     assert rc == 0
     assert ("cannot fit the dev data" in err) == (method in ("gaussian", "prior-logistic"))

@@ -29,6 +29,15 @@ def split():
     return entries, TagGroups.from_counts(data.train_counts, 2, n_tags=12)
 
 
+def _evaluate_with(entries, groups, name, kw):
+    """evaluate(metrics=[name]) with the options ``kw``: the resampling ones as
+    ``measure_options`` (``ci`` is the one interval argument of evaluate)."""
+    opts = {k: v for k, v in kw.items() if k in ("n_resamples", "random_state")}
+    rest = {k: v for k, v in kw.items() if k not in opts}
+    return evaluate(entries, groups, ci=None, metrics=[name], measure_options=opts or None,
+                    **rest)
+
+
 def _needs(name):
     """Options a measure cannot go without (DCF's prior)."""
     return {"prior": 0.3} if "prior" in get_measure(name).options else {}
@@ -58,7 +67,7 @@ def test_each_option_reaches_the_measure_or_is_refused(split, name, option):
     if option == "binning":
         kw["n_bins"] = 12
     if option in m.options:
-        got = evaluate(entries, groups, ci=None, metrics=[name], **kw).metrics[name]
+        got = _evaluate_with(entries, groups, name, kw).metrics[name]
         direct = dict(m.fixed, **{k: v for k, v in kw.items() if k in m.options})
         assert got["pooled"] == m.value_of(m.function(entries.score, entries.label,
                                                       **direct))
@@ -66,12 +75,12 @@ def test_each_option_reaches_the_measure_or_is_refused(split, name, option):
         if option != "prior":   # the prior's default is "none": no value to compare
             assert got["pooled"] != default, "the option did not change the measure"
     elif option in TABLE:   # SMCE / GMCE take it; the measure has no bins
-        got = evaluate(entries, groups, ci=None, metrics=[name], **kw).metrics[name]
+        got = _evaluate_with(entries, groups, name, kw).metrics[name]
         assert got["pooled"] == m(entries.score, entries.label, **_needs(name))
     else:
         with pytest.raises(ValueError, match=f"{option} .*does not apply to {name}: "
                                              "it applies to"):
-            evaluate(entries, groups, ci=None, metrics=[name], **kw)
+            _evaluate_with(entries, groups, name, kw)
 
 
 def test_check_options_names_the_flag_and_the_other_takers():
@@ -84,6 +93,16 @@ def test_check_options_names_the_flag_and_the_other_takers():
     # defaults and options used elsewhere pass
     check_options([get_measure("ece")], {"n_resamples": None, "binning": "equal-mass"})
     check_options([get_measure("ece")], {"n_resamples": 10}, used=("n_resamples",))
+
+
+def test_measure_options_are_checked(split):
+    entries, groups = split
+    with pytest.raises(ValueError, match="^measure_options must be a dict of n_resamples"):
+        evaluate(entries, groups, ci=None, metrics=["calibration-test-p"],
+                 measure_options={"n_samples": 9})
+    with pytest.raises(ValueError, match="^random_state .*does not apply to ece"):
+        evaluate(entries, groups, ci=None, metrics=["ece"],
+                 measure_options={"random_state": 1})
 
 
 @pytest.mark.parametrize("n", [1, 2, 60])
@@ -112,7 +131,8 @@ def test_cli_resampling_flags_reach_the_calibration_test(data, tmp_path):
                      "--seed", "4", "--bin-size", "300") == 0
     got = json.loads(out.read_text())["metrics"]["calibration-test-p"]
     want = evaluate(data.test_entries, data.tfg, ci=None, metrics=["calibration-test-p"],
-                    n_resamples=29, random_state=4, bin_size=300).metrics
+                    measure_options={"n_resamples": 29, "random_state": 4},
+                    bin_size=300).metrics
     assert got == want["calibration-test-p"]
 
 

@@ -191,7 +191,7 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
     evaluation : dict, optional
         Further keyword arguments of every :func:`~sparsecal.metrics.evaluate`
         (``bin_size``, ``binning``, ``norm``, ``debias``, ``metrics``,
-        ``prior``, ``n_resamples``, ``random_state``); with ``bin_size``,
+        ``prior``, ``measure_options``); with ``bin_size``,
         ``n_bins`` is for the calibrators only. The measures of ``metrics``
         are in the result per method x grouping (``to_dict()["metrics"]``,
         ``to_frame()``'s ``"<name> All"`` columns, ``to_markdown()``).

@@ -196,7 +196,8 @@ def _prior_for_measures(args, methods=()):
 
 def _resampling_options(args):
     """--n-resamples and --seed of the measures that resample (--metrics
-    calibration-test-p), as :func:`sparsecal.evaluate` takes them; --n-resamples
+    calibration-test-p), as :func:`sparsecal.evaluate` takes them
+    (``measure_options``); --n-resamples
     that neither --ci nor a measure takes is refused
     (:func:`sparsecal.metrics.measures.check_options`)."""
     from ..metrics.measures import check_options, get_measure
@@ -207,8 +208,9 @@ def _resampling_options(args):
                   names={"n_resamples": "--n-resamples"}, others={"n_resamples": "--ci"})
     takes = [o for o in ("n_resamples", "random_state") if any(o in m.options
                                                               for m in measures)]
-    return {o: v for o, v in (("n_resamples", n_resamples), ("random_state", args.seed))
-            if o in takes}
+    return {"measure_options": {o: v for o, v in (("n_resamples", n_resamples),
+                                                  ("random_state", args.seed))
+                                if o in takes and v is not None}}
 
 
 def _check_prior(prior):

@@ -211,6 +211,16 @@ def _measures_by_group(measures, entries, groups, options, counter):
     return out
 
 
+def _check_measure_options(options):
+    """``evaluate``'s ``measure_options`` as a dict of the resampling options."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict) or set(options) - {"n_resamples", "random_state"}:
+        raise ValueError("measure_options must be a dict of n_resamples and "
+                         f"random_state, got {options!r}")
+    return dict(options)
+
+
 def _missing(x):
     """No value: an empty group (None) or a measure undefined there (NaN)."""
     return x is None or (isinstance(x, float) and math.isnan(x))
@@ -227,7 +237,7 @@ def _bins_text(s):
 def evaluate(entries, groups=None, *, n_bins=None, ci="simulation", per_tag=False,
              min_entries=None, top_label=False, metrics=(), progress=None,
              bin_size=None, binning="equal-mass", norm=2, debias=False, prior=None,
-             n_resamples=None, random_state=None):
+             measure_options=None):
     """Evaluate marginal calibration of thresholded entries.
 
     Parameters
@@ -269,10 +279,11 @@ def evaluate(entries, groups=None, *, n_bins=None, ci="simulation", per_tag=Fals
     prior : float, optional
         The application prior of the measures that need one (``"dcf"``,
         ``"min-dcf"``); refused if none of ``metrics`` takes it.
-    n_resamples, random_state : optional
-        Of the measures that resample (``"calibration-test-p"``; default:
-        theirs, 999 and 0); refused if none of ``metrics`` takes them (the
-        intervals take theirs from ``ci``).
+    measure_options : dict, optional
+        ``{"n_resamples": R, "random_state": seed}`` of the measures that
+        resample (``"calibration-test-p"``; default: theirs, 999 and 0);
+        refused if none of ``metrics`` takes them. (The intervals take theirs
+        from ``ci``, the one interval argument.)
     progress : callable, optional
         Called as ``progress(done, total)`` after each calibration error: SMCE,
         the GMCE of each group, MCE (``per_tag``), top-label ECE
@@ -316,8 +327,8 @@ def evaluate(entries, groups=None, *, n_bins=None, ci="simulation", per_tag=Fals
         prior = check_prior(prior, "prior")
     for m in measures:
         m.check_prior(prior)
-    options = {"n_bins": n_bins, "bin_size": bin_size, "binning": binning, "prior": prior,
-               "n_resamples": n_resamples, "random_state": random_state}
+    options = dict(_check_measure_options(measure_options), n_bins=n_bins,
+                   bin_size=bin_size, binning=binning, prior=prior)
     check_options(measures, options, used=("n_bins", "bin_size", "binning"))
     n_bins, _ = check_ce_options(n_bins, bin_size, binning, norm, debias, spec)
     entries = check_entries(entries)

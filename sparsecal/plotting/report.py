@@ -40,7 +40,7 @@ REPORT_METRICS = ("debiased-ce", "smooth-ece", "brier", "brier-mcb", "brier-dsc"
                   "brier-unc", "log-loss", "log-loss-mcb", "log-loss-dsc", "log-loss-unc")
 
 #: the evaluation options of the comparison table without measures asked for
-#: (the resampling options are the measures')
+#: (``measure_options`` are the measures')
 _TABLE_OPTIONS = ("bin_size", "binning", "norm", "debias")
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;
@@ -123,7 +123,7 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
     evaluation : dict, optional
         Further keyword arguments of :func:`~sparsecal.metrics.evaluate` for
         every evaluation (``bin_size``, ``binning``, ``norm``, ``debias``,
-        ``metrics``, ``n_resamples``, ``random_state``); the tables always
+        ``metrics``, ``measure_options``); the tables always
         show :data:`REPORT_METRICS` too. With ``dev``, the method comparison
         shows the ``metrics`` asked for per method x grouping.
 
