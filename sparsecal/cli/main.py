@@ -208,9 +208,9 @@ def _resampling_options(args):
                   names={"n_resamples": "--n-resamples"}, others={"n_resamples": "--ci"})
     takes = [o for o in ("n_resamples", "random_state") if any(o in m.options
                                                               for m in measures)]
-    return {"measure_options": {o: v for o, v in (("n_resamples", n_resamples),
-                                                  ("random_state", args.seed))
-                                if o in takes and v is not None}}
+    options = {o: v for o, v in (("n_resamples", n_resamples), ("random_state", args.seed))
+               if o in takes and v is not None}
+    return {"measure_options": options} if options else {}
 
 
 def _check_prior(prior):
