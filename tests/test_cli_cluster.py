@@ -91,3 +91,16 @@ def test_bad_address_and_inputs_one_error_line(files, capsys, tmp_path):
     with pytest.raises(SystemExit):
         main(["evaluate", "--scores", "x.npy", "--dask", "--scheduler", "tcp://a:1"])
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("flags", [["--bin-size", "50"], ["--binning", "fixed"],
+                                   ["--norm", "1"], ["--debias"], ["--metrics", "ece"],
+                                   ["--metrics", "dcf", "--prior", "0.3"],
+                                   ["--level", "0.9"], ["--n-resamples", "10"],
+                                   ["--save-entries", "e.npz"]])
+def test_evaluate_flags_the_cluster_does_not_take_are_refused(files, capsys, flags):
+    """Issue 13: an option is never accepted and ignored, on a cluster either."""
+    d = files[0]
+    rc, out, err = run(capsys, "evaluate", "--scores", d / "test.npy", "--gold",
+                       d / "test_gold.npy", "--dask", *flags)
+    assert rc == 2 and f"{flags[0]} is not available on a cluster yet" in err

@@ -94,6 +94,17 @@ def dask_scores(path, chunk_rows=None):
                            for r0 in range(0, n, rows)])
 
 
+def _unavailable(args):
+    """(flag, given) of the evaluate flags the cluster path does not take."""
+    return (("--bin-size", args.bin_size is not None),
+            ("--binning", args.binning != "equal-mass"), ("--norm", args.norm != 2),
+            ("--debias", args.debias), ("--metrics", bool(args.metrics)),
+            ("--prior", args.prior is not None),
+            ("--level", args.confidence_level is not None),
+            ("--n-resamples", args.n_resamples is not None),
+            ("--save-entries", bool(args.save_entries)))
+
+
 def cluster_evaluate(args, console, groups_from_args):
     """``sparsecal evaluate`` on a cluster: SMCE, GMCE (and MCE with
     ``--per-tag``), without intervals."""
@@ -102,6 +113,11 @@ def cluster_evaluate(args, console, groups_from_args):
     if args.ci:
         raise ValueError("--ci: confidence intervals are not available on a cluster yet "
                          "(docs/scale.md)")
+    for flag, given in _unavailable(args):
+        if given:   # refused, never accepted and ignored
+            raise ValueError(f"{flag} is not available on a cluster yet: --scheduler/--dask "
+                             "compute SMCE, GMCE (and MCE) in --bins equal-mass bins "
+                             "(docs/scale.md)")
     if not args.scores or not args.gold:
         raise ValueError("--scheduler/--dask: give --scores and --gold")
     scores = dask_scores(args.scores, args.chunk_rows)
