@@ -259,7 +259,7 @@ def _cmd_evaluate(args, console):
 
 def _cmd_fit(args, console):
     from ..calibration.grouped import GroupedCalibrator
-    from ..calibration.registry import check_prior_methods, get_method
+    from ..calibration.registry import check_bins_methods, check_prior_methods, get_method
     from ..core.groups import TagGroups
     if args.select:
         return _fit_select(args, console)
@@ -267,6 +267,7 @@ def _cmd_fit(args, console):
     args.method = args.method or "isotonic"
     args.grouping = args.grouping or "tfg"
     prior = check_prior_methods([args.method], args.prior, "--prior")
+    check_bins_methods([args.method], args.bins, "--bins")
     if args.ensemble is not None and (args.ensemble < 2):
         raise ValueError(f"--ensemble must be at least 2 folds, got {args.ensemble}")
     entries = _entries_from_args(args, console)
