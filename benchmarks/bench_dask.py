@@ -18,9 +18,10 @@ test entries; SMCE and GMCE after.
   start-up is not part of the workload, as for the single-machine path.
 
 Reported per step: wall time, the 1-minute load average when the step ended (the
-machine is shared: read timings with it), entries per second per worker, and the
+machine is shared: read timings with it), entries per second per worker, the
 bytes sent between workers (Dask's ``transfer_outgoing_bytes_total`` summed over
-workers). The results of the two paths are checked equal (counts identical,
+workers), and from Dask's task stream the tasks run and the workers' busy
+seconds per kind of task (compute, and transfers). The results of the two paths are checked equal (counts identical,
 values within 1e-12 relative).
 
 Usage::
@@ -29,6 +30,7 @@ Usage::
     options: --workers N  --chunk-rows R  --workdir DIR  --json FILE
 """
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -60,13 +62,36 @@ class Steps:
 
     def run(self, name, n_entries, func):
         before, t0 = self._sent(), time.perf_counter()
-        result = func()
+        with self._task_stream() as stream:
+            result = func()
         wall = time.perf_counter() - t0
         self.rows.append({"step": name, "seconds": round(wall, 3),
                           "load_1min": round(os.getloadavg()[0], 2),
                           "entries": int(n_entries),
-                          "bytes_between_workers": self._sent() - before})
+                          "bytes_between_workers": self._sent() - before,
+                          **_task_summary(stream)})
         return result
+
+    def _task_stream(self):
+        if self.client is None:
+            return contextlib.nullcontext()
+        from distributed import get_task_stream
+        return get_task_stream(self.client)
+
+
+def _task_summary(stream):
+    """Tasks run and the workers' busy seconds per kind of task (compute and
+    transfer), from Dask's task stream."""
+    if stream is None:
+        return {}
+    from dask.utils import key_split
+    busy = {}
+    for task in stream.data:
+        for ss in task["startstops"]:
+            kind = key_split(task["key"]) if ss["action"] == "compute" else ss["action"]
+            busy[kind] = busy.get(kind, 0.0) + ss["stop"] - ss["start"]
+    return {"tasks": len(stream.data),
+            "worker_seconds": {k: round(v, 3) for k, v in sorted(busy.items())}}
 
 
 def single(dev_path, test_path, dev_gold, test_gold, workers):
@@ -174,6 +199,8 @@ def main():
             print(f"  {r['step']:<16} {r['seconds']:8.2f} s  load {r['load_1min']:5.2f}  "
                   f"{rate / 1e6:8.2f} M {unit}/s/worker  "
                   f"{r['bytes_between_workers']:>12,} B between workers")
+            if "tasks" in r:
+                print(f"    {r['tasks']} tasks; worker seconds: {r['worker_seconds']}")
     print(f"\ntotal: single {total['single']:.2f} s, dask {total['dask']:.2f} s "
           f"(ratio {report['ratio_dask_over_single']}); results equal")
     if args.json:

@@ -8,7 +8,7 @@ import numpy as np
 from ..core.binning import argsort_scores
 from ..core.groups import split_sorted_by_group
 
-__all__ = ["key_scores", "native_keys", "runs", "sorted_sets"]
+__all__ = ["add_tables", "key_scores", "native_keys", "runs", "sorted_sets"]
 
 
 def native_keys(score):
@@ -79,6 +79,37 @@ def runs(values):
     """
     starts = np.flatnonzero(np.concatenate(([values.size > 0], values[1:] != values[:-1])))
     return values[starts], starts, np.diff(np.append(starts, values.size))
+
+
+def add_tables(keys, *columns):
+    """The union of tables keyed by ``keys``, adding the columns of equal keys
+    (exact for integers): the merge of per-chunk counts.
+
+    Parameters
+    ----------
+    keys : list of ndarray
+        Each sorted (so that one stable sort merges them, run by run).
+    *columns : list of ndarray of int64
+        The values of each table, one list per column.
+
+    Returns
+    -------
+    distinct : ndarray
+        Sorted distinct keys.
+    *sums : ndarray of int64
+        Per column, the sum of each distinct key's values.
+
+    Examples
+    --------
+    >>> add_tables([np.array([1, 4]), np.array([4, 6])],
+    ...            [np.array([2, 3]), np.array([5, 7])])
+    (array([1, 4, 6]), array([2, 8, 7]))
+    """
+    k = np.concatenate(keys)
+    order = np.argsort(k, kind="stable")
+    distinct, starts, _ = runs(k[order])
+    return (distinct, *(np.add.reduceat(np.concatenate(c)[order].astype(np.int64), starts)
+                        if starts.size else np.zeros(0, np.int64) for c in columns))
 
 
 class _Groups:

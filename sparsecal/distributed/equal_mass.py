@@ -37,7 +37,7 @@ rank order, are within float rounding of them).
 import numpy as np
 
 from ..core.binning import BinStats, equal_mass_bin_starts
-from .chunks import key_scores, runs, sorted_sets
+from .chunks import add_tables, key_scores, runs, sorted_sets
 from .fixedpoint import fixed_parts, fixed_value
 from .reduce import per_block, persist_with, tree, tree_merge
 
@@ -90,13 +90,8 @@ def _query(sets, index, w, refine, finish):
 
 def _merge_round(parts):
     """Digit counts summed per set (exact); found keys listed by chunk."""
-    merged = []
-    for per_set in zip(*[p[0] for p in parts]):
-        ids = np.concatenate([p[0] for p in per_set])
-        u, inv = np.unique(ids, return_inverse=True)
-        merged.append((u, np.bincount(inv, weights=np.concatenate([p[1] for p in per_set]),
-                                      minlength=u.size).astype(np.int64)))
-    return merged, [f for p in parts for f in p[1]]
+    return ([add_tables(*zip(*per_set)) for per_set in zip(*[p[0] for p in parts])],
+            [f for p in parts for f in p[1]])
 
 
 class _Cuts:
@@ -192,15 +187,14 @@ def _bin_sums(sets, index, cuts):
                        np.where(chunk < index, left, left + tie))
         bounds = np.concatenate(([0], pos, [keys.size]))
         count = np.diff(bounds)
-        n_bins = count.size
-        idx = np.repeat(np.arange(n_bins), count)
         full = count > 0
-        lo = np.full(n_bins, np.iinfo(np.uint64).max, dtype=np.uint64)
-        hi = np.zeros(n_bins, dtype=np.uint64)
+        lo = np.full(count.size, np.iinfo(np.uint64).max, dtype=np.uint64)
+        hi = np.zeros(count.size, dtype=np.uint64)
         lo[full], hi[full] = keys[bounds[:-1][full]], keys[bounds[1:][full] - 1]
+        positives = np.concatenate(([0], np.cumsum(labels, dtype=np.int64)))
         scores = keys.view(np.float32 if keys.dtype == np.uint32 else np.float64)
-        out.append((count, np.bincount(idx, weights=labels, minlength=n_bins).astype(np.int64),
-                    fixed_parts(scores, idx, n_bins), lo, hi))
+        out.append((count, positives[bounds[1:]] - positives[bounds[:-1]],
+                    fixed_parts(scores, bounds), lo, hi))
     return out
 
 

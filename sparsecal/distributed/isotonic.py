@@ -15,7 +15,7 @@ from ..calibration.base import clone
 from ..calibration.isotonic import IsotonicCalibrator
 from ..core.isotonic import isotonic_fit_pooled
 from ..core.groups import check_groups
-from .chunks import key_scores, runs, sorted_sets
+from .chunks import add_tables, key_scores, runs, sorted_sets
 from .reduce import tree_merge
 
 __all__ = ["fit_grouped", "score_tables"]
@@ -38,16 +38,8 @@ def _tables(block, index, groupings, n_tags):
 
 def _merge_tables(parts):
     """Union of the tables, adding counts and label sums (exact)."""
-    merged = []
-    for per_grouping in zip(*[p[0] for p in parts]):
-        groups = []
-        for tables in zip(*per_grouping):
-            keys = np.concatenate([t[0] for t in tables])
-            u, inv = np.unique(keys, return_inverse=True)
-            groups.append((u, *(np.bincount(inv, weights=np.concatenate([t[i] for t in tables]),
-                                            minlength=u.size).astype(np.int64)
-                                for i in (1, 2))))
-        merged.append(groups)
+    merged = [[add_tables(*zip(*tables)) for tables in zip(*per_grouping)]
+              for per_grouping in zip(*[p[0] for p in parts])]
     return merged, sum(p[1] for p in parts)
 
 
