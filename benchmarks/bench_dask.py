@@ -15,7 +15,13 @@ test entries; SMCE and GMCE after.
   of the gold tags from the files (``sparsecal.cli.cluster.dask_scores``);
   entries persisted in worker memory. The cluster is started and the package
   imported on the workers (and ``dask.array`` on the client) before the timings:
-  start-up is not part of the workload, as for the single-machine path.
+  start-up is not part of the workload, as for the single-machine path. The
+  workers start with ``MALLOC_TRIM_THRESHOLD_`` and ``MALLOC_MMAP_THRESHOLD_`` at
+  256 MiB (``distributed.nanny.pre-spawn-environ``): Dask's default trim threshold
+  (64 KiB) fixes glibc's mmap threshold at 128 KiB, so every large NumPy
+  temporary is a fresh map whose pages fault in, and the per-chunk NumPy work ran
+  about 4 times slower than in the client process (docs/scale.md, "Benchmark");
+  ``--dask-malloc`` keeps Dask's default.
 
 Reported per step: wall time, the 1-minute load average when the step ended (the
 machine is shared: read timings with it), entries per second per worker, the
@@ -146,13 +152,24 @@ def _warm():
     import sparsecal.distributed.isotonic  # noqa: F401
 
 
+#: worker environment: glibc keeps freed memory up to this much and maps only
+#: larger blocks (instead of Dask's MALLOC_TRIM_THRESHOLD_=65536)
+MALLOC = {"MALLOC_TRIM_THRESHOLD_": 1 << 28, "MALLOC_MMAP_THRESHOLD_": 1 << 28}
+
+
 def distributed(dev_path, test_path, dev_gold, test_gold, groups, workers, chunk_rows,
-                repeat):
+                repeat, dask_malloc=False):
+    import dask
     import dask.array  # noqa: F401  (as the single path's imports: before the timings)
     from distributed import Client, LocalCluster
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+    environ = dask.config.get("distributed.nanny.pre-spawn-environ")
+    environ = environ if dask_malloc else {**environ, **MALLOC}
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}), \
+            LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                         dashboard_address=None) as cluster, Client(cluster) as client:
         client.run(_warm)
+        print("worker malloc settings:", client.run(
+            lambda: {k: os.environ.get(k) for k in MALLOC}))
         runs = [_distributed_steps(client, dev_path, test_path, dev_gold, test_gold, groups,
                                    chunk_rows) for _ in range(repeat)]
         return _best([r[0] for r in runs]), runs[-1][1]
@@ -198,6 +215,8 @@ def main():
     ap.add_argument("--chunk-rows", type=int, default=16_384)
     ap.add_argument("--repeat", type=int, default=1,
                     help="run each path this many times; report each step's best")
+    ap.add_argument("--dask-malloc", action="store_true",
+                    help="keep Dask's worker malloc settings (MALLOC_TRIM_THRESHOLD_=65536)")
     ap.add_argument("--workdir")
     ap.add_argument("--json")
     args = ap.parse_args()
@@ -209,7 +228,7 @@ def main():
         for r in one[:2]:
             r["entries"] = sizes[0] if "dev" in r["step"] else sizes[1]
         dist, res_dist = distributed(*paths, *golds, groups, args.workers, args.chunk_rows,
-                                     args.repeat)
+                                     args.repeat, args.dask_malloc)
         for r, o in zip(dist, one):
             r["entries"] = o["entries"]
     for pair in zip(res_dist, res_one):
@@ -218,7 +237,7 @@ def main():
                                                                    ("dask", dist))}
                   for field in ("seconds", "cpu_seconds"))
     report = {"rows": args.rows, "workers": args.workers, "chunk_rows": args.chunk_rows,
-              "repeat": args.repeat, "entries_dev_test": sizes, "single": one, "dask": dist,
+              "repeat": args.repeat, "dask_malloc": args.dask_malloc, "entries_dev_test": sizes, "single": one, "dask": dist,
               "total_seconds": total, "total_cpu_seconds": cpu,
               "ratio_dask_over_single": round(total["dask"] / total["single"], 3),
               "cpu_ratio_dask_over_single": round(cpu["dask"] / cpu["single"], 3),
