@@ -33,7 +33,9 @@ values within 1e-12 relative).
 Usage::
 
     .venv/bin/python benchmarks/bench_dask.py --rows 100000     # 4.3e7 entries per split
-    options: --workers N  --chunk-rows R  --workdir DIR  --json FILE
+    .venv/bin/python benchmarks/bench_dask.py --rows 1173709 --repeat 3   # the 5e8 size
+    options: --workers N  --chunk-rows R (default 262144)  --repeat N  --dask-malloc
+             --workdir DIR  --json FILE
 """
 import argparse
 import contextlib
@@ -212,7 +214,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=100_000)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--chunk-rows", type=int, default=16_384)
+    ap.add_argument("--chunk-rows", type=int, default=262_144)
     ap.add_argument("--repeat", type=int, default=1,
                     help="run each path this many times; report each step's best")
     ap.add_argument("--dask-malloc", action="store_true",

@@ -20,6 +20,7 @@ from sparsecal import distributed as sd
 from sparsecal.core.entries import Entries
 from sparsecal.distributed import equal_mass
 from sparsecal.distributed.chunks import key_scores, native_keys, runs, sorted_sets
+from sparsecal.distributed.reduce import tree_merge
 
 from _dask_cluster import tagger_scores, two_workers
 
@@ -49,12 +50,14 @@ def _case(seed, n_tokens, dtype, chunks):
     # tiny groups: tags 7 and 8 (1-2 entries at most survive) form groups of their own
     x[:, 7:] = dtype(0.0)
     x[0, 7] = x[min(1, n_tokens - 1), 8] = dtype(0.5)
+    if n_tokens >= 60:
+        x[n_tokens // 2] = dtype(0.005)     # a one-row chunk with every score below 0.01
     groups = sc.TagGroups([0, 0, 1, 1, 1, 2, 2, 3, 4], 5)
     scores = da.from_array(x, chunks=(tuple(chunks), (9,)))
     return scores, gold, sc.threshold(x, gold), groups
 
 
-CASES = [(1, (1,)), (2, (1, 0, 1)), (3, (0, 3)), (60, (7, 0, 30, 1, 22)),
+CASES = [(1, (1,)), (2, (1, 0, 1)), (3, (0, 3)), (60, (7, 0, 23, 1, 29)),
          (700, (350, 0, 1, 349))]
 
 
@@ -108,7 +111,8 @@ def test_persisted_sets_on_a_cluster_equal_lazy_ones(client, dtype):
         for g, r in zip(got_groups, ref_groups, strict=True):
             _assert_same(g, r)
     # the calibrated entries (lazy blocks over persisted ones) are sorted once too
-    model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), groups, min_entries=1).fit(one)
+    with pytest.warns(UserWarning, match="fewer than 200 dev entries"):
+        model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), groups, min_entries=1).fit(one)
     _assert_same(sd.smce(model.transform(kept)), sc.smce(model.transform(one)))
 
 
@@ -158,3 +162,24 @@ def test_sorted_sets_are_each_groups_stable_sort(dtype):
             np.testing.assert_array_equal(key_scores(keys, dtype), score[order] + dtype(0))
             np.testing.assert_array_equal(labels, label[order])
             assert keys.dtype == native_keys(score).dtype
+
+
+@pytest.mark.parametrize("dtype, gather_max, passes", [
+    (np.float32, equal_mass.GATHER_MAX, 2),     # gather, sums
+    (np.float32, 0, 3),                         # the last digit, counts of one key, sums
+    (np.float64, 0, 5),                         # 3 more digits, counts, sums
+])
+def test_passes_after_the_sort(monkeypatch, dtype, gather_max, passes):
+    """The passes over the chunks after the first (sort + top digit): a cut's
+    bucket of at most GATHER_MAX entries is finished by one gather."""
+    monkeypatch.setattr(equal_mass, "GATHER_MAX", gather_max)
+    calls = []
+
+    def counted(func, *args):
+        calls.append(func.__name__)
+        return tree_merge(func, *args)
+    monkeypatch.setattr(equal_mass, "tree_merge", counted)
+    scores, gold, _, groups = _case(4, 700, dtype, (350, 0, 1, 349))
+    with dask.config.set(scheduler="sync"):
+        sd.smce_and_gmce(sd.threshold(scores, gold), groups)
+    assert calls == ["_query"] * (passes - 1) + ["_bin_sums"]
