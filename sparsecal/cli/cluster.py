@@ -56,9 +56,10 @@ def _client(args, console):
 
 
 def _read_rows(path, r0, r1):
-    """Rows ``r0:r1`` of a ``.npy`` matrix (on a worker)."""
+    """Rows ``r0:r1`` of a ``.npy`` matrix (on a worker): a view of the file's
+    memory map, not a copy (the threshold kernel reads it with ``pread``)."""
     import numpy as np
-    return np.array(np.load(path, mmap_mode="r")[r0:r1])
+    return np.load(path, mmap_mode="r")[r0:r1]
 
 
 def dask_scores(path, chunk_rows=None):
