@@ -18,6 +18,9 @@ vectors; every result is exact (docs/scale.md).
 - :mod:`~sparsecal.distributed.isotonic`: :func:`fit_grouped`, isotonic fits
   per group from merged per-distinct-score tables (what
   ``GroupedCalibrator.fit`` calls for :class:`DaskEntries`).
+- :mod:`~sparsecal.distributed.calibrators`: :func:`fit_grouped` for every
+  registered method but scaling-binning (isotonic, histogram exactly; the
+  logistic and Gaussian methods on weighted distinct-score rows).
 - :mod:`~sparsecal.distributed.apply`: :func:`apply_to_store`, a fitted
   calibrator applied on the workers into Zarr or ``.npy`` shards, atomically;
   :func:`open_store` reads it back.
@@ -32,7 +35,7 @@ _EXPORTS = {
     "equal_mass_bin_stats": "equal_mass",
     "calibration_error": "metrics", "smce": "metrics", "gmce": "metrics",
     "smce_and_gmce": "metrics",
-    "fit_grouped": "isotonic",
+    "fit_grouped": "calibrators",
     "apply_to_store": "apply", "open_store": "apply",
     "mce": "evaluation", "evaluate": "evaluation",
     "tfg_from_gold": "groups",
