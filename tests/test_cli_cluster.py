@@ -91,3 +91,51 @@ def test_bad_address_and_inputs_one_error_line(files, capsys, tmp_path):
     with pytest.raises(SystemExit):
         main(["evaluate", "--scores", "x.npy", "--dask", "--scheduler", "tcp://a:1"])
     assert not (tmp_path / "o").exists()
+
+
+def _saved_arrays(path):
+    meta, arrays = sc.GroupedCalibrator.load(path).get_state()
+    return meta, arrays
+
+
+@pytest.mark.parametrize("method,grouping", [("histogram", "tfg"), ("isotonic", "per-tag"),
+                                             ("platt", "scw")])
+def test_fit_on_scheduler_equals_single_machine(files, scheduler, capsys, tmp_path,
+                                                method, grouping):
+    d, test, _, _ = files
+    np.save(d / "dev.npy", test.scores[::-1].copy())
+    np.save(d / "dev_gold.npy", test.gold[::-1].copy())
+    args = ["fit", "--scores", d / "dev.npy", "--gold", d / "dev_gold.npy",
+            "--train-counts", d / "counts.json", "--groups", 3, "--method", method,
+            "--grouping", grouping, "--bins", 6]
+    rc, _, err = run(capsys, *args, "-o", tmp_path / "one")
+    assert rc == 0, err
+    rc, out, err = run(capsys, *args, "-o", tmp_path / "dask", "--scheduler", scheduler,
+                       "--chunk-rows", 170)
+    assert rc == 0, err
+    assert f"Dask scheduler {scheduler}; dashboard:" in out
+    assert "on 1,000 tokens on the cluster; saved to" in out
+    (meta_g, arr_g), (meta_r, arr_r) = (_saved_arrays(tmp_path / "dask"),
+                                        _saved_arrays(tmp_path / "one"))
+    if method != "platt":             # exact methods: the same saved model, bit for bit
+        assert meta_g == meta_r and sorted(arr_g) == sorted(arr_r)
+        for name in arr_r:
+            np.testing.assert_array_equal(arr_g[name], arr_r[name], err_msg=name)
+    got, ref = (sc.GroupedCalibrator.load(tmp_path / p) for p in ("dask", "one"))
+    np.testing.assert_allclose(got.transform_dense(test.scores),
+                               ref.transform_dense(test.scores), rtol=0,
+                               atol=0 if method != "platt" else 1e-7)
+
+
+def test_fit_refusals_one_error_line(files, capsys, tmp_path):
+    d, _, _, _ = files
+    args = ["fit", "--scores", d / "test.npy", "--gold", d / "test_gold.npy", "--dask",
+            "-o", tmp_path / "m"]
+    for extra, message in [(["--select"], "--select runs on one machine"),
+                           (["--ensemble", 3], "--ensemble: cross-fitted ensembles are "
+                                               "not available on a cluster"),
+                           (["--grouping", "scw", "--method", "scaling-binning"],
+                            "scaling-binning splits the dev entries at random")]:
+        rc, _, err = run(capsys, *args, *extra)
+        assert rc == 2 and message in err and err.count("\n") == 1, err
+    assert not (tmp_path / "m").exists()

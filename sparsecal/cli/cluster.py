@@ -1,5 +1,5 @@
-"""``--scheduler ADDRESS`` / ``--dask`` on the command line: ``evaluate`` and
-``apply`` run on a Dask cluster (:mod:`sparsecal.distributed`, docs/scale.md).
+"""``--scheduler ADDRESS`` / ``--dask`` on the command line: ``evaluate``,
+``fit`` and ``apply`` run on a Dask cluster (:mod:`sparsecal.distributed`, docs/scale.md).
 
 The scores (a ``.npy`` file, read chunk by chunk by the workers, or a Zarr
 store) must be on a file system the workers share; the output of ``apply`` too.
@@ -10,6 +10,7 @@ import contextlib
 import os
 
 __all__ = ["add_cluster_arguments", "cluster_evaluate", "cluster_apply", "wants_cluster"]
+__all__ += ["cluster_fit"]
 
 #: seconds to wait for a scheduler before the one-line error
 CONNECT_TIMEOUT = 10
@@ -94,19 +95,24 @@ def dask_scores(path, chunk_rows=None):
                            for r0 in range(0, n, rows)])
 
 
+def _inputs(args):
+    """The dask score matrix and the gold vector of ``--scores`` and ``--gold``."""
+    from ..io.arrays import load_gold
+    if not args.scores or not args.gold:
+        raise ValueError("--scheduler/--dask: give --scores and --gold")
+    return dask_scores(args.scores, args.chunk_rows), load_gold(
+        args.gold, tag_index=args.tag_index, format=args.gold_format,
+        column=args.gold_column)
+
+
 def cluster_evaluate(args, console, groups_from_args):
     """``sparsecal evaluate`` on a cluster: SMCE, GMCE (and MCE with
     ``--per-tag``), without intervals."""
     from ..distributed import evaluate, threshold
-    from ..io.arrays import load_gold
     if args.ci:
         raise ValueError("--ci: confidence intervals are not available on a cluster yet "
                          "(docs/scale.md)")
-    if not args.scores or not args.gold:
-        raise ValueError("--scheduler/--dask: give --scores and --gold")
-    scores = dask_scores(args.scores, args.chunk_rows)
-    gold = load_gold(args.gold, tag_index=args.tag_index, format=args.gold_format,
-                     column=args.gold_column)
+    scores, gold = _inputs(args)
     groups = groups_from_args(args, scores.shape[1], console)
     with _client(args, console):
         entries = threshold(scores, gold, args.threshold)
@@ -138,4 +144,26 @@ def cluster_apply(args, console):
             except ValueError as exc:   # e.g. values outside [0, 1]
                 raise ValueError(f"{args.scores!r}: {exc}") from None
     console.info(f"wrote {args.output} ({'Zarr store' if fmt == 'zarr' else '.npy shards'})")
+    return 0
+
+
+def cluster_fit(args, console, make_model):
+    """``sparsecal fit`` on a cluster: the grouped calibrator of ``make_model(n_tags)``
+    (``(model, method)``) fitted from the workers' merged per-group tables
+    (:func:`sparsecal.distributed.fit_grouped`) and saved as without a cluster."""
+    from ..distributed import distributed_method, threshold
+    if args.ensemble is not None:
+        raise ValueError("--ensemble: cross-fitted ensembles are not available on a "
+                         "cluster yet (docs/scale.md)")
+    scores, gold = _inputs(args)
+    model, method = make_model(scores.shape[1])
+    distributed_method(model.base)    # refused before the cluster starts
+    with _client(args, console):
+        entries = threshold(scores, gold, args.threshold)
+        with console.step("fitting on the cluster") as progress:
+            model.fit(entries, progress=progress)
+    model.save(args.output)
+    console.info(f"fitted {len(model.calibrators_)} {method.display_name} "
+                 f"calibrator(s) ({args.grouping}) on {entries.n_tokens:,} tokens on the "
+                 f"cluster; saved to {args.output}")
     return 0

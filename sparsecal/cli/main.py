@@ -234,9 +234,10 @@ def _cmd_evaluate(args, console):
 
 
 def _cmd_fit(args, console):
-    from ..calibration.grouped import GroupedCalibrator
-    from ..calibration.registry import check_prior_methods, get_method
-    from ..core.groups import TagGroups
+    from ..calibration.registry import check_prior_methods
+    from .cluster import cluster_fit, wants_cluster
+    if args.select and wants_cluster(args):
+        raise ValueError("--select runs on one machine: not with --scheduler/--dask")
     if args.select:
         return _fit_select(args, console)
     _check_not_select(args)
@@ -245,21 +246,11 @@ def _cmd_fit(args, console):
     prior = check_prior_methods([args.method], args.prior, "--prior")
     if args.ensemble is not None and (args.ensemble < 2):
         raise ValueError(f"--ensemble must be at least 2 folds, got {args.ensemble}")
+    if wants_cluster(args):
+        return cluster_fit(args, console, lambda n_tags: _grouped_model(args, n_tags, prior,
+                                                                        console))
     entries = _entries_from_args(args, console)
-    n_tags = entries.n_tags
-    method = get_method(args.method)
-    base = method.build(args.bins or 10, args.seed, prior)
-    if args.grouping == "scw":
-        model = GroupedCalibrator(base, TagGroups.scw(n_tags))
-    else:
-        if not args.train_counts:
-            raise ValueError(f"--grouping {args.grouping} needs --train-counts")
-        tfg = _groups_from_args(args, n_tags, console)
-        if args.grouping == "tfg":
-            model = GroupedCalibrator(base, tfg)
-        else:
-            kw = {} if args.min_entries is None else {"min_entries": args.min_entries}
-            model = GroupedCalibrator(base, TagGroups.per_tag(n_tags), fallback=tfg, **kw)
+    model, method = _grouped_model(args, entries.n_tags, prior, console)
     if args.ensemble is not None:
         from ..calibration.ensemble import CrossFittedCalibrator
         model = CrossFittedCalibrator(model, n_folds=args.ensemble, seed=args.seed)
@@ -277,6 +268,25 @@ def _cmd_fit(args, console):
                  f"calibrator(s) ({args.grouping}) on {len(entries):,} entries; saved to "
                  f"{args.output}")
     return 0
+
+
+def _grouped_model(args, n_tags, prior, console):
+    """The unfitted GroupedCalibrator of ``fit``'s --method/--grouping, and its
+    registry Method."""
+    from ..calibration.grouped import GroupedCalibrator
+    from ..calibration.registry import get_method
+    from ..core.groups import TagGroups
+    method = get_method(args.method)
+    base = method.build(args.bins or 10, args.seed, prior)
+    if args.grouping == "scw":
+        return GroupedCalibrator(base, TagGroups.scw(n_tags)), method
+    if not args.train_counts:
+        raise ValueError(f"--grouping {args.grouping} needs --train-counts")
+    tfg = _groups_from_args(args, n_tags, console)
+    if args.grouping == "tfg":
+        return GroupedCalibrator(base, tfg), method
+    kw = {} if args.min_entries is None else {"min_entries": args.min_entries}
+    return GroupedCalibrator(base, TagGroups.per_tag(n_tags), fallback=tfg, **kw), method
 
 
 def _check_not_select(args):
@@ -609,6 +619,7 @@ def _fit_args(p):
                    help="--select: the score of the out-of-fold outputs (default: smce)")
     p.add_argument("--json", help="--select: write the score table as JSON here")
     p.add_argument("-o", "--output", required=True, help="directory to save it in")
+    add_cluster_arguments(p)
     p.set_defaults(func=_cmd_fit)
 
 

@@ -35,7 +35,7 @@ _EXPORTS = {
     "equal_mass_bin_stats": "equal_mass",
     "calibration_error": "metrics", "smce": "metrics", "gmce": "metrics",
     "smce_and_gmce": "metrics",
-    "fit_grouped": "calibrators",
+    "fit_grouped": "calibrators", "distributed_method": "calibrators",
     "apply_to_store": "apply", "open_store": "apply",
     "mce": "evaluation", "evaluate": "evaluation",
     "tfg_from_gold": "groups",

@@ -35,7 +35,7 @@ from .equal_mass import equal_mass_bin_stats
 from .isotonic import fit_grouped as fit_isotonic
 from .isotonic import score_tables
 
-__all__ = ["fit_grouped", "weighted_rows"]
+__all__ = ["distributed_method", "fit_grouped", "weighted_rows"]
 
 #: methods fitted as weighted rows of the distinct-score tables
 _WEIGHTED = ("platt", "beta", "prior-logistic", "gaussian")
@@ -77,8 +77,35 @@ def weighted_rows(scores, counts, positives, dtype):
     return x[keep], y[keep], w[keep]
 
 
-def _method(base):
-    """The registered method name of ``base``'s class; errors for the others."""
+def distributed_method(base):
+    """The registered method of a calibrator that can be fitted on distributed
+    entries.
+
+    Parameters
+    ----------
+    base : BaseCalibrator
+
+    Returns
+    -------
+    str
+        Its name in :data:`sparsecal.calibration.registry.METHODS`.
+
+    Raises
+    ------
+    TypeError
+        For a class that is not a registered method (a subclass included), or
+        scaling-binning (it splits the dev entries by position).
+
+    Examples
+    --------
+    >>> import sparsecal as sc
+    >>> distributed_method(sc.PlattCalibrator())
+    'platt'
+    >>> distributed_method(sc.ScalingBinning())
+    Traceback (most recent call last):
+    ...
+    TypeError: scaling-binning splits the dev entries at random by position, which the distributed tables do not hold: fit it on one machine (sparsecal.threshold) or choose another method
+    """
     names = {m.class_name: name for name, m in METHODS.items()}
     name = names.get(type(base).__name__)
     if name is None or type(base) is not METHODS[name].cls:
@@ -161,7 +188,7 @@ def fit_grouped(model, entries, sample_weight=None, *, progress=None):
     check_dask_entries(entries, model.groups)
     if type(model.base) is IsotonicCalibrator:
         return fit_isotonic(model, entries, sample_weight, progress=progress)
-    name = _method(model.base)
+    name = distributed_method(model.base)
     if sample_weight is not None:
         raise ValueError("sample_weight is not supported on distributed entries")
     groupings = [model.groups] + ([] if model.fallback is None else [model.fallback])
