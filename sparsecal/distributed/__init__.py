@@ -13,6 +13,10 @@ vectors; every result is exact (docs/scale.md).
   :func:`smce`, :func:`gmce`, :func:`smce_and_gmce`.
 - :mod:`~sparsecal.distributed.evaluation`: :func:`mce`, :func:`evaluate`
   (the single-machine result types, for :func:`sparsecal.compare`).
+- :mod:`~sparsecal.distributed.measures`: :func:`fixed_width_bin_stats`,
+  :func:`binned_errors` (any binning, norm, debias; simulation and score
+  intervals), :func:`top_label_ece`, :func:`measures_by_group` (the
+  registry's measures with a mergeable form).
 - :mod:`~sparsecal.distributed.groups`: :func:`tfg_from_gold`, TFG groups
   from a distributed training gold vector.
 - :mod:`~sparsecal.distributed.isotonic`: :func:`fit_grouped`, isotonic fits
@@ -39,6 +43,10 @@ _EXPORTS = {
     "apply_to_store": "apply", "open_store": "apply",
     "mce": "evaluation", "evaluate": "evaluation",
     "tfg_from_gold": "groups",
+    "fixed_width_bin_stats": "measures", "binned_errors": "measures",
+    "top_label_ece": "measures", "measures_by_group": "measures",
+    "check_distributed_ci": "measures", "check_measures": "measures",
+    "with_interval": "measures", "DISTRIBUTED_MEASURES": "measures",
 }
 
 __all__ = sorted(_EXPORTS)
