@@ -85,9 +85,13 @@ def test_bad_address_and_inputs_one_error_line(files, capsys, tmp_path):
     rc, out, err = run(capsys, "apply", d / "model", "--scores", tmp_path / "s.npz",
                        "-o", tmp_path / "o", "--scheduler", "tcp://127.0.0.1:9")
     assert rc == 2 and "must be a .npy file or a Zarr store" in err
-    rc, out, err = run(capsys, "evaluate", "--scores", d / "test.npy", "--gold",
-                       d / "test_gold.npy", "--dask", "--ci")
-    assert rc == 2 and "--ci: confidence intervals are not available on a cluster" in err
+    for extra, message in [(["--ci", "bootstrap"], "--ci bootstrap resamples entries"),
+                           (["--metrics", "ece", "smooth-ece"],
+                            "--metrics: measure(s) smooth-ece have no distributed form"),
+                           (["--ci", "score"], "--ci score is the interval of the debiased")]:
+        rc, out, err = run(capsys, "evaluate", "--scores", d / "test.npy", "--gold",
+                           d / "test_gold.npy", "--dask", *extra)
+        assert rc == 2 and message in err and err.count("\n") == 1, err
     with pytest.raises(SystemExit):
         main(["evaluate", "--scores", "x.npy", "--dask", "--scheduler", "tcp://a:1"])
     assert not (tmp_path / "o").exists()
@@ -139,3 +143,43 @@ def test_fit_refusals_one_error_line(files, capsys, tmp_path):
         rc, _, err = run(capsys, *args, *extra)
         assert rc == 2 and message in err and err.count("\n") == 1, err
     assert not (tmp_path / "m").exists()
+
+
+def _same_numbers(got, ref, path="json"):
+    """The same JSON document, floats within 1e-12 relative."""
+    assert type(got) is type(ref), path
+    if isinstance(ref, dict):
+        assert sorted(got) == sorted(ref), path
+        for k in ref:
+            _same_numbers(got[k], ref[k], f"{path}.{k}")
+    elif isinstance(ref, list):
+        assert len(got) == len(ref), path
+        for i, (a, b) in enumerate(zip(got, ref)):
+            _same_numbers(a, b, f"{path}[{i}]")
+    elif isinstance(ref, float):
+        assert got == pytest.approx(ref, rel=1e-12, abs=1e-300), path
+    else:
+        assert got == ref, path
+
+
+@pytest.mark.filterwarnings("ignore:.*bins of fewer than")
+@pytest.mark.parametrize("extra", [
+    ["--ci", "--level", "0.9", "--n-resamples", 300, "--per-tag", "--min-entries", 50,
+     "--metrics", "ece", "brier", "--binning", "fixed", "--bins", 12, "--norm", 1],
+    ["--ci", "score", "--debias", "--bin-size", 40, "--metrics", "debiased-ce"]],
+    ids=["simulation-fixed", "score-debiased"])
+def test_evaluate_options_on_cluster_equal_single_machine(files, scheduler, capsys,
+                                                          tmp_path, extra):
+    d, _, _, _ = files
+    args = ["evaluate", "--scores", d / "test.npy", "--gold", d / "test_gold.npy",
+            "--train-counts", d / "counts.json", "--groups", 3, *extra]
+    rc, _, err = run(capsys, *args, "--json", tmp_path / "one.json")
+    assert rc == 0, err
+    rc, out, err = run(capsys, *args, "--scheduler", scheduler, "--chunk-rows", 130,
+                       "--json", tmp_path / "dask.json")
+    assert rc == 0, err
+    assert "dashboard:" in out
+    ref = json.loads((tmp_path / "one.json").read_text())
+    got = json.loads((tmp_path / "dask.json").read_text())
+    assert got["smce"]["ci_low"] is not None and "top_label_ece" in got
+    _same_numbers(got, ref)

@@ -105,20 +105,27 @@ def _inputs(args):
         column=args.gold_column)
 
 
-def cluster_evaluate(args, console, groups_from_args):
-    """``sparsecal evaluate`` on a cluster: SMCE, GMCE (and MCE with
-    ``--per-tag``), without intervals."""
-    from ..distributed import evaluate, threshold
-    if args.ci:
-        raise ValueError("--ci: confidence intervals are not available on a cluster yet "
-                         "(docs/scale.md)")
+def cluster_evaluate(args, console, groups_from_args, options):
+    """``sparsecal evaluate`` on a cluster: SMCE, GMCE, top-label ECE (and MCE
+    with ``--per-tag``, the ``--metrics`` with a distributed form), with the
+    ``--ci`` interval (``options``: the keywords of the checked flags, as
+    :func:`sparsecal.distributed.evaluate` takes them)."""
+    from ..distributed import check_measures, evaluate, threshold
+    if args.ci == "bootstrap":
+        raise ValueError("--ci bootstrap resamples entries and is not available on a "
+                         "cluster: use --ci simulation (or --ci score with --debias)")
+    try:
+        check_measures(args.metrics)
+    except ValueError as exc:
+        raise ValueError(f"--metrics: {exc}") from None
     scores, gold = _inputs(args)
     groups = groups_from_args(args, scores.shape[1], console)
     with _client(args, console):
         entries = threshold(scores, gold, args.threshold)
         with console.step("evaluating on the cluster"):
             result = evaluate(entries, groups, n_bins=args.bins, per_tag=args.per_tag,
-                              min_entries=args.min_entries)
+                              min_entries=args.min_entries, top_label=True,
+                              metrics=args.metrics, **options)
     console.info(result.to_markdown())
     if args.json:
         result.to_json(args.json)

@@ -210,11 +210,11 @@ def _groups_from_args(args, n_tags, console):
 def _cmd_evaluate(args, console):
     from ..metrics import evaluate
     from .cluster import cluster_evaluate, wants_cluster
-    if wants_cluster(args):
-        return cluster_evaluate(args, console, _groups_from_args)
     ci = _ci_from_args(args)   # checked before any file is read
     binning = _binning_from_args(args)
     prior = _prior_for_measures(args)
+    if wants_cluster(args):
+        return cluster_evaluate(args, console, _groups_from_args, dict(binning, ci=ci))
     entries = _entries_from_args(args, console)
     groups = _groups_from_args(args, entries.n_tags, console)
     with console.step("evaluating") as progress:
