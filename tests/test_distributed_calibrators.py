@@ -175,6 +175,10 @@ def test_refusals_name_the_problem():
         sc.GroupedCalibrator(Mine(), scw).fit(entries)
     with pytest.raises(ValueError, match="sample_weight"):
         sc.GroupedCalibrator(sc.PlattCalibrator(), scw).fit(entries, np.ones(3))
+    with pytest.raises(TypeError, match="entries must be DaskEntries"):
+        sd.fit_grouped(sc.GroupedCalibrator(sc.PlattCalibrator(), scw), sc.threshold(x, gold))
+    with pytest.raises(ValueError, match="tags"):
+        sc.GroupedCalibrator(sc.PlattCalibrator(), sc.TagGroups.scw(9)).fit(entries)
     with pytest.raises(ValueError, match="n_bins"):
         sc.GroupedCalibrator(sc.HistogramBinning(n_bins=0), scw).fit(entries)
     with pytest.raises(ValueError, match="no dev entries"):

@@ -157,7 +157,8 @@ def cluster_apply(args, console):
 def cluster_fit(args, console, make_model):
     """``sparsecal fit`` on a cluster: the grouped calibrator of ``make_model(n_tags)``
     (``(model, method)``) fitted from the workers' merged per-group tables
-    (:func:`sparsecal.distributed.fit_grouped`) and saved as without a cluster."""
+    (:func:`sparsecal.distributed.fit_grouped`); returns ``(model, method,
+    n_tokens)``."""
     from ..distributed import distributed_method, threshold
     if args.ensemble is not None:
         raise ValueError("--ensemble: cross-fitted ensembles are not available on a "
@@ -169,8 +170,4 @@ def cluster_fit(args, console, make_model):
         entries = threshold(scores, gold, args.threshold)
         with console.step("fitting on the cluster") as progress:
             model.fit(entries, progress=progress)
-    model.save(args.output)
-    console.info(f"fitted {len(model.calibrators_)} {method.display_name} "
-                 f"calibrator(s) ({args.grouping}) on {entries.n_tokens:,} tokens on the "
-                 f"cluster; saved to {args.output}")
-    return 0
+    return model, method, entries.n_tokens

@@ -247,26 +247,28 @@ def _cmd_fit(args, console):
     if args.ensemble is not None and (args.ensemble < 2):
         raise ValueError(f"--ensemble must be at least 2 folds, got {args.ensemble}")
     if wants_cluster(args):
-        return cluster_fit(args, console, lambda n_tags: _grouped_model(args, n_tags, prior,
-                                                                        console))
-    entries = _entries_from_args(args, console)
-    model, method = _grouped_model(args, entries.n_tags, prior, console)
-    if args.ensemble is not None:
-        from ..calibration.ensemble import CrossFittedCalibrator
-        model = CrossFittedCalibrator(model, n_folds=args.ensemble, seed=args.seed)
-        with console.step("fitting"):
-            model.fit(entries)
-        model.save(args.output)
-        console.info(f"fitted a cross-fitted ensemble of {len(model.calibrators_)} "
-                     f"{method.display_name} set-ups ({args.grouping}) on "
-                     f"{len(entries):,} entries; saved to {args.output}")
-        return 0
-    with console.step("fitting") as progress:
-        model.fit(entries, progress=progress)
+        model, method, n_tokens = cluster_fit(
+            args, console, lambda n_tags: _grouped_model(args, n_tags, prior, console))
+        fitted_on = f"{n_tokens:,} tokens on the cluster"
+    else:
+        entries = _entries_from_args(args, console)
+        model, method = _grouped_model(args, entries.n_tags, prior, console)
+        if args.ensemble is not None:
+            from ..calibration.ensemble import CrossFittedCalibrator
+            model = CrossFittedCalibrator(model, n_folds=args.ensemble, seed=args.seed)
+            with console.step("fitting"):
+                model.fit(entries)
+            model.save(args.output)
+            console.info(f"fitted a cross-fitted ensemble of {len(model.calibrators_)} "
+                         f"{method.display_name} set-ups ({args.grouping}) on "
+                         f"{len(entries):,} entries; saved to {args.output}")
+            return 0
+        with console.step("fitting") as progress:
+            model.fit(entries, progress=progress)
+        fitted_on = f"{len(entries):,} entries"
     model.save(args.output)
     console.info(f"fitted {len(model.calibrators_)} {method.display_name} "
-                 f"calibrator(s) ({args.grouping}) on {len(entries):,} entries; saved to "
-                 f"{args.output}")
+                 f"calibrator(s) ({args.grouping}) on {fitted_on}; saved to {args.output}")
     return 0
 
 

@@ -30,10 +30,9 @@ from ..calibration.base import clone
 from ..calibration.isotonic import IsotonicCalibrator
 from ..calibration.registry import METHODS
 from ..core.binning import lookup_bin_means
-from .entries import check_dask_entries
 from .equal_mass import equal_mass_bin_stats
+from .isotonic import fit_from_tables
 from .isotonic import fit_grouped as fit_isotonic
-from .isotonic import score_tables
 
 __all__ = ["distributed_method", "fit_grouped", "weighted_rows"]
 
@@ -184,34 +183,20 @@ def fit_grouped(model, entries, sample_weight=None, *, progress=None):
     ...     for a, b in zip(model.calibrators_, one.calibrators_))
     True
     """
-    model._check_params()
-    check_dask_entries(entries, model.groups)
     if type(model.base) is IsotonicCalibrator:
         return fit_isotonic(model, entries, sample_weight, progress=progress)
+    model._check_params()
     name = distributed_method(model.base)
-    if sample_weight is not None:
-        raise ValueError("sample_weight is not supported on distributed entries")
-    groupings = [model.groups] + ([] if model.fallback is None else [model.fallback])
-    tables, tag_counts = score_tables(entries, groupings)
-    if not tag_counts.any():
-        raise ValueError("no dev entries to fit on")
+    model.base._check_params()   # before any pass over the entries
 
-    def grouping(groups):
-        table = tables[0 if groups is model.groups else 1]
+    def fitter(groups, table):
         if name in _WEIGHTED:
-            def fit_group(g):
-                return clone(model.base).fit(*weighted_rows(*table[g], entries.dtype))
-        else:   # histogram binning: the distributed equal-mass cuts
-            base = model.base
-            base._check_params()
-            bins = equal_mass_bin_stats(
-                entries, np.asarray(groups.tag_to_group, dtype=np.int64), groups.n_groups,
-                n_bins=None if base.bin_size is not None else int(base.n_bins),
-                bin_size=None if base.bin_size is None else int(base.bin_size))
+            return lambda g: clone(model.base).fit(*weighted_rows(*table[g], entries.dtype))
+        base = model.base   # histogram binning: the distributed equal-mass cuts
+        bins = equal_mass_bin_stats(
+            entries, np.asarray(groups.tag_to_group, dtype=np.int64), groups.n_groups,
+            n_bins=None if base.bin_size is not None else int(base.n_bins),
+            bin_size=None if base.bin_size is None else int(base.bin_size))
+        return lambda g: _histogram_fit(base, table[g], bins[g], entries.dtype)
 
-            def fit_group(g):
-                return _histogram_fit(base, table[g], bins[g], entries.dtype)
-        return np.array([t[1].sum() for t in table]), fit_group
-
-    return model.fit_groups(grouping, np.flatnonzero(tag_counts), entries.threshold,
-                            progress=progress)
+    return fit_from_tables(model, entries, sample_weight, fitter, progress=progress)
