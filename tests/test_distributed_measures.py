@@ -47,8 +47,12 @@ def _entries(x, gold, sizes):
     return sd.threshold(da.from_array(x, chunks=(sizes, (3, 3))), gold)
 
 
-def _close(a, b):
-    assert a == pytest.approx(b, rel=REL, abs=1e-300), (a, b)
+def _close(a, b, name=""):
+    """Within 1e-12 relative; a CORP term (MCB, DSC: a difference of two mean
+    scores, so its relative rounding grows as it shrinks) within 1e-14 absolute."""
+    corp = name.endswith(("-mcb", "-dsc"))
+    assert a == pytest.approx(b, rel=0 if corp else REL, abs=1e-14 if corp else 1e-300), \
+        (name, a, b)
 
 
 def _same_ce(got, ref, same_bins=True):
@@ -151,9 +155,16 @@ def test_measures_against_evaluate_and_the_formula():
         ref = sc.evaluate(one, groups, ci=None, metrics=names, **kw).metrics
         assert sorted(got) == sorted(ref)
         for name in names:
-            _close(got[name]["pooled"], ref[name]["pooled"])
+            _close(got[name]["pooled"], ref[name]["pooled"], name)
             for a, b in zip(got[name]["groups"], ref[name]["groups"]):
-                _close(a, b)
+                _close(a, b, name)
+    # CORP adds up: score = MCB - DSC + UNC, per set
+    got = sd.measures_by_group(entries, groups, ["log-loss", "log-loss-mcb", "log-loss-dsc",
+                                                 "log-loss-unc"])
+    for i in range(4):
+        s, mcb, dsc, unc = ([got[n]["pooled"]] + got[n]["groups"] for n in got)
+        assert s[i] == pytest.approx(mcb[i] - dsc[i] + unc[i], rel=1e-12)
+        assert mcb[i] >= -1e-15 and dsc[i] >= -1e-15
     # the Brier score is its formula, mean (s - y)^2, over every set
     brier = sd.measures_by_group(entries, groups, ["brier"])["brier"]
     _close(brier["pooled"], math.fsum((one.score - one.label) ** 2) / len(one))
@@ -169,7 +180,7 @@ def test_evaluate_with_every_option():
     groups = _groups()
     entries = _entries(x, gold, CHUNKS[0]).persist()
     for kw in [dict(ci=CI, per_tag=True, min_entries=30, top_label=True,
-                    metrics=["ece", "brier"]),
+                    metrics=["ece", "brier", "brier-mcb"]),
                dict(ci="score", debias=True, bin_size=20, top_label=True),
                dict(ci=None, binning="fixed", n_bins=8, norm=1, metrics="max-ce")]:
         got = sd.evaluate(entries, groups, **kw)
@@ -188,7 +199,7 @@ def test_evaluate_with_every_option():
                 _same_ce(got.mce.per_tag[t], ce)
         assert sorted(got.metrics) == sorted(ref.metrics)
         for name, m in ref.metrics.items():
-            _close(got.metrics[name]["pooled"], m["pooled"])
+            _close(got.metrics[name]["pooled"], m["pooled"], name)
         rows = sc.compare(ref, got).rows
         assert all(abs(r["change"]) <= 1e-12 for r in rows)
 

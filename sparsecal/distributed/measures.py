@@ -18,6 +18,9 @@ ECE, the Brier score and the registry's measures that have a mergeable form.
   the whole's; they are binned in fixed-width bins as above.
 - **Brier score**: ``(s - y)²`` of each entry lies in [0, 1], so its sum is
   exact in fixed point; divided by the count once.
+- **CORP decompositions** (Brier and log loss: score, MCB, DSC, UNC): PAV of the
+  merged per-set distinct-score tables (:func:`corp_from_table`), as the
+  isotonic fit.
 """
 import numpy as np
 
@@ -34,15 +37,19 @@ from .chunks import subsets
 from .entries import check_dask_entries
 from .equal_mass import equal_mass_bin_stats
 from .fixedpoint import fixed_parts, fixed_value
+from .isotonic import score_tables
 from .reduce import tree_merge
 
 __all__ = ["DISTRIBUTED_MEASURES", "binned_errors", "check_distributed_ci",
-           "check_measures", "fixed_width_bin_stats", "measures_by_group",
-           "top_label_ece", "with_interval"]
+           "check_measures", "corp_from_table", "fixed_width_bin_stats",
+           "measures_by_group", "top_label_ece", "with_interval"]
 
 #: the registry's measures (:data:`sparsecal.metrics.measures.MEASURES`) that
-#: have a distributed form: the binned CEs (from the bins) and the Brier score
-DISTRIBUTED_MEASURES = ("brier", "ce", "debiased-ce", "ece", "max-ce")
+#: have a distributed form: the binned CEs (from the bins), the Brier score, and
+#: the CORP decompositions (from the distinct-score tables)
+DISTRIBUTED_MEASURES = ("brier", "brier-dsc", "brier-mcb", "brier-unc", "ce", "debiased-ce",
+                        "ece", "log-loss", "log-loss-dsc", "log-loss-mcb", "log-loss-unc",
+                        "max-ce")
 
 
 def check_distributed_ci(ci, debias=False):
@@ -356,6 +363,70 @@ def top_label_ece(entries, *, n_bins=20, norm=1, ci=None):
     return with_interval(bins, norm, spec)
 
 
+def _brier_of(p, n, k):
+    """Mean Brier score of ``n`` forecasts ``p`` per distinct score, ``k`` of
+    them positive."""
+    return float(np.sum(k * (p - 1.0) ** 2 + (n - k) * p ** 2) / np.sum(n))
+
+
+def _log_loss_of(p, n, k):
+    """Mean log loss, as :func:`sparsecal.metrics.corp.log_loss_corp`'s rule
+    (0 log 0 = 0: a count of 0 adds nothing)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = (np.where(k > 0, k * np.log(p), 0.0)
+                 + np.where(n > k, (n - k) * np.log(1.0 - p), 0.0))
+    return float(-np.sum(terms) / np.sum(n))
+
+
+#: the CORP functions of the registry -> their rule
+_RULES = {"corp.brier_corp": "brier", "corp.log_loss_corp": "log_loss"}
+
+
+def corp_from_table(scores, counts, positives, rule="brier"):
+    """The CORP decomposition of one set of entries from its distinct-score
+    table: :func:`sparsecal.brier_corp` / :func:`sparsecal.log_loss_corp` on a
+    cluster.
+
+    The PAV recalibration of the pooled table is the single-machine one bit for
+    bit (:func:`sparsecal.core.isotonic.isotonic_fit_pooled`); the mean scores
+    are sums over distinct scores (``k (x - 1)² + (n - k) x²`` for Brier), so
+    they agree with the means over entries to float rounding.
+
+    Parameters
+    ----------
+    scores : ndarray of float64, shape (m,)
+        Sorted distinct scores.
+    counts, positives : ndarray of int64, shape (m,)
+    rule : {"brier", "log_loss"}, default="brier"
+
+    Returns
+    -------
+    ScoreDecomposition
+
+    References
+    ----------
+    Dimitriadis, Gneiting & Jordan 2021, "Stable reliability diagrams for
+    probabilistic classifiers", PNAS (CORP: ``S = MCB - DSC + UNC``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import sparsecal as sc
+    >>> d = corp_from_table(np.array([0.2, 0.8]), np.array([2, 2]), np.array([1, 2]))
+    >>> ref = sc.brier_corp([0.2, 0.2, 0.8, 0.8], [0, 1, 1, 1])
+    >>> round(d.score, 12) == round(ref.score, 12), round(d.miscalibration, 4)
+    (True, 0.065)
+    """
+    from ..core.isotonic import isotonic_fit_pooled, isotonic_predict
+    from ..metrics.corp import ScoreDecomposition
+    mean_of = {"brier": _brier_of, "log_loss": _log_loss_of}[rule]
+    n, k = counts.astype(np.float64), positives.astype(np.float64)
+    recalibrated = isotonic_predict(scores, *isotonic_fit_pooled(scores, k / n, n))
+    climatology = np.full_like(scores, k.sum() / n.sum())
+    s, s_rc, s_c = (mean_of(p, n, k) for p in (scores, recalibrated, climatology))
+    return ScoreDecomposition(s, s - s_rc, s_c - s_rc, s_c, int(counts.sum()), rule)
+
+
 def check_measures(names):
     """The registry's measures of ``names``, each with a distributed form.
 
@@ -416,7 +487,8 @@ def measures_by_group(entries, groups, names, *, n_bins=None, bin_size=None,
     References
     ----------
     Nguyen & O'Connor 2015, Algorithm 1 (binned CE); Brier 1950 (Brier score);
-    Kumar, Liang & Ma 2019, Section 5 (debiased CE).
+    Kumar, Liang & Ma 2019, Section 5 (debiased CE); Dimitriadis, Gneiting &
+    Jordan 2021 (CORP).
 
     Examples
     --------
@@ -431,7 +503,7 @@ def measures_by_group(entries, groups, names, *, n_bins=None, bin_size=None,
     >>> measures_by_group(entries, sc.TagGroups.scw(4), ["smooth-ece"])
     Traceback (most recent call last):
     ...
-    ValueError: measure(s) smooth-ece have no distributed form yet; on distributed entries: brier, ce, debiased-ce, ece, max-ce
+    ValueError: measure(s) smooth-ece have no distributed form yet; on distributed entries: brier, brier-dsc, brier-mcb, brier-unc, ce, debiased-ce, ece, log-loss, log-loss-dsc, log-loss-mcb, log-loss-unc, max-ce
     """
     check_dask_entries(entries, groups)
     measures = check_measures(names)
@@ -441,6 +513,16 @@ def measures_by_group(entries, groups, names, *, n_bins=None, bin_size=None,
     def per_set(m):
         """The measure over all entries, then each group (a list)."""
         kw = m.arguments(n_bins=n_bins, bin_size=bin_size, binning=binning)
+        if m.function_path in _RULES:   # CORP: the pooled and per-group tables, one pass
+            if "tables" not in cache:
+                (pooled,), per_group = score_tables(
+                    entries, [TagGroups.scw(entries.n_tags), groups])[0]
+                cache["tables"] = [pooled] + per_group
+            key = m.function_path
+            if key not in cache:
+                cache[key] = [corp_from_table(*t, rule=_RULES[key]) if t[1].sum() else None
+                              for t in cache["tables"]]
+            return [None if d is None else m.value_of(d) for d in cache[key]]
         if m.name == "brier":   # one fixed-width pass gives every set's squared errors
             key = "brier"
             if key not in cache:
