@@ -26,8 +26,11 @@ import numpy as np
 
 from ..core.binning import BinStats, lookup_bins
 from ..core.groups import TagGroups
+from ..core.isotonic import isotonic_fit_pooled, isotonic_predict
+from ..core.validation import check_positive_int
 from ..metrics.binary import CalibrationError
 from ..metrics.ce import ce_from_bins, check_norm
+from ..metrics.corp import ScoreDecomposition
 from ..metrics.debiased import debiased_ce_from_bins, score_interval
 from ..metrics.intervals import ConfidenceInterval, simulation_interval
 from ..metrics.marginal import check_ce_options
@@ -164,10 +167,8 @@ def _chunk_sums(block, index, tag_to_group, n_groups, n_bins, top):
 def _merge(parts):
     """Add counts and sums, take minima and maxima, per group (exact)."""
     ops = (np.add, np.add, np.add, np.minimum, np.maximum, np.add)
-    merged = []
-    for per_group in zip(*parts):
-        merged.append([op.reduce([p[i] for p in per_group]) for i, op in enumerate(ops)])
-    return merged
+    return [[op.reduce([p[i] for p in per_group]) for i, op in enumerate(ops)]
+            for per_group in zip(*parts)]
 
 
 def _group_sums(entries, tag_to_group, n_groups, n_bins, top=False):
@@ -229,7 +230,6 @@ def fixed_width_bin_stats(entries, tag_to_group=None, n_groups=1, *, n_bins=10):
     >>> stats.count, stats.sum_label
     (array([2, 1, 1, 1]), array([1., 0., 1., 1.]))
     """
-    from ..core.validation import check_positive_int
     check_dask_entries(entries)
     n_bins = check_positive_int(n_bins, "n_bins")
     return [b for b, _ in _group_sums(entries, tag_to_group, n_groups, n_bins)]
@@ -352,7 +352,6 @@ def top_label_ece(entries, *, n_bins=20, norm=1, ci=None):
     >>> got.n == ref.n, abs(got.value - ref.value) <= 1e-12 * ref.value
     (True, True)
     """
-    from ..core.validation import check_positive_int
     check_dask_entries(entries)
     n_bins = check_positive_int(n_bins, "n_bins")
     norm = check_norm(norm)
@@ -417,8 +416,6 @@ def corp_from_table(scores, counts, positives, rule="brier"):
     >>> round(d.score, 12) == round(ref.score, 12), round(d.miscalibration, 4)
     (True, 0.065)
     """
-    from ..core.isotonic import isotonic_fit_pooled, isotonic_predict
-    from ..metrics.corp import ScoreDecomposition
     mean_of = {"brier": _brier_of, "log_loss": _log_loss_of}[rule]
     n, k = counts.astype(np.float64), positives.astype(np.float64)
     recalibrated = isotonic_predict(scores, *isotonic_fit_pooled(scores, k / n, n))
