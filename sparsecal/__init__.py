@@ -98,6 +98,9 @@ _EXPORTS = {
     # io: gold from corpora, entries as Arrow / Parquet
     "CorpusTags": "io", "read_conllu": "io", "read_conll_columns": "io",
     "to_arrow": "io", "write_parquet": "io", "read_parquet": "io",
+    # io: a structured tagger's outputs by sentence (sparsecal events)
+    "load_gold_sentences": "io", "load_lengths": "io", "load_potentials": "io",
+    "pad_sentences": "io",
     # core: isotonic fit from pooled (distinct-score) tables
     "isotonic_fit_pooled": "core",
     # distributed (dask extra): entries on a cluster

@@ -396,7 +396,8 @@ def test_the_parser_of_one_verb_is_that_verb_of_the_whole_parser():
         return next(a for a in parser._actions if a.dest == "command").choices
 
     whole = verbs(build_parser())
-    assert list(whole) == ["evaluate", "fit", "apply", "compare", "report", "groups", "demo"]
+    assert list(whole) == ["evaluate", "fit", "apply", "compare", "report", "groups", "demo",
+                           "events"]
     for name, parser in whole.items():
         alone = verbs(build_parser(name))
         assert list(alone) == [name]

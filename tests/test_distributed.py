@@ -222,5 +222,6 @@ def test_bad_input_gets_clear_errors():
 def test_missing_extra_names_the_install(monkeypatch):
     from sparsecal.distributed._dask import require_dask
     monkeypatch.setitem(sys.modules, "dask", None)
-    with pytest.raises(ImportError, match=r"pip install sparsecal\[dask\]"):
+    with pytest.raises(ImportError,
+                       match=r'sparsecal.distributed needs dask: pip install "sparsecal\[dask\]"'):
         require_dask()

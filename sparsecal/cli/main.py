@@ -679,6 +679,20 @@ def _demo_args(p):
     p.set_defaults(func=_cmd_demo)
 
 
+def _events_args(p):
+    from .events import add_events_arguments
+    add_events_arguments(p)
+    _add_ci(p)
+    _add_binning(p)
+    _add_threads(p)
+    p.set_defaults(func=_cmd_events)
+
+
+def _cmd_events(args, console):
+    from .events import run_events
+    return run_events(args, console, _ci_from_args(args), _binning_from_args(args))
+
+
 #: verb -> (its help, the function adding its arguments)
 _VERBS = {
     "evaluate": ("SMCE/GMCE table with confidence intervals", _evaluate_args),
@@ -688,6 +702,8 @@ _VERBS = {
     "report": ("HTML report with tables and figures (+ PNG, SVG, JSON)", _report_args),
     "groups": ("the TFG group summary table", _groups_args),
     "demo": ("the built-in default job on a generated CCG-like tagger", _demo_args),
+    "events": ("events of interest (top-k sequences, spans) of a CRF or softmax tagger: "
+               "table, forecaster, re-ranking", _events_args),
 }
 
 

@@ -7,7 +7,8 @@ The unit is the call's own: rows for :func:`~sparsecal.threshold` and
 :meth:`~sparsecal.GroupedCalibrator.transform_dense`, groups for
 :meth:`~sparsecal.GroupedCalibrator.fit`, calibration errors for
 :func:`~sparsecal.evaluate`, fits for :func:`~sparsecal.compare_methods`,
-evaluations, fits and figures for :func:`~sparsecal.plotting.report.write_report`.
+evaluations, fits and figures for :func:`~sparsecal.plotting.report.write_report`,
+batches for :func:`sparsecal.crf.stream_entries`.
 A callback never changes a result; the command line draws its progress bars
 with it.
 """

@@ -8,14 +8,10 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from .._extras import require
 from ..core.threads import check_n_threads, env_n_threads
 
-try:
-    import torch
-except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
-    raise ImportError(
-        'sparsecal.crf needs PyTorch; install it with: pip install "sparsecal[torch]" '
-        "(torch==2.13.0, torch-struct==0.5)") from exc
+torch = require("torch", "torch", "sparsecal.crf")
 
 __all__ = ["torch", "resolve_threads", "torch_threads", "to_tensor"]
 

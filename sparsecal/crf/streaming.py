@@ -4,14 +4,13 @@ The dense ``[n_tokens, C]`` matrix of a corpus is never held: each batch's
 marginals are thresholded (Kranzlein et al. 2021, Section 3.1) and only the
 surviving entries are kept, in arrays grown in place.
 """
-import sys
-import time
 import warnings
 
 import numpy as np
 
 from ..core.entries import threshold as _threshold
 from ..core.entry_buffer import EntryBuffer
+from ..core.progress import ProgressCounter
 from ..core.validation import check_unit_interval
 from ._torch import resolve_threads, to_tensor, torch, torch_threads
 from .backends import check_backend, token_marginals
@@ -42,36 +41,7 @@ def _unpack(batch, i):
     raise TypeError(f"batch {i} must be a dict or a tuple, got {type(batch).__name__}")
 
 
-class _Progress:
-    """A progress line on stderr, at most every 0.2 s."""
-
-    def __init__(self, enabled, total):
-        self.enabled, self.total = enabled, total
-        self.t0 = time.perf_counter()
-        self.last = 0.0
-
-    def update(self, batches, tokens, entries, final=False):
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        if not final and now - self.last < 0.2:
-            return
-        self.last = now
-        el = max(now - self.t0, 1e-9)
-        if self.total:
-            frac = batches / self.total
-            bar = "#" * int(30 * frac) + "-" * (30 - int(30 * frac))
-            head = f"[{bar}] {batches}/{self.total} batches"
-        else:
-            head = f"{batches} batches"
-        sys.stderr.write(f"\rCRF marginals {head}, {tokens:,} tokens, {entries:,} "
-                         f"entries, {tokens / el:,.0f} tokens/s, {el:.1f}s ")
-        if final:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-
-def stream_entries(batches, threshold=0.01, n_tags=None, dense_out=None, progress=False,
+def stream_entries(batches, threshold=0.01, n_tags=None, dense_out=None, progress=None,
                    *, backend="lean", missing_gold="negatives", n_threads=None):
     """Token marginals of a corpus, thresholded into entries batch by batch.
 
@@ -99,8 +69,9 @@ def stream_entries(batches, threshold=0.01, n_tags=None, dense_out=None, progres
         Preallocated array or ``np.memmap`` that receives the dense marginals of
         the real tokens, in order. Raises if the corpus has more tokens than
         rows; warns if it has fewer.
-    progress : bool, default False
-        A progress line on stderr.
+    progress : callable, optional
+        ``progress(done, total)`` after each batch (:mod:`sparsecal.core.progress`):
+        ``done`` batches of ``total`` (None when ``batches`` has no length).
     backend : {"lean", "log", "torch-struct"}, default "lean"
         As in :func:`sparsecal.crf.marginals`.
     missing_gold : {"negatives", "drop"}
@@ -158,9 +129,8 @@ def stream_entries(batches, threshold=0.01, n_tags=None, dense_out=None, progres
         total = len(batches)
     except TypeError:
         total = None
-    bar = _Progress(progress, total)
+    counter = ProgressCounter(progress, total)
     acc = EntryBuffer()
-    n_entries = 0
     i = -1
     for i, batch in enumerate(batches):
         kw = _unpack(batch, i)
@@ -194,9 +164,7 @@ def stream_entries(batches, threshold=0.01, n_tags=None, dense_out=None, progres
         ent = _threshold(dense, g_real, t, missing_gold=missing_gold,
                          n_threads=n_kernel_threads)
         acc.append(ent, n_real)
-        n_entries += len(ent)
-        bar.update(i + 1, acc.n_tokens, n_entries)
-    bar.update(i + 1, acc.n_tokens, n_entries, final=True)
+        counter.advance()
     if dense_out is not None and acc.n_tokens < dense_out.shape[0]:
         warnings.warn(f"dense_out has {dense_out.shape[0]} rows but the corpus has "
                       f"{acc.n_tokens} tokens; the remaining rows were not written",

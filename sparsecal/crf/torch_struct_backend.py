@@ -11,6 +11,7 @@ than ``RANGE`` are refused (torch-struct's "impossible" is -1e5). torch-struct m
 import warnings
 from contextlib import contextmanager
 
+from .._extras import require
 from ._torch import torch
 
 __all__ = ["token_marginals", "pair_marginals", "log_partition"]
@@ -41,11 +42,7 @@ def _linear_chain_crf(ch):
     marginals need autograd: it is on inside the block, even under
     ``torch.inference_mode``; outputs written in place must be made inside the
     block too (not as inference tensors)."""
-    try:
-        import torch_struct
-    except ImportError as exc:
-        raise ImportError('backend="torch-struct" needs torch-struct: pip install '
-                          '"sparsecal[torch]" (torch-struct==0.5)') from exc
+    torch_struct = require("torch_struct", "torch", 'backend="torch-struct"')
     with torch.inference_mode(False), torch.enable_grad(), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*arg_constraints.*")
         ef, T, offset, L = (x.detach().clone() for x in ch.shifted(dtype=torch.float64))

@@ -1,6 +1,6 @@
 """The distributed path on Dask: the single-machine numbers from a cluster.
 
-Optional extra: ``pip install sparsecal[dask]``; the rest of the package never
+Optional extra: ``pip install "sparsecal[dask]"``; the rest of the package never
 imports dask. Inputs are row-chunked ``dask.array`` score matrices and gold
 vectors; every result is exact (docs/scale.md).
 

@@ -2,7 +2,7 @@
 
 __all__ = ["require_dask"]
 
-_INSTALL = "pip install sparsecal[dask]"
+from .._extras import require
 
 
 def require_dask():
@@ -17,17 +17,13 @@ def require_dask():
     ------
     ImportError
         If ``dask[array]`` is not installed; the message names
-        ``pip install sparsecal[dask]``.
+        ``pip install "sparsecal[dask]"`` (:func:`sparsecal._extras.require`).
 
     Examples
     --------
     >>> require_dask().__name__
     'dask'
     """
-    try:
-        import dask
-        import dask.array  # noqa: F401  (the array collection)
-    except ImportError as exc:
-        raise ImportError("sparsecal.distributed needs the dask extra: "
-                          f"{_INSTALL}") from exc
+    dask = require("dask", "dask", "sparsecal.distributed")
+    require("dask.array", "dask", "sparsecal.distributed")   # the array collection
     return dask

@@ -18,6 +18,7 @@ import numpy as np
 from ..calibration.grouped import EntryTransformer
 from ..core.validation import check_choice
 from ..io.atomic import atomic_directory
+from .._extras import require
 from ._dask import require_dask
 
 __all__ = ["apply_to_store", "open_store"]
@@ -161,10 +162,7 @@ def _write_shards(dask, model, scores, tmp, retries):
 
 
 def _write_zarr(dask, model, scores, tmp, retries):
-    try:
-        import zarr
-    except ImportError as exc:
-        raise ImportError("format='zarr' needs zarr: pip install zarr") from exc
+    zarr = require("zarr", "dask", "format='zarr'")
     rows = max(scores.chunks[0])
     scores = scores.rechunk({0: rows})   # Zarr chunks are regular
     calibrated = scores.map_blocks(_calibrate_block, model, dtype=scores.dtype)

@@ -146,7 +146,7 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives"):
     Raises
     ------
     ImportError
-        Without the dask extra (``pip install sparsecal[dask]``).
+        Without the dask extra (``pip install "sparsecal[dask]"``).
     TypeError
         If ``scores`` is not a dask array of float32/float64, or ``gold`` does
         not hold integers.

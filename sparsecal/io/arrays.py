@@ -15,14 +15,17 @@ import os
 
 import numpy as np
 
+from .._extras import require
+from .bytefields import Lines, digit_fields, digit_values
 from .npyfile import npz_names, open_npy, read_npz
-from .tagids import tag_ids
-from .textfile import base_extension, check_file, read_lines
+from .tagids import field_tag_ids
+from .textfile import base_extension, check_file, read_bytes
 from ..core.entries import Entries
 from ..core.groups import _resolve_tag_index, check_tag_index
 from ..core.jsonfile import read_json
 
-__all__ = ["load_scores", "load_gold", "load_tag_index", "save_entries", "load_entries",
+__all__ = ["load_scores", "load_gold", "load_gold_sentences", "load_lengths",
+           "load_tag_index", "save_entries", "load_entries",
            "ENTRIES_FORMAT", "ENTRIES_VERSION"]
 
 ENTRIES_FORMAT = "sparsecal.Entries"
@@ -106,11 +109,7 @@ def load_scores(path, *, key=None):
 
 
 def _load_tensor(path, key):
-    try:
-        import torch
-    except ImportError:
-        raise ImportError(f"reading {_name(path)!r} needs torch: pip install "
-                          "\"sparsecal[torch]\"") from None
+    torch = require("torch", "torch", f"reading {_name(path)!r}")
     try:
         obj = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:   # torch raises many types (UnpicklingError, RuntimeError)
@@ -210,6 +209,49 @@ def load_gold(path, *, tag_index=None, unknown="error", format=None, column=None
     >>> load_gold("gold.txt", tag_index={"N": 0, "NP": 1})
     array([1, 0, 1])
     """
+    return load_gold_sentences(path, tag_index=tag_index, unknown=unknown, format=format,
+                               column=column)[0]
+
+
+def load_gold_sentences(path, *, tag_index=None, unknown="error", format=None, column=None):
+    """Gold tag index per token with the sentence boundaries the file gives.
+
+    The reader of :func:`load_gold` (same arguments, same checks), which also
+    returns where the sentences of a CoNLL-U or CoNLL column file begin: what
+    lines a flat ``[n_tokens, n_tags]`` score matrix up with the sentences of
+    a structured tagger (docs/structured.md).
+
+    Parameters
+    ----------
+    path, tag_index, unknown, format, column
+        As in :func:`load_gold`.
+
+    Returns
+    -------
+    gold : ndarray of int, shape (n_tokens,)
+    offsets : ndarray of int64, shape (n_sentences + 1,), or None
+        Sentence ``i`` is ``gold[offsets[i]:offsets[i + 1]]`` (CoNLL-U and CoNLL
+        files); None for ``.npy`` and ``.txt`` files, which have no sentences.
+
+    Raises
+    ------
+    FileNotFoundError, ValueError
+        As :func:`load_gold`.
+
+    Examples
+    --------
+    >>> from sparsecal.io import load_gold_sentences
+    >>> with open("ner.conll", "w") as f:
+    ...     _ = f.write("EU B-ORG\\nrejects O\\n\\nPeter B-PER\\n")
+    >>> gold, offsets = load_gold_sentences("ner.conll", tag_index={"O": 0, "B-ORG": 1,
+    ...                                                              "B-PER": 2})
+    >>> gold.tolist(), offsets.tolist()
+    ([1, 0, 2], [0, 2, 3])
+    >>> with open("tags.txt", "w") as f:
+    ...     _ = f.write("1\\n0\\n")
+    >>> load_gold_sentences("tags.txt")
+    (array([1, 0]), None)
+    """
     _exists(path, "gold")
     ext = "." + format if format is not None else base_extension(path)
     if ext not in _GOLD_TYPES:
@@ -219,32 +261,47 @@ def load_gold(path, *, tag_index=None, unknown="error", format=None, column=None
         raise ValueError(f"{_name(path)!r}: a gold column is only read from CoNLL-U or "
                          f"CoNLL column files, not {ext}")
     if ext in (".conllu", ".conll"):
-        return _corpus_gold(path, ext, tag_index, unknown, column)
+        corpus = _corpus_gold(path, ext, tag_index, unknown, column)
+        return corpus.gold, corpus.offsets
     if ext == ".npy":
-        gold = open_npy(path, "gold")
-        if gold.ndim != 1 or gold.dtype.kind not in "iu":
-            raise ValueError(f"{_name(path)!r}: gold must be a 1-D integer array, got "
-                             f"{gold.dtype} of shape {gold.shape}")
-        return np.array(gold)
-    lines = read_lines(path, "gold")
-    if lines and lines[-1].strip() == "":   # one blank line at the end is allowed
-        lines.pop()
-    text = list(map(str.strip, lines))
+        return _integer_vector(path, "gold"), None
+    buf, starts, ends = _stripped_lines(path, "gold")
     if tag_index is not None:
-        return tag_ids(text, _resolve_tag_index(tag_index), unknown=unknown,
-                       lines=np.arange(1, len(text) + 1), source=_name(path))[0]
-    return _integers(text, path)
+        return field_tag_ids(buf, starts, ends, _resolve_tag_index(tag_index),
+                             unknown=unknown, lines=np.arange(1, starts.size + 1),
+                             source=_name(path))[0], None
+    return _integers(buf, starts, ends, path), None
+
+
+def _integer_vector(path, what):
+    """A 1-D integer ``.npy`` array, read into memory."""
+    arr = open_npy(path, what)
+    if arr.ndim != 1 or arr.dtype.kind not in "iu":
+        raise ValueError(f"{_name(path)!r}: {what} must be a 1-D integer array, got "
+                         f"{arr.dtype} of shape {arr.shape}")
+    return np.array(arr)
+
+
+def _stripped_lines(path, what):
+    """The bytes of a text file and its stripped lines as ``(buf, starts, ends)``
+    (one blank line at the end is allowed)."""
+    lines = Lines(read_bytes(path, what))
+    starts, ends = lines.stripped()
+    if starts.size and starts[-1] == ends[-1]:
+        starts, ends = starts[:-1], ends[:-1]
+    return lines.buf, starts, ends
 
 
 def _corpus_gold(path, ext, tag_index, unknown, column):
-    """Gold ids of a CoNLL-U or CoNLL column file (tag strings: a tag index is needed)."""
+    """The :class:`~sparsecal.io.CorpusTags` of a CoNLL-U or CoNLL column file (tag
+    strings: a tag index is needed)."""
     from .corpora import read_conll_columns, read_conllu
     if tag_index is None:
         raise ValueError(f"{_name(path)!r} holds tag strings: pass a tag index JSON "
                          "({tag: column}) to map them to score columns")
     if ext == ".conllu":
         return read_conllu(path, "upos" if column is None else column, tag_index,
-                           unknown=unknown).gold
+                           unknown=unknown)
     if isinstance(column, str):   # a command-line value
         try:
             column = int(column)
@@ -252,21 +309,76 @@ def _corpus_gold(path, ext, tag_index, unknown, column):
             raise ValueError(f"{_name(path)!r}: the column of a CoNLL file is a number, "
                              f"got {column!r}") from None
     return read_conll_columns(path, -1 if column is None else column, tag_index,
-                              unknown=unknown).gold
+                              unknown=unknown)
 
 
-def _integers(text, path):
-    """The integer (a column index, -1: no gold tag) of each line, vectorised."""
-    body = np.array(text, dtype=str)
-    negative = np.strings.startswith(body, "-")
-    digits = np.where(negative, np.strings.slice(body, 1, None), body)
-    ascii_ = np.fromiter(map(str.isascii, text), bool, len(text))
-    ok = ascii_ & np.strings.isdecimal(digits) & (np.strings.str_len(digits) <= 18)
+def _integers(buf, starts, ends, path,
+              problem="is not a tag index (pass a tag index JSON to read tag strings)"):
+    """The integer (a column index, -1: no gold tag) of each line's field
+    ``buf[starts[i]:ends[i]]``: an optional ``-`` then 1 to 18 ASCII digits,
+    checked and parsed on the bytes."""
+    negative = (ends > starts) & (buf[np.minimum(starts, buf.size - 1)] == ord("-")) \
+        if buf.size else np.zeros(starts.size, bool)
+    digits = starts + negative
+    ok = digit_fields(buf, digits, ends) & (ends - digits <= 18)
     if not ok.all():
         line = int(np.flatnonzero(~ok)[0])
-        raise ValueError(f"{_name(path)!r} line {line + 1}: {text[line]!r} is not a tag index "
-                         "(pass a tag index JSON to read tag strings)")
-    return body.astype(np.int64) if body.size else np.zeros(0, np.int64)
+        text = buf[starts[line]:ends[line]].tobytes().decode("utf-8")
+        raise ValueError(f"{_name(path)!r} line {line + 1}: {text!r} {problem}")
+    return np.where(negative, -1, 1) * digit_values(buf, digits, ends)
+
+
+def load_lengths(path):
+    """Sentence lengths (tokens per sentence) from ``.npy`` or ``.txt``.
+
+    With a flat ``[n_tokens, n_tags]`` score matrix, the lengths say which rows
+    form each sentence: sentence ``i`` is rows ``sum(lengths[:i])`` to
+    ``sum(lengths[:i + 1]) - 1``.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        ``.npy``: a 1-D integer array; ``.txt`` (optionally compressed): one
+        integer per line.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_sentences,)
+        Each at least 1.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        Naming the file (and the line): another file type, not integers, not
+        1-D, no sentence, or a length below 1.
+
+    Examples
+    --------
+    >>> from sparsecal.io import load_lengths
+    >>> with open("lengths.txt", "w") as f:
+    ...     _ = f.write("3\\n1\\n")
+    >>> load_lengths("lengths.txt")
+    array([3, 1])
+    """
+    _exists(path, "lengths")
+    ext = base_extension(path)
+    if ext == ".npy":
+        lengths = _integer_vector(path, "lengths").astype(np.int64)
+    elif ext == ".txt":
+        lengths = _integers(*_stripped_lines(path, "lengths"), path,
+                            "is not a sentence length")
+    else:
+        raise ValueError(f"{_name(path)!r}: unknown lengths file type {ext!r} (use .npy or "
+                         ".txt)")
+    if lengths.size == 0:
+        raise ValueError(f"{_name(path)!r} holds no sentence lengths")
+    if lengths.min() < 1:
+        i = int(np.argmax(lengths < 1))
+        raise ValueError(f"{_name(path)!r}: sentence {i} has length {lengths[i]}; lengths "
+                         "must be at least 1")
+    return lengths
 
 
 def save_entries(path, entries):

@@ -17,12 +17,13 @@ mapped to one id (``unknown=k``); never dropped.
 """
 import io
 import re
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError, dataclass
 
 import numpy as np
 
-from .bytefields import SPACE_LEADS, Lines, distinct_fields, joined_fields
-from .tagids import check_unknown, tag_ids
+from .bytefields import (SPACE_LEADS, Lines, digit_fields, distinct_fields,
+                         joined_fields)
+from .tagids import check_unknown, field_tag_ids, tag_ids
 from .textfile import read_bytes, read_lines
 from .._extras import require
 from ..core.groups import _resolve_tag_index
@@ -35,9 +36,19 @@ CONLLU_FIELDS = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel
 _SKIPPED_ID = re.compile(r"[0-9]+-[0-9]+|[0-9]+\.[0-9]+")   # multiword ranges, empty nodes
 
 
-@dataclass(frozen=True)
 class CorpusTags:
     """Gold tags of a corpus, token by token, with its sentences.
+
+    Immutable (assigning an attribute raises ``FrozenInstanceError``). The
+    readers of this module decode ``forms`` and make ``lines`` only when they
+    are first read (from the file's bytes and the tokens' byte ranges and line
+    indices, kept until then), so reading only ``gold`` costs no string per
+    token.
+
+    Parameters
+    ----------
+    gold, offsets, tag_index, forms, lines
+        The attributes below.
 
     Attributes
     ----------
@@ -66,13 +77,41 @@ class CorpusTags:
     ([0, 2, 1], [0, 2, 3], 2)
     >>> corpus.sentence(1).tolist(), corpus.tag_index
     ([1], {'B-ORG': 0, 'B-PER': 1, 'O': 2})
+    >>> corpus.forms.tolist(), corpus.lines.tolist()
+    (['EU', 'rejects', 'Peter'], [1, 2, 4])
     """
 
-    gold: np.ndarray
-    offsets: np.ndarray
-    tag_index: dict
-    forms: np.ndarray = field(repr=False)
-    lines: np.ndarray = field(repr=False)
+    __slots__ = ("gold", "offsets", "tag_index", "_forms", "_lines")
+
+    def __init__(self, gold, offsets, tag_index, forms, lines):
+        for name, value in (("gold", gold), ("offsets", offsets), ("tag_index", tag_index),
+                            ("_forms", forms), ("_lines", lines)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __reduce__(self):
+        return CorpusTags, (self.gold, self.offsets, self.tag_index, self.forms, self.lines)
+
+    def __repr__(self):
+        return (f"CorpusTags(gold={self.gold!r}, offsets={self.offsets!r}, "
+                f"tag_index={self.tag_index!r})")
+
+    @property
+    def forms(self):
+        if isinstance(self._forms, _LazyForms):
+            object.__setattr__(self, "_forms", self._forms.decode())
+        return self._forms
+
+    @property
+    def lines(self):
+        if isinstance(self._lines, _LazyLines):
+            object.__setattr__(self, "_lines", self._lines.rows + 1)
+        return self._lines
 
     @property
     def n_tokens(self):
@@ -85,6 +124,28 @@ class CorpusTags:
     def sentence(self, i):
         """The gold ids of sentence ``i`` (a view)."""
         return self.gold[self.offsets[i]:self.offsets[i + 1]]
+
+
+@dataclass(frozen=True)
+class _LazyForms:
+    """The word forms of a corpus, not yet decoded: the file's bytes and each
+    form's byte range."""
+
+    buf: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+
+    def decode(self):
+        forms = np.empty(self.starts.size, dtype=object)
+        forms[:] = joined_fields(self.buf, self.starts, self.ends)
+        return forms
+
+
+@dataclass(frozen=True)
+class _LazyLines:
+    """The lines of a corpus's tokens, not yet made: their 0-based line indices."""
+
+    rows: np.ndarray
 
 
 def _sentence_offsets(breaks, token_rows):
@@ -100,19 +161,10 @@ def _build(buf, tags, forms, rows, breaks, tag_index, unknown, path):
     """The :class:`CorpusTags` of the tokens at line indices ``rows``, whose tag and
     form fields are the byte ranges ``tags`` and ``forms`` (``(starts, ends)``):
     each distinct tag is looked up once."""
-    values, inverse = distinct_fields(buf, *tags)
-    tag_index = _resolve_tag_index(tag_index)
-    try:
-        ids, index = tag_ids(values, tag_index, unknown=unknown, source=str(path))
-    except ValueError:   # the message lists every unknown tag's lines: per token
-        ids, index = tag_ids(np.asarray(values, dtype=object)[inverse].tolist(), tag_index,
-                             unknown=unknown, lines=rows + 1, source=str(path))
-    else:
-        ids = ids[inverse]
-    form_values = np.empty(rows.size, dtype=object)
-    form_values[:] = joined_fields(buf, *forms)
-    return CorpusTags(ids, _sentence_offsets(breaks, rows), index, form_values,
-                      (rows + 1).astype(np.int64))
+    ids, index = field_tag_ids(buf, *tags, _resolve_tag_index(tag_index), unknown=unknown,
+                               lines=rows + 1, source=str(path))
+    return CorpusTags(ids, _sentence_offsets(breaks, rows), index, _LazyForms(buf, *forms),
+                      _LazyLines(rows.astype(np.int64, copy=False)))
 
 
 def _blank(lines):
@@ -224,22 +276,24 @@ def read_conllu(path, column="upos", tag_index=None, *, unknown="error", engine=
     comment[comment] = lines.buf[lines.starts[comment]] == ord("#")
     rows = np.flatnonzero(~blank & ~comment)
     tab_at = lines.positions(b"\t")
-    tabs = lines.count(b"\t", tab_at)[rows]
+    first_tab = np.searchsorted(tab_at, lines.starts)   # no tab between two lines
+    tabs = np.diff(first_tab, append=tab_at.size)[rows]
     if np.any(tabs != 9):
         raise _bad_line(path, rows, tabs != 9, lambda i: "a CoNLL-U word line has 10 "
                         f"tab-separated columns, this one has {tabs[i] + 1}")
-    # field k of body row r: from after tab k-1 (or the line start) to tab k (or the end)
-    tab = tab_at[np.searchsorted(tab_at, lines.starts[rows])[:, None] + np.arange(9)]
+    first_tab = first_tab[rows]
 
     def field(k, keep=slice(None)):
-        return ((lines.starts[rows] if k == 0 else tab[:, k - 1] + 1)[keep],
-                (lines.ends[rows] if k == 9 else tab[:, k])[keep])
-    ids, id_of = distinct_fields(lines.buf, *field(0))
-    word_id = np.array([i.isdecimal() and i.isascii() for i in ids], bool)
-    skipped_id = np.array([bool(_SKIPPED_ID.fullmatch(i)) for i in ids], bool)
-    word, bad = word_id[id_of], ~(word_id | skipped_id)[id_of]
+        """Field k of each body row: from after tab k-1 (or the line start) to tab k
+        (or the line end)."""
+        return ((lines.starts[rows] if k == 0 else tab_at[first_tab + k - 1] + 1)[keep],
+                (lines.ends[rows] if k == 9 else tab_at[first_tab + k])[keep])
+    word = digit_fields(lines.buf, *field(0))
+    other = np.flatnonzero(~word)   # multiword ranges, empty nodes, bad IDs: few
+    ids, id_of = distinct_fields(lines.buf, *field(0, other))
+    bad = ~np.array([bool(_SKIPPED_ID.fullmatch(i)) for i in ids], bool)[id_of]
     if np.any(bad):
-        raise _bad_line(path, rows, bad,
+        raise _bad_line(path, rows[other], bad,
                         lambda i: f"bad ID {ids[id_of[i]]!r} (an integer, a range 1-2 or an "
                                   "empty node 1.1)")
     words = np.flatnonzero(word)
@@ -331,7 +385,7 @@ def read_conll_columns(path, column=-1, tag_index=None, *, unknown="error", form
     check_unknown(unknown)
     lines = Lines(read_bytes(path, "CoNLL"))
     starts, ends, width = lines.whitespace_fields()
-    first = np.searchsorted(starts, lines.starts)   # each line's first field
+    first = np.cumsum(width) - width   # each line's first field
     nonblank = np.flatnonzero(width)
     docstart = np.zeros(len(lines), bool)
     docstart[nonblank] = _equals(lines.buf, starts[first[nonblank]], ends[first[nonblank]],

@@ -14,9 +14,10 @@ import itertools
 
 import numpy as np
 
+from .bytefields import distinct_fields
 from ..core.groups import check_tag_index
 
-__all__ = ["tag_ids", "check_unknown"]
+__all__ = ["tag_ids", "field_tag_ids", "check_unknown"]
 
 _MISSING = -2   # the id the lookup gives a tag that is not in the index
 _SHOWN_TAGS, _SHOWN_LINES = 10, 5
@@ -130,6 +131,54 @@ def tag_ids(tags, tag_index=None, *, unknown="error", lines=None, source="gold")
         ids[missing] = unknown
         return ids, index
     raise ValueError(_unknown_message(tags, missing, lines, source))
+
+
+def field_tag_ids(buf, starts, ends, tag_index, *, unknown, lines, source):
+    """:func:`tag_ids` of the tag fields ``buf[starts[i]:ends[i]]`` of a text:
+    each distinct field is decoded and looked up once
+    (:func:`~sparsecal.io.bytefields.distinct_fields`); only an error message,
+    which lists the unknown tags' lines, looks at every token.
+
+    Parameters
+    ----------
+    buf : ndarray of uint8
+        The text (:func:`~sparsecal.io.textfile.read_bytes`).
+    starts, ends : ndarray of int64, shape (n_tokens,)
+        The byte range of each token's tag.
+    tag_index, unknown, source
+        As for :func:`tag_ids`.
+    lines : ndarray of int64, shape (n_tokens,)
+        The 1-based line of each token, for the error.
+
+    Returns
+    -------
+    ids : ndarray of int64, shape (n_tokens,)
+    index : dict of str to int
+
+    Raises
+    ------
+    ValueError
+        As :func:`tag_ids`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.io.tagids import field_tag_ids
+    >>> buf = np.frombuffer(b"NOUN\\nDET\\nNOUN\\n", np.uint8)
+    >>> ids, index = field_tag_ids(buf, np.array([0, 5, 9]), np.array([4, 8, 13]), None,
+    ...                            unknown="error", lines=np.array([1, 2, 3]), source="g")
+    >>> ids.tolist(), index
+    ([1, 0, 1], {'DET': 0, 'NOUN': 1})
+    """
+    values, inverse = distinct_fields(buf, starts, ends)
+    try:
+        ids, index = tag_ids(values, tag_index, unknown=unknown, source=source)
+    except ValueError:   # the message lists every unknown tag's lines: per token
+        ids, index = tag_ids(np.asarray(values, dtype=object)[inverse].tolist(), tag_index,
+                             unknown=unknown, lines=lines, source=source)
+    else:
+        ids = ids[inverse]
+    return ids, index
 
 
 def _unknown_message(tags, missing, lines, source):

@@ -1,0 +1,409 @@
+"""The ``sparsecal events`` verb: events of interest from files (issue 14, item 8).
+
+From a tagger's outputs for a corpus — CRF potentials (``--potentials``, an
+``.npz``: :func:`sparsecal.io.load_potentials`) or per-token softmax scores
+(``--scores`` ``[n_tokens, n_tags]`` with ``--lengths``, or a CoNLL-U / CoNLL
+``--gold`` giving the sentences) — and gold tags, the verb makes the events of
+Jagannatha & Yu (2020, Section 2.4): the top-k sequences or the spans in them
+(:mod:`sparsecal.structured`), prints their calibration table per event type
+(:func:`sparsecal.evaluate`) and writes them as entries (``-o``, the
+``.npz`` of ``sparsecal evaluate --entries``: the event type in the tag
+column). With dev outputs (``--dev-potentials`` / ``--dev-scores``) it fits a
+:class:`~sparsecal.calibration.Forecaster` (J&Y Section 2.5; ``--choose-k``:
+:func:`~sparsecal.calibration.heuristic_k`) or any registered calibrator on the
+dev events, saves it (``--save-calibrator``), or loads one (``--calibrator``),
+applies it to the events, and with ``--rerank`` re-ranks them (J&Y Section 4):
+exact match and span F1 before and after.
+
+The module only parses, reads, calls the library and writes; ``cli/main.py``
+registers it and hands it the shared interval and binning flags, checked.
+Nothing is written until every step has run.
+"""
+import os
+
+__all__ = ["add_events_arguments", "run_events"]
+
+#: Forecaster features from events: J&Y's "mean" (the event's probability under
+#: the model), "Rank", "ln" (length) and the event type.
+CONFIDENCE_FEATURE = "mean"
+
+
+def add_events_arguments(p):
+    """The flags of ``sparsecal events`` that are its own (``cli/main.py`` adds
+    the shared interval, binning and thread flags)."""
+    for prefix, what in (("", "test"), ("dev-", "dev (to fit a calibrator on)")):
+        p.add_argument(f"--{prefix}potentials", help=f"{what} CRF potentials (.npz: "
+                       "emissions [n_sentences, max_len, n_tags], transitions, optional "
+                       "start, end, allowed, lengths)")
+        p.add_argument(f"--{prefix}scores", help=f"{what} per-token softmax scores "
+                       f"[n_tokens, n_tags] (.npy, .npz, .pt) with --{prefix}lengths or "
+                       "a CoNLL-U / CoNLL gold file")
+        p.add_argument(f"--{prefix}key", help=f"array name in a multi-array "
+                                              f"--{prefix}scores file")
+        p.add_argument(f"--{prefix}lengths", help=f"sentence lengths of --{prefix}scores "
+                                                  "(.npy, .txt: one per line)")
+        p.add_argument(f"--{prefix}gold", help="gold tags, one per token (.npy; .txt; "
+                                               ".conllu; CoNLL columns)")
+    p.add_argument("--gold-format", choices=["npy", "txt", "conllu", "conll"],
+                   help="format of every --*gold file (default: from the extension)")
+    p.add_argument("--gold-column", help="the gold tag column: a CoNLL-U field (default "
+                                         "upos) or a CoNLL column number (default -1)")
+    p.add_argument("--tag-index", help="JSON {tag: column}: the tag names (needed for "
+                                       "spans and for tag strings in gold)")
+    p.add_argument("--events", choices=["sequences", "spans"], default="sequences",
+                   help="the top-k sequences, or the spans in them (default: sequences)")
+    p.add_argument("--k", type=int, default=1, help="sequences per sentence (default: 1)")
+    p.add_argument("--scheme", choices=["bio", "bioes", "io"],
+                   help="span scheme of the tag names (default: bio; with --events "
+                        "sequences it adds span F1 to --rerank)")
+    p.add_argument("--normalize", action="store_true",
+                   help="spans: score by the length-normalised p^(1/length) (J&Y eq. 6)")
+    p.add_argument("--method", help="with dev outputs: forecaster (default) or a "
+                                    "registered method, fit on the event probabilities")
+    p.add_argument("--choose-k", type=int, nargs="+", metavar="K",
+                   help="forecaster: J&Y's heuristic k among these candidates")
+    p.add_argument("--calibrator", help="a saved calibrator to apply (instead of fitting)")
+    p.add_argument("--save-calibrator", help="directory to save the fitted calibrator in")
+    p.add_argument("--rerank", action="store_true", help="re-rank by calibrated confidence: "
+                   "exact match (sequences) or span F1 (spans) before and after")
+    p.add_argument("--cutoff", type=float, default=0.5,
+                   help="--rerank of spans: keep spans with confidence >= this (default 0.5)")
+    p.add_argument("--prior", type=float, help="application prior of the methods that "
+                                               "take one (prior-logistic, gaussian)")
+    p.add_argument("--bins", type=int, help="bins (default: 10)")
+    p.add_argument("--seed", type=int, default=0, help="random state of the intervals and "
+                                                       "of seeded methods (default: 0)")
+    p.add_argument("-o", "--output", help="write the test events as entries (.npz)")
+    p.add_argument("--calibrated-output", help="write the calibrated events as entries "
+                                               "(.npz)")
+    p.add_argument("--json", help="write the numbers as JSON here")
+
+
+def run_events(args, console, ci, binning):
+    """Run ``sparsecal events``; ``ci`` and ``binning`` are the checked shared flags
+    (:func:`sparsecal.evaluate`'s ``ci`` and binning keywords)."""
+    with_dev = bool(args.dev_potentials or args.dev_scores)
+    prior = _check_flags(args, with_dev)
+    tag_names = None
+    test = _read_outputs(args, console, "")
+    if args.tag_index:
+        tag_names = _tag_names(args.tag_index, test["n_tags"])
+    if args.events == "spans" and tag_names is None:
+        raise ValueError("--events spans needs --tag-index (the tag names of the spans)")
+    events = _make_events(args, console, test, tag_names, args.k, "")
+    out = {"events": args.events, "k": args.k, "n_sentences": int(test["lengths"].shape[0]),
+           "n_events": len(events), "type_names": list(events.type_names)}
+    model = None
+    if with_dev:
+        dev = _read_outputs(args, console, "dev-")
+        if dev["n_tags"] != test["n_tags"]:
+            raise ValueError(f"dev has {dev['n_tags']} tags but test has {test['n_tags']}")
+        dev_k = max([args.k] + list(args.choose_k or []))
+        dev_events = _make_events(args, console, dev, tag_names, dev_k, "dev ")
+        with console.step("fitting"):
+            model, choice = _fit(args, dev_events, prior)
+        if choice is not None:
+            out["choice_of_k"] = choice.to_dict()
+            console.info(_choice_text(choice))
+    elif args.calibrator:
+        model = _load_model(args.calibrator)
+    confidence = None
+    if model is not None:
+        with console.step("calibrating"):
+            confidence = _confidence(model, events, args)
+    tables = _evaluate(args, console, events, confidence, ci, binning)
+    out.update({name: _json_of(result) for name, result in tables.items()})
+    if args.rerank:
+        with console.step("re-ranking"):
+            out["reranking"] = _rerank(args, events, confidence, test, tag_names)
+        console.info(_rerank_text(out["reranking"]))
+    _write(args, console, events, confidence, model, out)
+    return 0
+
+
+def _json_of(result):
+    """The dict of an :func:`~sparsecal.evaluate` result, as its JSON says."""
+    import json
+    return json.loads(result.to_json())
+
+
+# ------------------------------------------------------------------ checks -- #
+
+def _check_flags(args, with_dev):
+    """Every flag checked before a file is read; returns the checked prior."""
+    from ..core.validation import check_positive_int, check_unit_interval
+    check_positive_int(args.k, "--k")
+    if bool(args.potentials) == bool(args.scores):
+        raise ValueError("give --potentials or --scores (one of them)")
+    if args.dev_potentials and args.dev_scores:
+        raise ValueError("give --dev-potentials or --dev-scores (one of them)")
+    if args.normalize and args.events != "spans":
+        raise ValueError("--normalize applies to --events spans only")
+    if with_dev and args.calibrator:
+        raise ValueError("--calibrator applies a saved calibrator: give it or dev outputs "
+                         "(--dev-potentials / --dev-scores) to fit one, not both")
+    if not with_dev:
+        for flag, value in (("--method", args.method), ("--choose-k", args.choose_k),
+                            ("--save-calibrator", args.save_calibrator),
+                            ("--dev-gold", args.dev_gold),
+                            ("--dev-lengths", args.dev_lengths)):
+            if value is not None:
+                raise ValueError(f"{flag} needs dev outputs (--dev-potentials or "
+                                 "--dev-scores)")
+    if args.calibrated_output and not (with_dev or args.calibrator):
+        raise ValueError("--calibrated-output needs a calibrator (dev outputs or "
+                         "--calibrator)")
+    args.method = args.method or ("forecaster" if with_dev else None)
+    if args.choose_k is not None:
+        if args.method != "forecaster":
+            raise ValueError(f"--choose-k chooses the k of a forecaster, not of --method "
+                             f"{args.method}")
+        for k in args.choose_k:
+            check_positive_int(k, "--choose-k")
+        if len(set(args.choose_k)) != len(args.choose_k):
+            raise ValueError(f"--choose-k candidates must differ, got {args.choose_k}")
+    check_unit_interval(args.cutoff, "--cutoff")
+    for flag in ("output", "calibrated_output", "json", "save_calibrator"):
+        _check_output_directory(getattr(args, flag), "--" + flag.replace("_", "-"))
+    return _check_method(args)
+
+
+def _check_method(args):
+    """The method name and its prior (``--prior``) checked; the prior returned."""
+    from ..core.validation import check_prior
+    if args.method in (None, "forecaster"):
+        if args.prior is not None:
+            raise ValueError("--prior applies to the methods with an application prior "
+                             "(prior-logistic, gaussian)")
+        return None
+    from ..calibration.registry import METHODS, check_prior_methods
+    if args.method not in METHODS:
+        raise ValueError(f"--method {args.method!r} is unknown: use forecaster or one of "
+                         f"{', '.join(sorted(METHODS))}")
+    prior = check_prior_methods([args.method], args.prior, "--prior")
+    return None if prior is None else check_prior(prior, "--prior")
+
+
+def _check_output_directory(path, flag):
+    if path is None:
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise ValueError(f"{flag} {path!r}: directory {directory!r} does not exist")
+
+
+def _tag_names(path, n_tags):
+    """The tag names of columns 0 .. n_tags - 1 from a tag-index JSON."""
+    from ..io.arrays import load_tag_index
+    index = load_tag_index(path)
+    if sorted(index.values()) != list(range(n_tags)):
+        raise ValueError(f"--tag-index {path!r} must name each of the {n_tags} tag columns "
+                         f"0..{n_tags - 1} once (it maps {len(index)} tags to "
+                         f"{len(set(index.values()))} columns)")
+    return sorted(index, key=index.get)
+
+
+# ------------------------------------------------------------------ inputs -- #
+
+def _read_outputs(args, console, prefix):
+    """A tagger's outputs and gold as padded sentences: ``{"kind": "crf" or
+    "softmax", "arrays": the keyword arguments of the events function,
+    "gold": [B, N], "lengths": [B], "n_tags": C, "source": the outputs file}``."""
+    import numpy as np
+
+    from ..io.arrays import load_gold_sentences, load_lengths, load_scores
+    from ..io.sentences import load_potentials, pad_sentences
+    attr = prefix.replace("-", "_")
+    potentials, scores, gold, lengths_file = (
+        getattr(args, attr + name) for name in ("potentials", "scores", "gold", "lengths"))
+    if not gold:
+        raise ValueError(f"give --{prefix}gold (the gold tags of --{prefix}"
+                         f"{'potentials' if potentials else 'scores'})")
+    which = f" {prefix[:-1]}" if prefix else ""
+    with console.step("reading" + which):
+        gold_flat, offsets = load_gold_sentences(
+            gold, tag_index=args.tag_index, format=args.gold_format, column=args.gold_column)
+        if potentials:
+            if lengths_file:
+                raise ValueError(f"--{prefix}lengths applies to --{prefix}scores: the "
+                                 f"sentence lengths of --{prefix}potentials are its "
+                                 "'lengths' array")
+            arrays = load_potentials(potentials)
+            source, lengths = potentials, arrays.pop("lengths")
+            n_tags = arrays["emissions"].shape[2]
+        else:
+            matrix = load_scores(scores, key=getattr(args, attr + "key"))
+            source, n_tags = scores, matrix.shape[1]
+            if lengths_file:
+                lengths, where = load_lengths(lengths_file), f"the lengths in {lengths_file!r}"
+            elif offsets is not None:
+                lengths, where = np.diff(offsets), f"the sentences of {gold!r}"
+            else:
+                raise ValueError(f"--{prefix}scores needs the sentences: give "
+                                 f"--{prefix}lengths or a CoNLL-U / CoNLL --{prefix}gold")
+            if lengths.sum() != matrix.shape[0]:
+                raise ValueError(f"{scores!r} has {matrix.shape[0]} rows but {where} "
+                                 f"hold {lengths.sum()} tokens")
+            arrays = {"scores": pad_sentences(matrix, lengths)}
+    _check_gold(gold, gold_flat, offsets, lengths, n_tags, source)
+    return {"kind": "crf" if potentials else "softmax", "arrays": arrays, "source": source,
+            "gold": pad_sentences(gold_flat, lengths, fill=-1), "lengths": lengths,
+            "n_tags": n_tags}
+
+
+def _check_gold(path, gold, offsets, lengths, n_tags, source):
+    """Gold that lines up with the outputs' sentences and tags; errors name both."""
+    import numpy as np
+    if gold.shape[0] != lengths.sum():
+        raise ValueError(f"{path!r} has {gold.shape[0]} tokens but the sentences of "
+                         f"{source!r} hold {lengths.sum()}")
+    if offsets is not None and not np.array_equal(np.diff(offsets), lengths):
+        i = int(np.flatnonzero(np.diff(offsets) != lengths)[0]) \
+            if offsets.shape[0] - 1 == lengths.shape[0] else None
+        raise ValueError(f"the sentences of {path!r} differ from those of {source!r}: "
+                         + (f"sentence {i} has {np.diff(offsets)[i]} tokens, not "
+                            f"{lengths[i]}" if i is not None else
+                            f"{offsets.shape[0] - 1} sentences, not {lengths.shape[0]}"))
+    bad = (gold < -1) | (gold >= n_tags)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{path!r}: gold tag {gold[i]} of token {i} is out of range: "
+                         f"{source!r} has {n_tags} tags (-1 marks 'no gold tag')")
+
+
+def _make_events(args, console, outputs, tag_names, k, which):
+    """The events of ``outputs`` (:mod:`sparsecal.structured`); an error names
+    the outputs file."""
+    from .. import structured as st
+    kw = dict(outputs["arrays"], lengths=outputs["lengths"], n_threads=args.n_threads)
+    if args.events == "spans":
+        kw.update(tag_names=tag_names, scheme=args.scheme or "bio", normalize=args.normalize)
+    name = f"{outputs['kind']}_{'span' if args.events == 'spans' else 'sequence'}_events"
+    try:
+        with console.step(which + "events"):
+            return getattr(st, name)(gold=outputs["gold"], k=k, **kw)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{outputs['source']!r}: {exc}") from None
+
+
+# ------------------------------------------------------------- calibration -- #
+
+def _event_features(events):
+    """The forecaster's features of ``events``: J&Y's mean, rank, length, type."""
+    return {CONFIDENCE_FEATURE: events.entries.score, **events.features}
+
+
+def _fit(args, dev_events, prior):
+    """(the fitted model, the KChoice of --choose-k or None)."""
+    if args.method == "forecaster":
+        from ..calibration.forecaster import Forecaster
+        forecaster = Forecaster(random_state=args.seed, n_threads=args.n_threads)
+        features, labels = _event_features(dev_events), dev_events.entries.label
+        if args.choose_k:
+            from ..calibration.choice_of_k import heuristic_k
+            choice = heuristic_k(features, labels, ks=args.choose_k, forecaster=forecaster)
+            return choice.forecaster, choice
+        return forecaster.fit(features, labels), None
+    from ..calibration.grouped import GroupedCalibrator
+    from ..calibration.registry import get_method
+    from ..core.groups import TagGroups
+    base = get_method(args.method).build(args.bins or 10, args.seed, prior)
+    # one calibrator over every event (SCW), fit on however few dev events
+    model = GroupedCalibrator(base, TagGroups.scw(dev_events.entries.n_tags), min_entries=1)
+    return model.fit(dev_events.entries), None
+
+
+def _load_model(path):
+    """A saved :class:`Forecaster` or grouped / cross-fitted calibrator."""
+    from ..calibration.forecaster import FORMAT as FORECASTER, Forecaster
+    from ..calibration.loading import load_calibrator
+    from ..io.calibrators import ENSEMBLE_FORMAT, FORMAT, load_state
+    meta, _ = load_state(path, format=(FORMAT, ENSEMBLE_FORMAT, FORECASTER))
+    return Forecaster.load(path) if meta["format"] == FORECASTER else load_calibrator(path)
+
+
+def _confidence(model, events, args):
+    """The calibrated probability of each event."""
+    from ..calibration.forecaster import Forecaster
+    if isinstance(model, Forecaster):
+        return model.predict(_event_features(events))
+    if model.n_tags != events.entries.n_tags:
+        raise ValueError(f"the calibrator was fit for {model.n_tags} event types but these "
+                         f"{args.events} have {events.entries.n_tags}")
+    return model.transform(events.entries).score
+
+
+def _choice_text(choice):
+    per_k = ", ".join(f"k={k}: {e:.4f}" for k, e in zip(choice.ks, choice.ece))
+    return f"heuristic k = {choice.k} (rank-1 ECE per candidate: {per_k})\n"
+
+
+# ------------------------------------------------------------------ output -- #
+
+def _evaluate(args, console, events, confidence, ci, binning):
+    """The calibration tables of the events per type, before and after."""
+    from ..core.groups import TagGroups
+    from ..metrics import evaluate
+    groups = TagGroups.per_tag(events.entries.n_tags, tag_names=list(events.type_names))
+    tables = {"evaluation": events.entries}
+    if confidence is not None:
+        tables["calibrated_evaluation"] = events.entries.with_scores(confidence)
+    results = {}
+    for name, entries in tables.items():
+        with console.step("evaluating") as progress:
+            results[name] = evaluate(entries, groups, n_bins=args.bins, ci=ci,
+                                     top_label=True, progress=progress, **binning)
+        title = "calibrated " if name != "evaluation" else ""
+        types = ", ".join(f"{i + 1} = {t}" for i, t in enumerate(events.type_names))
+        console.info(f"## {len(events):,} {title}{events.kind} events (k = {args.k}); "
+                     f"groups are event types: {types}\n")
+        console.info(results[name].to_markdown() + "\n")
+    return results
+
+
+def _rerank(args, events, confidence, test, tag_names):
+    """The :class:`~sparsecal.structured.Reranking` of the events as a dict."""
+    from ..structured.reranking import rerank_sequences, rerank_spans
+    conf = events.entries.score if confidence is None else confidence
+    if args.events == "spans":
+        r = rerank_spans(events, conf, test["gold"], tag_names, args.scheme or "bio",
+                         args.cutoff)
+    else:
+        spans = args.scheme is not None and tag_names is not None
+        r = rerank_sequences(events, conf, test["gold"] if spans else None,
+                             tag_names if spans else None, args.scheme or "bio")
+    out = r.to_dict()
+    for when in ("before", "after"):
+        s = getattr(r, f"spans_{when}")
+        out[f"spans_{when}"] = None if s is None else s.to_dict()
+    return out
+
+
+def _rerank_text(r):
+    lines = [f"re-ranking: {r['n_changed']} changed"]
+    if r["exact_match_before"] is not None:
+        lines.append(f"exact match {r['exact_match_before']:.4f} -> "
+                     f"{r['exact_match_after']:.4f}")
+    if r["f1_before"] is not None:
+        lines.append(f"span F1 {r['f1_before']:.4f} -> {r['f1_after']:.4f}")
+    return "; ".join(lines)
+
+
+def _write(args, console, events, confidence, model, out):
+    """Every output, each atomically, after all the work."""
+    import json
+
+    from ..io.arrays import save_entries
+    from ..io.atomic import atomic_write_text
+    with console.step("writing"):
+        if args.output:
+            save_entries(args.output, events.entries)
+        if args.calibrated_output:
+            save_entries(args.calibrated_output, events.entries.with_scores(confidence))
+        if args.save_calibrator:
+            model.save(args.save_calibrator)
+        if args.json:
+            atomic_write_text(args.json, json.dumps(out, indent=2) + "\n")
+    for path in (args.output, args.calibrated_output, args.save_calibrator, args.json):
+        if path:
+            console.info(f"wrote {path}")

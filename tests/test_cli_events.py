@@ -1,0 +1,432 @@
+"""``sparsecal events`` (issue 14, item 8): every number the verb prints or writes
+equals the library call on the same arrays (events against brute-force enumeration
+of every tag sequence of a tiny CRF); bad input exits 2 with one line naming the
+option or file, and writes nothing. The readers it adds (sparsecal.io:
+load_potentials, load_lengths, load_gold_sentences, pad_sentences) are tested here
+too."""
+import json
+import os
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("sklearn")
+
+import sparsecal as sc  # noqa: E402
+from sparsecal.calibration import Forecaster, heuristic_k  # noqa: E402
+from sparsecal.cli.main import main  # noqa: E402
+from sparsecal.io import (load_entries, load_gold_sentences, load_lengths,  # noqa: E402
+                          load_potentials, pad_sentences)
+from sparsecal.structured import (crf_sequence_events, crf_span_events,  # noqa: E402
+                                  rerank_sequences, rerank_spans, softmax_sequence_events,
+                                  softmax_span_events)
+from test_structured_events import brute, random_crf, ref_spans  # noqa: E402
+
+NAMES = ["O", "B-X", "I-X"]
+
+
+def pad(flat, lengths, fill):
+    """pad_sentences by a loop over sentences (the reference)."""
+    out = np.full((len(lengths), max(lengths)) + flat.shape[1:], fill, flat.dtype)
+    at = 0
+    for i, n in enumerate(lengths):
+        out[i, :n] = flat[at:at + n]
+        at += n
+    return out
+
+
+class Corpus:
+    """A tiny CRF and a softmax tagger's outputs for B sentences, and their files."""
+
+    def __init__(self, root, seed, B=8, N=4, dtype=np.float64):
+        rng = np.random.default_rng(seed)
+        self.root = root
+        em, T, start, end, allowed, lengths = random_crf(rng, B=B, N=N)
+        self.crf = dict(emissions=em.astype(dtype), transitions=T.astype(dtype),
+                        start=start.astype(dtype), end=end.astype(dtype), allowed=allowed)
+        self.lengths = lengths
+        n = int(lengths.sum())
+        self.gold_flat = rng.integers(0, 3, size=n)
+        if seed % 2:      # plant the Viterbi path in half the sentences: positives
+            for b in range(0, B, 2):
+                seqs, p = brute(em[b, :lengths[b]], T, start, end, allowed, lengths[b])
+                at = lengths[:b].sum()
+                self.gold_flat[at:at + lengths[b]] = seqs[np.argmax(p)]
+        self.gold = pad(self.gold_flat, lengths, -1)
+        self.probs_flat = rng.dirichlet(np.full(3, 0.5), size=n).astype(dtype)
+        self.probs = pad(self.probs_flat, lengths, 0.0)
+        np.savez(self.p("crf.npz"), lengths=lengths, **self.crf)
+        np.save(self.p("gold.npy"), self.gold_flat)
+        np.save(self.p("probs.npy"), self.probs_flat)
+        np.savetxt(self.p("lengths.txt"), lengths, fmt="%d")
+        with open(self.p("tags.json"), "w") as f:
+            json.dump({t: i for i, t in enumerate(NAMES)}, f)
+        sentences = np.split(self.gold_flat, np.cumsum(lengths)[:-1])
+        with open(self.p("gold.conll"), "w") as f:
+            f.write("\n".join("\n".join(f"w{t} {NAMES[g]}" for t, g in enumerate(s)) + "\n"
+                              for s in sentences))
+
+    def p(self, name):
+        return os.path.join(self.root, name)
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    return Corpus(str(tmp_path), seed=1)
+
+
+@pytest.fixture
+def dev(tmp_path):
+    (tmp_path / "dev").mkdir()
+    return Corpus(str(tmp_path / "dev"), seed=3, B=60)
+
+
+def run(capsys, *argv):
+    rc = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    return out
+
+
+def per_type(entries, ev):
+    return sc.evaluate(entries, sc.TagGroups.per_tag(ev.entries.n_tags), ci=None,
+                       top_label=True)
+
+
+def as_dict(result):
+    return json.loads(result.to_json())
+
+
+def assert_same_entries(got, want):
+    for name in ("score", "tag", "label", "token"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(want, name))
+    assert (got.n_tags, got.n_tokens) == (want.n_tags, want.n_tokens)
+
+
+# ---- events, their entries and their table -------------------------------- #
+
+def test_crf_sequences_equal_the_library_and_brute_force(corpus, capsys):
+    c = corpus
+    out = run(capsys, "events", "--potentials", c.p("crf.npz"), "--gold", c.p("gold.npy"),
+              "--k", 3, "-o", c.p("ev.npz"), "--json", c.p("ev.json"))
+    want = crf_events(c, 3)
+    got = load_entries(c.p("ev.npz"))
+    assert_same_entries(got, want.entries)
+    # each event against enumerating every sequence of its sentence
+    for b in range(len(c.lengths)):
+        seqs, p = brute(c.crf["emissions"][b, :c.lengths[b]], c.crf["transitions"],
+                        c.crf["start"], c.crf["end"], c.crf["allowed"], c.lengths[b])
+        order = np.argsort(-p, kind="stable")[:3]
+        mine = np.flatnonzero(got.token == b)
+        np.testing.assert_allclose(got.score[mine], p[order][:mine.size], rtol=1e-9)
+        np.testing.assert_array_equal(
+            got.label[mine], (seqs[order][:mine.size] == c.gold[b, :c.lengths[b]]).all(1))
+    table = per_type(want.entries, want)
+    assert table.to_markdown() in out
+    saved = json.loads(open(c.p("ev.json")).read())
+    assert saved["evaluation"] == as_dict(table)
+    assert saved["n_events"] == len(want) and saved["type_names"] == list(want.type_names)
+    # the written entries are what `sparsecal evaluate --entries` reads
+    run(capsys, "evaluate", "--entries", c.p("ev.npz"), "--json", c.p("e.json"), "-q")
+    plain = sc.evaluate(want.entries, ci=None, top_label=True)
+    assert json.loads(open(c.p("e.json")).read()) == as_dict(plain)
+
+
+def test_interval_and_binning_flags_equal_the_api(corpus, capsys):
+    c = corpus
+    run(capsys, "events", "--potentials", c.p("crf.npz"), "--gold", c.p("gold.npy"),
+        "--k", 2, "--ci", "--level", "0.9", "--seed", 3, "--n-resamples", 500,
+        "--bins", 4, "--norm", 1, "--json", c.p("j.json"), "-q")
+    ev = crf_events(c, 2)
+    spec = sc.ConfidenceInterval("simulation", confidence_level=0.9, n_resamples=500,
+                                 random_state=3)
+    want = sc.evaluate(ev.entries, sc.TagGroups.per_tag(2), ci=spec, n_bins=4, norm=1,
+                       top_label=True)
+    got = json.loads(open(c.p("j.json")).read())["evaluation"]
+    assert got == as_dict(want) and got["smce"]["ci_level"] == 0.9
+
+
+@pytest.mark.parametrize("scheme,normalize", [("bio", False), ("io", True)])
+def test_softmax_spans_with_sentences_from_conll_gold(corpus, capsys, scheme, normalize):
+    c = corpus
+    if scheme == "io":   # I-X only: a tag index with I-X, I-Y
+        names = ["O", "I-X", "I-Y"]
+        with open(c.p("io.json"), "w") as f:
+            json.dump({t: i for i, t in enumerate(names)}, f)
+        index = c.p("io.json")
+        np.save(c.p("gold.npy"), c.gold_flat)
+        gold = ["--gold", c.p("gold.npy"), "--lengths", c.p("lengths.txt")]
+    else:
+        names, index = NAMES, c.p("tags.json")
+        gold = ["--gold", c.p("gold.conll")]
+    run(capsys, "events", "--scores", c.p("probs.npy"), *gold, "--tag-index", index,
+        "--events", "spans", "--k", 2, "--scheme", scheme, "-o", c.p("sp.npz"), "-q",
+        *(["--normalize"] if normalize else []))
+    want = softmax_span_events(c.probs, c.gold, names, k=2, scheme=scheme,
+                               lengths=c.lengths, normalize=normalize)
+    got = load_entries(c.p("sp.npz"))
+    assert_same_entries(got, want.entries)
+    assert len(want) > 5
+    for i in range(len(want)):    # the product of the span's token probabilities
+        b, s, l = want.sentence[i], want.start[i], want.length[i]
+        q = c.probs[b, np.arange(s, s + l), want.tags[i, :l]].prod()
+        assert got.score[i] == pytest.approx(q ** (1 / l) if normalize else q, rel=1e-12)
+        truth = ref_spans(c.gold[b, :c.lengths[b]], names, scheme)
+        assert got.label[i] == int((s, l, names[want.tags[i, 0]].split("-")[1]) in truth)
+
+
+def test_float32_potentials_give_the_float64_events(tmp_path, capsys):
+    c64 = Corpus(str(tmp_path), 5)
+    (tmp_path / "f32").mkdir()
+    c32 = Corpus(str(tmp_path / "f32"), 5, dtype=np.float32)
+    for c in (c64, c32):
+        run(capsys, "events", "--potentials", c.p("crf.npz"), "--gold", c.p("gold.npy"),
+            "--k", 2, "-o", c.p("ev.npz"), "-q")
+    a, b = load_entries(c64.p("ev.npz")), load_entries(c32.p("ev.npz"))
+    np.testing.assert_array_equal(a.label, b.label)
+    np.testing.assert_allclose(a.score, b.score, atol=1e-5)
+
+
+def test_softmax_sequences_and_one_sentence_of_one_token(tmp_path, capsys):
+    probs = np.array([[0.3, 0.7]])
+    np.save(tmp_path / "p.npy", probs)
+    np.save(tmp_path / "g.npy", np.array([1]))
+    np.save(tmp_path / "l.npy", np.array([1]))
+    run(capsys, "events", "--scores", tmp_path / "p.npy", "--lengths", tmp_path / "l.npy",
+        "--gold", tmp_path / "g.npy", "--k", 2, "-o", tmp_path / "e.npz", "-q")
+    got = load_entries(tmp_path / "e.npz")
+    want = softmax_sequence_events(probs[None], [[1]], k=2)
+    assert_same_entries(got, want.entries)
+    np.testing.assert_allclose(got.score, [0.7, 0.3])
+    np.testing.assert_array_equal(got.label, [1, 0])
+
+
+# ---- calibration, choice of k, re-ranking --------------------------------- #
+
+def features(ev):
+    return {"mean": ev.entries.score, **ev.features}
+
+
+def crf_events(c, k, fn=crf_sequence_events, **kw):
+    return fn(c.crf["emissions"], c.crf["transitions"], c.gold, k=k, lengths=c.lengths,
+              start=c.crf["start"], end=c.crf["end"], allowed=c.crf["allowed"], **kw)
+
+
+def test_forecaster_fit_save_apply_and_choice_of_k(corpus, dev, capsys):
+    c = corpus
+    flags = ["events", "--potentials", c.p("crf.npz"), "--gold", c.p("gold.npy"), "--k", 2]
+    out = run(capsys, *flags, "--dev-potentials", dev.p("crf.npz"), "--dev-gold",
+              dev.p("gold.npy"), "--choose-k", 1, 2, "--save-calibrator", c.p("fc"),
+              "--calibrated-output", c.p("cal.npz"), "--json", c.p("j.json"))
+    test_ev, dev_ev = crf_events(c, 2), crf_events(dev, 2)
+    choice = heuristic_k(features(dev_ev), dev_ev.entries.label, ks=(1, 2),
+                         forecaster=Forecaster(random_state=0))
+    saved = json.loads(open(c.p("j.json")).read())
+    assert saved["choice_of_k"] == choice.to_dict()
+    assert f"heuristic k = {choice.k}" in out
+    want = choice.forecaster.predict(features(test_ev))
+    got = load_entries(c.p("cal.npz"))
+    np.testing.assert_allclose(got.score, want, rtol=1e-12)
+    np.testing.assert_array_equal(got.label, test_ev.entries.label)
+    table = per_type(test_ev.entries.with_scores(want), test_ev)
+    assert saved["calibrated_evaluation"] == as_dict(table)
+    assert table.to_markdown() in out
+    np.testing.assert_allclose(Forecaster.load(c.p("fc")).predict(features(test_ev)), want)
+    # a second run applies the saved forecaster: the same numbers
+    run(capsys, *flags, "--calibrator", c.p("fc"), "--calibrated-output", c.p("cal2.npz"),
+        "--json", c.p("j2.json"))
+    np.testing.assert_array_equal(load_entries(c.p("cal2.npz")).score, got.score)
+    assert json.loads(open(c.p("j2.json")).read())["calibrated_evaluation"] == \
+        saved["calibrated_evaluation"]
+
+
+def test_registered_method_equals_a_grouped_calibrator(corpus, dev, capsys):
+    c = corpus
+    run(capsys, "events", "--scores", c.p("probs.npy"), "--gold", c.p("gold.conll"),
+        "--tag-index", c.p("tags.json"), "--dev-scores", dev.p("probs.npy"),
+        "--dev-gold", dev.p("gold.conll"), "--method", "platt", "--events", "spans",
+        "--k", 2, "--calibrated-output", c.p("cal.npz"), "--save-calibrator", c.p("pl"),
+        "-q")
+    test_ev = softmax_span_events(c.probs, c.gold, NAMES, k=2, lengths=c.lengths)
+    dev_ev = softmax_span_events(dev.probs, dev.gold, NAMES, k=2, lengths=dev.lengths)
+    model = sc.GroupedCalibrator(sc.PlattCalibrator(), sc.TagGroups.scw(1), min_entries=1)
+    want = model.fit(dev_ev.entries).transform(test_ev.entries).score
+    np.testing.assert_allclose(load_entries(c.p("cal.npz")).score, want, rtol=1e-12)
+    assert not np.allclose(want, test_ev.entries.score)   # it did calibrate
+    from sparsecal.calibration.loading import load_calibrator
+    np.testing.assert_allclose(load_calibrator(c.p("pl")).transform(test_ev.entries).score,
+                               want)
+
+
+def test_rerank_sequences_and_spans_equal_the_library(corpus, dev, capsys):
+    c = corpus
+    common = ["--potentials", c.p("crf.npz"), "--gold", c.p("gold.npy"), "--tag-index",
+              c.p("tags.json"), "--dev-potentials", dev.p("crf.npz"), "--dev-gold",
+              dev.p("gold.npy"), "--k", 3, "--rerank", "--scheme", "bio"]
+    out = run(capsys, "events", *common, "--json", c.p("seq.json"))
+    test_ev, dev_ev = crf_events(c, 3), crf_events(dev, 3)
+    conf = Forecaster().fit(features(dev_ev), dev_ev.entries.label).predict(
+        features(test_ev))
+    r = rerank_sequences(test_ev, conf, c.gold, NAMES, "bio")
+    got = json.loads(open(c.p("seq.json")).read())["reranking"]
+    assert got["exact_match_before"] == r.exact_match_before
+    assert got["exact_match_after"] == r.exact_match_after
+    assert got["spans_after"] == r.spans_after.to_dict() and got["n_changed"] == r.n_changed
+    assert f"exact match {r.exact_match_before:.4f} -> {r.exact_match_after:.4f}" in out
+    # exact match before = the share of sentences whose Viterbi path is gold
+    viterbi = [np.array_equal(test_ev.tags[i, :test_ev.length[i]],
+                              c.gold[test_ev.sentence[i], :test_ev.length[i]])
+               for i in np.flatnonzero(test_ev.rank == 1)]
+    assert got["exact_match_before"] == pytest.approx(np.mean(viterbi))
+    run(capsys, "events", *common, "--events", "spans", "--cutoff", 0.3, "--json",
+        c.p("sp.json"), "-q")
+    sp_test, sp_dev = (crf_events(x, 3, crf_span_events, tag_names=NAMES)
+                       for x in (c, dev))
+    conf = Forecaster().fit(features(sp_dev), sp_dev.entries.label).predict(
+        features(sp_test))
+    r = rerank_spans(sp_test, conf, c.gold, NAMES, "bio", cutoff=0.3)
+    got = json.loads(open(c.p("sp.json")).read())["reranking"]
+    assert got["spans_before"] == r.spans_before.to_dict()
+    assert got["spans_after"] == r.spans_after.to_dict()
+
+
+# ---- bad input: exit 2, one line naming the option or file, nothing written -- #
+
+def bad_cases(c):
+    crf, gold = ["--potentials", c.p("crf.npz")], ["--gold", c.p("gold.npy")]
+    np.savez(c.p("nan.npz"), emissions=np.where(np.arange(3) == 2, np.nan,
+                                                c.crf["emissions"]),
+             transitions=c.crf["transitions"], lengths=c.lengths)
+    np.savetxt(c.p("short.txt"), c.lengths[:-1], fmt="%d")
+    np.save(c.p("gold_short.npy"), c.gold_flat[:-1])
+    return {
+        "missing file": (["--potentials", c.p("nope.npz"), *gold], "nope.npz"),
+        "missing gold": ([*crf, "--gold", c.p("nope.npy")], "nope.npy"),
+        "k < 1": ([*crf, *gold, "--k", "0"], "--k"),
+        "NaN potentials": (["--potentials", c.p("nan.npz"), *gold], "nan.npz"),
+        "lengths vs rows": (["--scores", c.p("probs.npy"), "--lengths", c.p("short.txt"),
+                             *gold], "short.txt"),
+        "gold vs sentences": ([*crf, "--gold", c.p("gold_short.npy")], "gold_short.npy"),
+        "no sentences": (["--scores", c.p("probs.npy"), *gold], "--lengths"),
+        "spans without names": ([*crf, *gold, "--events", "spans"], "--tag-index"),
+        "choose-k without dev": ([*crf, *gold, "--choose-k", "1", "2"], "--choose-k"),
+        "unknown method": ([*crf, *gold, "--dev-potentials", c.p("crf.npz"), "--dev-gold",
+                            c.p("gold.npy"), "--method", "magic"], "--method"),
+        "both inputs": ([*crf, "--scores", c.p("probs.npy"), *gold], "--potentials"),
+        "normalize sequences": ([*crf, *gold, "--normalize"], "--normalize"),
+        "cutoff": ([*crf, *gold, "--cutoff", "1.5"], "--cutoff"),
+        "spans of unknown names": ([*crf, *gold, "--events", "spans", "--tag-index",
+                                    c.p("bad_tags.json")], "bad_tags.json"),
+    }
+
+
+@pytest.mark.parametrize("case", [
+    "missing file", "missing gold", "k < 1", "NaN potentials", "lengths vs rows",
+    "gold vs sentences", "no sentences", "spans without names", "choose-k without dev",
+    "unknown method", "both inputs", "normalize sequences", "cutoff",
+    "spans of unknown names"])
+def test_bad_input_exits_2_with_one_line_and_writes_nothing(corpus, capsys, case):
+    c = corpus
+    with open(c.p("bad_tags.json"), "w") as f:
+        json.dump({"O": 0, "B-X": 1}, f)        # 2 names for 3 tags
+    argv, named = bad_cases(c)[case]
+    outputs = [c.p("out.npz"), c.p("out.json")]
+    rc = main(["events", *argv, "-o", outputs[0], "--json", outputs[1]])
+    err = capsys.readouterr().err
+    assert rc == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("sparsecal events: error: ")
+    assert named in lines[0], lines[0]
+    assert not any(os.path.exists(p) for p in outputs)
+
+
+def test_unknown_scheme_is_a_usage_error(corpus, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["events", "--potentials", corpus.p("crf.npz"), "--gold",
+              corpus.p("gold.npy"), "--scheme", "bilou"])
+    assert exc.value.code == 2 and "--scheme" in capsys.readouterr().err
+
+
+# ---- the readers ----------------------------------------------------------- #
+
+@pytest.mark.parametrize("lengths", [[1], [2], [3, 1, 2], [1] * 7])
+def test_pad_sentences_equals_a_loop(lengths):
+    rng = np.random.default_rng(len(lengths))
+    flat = rng.random((sum(lengths), 2)).astype(np.float32)
+    before = flat.copy()
+    got = pad_sentences(flat, lengths, fill=-1)
+    np.testing.assert_array_equal(got, pad(flat, lengths, -1))
+    assert got.dtype == np.float32 and np.array_equal(flat, before)
+    with pytest.raises(ValueError, match="sum to"):
+        pad_sentences(flat[1:], lengths)
+    with pytest.raises(ValueError, match="lengths"):
+        pad_sentences(flat, [0] + lengths)
+
+
+def test_load_potentials_and_lengths(tmp_path, corpus):
+    got = load_potentials(corpus.p("crf.npz"))
+    for key, value in corpus.crf.items():
+        np.testing.assert_array_equal(got[key], value)
+    np.testing.assert_array_equal(got["lengths"], corpus.lengths)
+    np.testing.assert_array_equal(load_lengths(corpus.p("lengths.txt")), corpus.lengths)
+    np.savez(tmp_path / "a.npz", emissions=np.zeros((2, 3, 4)), transitions=np.zeros((4, 4)))
+    assert load_potentials(tmp_path / "a.npz")["lengths"].tolist() == [3, 3]
+    for bad, match in [(dict(transitions=np.zeros((4, 4))), "missing arrays"),
+                       (dict(emissions=np.zeros((2, 3, 4)), transitions=np.zeros((3, 3))),
+                        "transitions has shape"),
+                       (dict(emissions=np.zeros((2, 3, 4)), transitions=np.zeros((4, 4)),
+                             extra=np.zeros(1)), "unknown arrays"),
+                       (dict(emissions=np.zeros((2, 3, 4)), transitions=np.full((4, 4), np.inf)),
+                        "transitions"),
+                       (dict(emissions=np.zeros((2, 3, 4)), transitions=np.zeros((4, 4)),
+                             lengths=np.array([3, 4])), "lengths")]:
+        np.savez(tmp_path / "b.npz", **bad)
+        with pytest.raises(ValueError, match=match):
+            load_potentials(tmp_path / "b.npz")
+    np.savez(tmp_path / "c.npz", emissions=np.zeros((1, 2, 2)),
+             transitions=np.array([[0, -np.inf], [0, 0]]))
+    assert np.isneginf(load_potentials(tmp_path / "c.npz")["transitions"][0, 1])
+    (tmp_path / "l.txt").write_text("2\nx\n")
+    with pytest.raises(ValueError, match="line 2.*not a sentence length"):
+        load_lengths(tmp_path / "l.txt")
+    np.save(tmp_path / "l.npy", np.array([2, 0]))
+    with pytest.raises(ValueError, match="at least 1"):
+        load_lengths(tmp_path / "l.npy")
+
+
+def test_load_gold_sentences(corpus):
+    gold, offsets = load_gold_sentences(corpus.p("gold.conll"),
+                                        tag_index=corpus.p("tags.json"))
+    np.testing.assert_array_equal(gold, corpus.gold_flat)
+    np.testing.assert_array_equal(np.diff(offsets), corpus.lengths)
+    gold, offsets = load_gold_sentences(corpus.p("gold.npy"))
+    assert offsets is None and np.array_equal(gold, corpus.gold_flat)
+
+
+def test_the_verb_imports_only_what_it_runs(corpus):
+    """Events without dev outputs need torch (k-best), not scikit-learn, matplotlib
+    or a calibrator; the parser of every other verb imports nothing of this one."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    argv = ["events", "--potentials", corpus.p("crf.npz"), "--gold", corpus.p("gold.npy"),
+            "--k", "2", "-q"]
+    unused = ("sklearn", "matplotlib", "scipy.optimize", "sparsecal.calibration.forecaster",
+              "sparsecal.calibration.grouped")
+    code = ("import sys\nfrom sparsecal.cli import main\n"
+            f"assert main({argv!r}) == 0\n"
+            "assert 'torch' in sys.modules\n"
+            f"print(sorted(m for m in {unused!r} if m in sys.modules))\n"
+            "from sparsecal.cli.main import build_parser\n"
+            "for m in [m for m in sys.modules if m == 'sparsecal.cli.events']: "
+            "del sys.modules[m]\n"
+            "build_parser('evaluate')\n"
+            "print('sparsecal.cli.events' in sys.modules)")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(root)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=root, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[-3:-1] == ["[]", "False"]
