@@ -2,10 +2,10 @@
 processes, against the single-machine path: fixed-width bins (counts, label sums,
 score ranges bit for bit; score sums against math.fsum), CE with every binning
 and norm, Algorithm 2 and score intervals (ends within 1e-12 relative), top-label
-ECE, the Brier score (against its formula), evaluate(ci=..., metrics=...,
-top_label=True, per_tag=True), and the refusals. Random data with ties (also on
-bin edges), tiny sets, empty chunks and chunks with every score below the
-threshold."""
+ECE, the Brier score (against its formula) and the CORP decompositions,
+evaluate(ci=..., metrics=..., top_label=True, per_tag=True), and the refusals.
+Random data with ties (also on bin edges), tiny sets, empty chunks and chunks with
+every score below the threshold."""
 import math
 
 import dask.array as da
