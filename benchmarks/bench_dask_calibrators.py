@@ -94,7 +94,7 @@ def main():
                           - ref.transform(one_test).score).max()
             print(f"| {name} | {t_one:.2f} | {t_dask:.2f} | {t_dask / t_one:.1f} | "
                   f"{diff:.1e} |")
-        kw = dict(ci="simulation", per_tag=True, top_label=True,
+        kw = dict(ci="simulation", per_tag=True, top_label=True, prior=0.3,
                   metrics=list(sd.DISTRIBUTED_MEASURES))
         ref, t_one = _timed(lambda: sc.evaluate(one_test, groups, **kw))
         got, t_dask = _timed(lambda: sd.evaluate(test_entries, groups, **kw))

@@ -165,7 +165,8 @@ def _same_numbers(got, ref, path="json"):
 @pytest.mark.filterwarnings("ignore:.*bins of fewer than")
 @pytest.mark.parametrize("extra", [
     ["--ci", "--level", "0.9", "--n-resamples", 300, "--per-tag", "--min-entries", 50,
-     "--metrics", "ece", "brier", "--binning", "fixed", "--bins", 12, "--norm", 1],
+     "--metrics", "ece", "brier", "min-dcf", "log-loss-mcb", "--prior", 0.3,
+     "--binning", "fixed", "--bins", 12, "--norm", 1],
     ["--ci", "score", "--debias", "--bin-size", 40, "--metrics", "debiased-ce"]],
     ids=["simulation-fixed", "score-debiased"])
 def test_evaluate_options_on_cluster_equal_single_machine(files, scheduler, capsys,

@@ -151,8 +151,8 @@ def test_measures_against_evaluate_and_the_formula():
     names = list(sd.DISTRIBUTED_MEASURES)
     entries = _entries(x, gold, CHUNKS[0])
     for kw in [dict(n_bins=6), dict(bin_size=30), dict(binning="fixed", n_bins=12)]:
-        got = sd.measures_by_group(entries, groups, names, **kw)
-        ref = sc.evaluate(one, groups, ci=None, metrics=names, **kw).metrics
+        got = sd.measures_by_group(entries, groups, names, prior=0.3, **kw)
+        ref = sc.evaluate(one, groups, ci=None, metrics=names, prior=0.3, **kw).metrics
         assert sorted(got) == sorted(ref)
         for name in names:
             _close(got[name]["pooled"], ref[name]["pooled"], name)
@@ -171,6 +171,36 @@ def test_measures_against_evaluate_and_the_formula():
     at = groups.tag_to_group[one.tag] == 2
     _close(brier["groups"][2],
            math.fsum((one.score[at] - one.label[at]) ** 2) / at.sum())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_application_measures(dtype):
+    """DCF and minDCF (values, thresholds, error rates) bit for bit; Cllr and
+    minCllr within 1e-12; probabilities 0 and 1 (infinite LLRs) included."""
+    x, gold = _data(dtype, seed=7)
+    x[:4, 0], x[4:8, 1] = 1.0, 0.0
+    one = sc.threshold(x, gold)
+    groups = _groups()
+    names = ["dcf", "min-dcf", "cllr", "min-cllr"]
+    for prior in (0.1, 0.6):
+        got = sd.measures_by_group(_entries(x, gold, CHUNKS[0]), groups, names, prior=prior)
+        ref = sc.evaluate(one, groups, ci=None, metrics=names, prior=prior).metrics
+        for name in names:
+            a = [got[name]["pooled"]] + got[name]["groups"]
+            b = [ref[name]["pooled"]] + ref[name]["groups"]
+            if name.endswith("dcf"):
+                assert a == b, name
+            else:
+                for u, v in zip(a, b):
+                    _close(u, v, name)
+    # the table of all entries, brute force
+    scores, inv, counts = np.unique(one.score.astype(np.float64), return_inverse=True,
+                                    return_counts=True)
+    positives = np.bincount(inv, weights=one.label).astype(np.int64)
+    got = sd.application_from_table(scores, counts, positives, "min-dcf", 0.2)
+    assert got == sc.min_dcf(one.score, one.label, prior=0.2)
+    with pytest.raises(ValueError, match="labels must hold both classes"):
+        sd.application_from_table(scores, counts, np.zeros_like(counts), "cllr")
 
 
 @pytest.mark.filterwarnings("ignore:.*bins of fewer than")
@@ -225,8 +255,11 @@ def test_refusals_name_the_problem():
         sd.evaluate(entries, ci="bootstrap")
     with pytest.raises(ValueError, match="'score' is the interval of the debiased CE"):
         sd.binned_errors(entries, ci="score")
-    with pytest.raises(ValueError, match="smooth-ece, min-dcf have no distributed form"):
-        sd.evaluate(entries, metrics=["ece", "smooth-ece", "min-dcf"])
+    with pytest.raises(ValueError, match="smooth-ece, calibration-test-p have no "
+                                         "distributed form"):
+        sd.evaluate(entries, metrics=["ece", "smooth-ece", "calibration-test-p"])
+    with pytest.raises(ValueError, match="measure 'min-dcf' needs prior"):
+        sd.evaluate(entries, metrics=["min-dcf"])
     with pytest.raises(ValueError, match="unknown measure 'nope'"):
         sd.measures_by_group(entries, _groups(), ["nope"])
     with pytest.raises(ValueError, match="n_bins"):

@@ -214,7 +214,8 @@ def _cmd_evaluate(args, console):
     binning = _binning_from_args(args)
     prior = _prior_for_measures(args)
     if wants_cluster(args):
-        return cluster_evaluate(args, console, _groups_from_args, dict(binning, ci=ci))
+        return cluster_evaluate(args, console, _groups_from_args,
+                                dict(binning, ci=ci, prior=prior))
     entries = _entries_from_args(args, console)
     groups = _groups_from_args(args, entries.n_tags, console)
     with console.step("evaluating") as progress:

@@ -47,7 +47,7 @@ _EXPORTS = {
     "top_label_ece": "measures", "measures_by_group": "measures",
     "check_distributed_ci": "measures", "check_measures": "measures",
     "with_interval": "measures", "DISTRIBUTED_MEASURES": "measures",
-    "corp_from_table": "measures",
+    "corp_from_table": "measures", "application_from_table": "measures",
 }
 
 __all__ = sorted(_EXPORTS)

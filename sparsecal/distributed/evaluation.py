@@ -11,6 +11,7 @@ to the whole's exactly.
 import numpy as np
 
 from ..core.groups import TagGroups, check_groups
+from ..core.validation import check_prior
 from ..metrics.evaluation import EvaluationResult
 from ..metrics.marginal import (MarginalCalibrationError, _mce_settings, _mce_tags,
                                 check_ce_options)
@@ -131,10 +132,10 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
 
 def evaluate(entries, groups=None, *, n_bins=None, per_tag=False, min_entries=None,
              ci=None, top_label=False, metrics=(), bin_size=None, binning="equal-mass",
-             norm=2, debias=False):
+             norm=2, debias=False, prior=None):
     """Evaluate the marginal calibration of distributed entries:
     :func:`sparsecal.evaluate` on a cluster (every option but the bootstrap
-    interval, ``prior`` and the measures without a distributed form).
+    interval and the measures without a distributed form).
 
     Parameters
     ----------
@@ -154,7 +155,7 @@ def evaluate(entries, groups=None, *, n_bins=None, per_tag=False, min_entries=No
         Also the top-label ECE (:func:`~sparsecal.distributed.measures.top_label_ece`).
     metrics : sequence of str, default=()
         Measures of :data:`~sparsecal.distributed.measures.DISTRIBUTED_MEASURES`.
-    bin_size, binning, norm, debias
+    bin_size, binning, norm, debias, prior
         As :func:`sparsecal.evaluate`.
 
     Returns
@@ -196,7 +197,10 @@ def evaluate(entries, groups=None, *, n_bins=None, per_tag=False, min_entries=No
     spec = check_distributed_ci(ci, debias)
     n_bins, _ = check_ce_options(n_bins, bin_size, binning, norm, debias, spec)
     metrics = [metrics] if isinstance(metrics, str) else list(metrics)
-    check_measures(metrics)
+    if prior is not None:
+        prior = check_prior(prior, "prior")
+    for m in check_measures(metrics):
+        m.check_prior(prior)
     shared, grouped = binned_errors(entries, groups, n_bins=n_bins, bin_size=bin_size,
                                     binning=binning, norm=norm, debias=debias, ci=spec)
     _, per_group = _entry_counts(entries, groups)
@@ -210,10 +214,10 @@ def evaluate(entries, groups=None, *, n_bins=None, per_tag=False, min_entries=No
         smce=shared, gmce=grouped, groups=rows, mce=marginal,
         top_label_ece=top_label_ece(entries, ci=other) if top_label else None,
         metrics=measures_by_group(entries, groups, metrics, n_bins=n_bins,
-                                  bin_size=bin_size, binning=binning),
+                                  bin_size=bin_size, binning=binning, prior=prior),
         settings={"threshold": entries.threshold, "n_bins": n_bins,
                   "bin_size": bin_size, "binning": binning, "norm": shared.norm,
-                  "debias": bool(debias), "prior": None, "ci": interval.get("method"),
+                  "debias": bool(debias), "prior": prior, "ci": interval.get("method"),
                   "confidence_level": interval.get("confidence_level"),
                   "n_resamples": interval.get("n_resamples"),
                   "random_state": interval.get("random_state"),
