@@ -11,21 +11,34 @@ test entries; SMCE and GMCE after.
 - ``single``: the public single-machine API, ``n_threads=--workers``, on memory
   maps of the files.
 - ``dask``: ``sparsecal.distributed`` on ``LocalCluster(n_workers=--workers,
-  threads_per_worker=1)``; each worker reads its row chunks from the files
-  (``sparsecal.cli.cluster.dask_scores``); entries persisted in worker memory.
+  threads_per_worker=1)``; each worker reads its row chunks of the scores and
+  of the gold tags from the files (``sparsecal.cli.cluster.dask_scores``);
+  entries persisted in worker memory. The cluster is started and the package
+  imported on the workers (and ``dask.array`` on the client) before the timings:
+  start-up is not part of the workload, as for the single-machine path. The
+  workers start with ``MALLOC_TRIM_THRESHOLD_`` and ``MALLOC_MMAP_THRESHOLD_`` at
+  256 MiB (``distributed.nanny.pre-spawn-environ``): Dask's default trim threshold
+  (64 KiB) fixes glibc's mmap threshold at 128 KiB, so every large NumPy
+  temporary is a fresh map whose pages fault in, and the per-chunk NumPy work ran
+  about 4 times slower than in the client process (docs/scale.md, "Benchmark");
+  ``--dask-malloc`` keeps Dask's default.
 
 Reported per step: wall time, the 1-minute load average when the step ended (the
-machine is shared: read timings with it), entries per second per worker, and the
+machine is shared: read timings with it), entries per second per worker, the
 bytes sent between workers (Dask's ``transfer_outgoing_bytes_total`` summed over
-workers). The results of the two paths are checked equal (counts identical,
+workers), and from Dask's task stream the tasks run and the workers' busy
+seconds per kind of task (compute, and transfers). The results of the two paths are checked equal (counts identical,
 values within 1e-12 relative).
 
 Usage::
 
     .venv/bin/python benchmarks/bench_dask.py --rows 100000     # 4.3e7 entries per split
-    options: --workers N  --chunk-rows R  --workdir DIR  --json FILE
+    .venv/bin/python benchmarks/bench_dask.py --rows 1173709 --repeat 3   # the 5e8 size
+    options: --workers N  --chunk-rows R (default 262144)  --repeat N  --dask-malloc
+             --workdir DIR  --json FILE
 """
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -40,7 +53,7 @@ from _data import N_TAGS, write_score_matrix  # noqa: E402
 
 import sparsecal as sc  # noqa: E402
 from sparsecal import distributed as sd  # noqa: E402
-from sparsecal.cli.cluster import dask_scores  # noqa: E402
+from sparsecal.cli.cluster import _read_rows, dask_scores  # noqa: E402
 
 
 class Steps:
@@ -55,15 +68,47 @@ class Steps:
         return sum(self.client.run(
             lambda dask_worker: dask_worker.transfer_outgoing_bytes_total).values())
 
+    def _cpu(self):
+        """CPU seconds of this process (with the scheduler of a local cluster)
+        and of the worker processes."""
+        workers = 0 if self.client is None else sum(self.client.run(time.process_time).values())
+        return np.array([time.process_time(), workers])
+
     def run(self, name, n_entries, func):
-        before, t0 = self._sent(), time.perf_counter()
-        result = func()
+        before, cpu, t0 = self._sent(), self._cpu(), time.perf_counter()
+        with self._task_stream() as stream:
+            result = func()
         wall = time.perf_counter() - t0
+        client_cpu, worker_cpu = self._cpu() - cpu
         self.rows.append({"step": name, "seconds": round(wall, 3),
+                          "cpu_seconds": round(client_cpu + worker_cpu, 3),
+                          "cpu_seconds_workers": round(worker_cpu, 3),
                           "load_1min": round(os.getloadavg()[0], 2),
                           "entries": int(n_entries),
-                          "bytes_between_workers": self._sent() - before})
+                          "bytes_between_workers": self._sent() - before,
+                          **_task_summary(stream)})
         return result
+
+    def _task_stream(self):
+        if self.client is None:
+            return contextlib.nullcontext()
+        from distributed import get_task_stream
+        return get_task_stream(self.client)
+
+
+def _task_summary(stream):
+    """Tasks run and the workers' busy seconds per kind of task (compute and
+    transfer), from Dask's task stream."""
+    if stream is None:
+        return {}
+    from dask.utils import key_split
+    busy = {}
+    for task in stream.data:
+        for ss in task["startstops"]:
+            kind = key_split(task["key"]) if ss["action"] == "compute" else ss["action"]
+            busy[kind] = busy.get(kind, 0.0) + ss["stop"] - ss["start"]
+    return {"tasks": len(stream.data),
+            "worker_seconds": {k: round(v, 3) for k, v in sorted(busy.items())}}
 
 
 def single(dev_path, test_path, dev_gold, test_gold, workers):
@@ -81,28 +126,80 @@ def single(dev_path, test_path, dev_gold, test_gold, workers):
     return s.rows, groups, (before, after), (len(dev), len(test))
 
 
+def _dask_gold(path, scores):
+    """The gold tags saved beside ``path``, read by the workers in the row
+    chunks of ``scores``."""
+    import dask
+    import dask.array as da
+    read = dask.delayed(_read_rows, pure=True)
+    bounds = np.cumsum((0,) + scores.chunks[0])
+    return da.concatenate([da.from_delayed(read(path, int(a), int(b)), (int(b - a),), np.int64)
+                           for a, b in zip(bounds[:-1], bounds[1:])])
+
+
 def _persisted(path, gold, chunk_rows):
     """Entries thresholded on the workers and kept there (waits for them)."""
     from distributed import futures_of, wait
-    entries = sd.threshold(dask_scores(path, chunk_rows), gold).persist()
+    scores = dask_scores(path, chunk_rows)
+    gold_path = path[:-len(".npy")] + "_gold.npy"
+    np.save(gold_path, gold)
+    entries = sd.threshold(scores, _dask_gold(gold_path, scores)).persist()
     wait(futures_of(entries.blocks))
     return entries
 
 
-def distributed(dev_path, test_path, dev_gold, test_gold, groups, workers, chunk_rows):
+def _warm():
+    """Import what the tasks run (on a worker)."""
+    import sparsecal.distributed.equal_mass  # noqa: F401
+    import sparsecal.distributed.isotonic  # noqa: F401
+
+
+#: worker environment: glibc keeps freed memory up to this much and maps only
+#: larger blocks (instead of Dask's MALLOC_TRIM_THRESHOLD_=65536)
+MALLOC = {"MALLOC_TRIM_THRESHOLD_": 1 << 28, "MALLOC_MMAP_THRESHOLD_": 1 << 28}
+
+
+def distributed(dev_path, test_path, dev_gold, test_gold, groups, workers, chunk_rows,
+                repeat, dask_malloc=False):
+    import dask
+    import dask.array  # noqa: F401  (as the single path's imports: before the timings)
     from distributed import Client, LocalCluster
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
-        s = Steps(client)
-        dev = s.run("threshold dev", 0, lambda: _persisted(dev_path, dev_gold, chunk_rows))
-        test = s.run("threshold test", 0, lambda: _persisted(test_path, test_gold,
-                                                             chunk_rows))
-        before = s.run("SMCE+GMCE test", 0, lambda: sd.smce_and_gmce(test, groups))
-        model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), groups)
-        s.run("isotonic fit dev", 0, lambda: model.fit(dev))
-        after = s.run("apply+SMCE+GMCE", 0,
-                      lambda: sd.smce_and_gmce(model.transform(test), groups))
-        return s.rows, (before, after)
+    environ = dask.config.get("distributed.nanny.pre-spawn-environ")
+    environ = environ if dask_malloc else {**environ, **MALLOC}
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}), \
+            LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                         dashboard_address=None) as cluster, Client(cluster) as client:
+        client.run(_warm)
+        print("worker malloc settings:", client.run(
+            lambda: {k: os.environ.get(k) for k in MALLOC}))
+        runs = [_distributed_steps(client, dev_path, test_path, dev_gold, test_gold, groups,
+                                   chunk_rows) for _ in range(repeat)]
+        return _best([r[0] for r in runs]), runs[-1][1]
+
+
+def _distributed_steps(client, dev_path, test_path, dev_gold, test_gold, groups, chunk_rows):
+    s = Steps(client)
+    dev = s.run("threshold dev", 0, lambda: _persisted(dev_path, dev_gold, chunk_rows))
+    test = s.run("threshold test", 0, lambda: _persisted(test_path, test_gold,
+                                                         chunk_rows))
+    before = s.run("SMCE+GMCE test", 0, lambda: sd.smce_and_gmce(test, groups))
+    model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), groups)
+    s.run("isotonic fit dev", 0, lambda: model.fit(dev))
+    after = s.run("apply+SMCE+GMCE", 0,
+                  lambda: sd.smce_and_gmce(model.transform(test), groups))
+    return s.rows, (before, after)
+
+
+def _best(runs):
+    """Per step, the row of the fastest of the repeated runs, with the least
+    CPU time of any of them."""
+    best = []
+    for rows in zip(*runs):
+        row = dict(min(rows, key=lambda r: r["seconds"]))
+        for field in ("cpu_seconds", "cpu_seconds_workers"):
+            row[field] = min(r[field] for r in rows)
+        best.append(row)
+    return best
 
 
 def check_equal(a, b):
@@ -117,26 +214,35 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=100_000)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--chunk-rows", type=int, default=16_384)
+    ap.add_argument("--chunk-rows", type=int, default=262_144)
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="run each path this many times; report each step's best")
+    ap.add_argument("--dask-malloc", action="store_true",
+                    help="keep Dask's worker malloc settings (MALLOC_TRIM_THRESHOLD_=65536)")
     ap.add_argument("--workdir")
     ap.add_argument("--json")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(dir=args.workdir) as d:
         paths = [os.path.join(d, f"{n}.npy") for n in ("dev", "test")]
         golds = [write_score_matrix(p, args.rows, seed=i) for i, p in enumerate(paths)]
-        one, groups, res_one, sizes = single(*paths, *golds, args.workers)
+        singles = [single(*paths, *golds, args.workers) for _ in range(args.repeat)]
+        one, (_, groups, res_one, sizes) = _best([r[0] for r in singles]), singles[-1]
         for r in one[:2]:
             r["entries"] = sizes[0] if "dev" in r["step"] else sizes[1]
-        dist, res_dist = distributed(*paths, *golds, groups, args.workers, args.chunk_rows)
+        dist, res_dist = distributed(*paths, *golds, groups, args.workers, args.chunk_rows,
+                                     args.repeat, args.dask_malloc)
         for r, o in zip(dist, one):
             r["entries"] = o["entries"]
     for pair in zip(res_dist, res_one):
         check_equal(*pair)
-    total = {k: sum(r["seconds"] for r in rows) for k, rows in (("single", one),
-                                                                 ("dask", dist))}
+    total, cpu = ({k: sum(r[field] for r in rows) for k, rows in (("single", one),
+                                                                   ("dask", dist))}
+                  for field in ("seconds", "cpu_seconds"))
     report = {"rows": args.rows, "workers": args.workers, "chunk_rows": args.chunk_rows,
-              "entries_dev_test": sizes, "single": one, "dask": dist, "total_seconds": total,
+              "repeat": args.repeat, "dask_malloc": args.dask_malloc, "entries_dev_test": sizes, "single": one, "dask": dist,
+              "total_seconds": total, "total_cpu_seconds": cpu,
               "ratio_dask_over_single": round(total["dask"] / total["single"], 3),
+              "cpu_ratio_dask_over_single": round(cpu["dask"] / cpu["single"], 3),
               "results_equal": True}
     dense = args.rows * N_TAGS
     for name in ("single", "dask"):
@@ -146,11 +252,17 @@ def main():
             n = dense if r["step"].startswith("threshold") else r["entries"]
             rate = n / r["seconds"] / args.workers if r["seconds"] else 0
             unit = "dense values" if r["step"].startswith("threshold") else "entries"
-            print(f"  {r['step']:<16} {r['seconds']:8.2f} s  load {r['load_1min']:5.2f}  "
+            print(f"  {r['step']:<16} {r['seconds']:8.2f} s  cpu {r['cpu_seconds']:6.2f} s "
+                  f"(workers {r['cpu_seconds_workers']:5.2f} s)  "
+                  f"load {r['load_1min']:5.2f}  "
                   f"{rate / 1e6:8.2f} M {unit}/s/worker  "
                   f"{r['bytes_between_workers']:>12,} B between workers")
+            if "tasks" in r:
+                print(f"    {r['tasks']} tasks; worker seconds: {r['worker_seconds']}")
     print(f"\ntotal: single {total['single']:.2f} s, dask {total['dask']:.2f} s "
-          f"(ratio {report['ratio_dask_over_single']}); results equal")
+          f"(ratio {report['ratio_dask_over_single']}); CPU: single {cpu['single']:.2f} s, "
+          f"dask {cpu['dask']:.2f} s (ratio {report['cpu_ratio_dask_over_single']}); "
+          "results equal")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1)

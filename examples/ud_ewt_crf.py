@@ -40,6 +40,7 @@ from torch import nn
 import sparsecal as sc
 from sparsecal import crf
 from sparsecal.calibration.comparison import compare_methods
+from _crf_nll import crf_nll
 from _figures import save_figures
 
 UNK_TAG = "<UNK>"   # dev/test tags never seen in train (like CCG's <UNKNOWN>)
@@ -150,18 +151,8 @@ class WindowCRFTagger(nn.Module):
 
     def nll(self, feats, mask, gold, lengths):
         """Mean negative log-likelihood per token of the gold sequences."""
-        em = self.emissions(feats, mask)
-        B, N, C = em.shape
-        real = gold >= 0
-        g = gold.clamp(min=0)
-        score = (em.gather(2, g.unsqueeze(-1)).squeeze(-1) * real).sum(1)
-        pair = self.transitions[g[:, :-1], g[:, 1:]] * real[:, 1:]
-        score = score + pair.sum(1) + self.start[g[:, 0]]
-        score = score + self.end[g.gather(1, (lengths - 1).unsqueeze(1)).squeeze(1)]
-        # backend="lean": scaled forward on matrix products, differentiable.
-        log_z = crf.log_partition(em, self.transitions, lengths=lengths, start=self.start,
-                                  end=self.end, backend="lean")
-        return (log_z - score).sum() / lengths.sum()
+        return crf_nll(self.emissions(feats, mask), self.transitions, self.start, self.end,
+                       gold, lengths)
 
 
 def train_tagger(train, dev, n_tags, *, epochs=8, batch_size=32, lr=2e-3, seed=0,

@@ -65,9 +65,10 @@ def features(ev):
     return {**ev.features, "mean": ev.entries.score}
 
 
-def ece(p, y):
-    """J&Y eq. 4: 20 fixed-width bins, norm 1."""
-    return sc.calibration_error(p, y, norm=1, binning="fixed", n_bins=20)
+def ece(p, y, ci=None):
+    """J&Y eq. 4: 20 fixed-width bins, norm 1 (``ci``: as in
+    :func:`sparsecal.calibration_error`)."""
+    return sc.calibration_error(p, y, norm=1, binning="fixed", n_bins=20, ci=ci)
 
 
 def run(data_dir, out_dir, figures_dir=None, *, limit=None, k_max=3, c2=0.1,

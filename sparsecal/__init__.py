@@ -46,6 +46,7 @@ _EXPORTS = {
     "BinStats": "core", "argsort_scores": "core", "equal_mass_bin_starts": "core",
     "equal_mass_bins": "core", "fixed_width_bins": "core", "lookup_bins": "core",
     "isotonic_fit": "core", "isotonic_predict": "core",
+    "DegenerateDataError": "core",
     # metrics
     "BrierDecomposition": "metrics", "CalibrationError": "metrics",
     "ConfidenceInterval": "metrics",

@@ -840,6 +840,9 @@ ERROR_CASES = {
     "fit --prior of a method without one": (
         lambda d, b: _fit(d, b, "--grouping", "scw", "--prior", "0.3"),
         "--prior", "not to isotonic"),
+    "fit --bins of a method without bins": (
+        lambda d, b: _fit(d, b, "--grouping", "scw", "--bins", "20"),
+        "--bins", "not to isotonic"),
     "fit --ensemble 1": (lambda d, b: _fit(d, b, "--grouping", "scw", "--ensemble", "1"),
                          "--ensemble", "at least 2 folds, got 1"),
     "fit --select with --method": (lambda d, b: _fit(d, b, "--select", "--method", "platt"),

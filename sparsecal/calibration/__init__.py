@@ -43,6 +43,7 @@ _EXPORTS = {
     "stratified_token_folds": "folds", "SelectionResult": "selection", "select": "selection",
     "CrossFittedCalibrator": "ensemble",
     "load_calibrator": "loading", "check_prior_methods": "registry",
+    "check_bins_methods": "registry",
     "Forecaster": "forecaster", "KChoice": "choice_of_k", "heuristic_k": "choice_of_k",
 }
 

@@ -14,6 +14,7 @@ from ..core.progress import ProgressCounter
 from ..metrics.evaluation import evaluate
 from ..io.tables import Table
 from ..metrics.intervals import ConfidenceInterval
+from ..metrics.measures import get_measure
 from .grouped import GroupedCalibrator
 from .registry import METHODS, check_prior_methods, get_method
 
@@ -58,20 +59,37 @@ class MethodComparison(Table):
         """SMCE then every GMCE of ``result`` (None for an empty group)."""
         return [result.smce.value] + [None if c is None else c.value for c in result.gmce]
 
+    def measure_values(self, result, name):
+        """Measure ``name`` of ``result`` (``evaluation={"metrics": ...}``) in
+        the columns of :meth:`values`: all entries, then each group."""
+        m = result.metrics[name]
+        return [m["pooled"]] + list(m["groups"])
+
     def to_dict(self):
-        return {"columns": self.columns(), "none": self.values(self.before),
-                "methods": {f"{m}/{g}": self.values(r) for (m, g), r in self.after.items()},
-                "groups": self.before.groups}
+        out = {"columns": self.columns(), "none": self.values(self.before),
+               "methods": {f"{m}/{g}": self.values(r) for (m, g), r in self.after.items()},
+               "groups": self.before.groups}
+        if self.before.metrics:
+            out["metrics"] = {name: {"none": self.measure_values(self.before, name),
+                                     "methods": {f"{m}/{g}": self.measure_values(r, name)
+                                                 for (m, g), r in self.after.items()}}
+                              for name in self.before.metrics}
+        return out
 
     def _columns(self):
         """One row per recalibration ("none" first): method, grouping, groups
-        fitted, then SMCE ("All") and each group's GMCE."""
+        fitted, then SMCE ("All") and each group's GMCE, then each measure asked
+        for as ``"<name> All"`` and ``"<name> Group g"``."""
         results = [("none", None, self.before)] + [(m, g, r) for (m, g), r in self.after.items()]
         out = {"method": [m for m, _, _ in results], "grouping": [g for _, g, _ in results],
                "n_groups": [None if g is None else 1 if g == "scw" else self.groups.n_groups
                             for _, g, _ in results]}
         values = [self.values(r) for _, _, r in results]
         out.update({c: [v[i] for v in values] for i, c in enumerate(self.columns())})
+        for name in self.before.metrics:
+            values = [self.measure_values(r, name) for _, _, r in results]
+            out.update({f"{name} {c}": [v[i] for v in values]
+                        for i, c in enumerate(self.columns())})
         return out
 
     def to_markdown(self, all_groups=False):
@@ -111,13 +129,33 @@ class MethodComparison(Table):
                 f"[{c['train_share_min']:.1%}, {c['train_share_max']:.1%}]"
                 if c["tag_types"] else "—"))
         bottom("Tokens", lambda c: "—" if c.get("tokens") is None else f"{c['tokens']:,}")
+        if self.before.metrics:
+            lines += ["", self._measures_markdown(cols)]
+        return "\n".join(lines)
+
+    def _measures_markdown(self, cols):
+        """The measures asked for: one row per measure x recalibration, the
+        columns of the table above (value and relative change)."""
+        names = [self.columns()[c] for c in cols]
+        lines = ["| Measure | Recalibration | Groups | " + " | ".join(names) + " |",
+                 "|---|---|---|" + "---|" * len(names)]
+        for name in self.before.metrics:
+            shown = get_measure(name).display_name
+            base = self.measure_values(self.before, name)
+            lines.append(f"| {shown} | None | | "
+                         + " | ".join(_cell(base[c], None) for c in cols) + " |")
+            for (method, grouping), result in self.after.items():
+                vals = self.measure_values(result, name)
+                n = 1 if grouping == "scw" else self.groups.n_groups
+                lines.append(f"| {shown} | {METHODS[method].display_name} | {n} | "
+                             + " | ".join(_cell(vals[c], base[c]) for c in cols) + " |")
         return "\n".join(lines)
 
 
 def _cell(value, base):
-    if value is None:
+    if value is None or value != value:   # an empty group; NaN: a measure undefined there
         return "—"
-    if base is None or base == 0:
+    if base is None or base == 0 or base != base:
         return f"{value:.4f}"
     return f"{value:.4f} ({(value - base) / base:+.1%})"
 
@@ -153,7 +191,10 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
     evaluation : dict, optional
         Further keyword arguments of every :func:`~sparsecal.metrics.evaluate`
         (``bin_size``, ``binning``, ``norm``, ``debias``, ``metrics``,
-        ``prior``); with ``bin_size``, ``n_bins`` is for the calibrators only.
+        ``prior``, ``measure_options``); with ``bin_size``,
+        ``n_bins`` is for the calibrators only. The measures of ``metrics``
+        are in the result per method x grouping (``to_dict()["metrics"]``,
+        ``to_frame()``'s ``"<name> All"`` columns, ``to_markdown()``).
 
     Returns
     -------

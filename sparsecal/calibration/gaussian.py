@@ -2,7 +2,7 @@
 Gaussians of the log-odds score give the calibrated log-likelihood ratio."""
 import numpy as np
 
-from ..core.validation import check_choice
+from ..core.validation import DegenerateDataError, check_choice
 from .llr import LLRCalibrator
 from ..core.validation import check_prior
 
@@ -94,7 +94,7 @@ class GaussianCalibration(LLRCalibrator):
         w = np.ones(s.shape[0]) if w is None else w
         w_pos, w_neg = float(w[pos].sum()), float(w[~pos].sum())
         if not (w_pos > 0 and w_neg > 0):
-            raise ValueError("GaussianCalibration needs both positive and negative dev "
+            raise DegenerateDataError("GaussianCalibration needs both positive and negative dev "
                              "labels (with positive weight)")
         mu_t = float(np.sum(w[pos] * s[pos]) / w_pos)
         mu_f = float(np.sum(w[~pos] * s[~pos]) / w_neg)
@@ -105,7 +105,7 @@ class GaussianCalibration(LLRCalibrator):
         else:
             v_t, v_f = ss_t / w_pos, ss_f / w_neg
         if not (v_t > 0 and v_f > 0):
-            raise ValueError("GaussianCalibration: a class's dev scores have zero "
+            raise DegenerateDataError("GaussianCalibration: a class's dev scores have zero "
                              "variance; use variance='tied' or more dev data")
         self.mean_pos_, self.mean_neg_ = mu_t, mu_f
         self.var_pos_, self.var_neg_ = v_t, v_f

@@ -16,7 +16,7 @@ import numpy as np
 from ..core.entries import Entries, check_entries, threshold as threshold_entries
 from ..core.groups import TagGroups, check_groups, partition_by_group
 from ..core.progress import ProgressCounter, check_progress
-from ..core.validation import check_positive_int, check_unit_interval
+from ..core.validation import DegenerateDataError, check_positive_int, check_unit_interval
 from ..io.atomic import atomic_path
 from ..io.npyfile import open_npy
 from ..metrics.marginal import DEFAULT_BIN_SIZE
@@ -188,7 +188,12 @@ class GroupedCalibrator(EntryTransformer, Estimator):
         ``fallback`` group's calibrator; a fallback group (or, without
         ``fallback``, a group) with fewer keeps its scores unchanged, with a
         warning naming it. A smaller value warns naming the groups fit on
-        fewer than 200 entries.
+        fewer than 200 entries. A group whose dev data ``base`` refuses
+        (:class:`~sparsecal.core.validation.DegenerateDataError`: one class
+        for the prior-weighted and Gaussian methods, zero variance for
+        Gaussian) is handled as one with too few entries, with one warning
+        naming the groups and the reason; the methods that fit such data
+        (binning, isotonic, Platt, Beta: to about 0 or 1) fit it.
     renormalize : bool, default=False
         In :meth:`transform_dense`, rescale each row to sum to 1 after
         calibration. Off by default: the paper evaluates unnormalised scores
@@ -329,13 +334,15 @@ class GroupedCalibrator(EntryTransformer, Estimator):
         n_fallback = 0 if self.fallback is None else self.fallback.n_groups
         counter = ProgressCounter(progress, self.groups.n_groups + n_fallback)
         calibrators, tag_map = [], np.full(self.groups.n_tags, -1, dtype=np.int64)
-        weak = self._fit_grouping(self.groups, grouping, calibrators, tag_map,
-                                  np.ones(self.groups.n_tags, dtype=bool), counter)
+        weak, refused = self._fit_grouping(self.groups, grouping, calibrators, tag_map,
+                                           np.ones(self.groups.n_tags, dtype=bool), counter)
         if self.fallback is not None and weak.any():
-            self._fit_grouping(self.fallback, grouping, calibrators, tag_map, weak, counter)
+            _, refused = self._fit_grouping(self.fallback, grouping, calibrators, tag_map,
+                                            weak, counter)
         elif n_fallback:
             counter.advance(n_fallback)
-        left = np.flatnonzero(tag_map < 0)
+        # (the tags of groups the method refused at the last level were warned about)
+        left = np.flatnonzero((tag_map < 0) & ~refused)
         if left.size:
             # Also tags with no dev entry at all: their test scores are left
             # unchanged just the same, which the caller must know about.
@@ -354,27 +361,46 @@ class GroupedCalibrator(EntryTransformer, Estimator):
     def _fit_grouping(self, groups, grouping, calibrators, tag_map, tags_wanted, counter):
         """Fit a calibrator for every group of ``groups`` holding a wanted tag,
         counting each group; returns the wanted tags whose group had too few
-        entries."""
+        entries or dev data the method refuses (:class:`DegenerateDataError`:
+        one class, zero variance), and the latter alone, warning once naming
+        their groups."""
         sizes, fit_group = grouping(groups)
         weak = np.zeros(groups.n_tags, dtype=bool)
-        small = []
+        refused_tags = np.zeros(groups.n_tags, dtype=bool)
+        small, refused = [], {}   # refused: the method's reason -> groups
         for g in range(groups.n_groups):
             members = tags_wanted & (groups.tag_to_group == g)
             if members.any() and sizes[g] < self.min_entries:
                 weak |= members
             elif members.any():
-                tag_map[members] = len(calibrators)
-                calibrators.append(fit_group(g))
-                if sizes[g] < DEFAULT_BIN_SIZE:
-                    small.append(g)
+                try:
+                    calibrator = fit_group(g)
+                except DegenerateDataError as exc:   # one class, zero variance
+                    refused.setdefault(str(exc), []).append(g)
+                    weak |= members
+                    refused_tags |= members
+                else:
+                    tag_map[members] = len(calibrators)
+                    calibrators.append(calibrator)
+                    if sizes[g] < DEFAULT_BIN_SIZE:
+                        small.append(g)
             counter.advance()
+        if refused:
+            bad = sorted(g for gs in refused.values() for g in gs)
+            warnings.warn(f"{type(self.base).__name__} cannot fit the dev data of "
+                          f"{len(bad)} {groups.kind} group(s) ({_names(bad)}): "
+                          + "; ".join(f"{reason} (groups {_names(gs)})"
+                                      for reason, gs in refused.items())
+                          + ". Like groups under min_entries, their tags use their "
+                          "fallback group's calibrator, else keep their scores",
+                          UserWarning, stacklevel=4)
         if small:
             warnings.warn(f"{len(small)} {groups.kind} group(s) ({_names(small)}) got a "
                           f"calibrator fit on fewer than {DEFAULT_BIN_SIZE} dev entries, "
                           f"the default min_entries (min_entries={self.min_entries}): "
                           "such calibrators overfit (docs/recalibration.md, \"Defaults\")",
                           UserWarning, stacklevel=4)
-        return weak
+        return weak, refused_tags
 
     def _tagset_size(self):
         return self.groups.n_tags

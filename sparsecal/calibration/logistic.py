@@ -9,6 +9,8 @@ imported inside the functions (``import sparsecal`` stays quick).
 """
 import numpy as np
 
+from ..core.validation import DegenerateDataError
+
 
 __all__ = ["fit_logistic", "logit", "prior_weights"]
 
@@ -75,7 +77,7 @@ def prior_weights(positive, sample_weight, prior):
     w = np.ones(positive.shape[0]) if sample_weight is None else sample_weight
     w_pos, w_all = float(w[positive].sum()), float(w.sum())
     if not 0.0 < w_pos < w_all:
-        raise ValueError("a prior-weighted calibrator needs both positive and negative "
+        raise DegenerateDataError("a prior-weighted calibrator needs both positive and negative "
                          "dev labels (with positive weight)")
     if prior is None:
         prior = w_pos / w_all

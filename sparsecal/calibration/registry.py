@@ -175,6 +175,51 @@ def check_prior_methods(methods, prior, flag="prior"):
     return prior
 
 
+
+def check_bins_methods(methods, n_bins, flag="n_bins"):
+    """Refuse a bin count that none of ``methods`` takes.
+
+    Parameters
+    ----------
+    methods : sequence of str
+        Keys of :data:`METHODS`.
+    n_bins : int or None
+        Checked to be a positive integer when given.
+    flag : str, default="n_bins"
+        The name the message gives the bin count (``"--bins"`` on the command line).
+
+    Returns
+    -------
+    int or None
+        ``n_bins``, checked.
+
+    Raises
+    ------
+    ValueError
+        For an unknown method, an invalid ``n_bins``, or ``n_bins`` given when no
+        method in ``methods`` bins (the message names those that do).
+
+    Examples
+    --------
+    >>> from sparsecal.calibration.registry import check_bins_methods
+    >>> check_bins_methods(["histogram"], 20)
+    20
+    >>> check_bins_methods(["isotonic"], 20, "--bins")
+    Traceback (most recent call last):
+    ...
+    ValueError: --bins applies to methods with bins (histogram, scaling-binning), not to isotonic
+    """
+    from ..core.validation import check_positive_int
+    chosen = [get_method(m) for m in methods]
+    if n_bins is None:
+        return None
+    n_bins = check_positive_int(n_bins, flag)
+    if not any(m.uses_bins for m in chosen):
+        takers = ", ".join(sorted(m.name for m in METHODS.values() if m.uses_bins))
+        raise ValueError(f"{flag} applies to methods with bins ({takers}), "
+                         f"not to {', '.join(m.name for m in chosen)}")
+    return n_bins
+
 def make_calibrator(name, *, n_bins=10, seed=0, prior=None):
     """An unfitted calibrator of method ``name`` (see :meth:`Method.build`).
 

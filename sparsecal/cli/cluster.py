@@ -57,9 +57,10 @@ def _client(args, console):
 
 
 def _read_rows(path, r0, r1):
-    """Rows ``r0:r1`` of a ``.npy`` matrix (on a worker)."""
+    """Rows ``r0:r1`` of a ``.npy`` matrix (on a worker): a view of the file's
+    memory map, not a copy (the threshold kernel reads it with ``pread``)."""
     import numpy as np
-    return np.array(np.load(path, mmap_mode="r")[r0:r1])
+    return np.load(path, mmap_mode="r")[r0:r1]
 
 
 def dask_scores(path, chunk_rows=None):
@@ -111,6 +112,9 @@ def cluster_evaluate(args, console, groups_from_args, options):
     ``--ci`` interval (``options``: the keywords of the checked flags, as
     :func:`sparsecal.distributed.evaluate` takes them)."""
     from ..distributed import check_measures, evaluate, threshold
+    if args.save_entries:   # refused, never accepted and ignored
+        raise ValueError("--save-entries is not available on a cluster yet: the entries "
+                         "stay on the workers (docs/scale.md)")
     if args.ci == "bootstrap":
         raise ValueError("--ci bootstrap resamples entries and is not available on a "
                          "cluster: use --ci simulation (or --ci score with --debias)")

@@ -169,17 +169,22 @@ def _check_flags(args, with_dev):
 
 
 def _check_method(args):
-    """The method name and its prior (``--prior``) checked; the prior returned."""
+    """The method name and its prior (``--prior``) checked; the prior returned
+    (``--prior`` may be the measures' instead: --metrics dcf, min-dcf)."""
     from ..core.validation import check_prior
+    from ..metrics.measures import get_measure
+    measured = any("prior" in get_measure(m).options for m in args.metrics)
     if args.method in (None, "forecaster"):
-        if args.prior is not None:
+        if args.prior is not None and not measured:
             raise ValueError("--prior applies to the methods with an application prior "
-                             "(prior-logistic, gaussian)")
+                             "(prior-logistic, gaussian) and to --metrics dcf, min-dcf")
         return None
     from ..calibration.registry import METHODS, check_prior_methods
     if args.method not in METHODS:
         raise ValueError(f"--method {args.method!r} is unknown: use forecaster or one of "
                          f"{', '.join(sorted(METHODS))}")
+    if measured and not METHODS[args.method].uses_prior:
+        return None
     prior = check_prior_methods([args.method], args.prior, "--prior")
     return None if prior is None else check_prior(prior, "--prior")
 

@@ -139,9 +139,12 @@ def _ci_from_args(args):
     if args.ci == "score" and not getattr(args, "debias", False):
         raise ValueError("--ci score is the interval of the debiased CE: add --debias")
     if not args.ci:
+        if args.confidence_level is not None:
+            raise ValueError("--level applies to --ci: give --ci too")
         return None
     try:
-        return ConfidenceInterval(args.ci, confidence_level=args.confidence_level,
+        level = 0.95 if args.confidence_level is None else args.confidence_level
+        return ConfidenceInterval(args.ci, confidence_level=level,
                                   n_resamples=args.n_resamples, random_state=args.seed)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"--level / --n-resamples: {exc}") from None
@@ -191,6 +194,25 @@ def _prior_for_measures(args, methods=()):
     return _check_prior(args.prior)
 
 
+def _resampling_options(args):
+    """--n-resamples and --seed of the measures that resample (--metrics
+    calibration-test-p), as :func:`sparsecal.evaluate` takes them
+    (``measure_options``); --n-resamples
+    that neither --ci nor a measure takes is refused
+    (:func:`sparsecal.metrics.measures.check_options`)."""
+    from ..metrics.measures import check_options, get_measure
+    measures = [get_measure(m) for m in args.metrics]
+    n_resamples = getattr(args, "n_resamples", None)
+    check_options(measures, {"n_resamples": n_resamples},
+                  used=("n_resamples",) if getattr(args, "ci", None) else (),
+                  names={"n_resamples": "--n-resamples"}, others={"n_resamples": "--ci"})
+    takes = [o for o in ("n_resamples", "random_state") if any(o in m.options
+                                                              for m in measures)]
+    options = {o: v for o, v in (("n_resamples", n_resamples), ("random_state", args.seed))
+               if o in takes and v is not None}
+    return {"measure_options": options} if options else {}
+
+
 def _check_prior(prior):
     from ..core.validation import check_prior
     return None if prior is None else check_prior(prior, "--prior")
@@ -213,6 +235,7 @@ def _cmd_evaluate(args, console):
     ci = _ci_from_args(args)   # checked before any file is read
     binning = _binning_from_args(args)
     prior = _prior_for_measures(args)
+    resampling = _resampling_options(args)
     if wants_cluster(args):
         return cluster_evaluate(args, console, _groups_from_args,
                                 dict(binning, ci=ci, prior=prior))
@@ -221,7 +244,8 @@ def _cmd_evaluate(args, console):
     with console.step("evaluating") as progress:
         result = evaluate(entries, groups, n_bins=args.bins, ci=ci, per_tag=args.per_tag,
                           min_entries=args.min_entries, top_label=True,
-                          metrics=args.metrics, progress=progress, prior=prior, **binning)
+                          metrics=args.metrics, progress=progress, prior=prior,
+                          **binning, **resampling)
     console.info(result.to_markdown())
     if args.json:
         result.to_json(args.json)
@@ -235,7 +259,7 @@ def _cmd_evaluate(args, console):
 
 
 def _cmd_fit(args, console):
-    from ..calibration.registry import check_prior_methods
+    from ..calibration.registry import check_bins_methods, check_prior_methods
     from .cluster import cluster_fit, wants_cluster
     if args.select and wants_cluster(args):
         raise ValueError("--select runs on one machine: not with --scheduler/--dask")
@@ -245,6 +269,7 @@ def _cmd_fit(args, console):
     args.method = args.method or "isotonic"
     args.grouping = args.grouping or "tfg"
     prior = check_prior_methods([args.method], args.prior, "--prior")
+    check_bins_methods([args.method], args.bins, "--bins")
     if args.ensemble is not None and (args.ensemble < 2):
         raise ValueError(f"--ensemble must be at least 2 folds, got {args.ensemble}")
     if wants_cluster(args):
@@ -379,8 +404,16 @@ def _cmd_apply(args, console):
 def _cmd_compare(args, console):
     from ..calibration.comparison import compare_methods
     from ..calibration.registry import check_prior_methods
+    from ..metrics.measures import get_measure
     binning = _binning_from_args(args)
-    prior = check_prior_methods(args.methods, args.prior, "--prior")
+    if any("prior" in get_measure(m).options for m in args.metrics):
+        measure_prior = _prior_for_measures(args, args.methods)
+        prior = measure_prior if _methods_take_prior(args.methods) else None
+    else:
+        measure_prior = None
+        prior = check_prior_methods(args.methods, args.prior, "--prior")
+    evaluation = dict(binning, metrics=args.metrics, prior=measure_prior,
+                      **_resampling_options(args))
     dev = _entries_from_args(args, console, prefix="dev-")
     test = _entries_from_args(args, console)
     if dev.n_tags != test.n_tags:
@@ -389,7 +422,7 @@ def _cmd_compare(args, console):
     with console.step("comparing") as progress:
         result = compare_methods(dev, test, groups, methods=args.methods,
                                  n_bins=args.bins or 10, seed=args.seed, progress=progress,
-                                 prior=prior, evaluation=binning)
+                                 prior=prior, evaluation=evaluation)
     console.info(result.to_markdown())
     if args.json:
         import json
@@ -407,6 +440,7 @@ def _cmd_report(args, console):
     binning = _binning_from_args(args)
     with_dev = bool(args.dev_scores or args.dev_entries)
     prior = _prior_for_measures(args, args.methods if with_dev else ())
+    resampling = _resampling_options(args)
     test = _entries_from_args(args, console)
     dev = None
     if args.dev_scores or args.dev_entries:
@@ -418,7 +452,7 @@ def _cmd_report(args, console):
         path = write_report(args.output, test, groups, dev=dev, methods=args.methods,
                             n_bins=args.bins, ci=ci, seed=args.seed, title=args.title,
                             progress=progress, prior=prior,
-                            evaluation=dict(binning, metrics=args.metrics))
+                            evaluation=dict(binning, metrics=args.metrics, **resampling))
     console.info(f"wrote the report: {path}")
     return 0
 
@@ -525,7 +559,7 @@ def _add_ci(p, default=None):
                         "the debiased CE, with --debias)"
                         + (f" (default: {default})" if default else ""))
     p.add_argument("--level", "--confidence-level", dest="confidence_level", type=float,
-                   default=0.95, help="confidence level of the intervals (default: 0.95; "
+                   help="confidence level of the intervals (default: 0.95; "
                                       "--confidence-level is its old name)")
     p.add_argument("--n-resamples", type=int, help="simulation samples (default: 10000) or "
                                                    "bootstrap replicates (default: 1000)")
@@ -569,11 +603,17 @@ def _norm(text):
     return text if text == "max" else int(text) if text in ("1", "2") else text
 
 
-def _add_metrics(p):
+def _add_metrics(p, prior=True):
+    """--metrics, the same in every verb that prints measures; with ``prior``,
+    --prior too (``events`` has its own)."""
     from ..metrics.measures import MEASURES
     p.add_argument("--metrics", nargs="+", choices=sorted(MEASURES), default=[],
-                   metavar="NAME", help="further measures, over all entries and per group: "
+                   metavar="NAME", help="further measures, over all entries and per group "
+                   "(compare, report: also after each recalibration), with the binning "
+                   "flags, --prior, --n-resamples and --seed where they apply: "
                    + ", ".join(sorted(MEASURES)))
+    if not prior:
+        return
     p.add_argument("--prior", type=float, help="the application prior of --metrics dcf / "
                    "min-dcf and of the methods that take one (prior-logistic, gaussian)")
 
@@ -641,9 +681,8 @@ def _compare_args(p):
     _add_common(p)
     _add_inputs(p, "dev-", what="dev scores (to fit on)")
     _add_binning(p)
+    _add_metrics(p)
     p.add_argument("--methods", nargs="+", choices=sorted(METHODS), default=list(METHODS))
-    p.add_argument("--prior", type=float, help="application prior of the methods that take "
-                                               "one (prior-logistic, gaussian)")
     p.add_argument("--json", help="write the numbers as JSON here")
     p.set_defaults(func=_cmd_compare)
 
@@ -685,13 +724,21 @@ def _events_args(p):
     add_events_arguments(p)
     _add_ci(p)
     _add_binning(p)
+    _add_metrics(p, prior=False)
     _add_threads(p)
     p.set_defaults(func=_cmd_events)
 
 
 def _cmd_events(args, console):
+    from ..metrics.measures import get_measure
     from .events import run_events
-    return run_events(args, console, _ci_from_args(args), _binning_from_args(args))
+    takers = [m for m in args.metrics if "prior" in get_measure(m).options]
+    if takers and args.prior is None:
+        raise ValueError(f"--metrics {takers[0]} needs --prior (the application prior)")
+    measures = dict(metrics=args.metrics, prior=_check_prior(args.prior) if takers else None,
+                    **_resampling_options(args))
+    return run_events(args, console, _ci_from_args(args),
+                      dict(_binning_from_args(args), **measures))
 
 
 #: verb -> (its help, the function adding its arguments)

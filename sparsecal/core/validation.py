@@ -12,6 +12,33 @@ import numpy as np
 FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
+class DegenerateDataError(ValueError):
+    """Valid data on which a quantity is undefined: labels of one class only,
+    or scores of zero variance.
+
+    Raised by the calibrators that cannot be fit on such data
+    (:class:`~sparsecal.calibration.GaussianCalibration`,
+    :class:`~sparsecal.calibration.PriorWeightedLogistic`) and by the measures
+    undefined on them (:func:`~sparsecal.metrics.cllr`, ``min_cllr``,
+    ``dcf``, ``min_dcf``: a miss and a false-alarm rate need both classes).
+    A ``ValueError``: called alone they refuse such data with a clear error;
+    per group, :class:`~sparsecal.calibration.GroupedCalibrator` treats such a
+    group as one under ``min_entries`` and :func:`~sparsecal.evaluate` reports
+    NaN for it, each with one warning naming the groups (docs/architecture.md,
+    "Where each rule lives").
+
+    Examples
+    --------
+    >>> from sparsecal import cllr
+    >>> from sparsecal.core.validation import DegenerateDataError
+    >>> try:
+    ...     cllr([0.2, 0.7], [1, 1])
+    ... except DegenerateDataError as exc:
+    ...     print(str(exc)[:30])
+    labels must hold both classes
+    """
+
+
 def as_array(x, name):
     """``x`` as a NumPy array, with one message for what cannot be one.
 

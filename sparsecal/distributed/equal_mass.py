@@ -1,132 +1,200 @@
 """Exact equal-mass bins of distributed entries, from mergeable per-chunk
-statistics (no entry leaves its worker).
+statistics (no entry is collected on one process).
 
 Equal-mass bins are cut at global ranks of the stable sort by score
-(Nguyen & O'Connor 2015, Algorithm 1; docs/architecture.md, Semantics 2). The
-entry at each cut rank is found by radix selection over the scores' bit
-patterns (for scores in [0, 1] the bit pattern, read as an unsigned integer,
-orders like the score; -0.0 is read as 0.0):
+(Nguyen & O'Connor 2015, Algorithm 1; docs/architecture.md, Semantics 2). Every
+set of entries binned (all entries pooled for SMCE, each group for GMCE or MCE)
+is resolved in the same rounds, one task per chunk per round:
 
-1. every chunk counts its entries per 16-bit digit of the key inside the
-   buckets that hold a cut (the first round: the top 16 bits of all keys); the
-   counts are summed in a tree; the client walks them to the bucket holding
-   each cut rank and the cut's rank inside it; 2 rounds for float32 keys, 4
-   for float64, after which each cut's exact score and its rank among the
-   entries tied at that score are known;
-2. every chunk counts its entries at each cut score; walking those counts in
-   chunk order (the entry order) gives the chunk holding the cut entry and the
-   cut's rank among its tied entries there: ties are broken by entry order,
-   exactly as the stable sort does;
-3. every chunk puts its entries into bins by comparing ``(score, chunk,
-   rank among tied entries of the chunk)`` with the cuts, and sums each bin:
-   count and label sum (integers), score sum (exact fixed point,
-   :mod:`sparsecal.distributed.fixedpoint`), smallest and largest score.
+0. each chunk sorts its entries once (:func:`~sparsecal.distributed.chunks.sorted_sets`:
+   one stable sort, split by group); the sorted keys stay on the worker
+   (persisted with the entries when those are persisted), so every later count
+   is a binary search in them; the first round's counts of the top 16 bits of
+   the keys give every set's size, hence the cut ranks;
+1. a cut whose bucket (a range of ``2**w`` keys) holds many entries is refined
+   by a radix round: the counts of the next 16-bit digit inside the bucket,
+   summed in a tree; the client walks them to the digit holding the cut rank;
+2. a cut whose bucket holds at most :data:`GATHER_MAX` entries in all chunks is
+   finished by gathering those few keys (chunk by chunk, in sorted order): the
+   client's stable sort of them, chunk after chunk, is the global order of the
+   bucket, so it gives the cut's key, its chunk and its rank among that chunk's
+   entries tied at the key (the stable sort's tie order); a bucket of a single
+   key (after 2 radix rounds for float32 keys, 4 for float64) is finished by
+   the chunks' counts of that key, walked in chunk order;
+3. each chunk cuts its sorted keys at the positions of the cuts ``(key, chunk,
+   tie rank)`` and sums each bin: count and label sum (integers), score sum
+   (exact fixed point, :mod:`sparsecal.distributed.fixedpoint`), smallest and
+   largest score.
 
-Only counts travel: per round at most ``2**16`` counts per cut, and per chunk
-one count per cut score. Counts and label sums are integers and score sums are
-exact, so the bins are the same, bit for bit, whatever the chunking and the
-order of the merges: counts, label sums, smallest and largest scores equal the
-single-machine :func:`sparsecal.core.binning.equal_mass_bins`; score sums are
-correctly rounded exact sums (the single-machine sums, added in rank order, are
-within float rounding of them).
+Only counts and a few boundary keys travel, never more than ``2**16`` counts or
+:data:`GATHER_MAX` keys per cut and round. Counts and label sums are integers
+and score sums are exact, so the bins are the same, bit for bit, whatever the
+chunking and the order of the merges: counts, label sums, smallest and largest
+scores equal the single-machine :func:`sparsecal.core.binning.equal_mass_bins`;
+score sums are correctly rounded exact sums (the single-machine sums, added in
+rank order, are within float rounding of them).
 """
 import numpy as np
 
 from ..core.binning import BinStats, equal_mass_bin_starts
-from .chunks import key_scores, score_keys, subsets
+from .chunks import add_tables, key_scores, runs, sorted_sets
 from .fixedpoint import fixed_parts, fixed_value
-from .reduce import compute_per_block, tree_merge
+from .reduce import per_block, persist_with, tree, tree_merge
 
-__all__ = ["equal_mass_bin_stats"]
+__all__ = ["GATHER_MAX", "equal_mass_bin_stats"]
 
 _DIGIT = 16
 _RADIX = 1 << _DIGIT
+#: a cut whose bucket holds at most this many entries (all chunks) is finished
+#: by gathering the bucket's keys instead of further radix rounds
+GATHER_MAX = 1 << 14
+_EMPTY = np.empty(0, np.uint64)
 
 
-def _round_counts(block, index, tag_to_group, n_groups, buckets, shift):
-    """Per group: counts of the group's entries per (bucket, digit), for the
-    sorted bucket starts ``buckets[g]`` of width ``2**(shift + 16)`` and the
-    digit ``(key - start) >> shift``; as sorted ids ``bucket * 2**16 + digit``
-    and counts."""
+def _prepare(block, index, pooled, tag_to_group, n_groups):
+    """The chunk's sets, each sorted by score (on a worker)."""
+    return sorted_sets(block, pooled, tag_to_group, n_groups)
+
+
+def _spans(keys, starts, w):
+    """Positions ``[a, b)`` in the sorted ``keys`` of the buckets of ``2**w``
+    keys that begin at ``starts``."""
+    last = starts + np.uint64((1 << w) - 1)
+    return (np.searchsorted(keys, starts.astype(keys.dtype), side="left"),
+            np.searchsorted(keys, last.astype(keys.dtype), side="right"))
+
+
+def _digit_counts(keys, starts, w):
+    """Counts of the next 16-bit digit inside each bucket, as sorted ids
+    ``bucket * 2**16 + digit`` and counts."""
+    ids, counts = [np.empty(0, np.int64)], [np.empty(0, np.int64)]
+    shift = w - _DIGIT
+    for j, (a, b) in enumerate(zip(*_spans(keys, starts, w))):   # a loop over buckets
+        digit, _, n = runs((keys[a:b].astype(np.uint64) - starts[j]) >> np.uint64(shift))
+        ids.append(j * _RADIX + digit.astype(np.int64))
+        counts.append(n)
+    return np.concatenate(ids), np.concatenate(counts)
+
+
+def _query(sets, index, w, refine, finish):
+    """One round on one chunk: per set, the digit counts in the buckets
+    ``refine[s]``, and the keys (their counts when ``w == 0``) in the buckets
+    ``finish[s]``, tagged with the chunk's index."""
+    counts, found = [], []
+    for (keys, _), r, f in zip(sets, refine, finish):
+        counts.append(_digit_counts(keys, r, w))
+        a, b = _spans(keys, f, w)
+        found.append(b - a if w == 0 else [keys[i:j] for i, j in zip(a, b)])
+    return counts, [(index, found)]
+
+
+def _merge_round(parts):
+    """Digit counts summed per set (exact); found keys listed by chunk."""
+    return ([add_tables(*zip(*per_set)) for per_set in zip(*[p[0] for p in parts])],
+            [f for p in parts for f in p[1]])
+
+
+class _Cuts:
+    """The client's state of one set's cuts: each cut's bucket start ``lo``,
+    its rank ``rest`` inside the bucket and the bucket's size ``size``; once
+    found, its key, chunk and rank among the chunk's tied entries."""
+
+    def __init__(self, ranks):
+        self.lo = np.zeros(ranks.size, np.uint64)
+        self.rest = ranks.astype(np.int64)
+        self.size = np.zeros(ranks.size, np.int64)
+        self.key = np.zeros(ranks.size, np.uint64)
+        self.chunk = np.zeros(ranks.size, np.int64)
+        self.tie = np.zeros(ranks.size, np.int64)
+        self.refine = np.arange(ranks.size)     # cuts being refined
+        self.finish = np.empty(0, np.int64)     # cuts being finished
+
+    def descend(self, counts, buckets, shift):
+        """Move each refined cut into the digit that holds its rank."""
+        ids, cnt = counts
+        for t in self.refine:   # a loop over cuts (bins)
+            j = np.searchsorted(buckets, self.lo[t])
+            a, b = np.searchsorted(ids, [j * _RADIX, (j + 1) * _RADIX])
+            cum = np.cumsum(cnt[a:b])
+            d = np.searchsorted(cum, self.rest[t], side="right")
+            self.rest[t] -= cum[d - 1] if d else 0
+            self.size[t] = cnt[a + d]
+            self.lo[t] += np.uint64(int(ids[a + d] - j * _RADIX) << shift)
+
+    def settle(self, buckets, found, w):
+        """Key, chunk and tie rank of each finished cut, from the found keys
+        (or, for ``w == 0``, counts) of its bucket in every chunk."""
+        chunks = np.array([c for c, _ in found], dtype=np.int64)
+        for t in self.finish:   # a loop over cuts (bins)
+            f = np.searchsorted(buckets, self.lo[t])
+            if w == 0:
+                cum = np.cumsum([per_chunk[f] for _, per_chunk in found])
+                c = np.searchsorted(cum, self.rest[t], side="right")
+                self.key[t], self.chunk[t] = self.lo[t], chunks[c]
+                self.tie[t] = self.rest[t] - (cum[c - 1] if c else 0)
+                continue
+            parts = [per_chunk[f] for _, per_chunk in found]
+            lengths = np.array([p.size for p in parts])
+            keys = np.concatenate(parts)
+            e = np.argsort(keys, kind="stable")[self.rest[t]]
+            c = np.searchsorted(np.cumsum(lengths), e, side="right")
+            own = parts[c]
+            self.key[t], self.chunk[t] = keys[e], chunks[c]
+            self.tie[t] = e - (lengths[:c].sum() + np.searchsorted(own, keys[e]))
+
+    def plan(self, w):
+        """Split the cuts just refined to width ``2**w`` into those refined
+        further and those finished next round; their bucket starts."""
+        done = (self.size[self.refine] <= GATHER_MAX) | (w == 0)
+        self.refine, self.finish = self.refine[~done], self.refine[done]
+        return np.unique(self.lo[self.refine]), np.unique(self.lo[self.finish])
+
+
+def _select(prepared, ranks, bits, first):
+    """For each set, the cuts at ``ranks[s]`` (sorted): key, chunk and rank
+    among the chunk's entries tied at the key; ``first``: the first round's
+    result (top-digit counts of every set)."""
+    cuts = [_Cuts(r) for r in ranks]
+    w, result = bits, first
+    refine, finish = [np.zeros(1, np.uint64)] * len(ranks), [_EMPTY] * len(ranks)
+    while True:
+        counts, found = result
+        found = sorted(found, key=lambda item: item[0])
+        for s, cut in enumerate(cuts):
+            cut.settle(finish[s], [(c, per_set[s]) for c, per_set in found], w)
+            cut.descend(counts[s], refine[s], w - _DIGIT)
+        w -= _DIGIT
+        refine, finish = map(list, zip(*[cut.plan(w) for cut in cuts]))
+        if not any(r.size or f.size for r, f in zip(refine, finish)):
+            return [(c.key, c.chunk, c.tie) for c in cuts]
+        result = tree_merge(_query, _merge_round, prepared, w, refine, finish)
+
+
+def _bin_sums(sets, index, cuts):
+    """Per set: bin sums of the chunk's sorted entries, cut at the positions of
+    the cuts ``(key, chunk, tie rank)`` (None: the set is skipped)."""
     out = []
-    width = 1 << (shift + _DIGIT)
-    for (score, _), starts in zip(subsets(block, tag_to_group, n_groups), buckets):
-        if starts.size == 0 or score.size == 0:
-            out.append((np.empty(0, np.int64), np.empty(0, np.int64)))
-            continue
-        k = score_keys(score)
-        j = np.searchsorted(starts, k, side="right") - 1
-        inside = j >= 0
-        off = k - starts[np.maximum(j, 0)]
-        if width < 1 << 64:
-            inside &= off < np.uint64(width)
-        ids = j[inside] * _RADIX + (off[inside] >> np.uint64(shift)).astype(np.int64)
-        out.append(np.unique(ids, return_counts=True))
-    return out
-
-
-def _merge_counts(parts):
-    """Sum sparse ``(ids, counts)`` per group over partial results (exact)."""
-    merged = []
-    for per_group in zip(*parts):
-        ids = np.concatenate([p[0] for p in per_group])
-        counts = np.concatenate([p[1] for p in per_group])
-        u, inv = np.unique(ids, return_inverse=True)
-        merged.append((u, np.bincount(inv, weights=counts, minlength=u.size)
-                       .astype(np.int64)))
-    return merged
-
-
-def _tie_counts(block, index, tag_to_group, n_groups, cut_keys):
-    """Per group: the chunk's count of entries at each of ``cut_keys[g]``."""
-    out = []
-    for (score, _), keys in zip(subsets(block, tag_to_group, n_groups), cut_keys):
-        k = score_keys(score)
-        pos = np.searchsorted(keys, k)
-        hit = pos < keys.size
-        hit[hit] = keys[pos[hit]] == k[hit]
-        out.append(np.bincount(pos[hit], minlength=keys.size))
-    return out
-
-
-def _bin_index(k, chunk, cut_key, cut_chunk, cut_tie):
-    """Bin of each key of a chunk: the number of cuts ``<=`` its entry, in the
-    order (key, chunk, rank among the chunk's entries tied at that key)."""
-    idx = np.searchsorted(cut_key, k, side="left")
-    tied = np.flatnonzero(np.searchsorted(cut_key, k, side="right") > idx)
-    if tied.size:
-        kt = k[tied]
-        order = np.argsort(kt, kind="stable")
-        rank = np.empty(tied.size, dtype=np.int64)
-        rank[order] = np.arange(tied.size) - np.searchsorted(kt[order], kt[order])
-        big = k.shape[0] + 2
-        # a cut's tie rank as seen from this chunk: before it 0, after it never
-        eff = np.where(cut_chunk < chunk, 0,
-                       np.where(cut_chunk > chunk, big - 1, cut_tie))
-        runs, run_of_cut = np.unique(cut_key, return_inverse=True)
-        idx[tied] = np.searchsorted(run_of_cut * big + eff,
-                                    np.searchsorted(runs, kt) * big + rank, side="right")
-    return idx
-
-
-def _bin_sums(block, index, tag_to_group, n_groups, cuts):
-    """Per group: bin sums of the chunk's entries, given the cuts
-    ``(key, chunk, tie rank)`` of the group (None: the group is skipped)."""
-    out = []
-    for (score, label), cut in zip(subsets(block, tag_to_group, n_groups), cuts):
+    for (keys, labels), cut in zip(sets, cuts):
         if cut is None:
             out.append(None)
             continue
-        n_bins = cut[0].size + 1
-        k = score_keys(score)
-        idx = _bin_index(k, index, *cut)
-        lo = np.full(n_bins, np.iinfo(np.uint64).max, dtype=np.uint64)
-        hi = np.zeros(n_bins, dtype=np.uint64)
-        np.minimum.at(lo, idx, k)
-        np.maximum.at(hi, idx, k)
-        out.append((np.bincount(idx, minlength=n_bins),
-                    np.bincount(idx, weights=label, minlength=n_bins).astype(np.int64),
-                    fixed_parts(score, idx, n_bins), lo, hi))
+        key, chunk, tie = cut
+        k = key.astype(keys.dtype)
+        left = np.searchsorted(keys, k, side="left")
+        # this chunk's entries tied at a cut's key: before the cut if the chunk
+        # comes before the cut's chunk, after it if after, ``tie`` of them if it
+        pos = np.where(chunk > index, np.searchsorted(keys, k, side="right"),
+                       np.where(chunk < index, left, left + tie))
+        bounds = np.concatenate(([0], pos, [keys.size]))
+        count = np.diff(bounds)
+        full = count > 0
+        lo = np.full(count.size, np.iinfo(np.uint64).max, dtype=np.uint64)
+        hi = np.zeros(count.size, dtype=np.uint64)
+        lo[full], hi[full] = keys[bounds[:-1][full]], keys[bounds[1:][full] - 1]
+        positives = np.concatenate(([0], np.cumsum(labels, dtype=np.int64)))
+        scores = keys.view(np.float32 if keys.dtype == np.uint32 else np.float64)
+        out.append((count, positives[bounds[1:]] - positives[bounds[:-1]],
+                    fixed_parts(scores, bounds), lo, hi))
     return out
 
 
@@ -145,69 +213,30 @@ def _merge_sums(parts):
     return merged
 
 
-def _select(entries, group_args, ranks, bits, top):
-    """Radix selection: for each group, the key of the entry at each of
-    ``ranks[g]`` (sorted) and the rank among the entries tied at that key
-    (``top``: the first round's counts, over all keys)."""
-    n_groups = len(ranks)
-    start = [np.zeros(r.size, dtype=np.uint64) for r in ranks]   # each cut's bucket
-    rest = [r.copy() for r in ranks]                                # rank inside it
-    for shift in range(bits - _DIGIT, -1, -_DIGIT):
-        buckets = [np.unique(s) for s in start]
-        counts = top if shift == bits - _DIGIT else tree_merge(
-            _round_counts, _merge_counts, entries.blocks, *group_args, buckets, shift)
-        for g in range(n_groups):
-            ids, cnt = counts[g]
-            for t in range(ranks[g].size):   # a loop over cuts (bins)
-                j = np.searchsorted(buckets[g], start[g][t])
-                a, b = np.searchsorted(ids, [j * _RADIX, (j + 1) * _RADIX])
-                cum = np.cumsum(cnt[a:b])
-                d = np.searchsorted(cum, rest[g][t], side="right")
-                rest[g][t] -= cum[d - 1] if d else 0
-                start[g][t] += np.uint64(int(ids[a + d] - j * _RADIX) << shift)
-    return start, rest
-
-
-def _locate_ties(entries, group_args, keys, rest):
-    """For each cut: the chunk holding it and its rank among that chunk's
-    entries tied at its key (chunks walked in entry order)."""
-    cut_keys = [np.unique(k) for k in keys]
-    per_block = compute_per_block(_tie_counts, entries.blocks, *group_args, cut_keys)
-    located = []
-    for g, k in enumerate(keys):
-        counts = np.array([b[g] for b in per_block]).reshape(len(per_block), -1)
-        cum = np.cumsum(counts, axis=0)
-        chunk = np.empty(k.size, dtype=np.int64)
-        tie = np.empty(k.size, dtype=np.int64)
-        for t in range(k.size):   # a loop over cuts (bins)
-            col = cum[:, np.searchsorted(cut_keys[g], k[t])]
-            chunk[t] = np.searchsorted(col, rest[g][t], side="right")
-            tie[t] = rest[g][t] - (col[chunk[t] - 1] if chunk[t] else 0)
-        located.append((k, chunk, tie))
-    return located
-
-
 def equal_mass_bin_stats(entries, tag_to_group=None, n_groups=1, *, n_bins=None,
-                         bin_size=None):
-    """Equal-mass bin statistics of distributed entries, pooled or per group.
+                         bin_size=None, pooled=False):
+    """Equal-mass bin statistics of distributed entries, pooled and/or per group,
+    every set in the same rounds.
 
     Parameters
     ----------
     entries : DaskEntries
     tag_to_group : ndarray of int64, shape (n_tags,), optional
-        Group of each tag; None: all entries pooled (one group).
+        Group of each tag; None: all entries pooled (one set).
     n_groups : int, default=1
     n_bins, bin_size : int, optional
         As in :func:`sparsecal.core.binning.equal_mass_bin_starts` (default
-        10 bins), per group.
+        10 bins), per set.
+    pooled : bool, default=False
+        With ``tag_to_group``: also bin all entries pooled (the first result).
 
     Returns
     -------
     list of BinStats or None
-        One per group, None for a group without entries; counts, label sums,
-        smallest and largest scores equal those of
-        :func:`sparsecal.core.binning.equal_mass_bins` of the group's entries,
-        score sums are exact sums correctly rounded.
+        One per set (all entries if pooled, then each group), None for a set
+        without entries; counts, label sums, smallest and largest scores equal
+        those of :func:`sparsecal.core.binning.equal_mass_bins` of the set's
+        entries, score sums are exact sums correctly rounded.
 
     Raises
     ------
@@ -217,7 +246,7 @@ def equal_mass_bin_stats(entries, tag_to_group=None, n_groups=1, *, n_bins=None,
     References
     ----------
     Nguyen & O'Connor 2015, Algorithm 1 (equal-mass bins over the stable sort);
-    Kranzlein, Liu & Schneider 2021, Section 3.2; docs/scale.md.
+    Kranzlein, Liu & Schneider 2021, Sections 3.2-3.3; docs/scale.md.
 
     Examples
     --------
@@ -233,19 +262,22 @@ def equal_mass_bin_stats(entries, tag_to_group=None, n_groups=1, *, n_bins=None,
     if n_bins is None and bin_size is None:
         n_bins = 10
     equal_mass_bin_starts(1, n_bins=n_bins, bin_size=bin_size)   # checks the bins first
-    group_args = (tag_to_group, n_groups)
+    pooled = pooled or tag_to_group is None
+    n_sets = int(pooled) + (0 if tag_to_group is None else n_groups)
     bits = 32 if entries.dtype == np.float32 else 64
-    # the first round counts every entry by its top digit: the group sizes
-    top = tree_merge(_round_counts, _merge_counts, entries.blocks, *group_args,
-                     [np.zeros(1, np.uint64)] * n_groups, bits - _DIGIT)
-    sizes = [int(cnt.sum()) for _, cnt in top]
+    # each chunk sorted once, kept on the workers while the entries are; the
+    # first round counts every key by its top digit: the sets' sizes
+    prepared = per_block(_prepare, entries.blocks, pooled, tag_to_group, n_groups)
+    first = tree(per_block(_query, prepared, bits, [np.zeros(1, np.uint64)] * n_sets,
+                           [_EMPTY] * n_sets), _merge_round)
+    prepared, first = persist_with(entries.blocks, prepared, first)
+    sizes = [int(cnt.sum()) for _, cnt in first[0]]
     starts = [equal_mass_bin_starts(n, n_bins=n_bins, bin_size=bin_size) if n else None
               for n in sizes]
     ranks = [np.empty(0, np.int64) if s is None else s[1:-1] for s in starts]
-    keys, rest = _select(entries, group_args, ranks, bits, top)
-    cuts = _locate_ties(entries, group_args, keys, rest)
+    cuts = _select(prepared, ranks, bits, first)
     cuts = [None if s is None else c for s, c in zip(starts, cuts)]
-    sums = tree_merge(_bin_sums, _merge_sums, entries.blocks, *group_args, cuts)
+    sums = tree_merge(_bin_sums, _merge_sums, prepared, cuts)
     return [None if s is None else
             BinStats(s[0], fixed_value(s[2]), s[1].astype(np.float64),
                      key_scores(s[3], entries.dtype), key_scores(s[4], entries.dtype))

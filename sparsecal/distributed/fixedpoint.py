@@ -2,9 +2,9 @@
 distributed bin sums.
 
 A score ``v`` in [0, 1] is added as the integer ``floor(v * 2**63)``, split
-into three 22-bit parts that NumPy sums exactly in float64 (per chunk and bin,
-fewer than 2**31 values) and that merge as unsigned 64-bit integers (fewer
-than 2**42 values in all). Integer addition is associative, so a bin's sum does
+into three 22-bit parts that NumPy sums exactly as unsigned 64-bit integers
+(running sums over a chunk's sorted scores, cut at the bin boundaries) and that
+merge by adding (fewer than 2**42 values in all). Integer addition is associative, so a bin's sum does
 not depend on the order of its entries, on the chunking or on the order the
 workers' partial sums arrive in; the one rounding is the final division by
 2**63 (Python's int / int, correctly rounded). Every float32 value >= 2**-40
@@ -23,16 +23,17 @@ PARTS = 3
 _MASK = np.uint64((1 << _BITS) - 1)
 
 
-def fixed_parts(scores, index, n_bins):
-    """Per-bin sums of the three parts of ``floor(score * 2**63)``.
+def fixed_parts(scores, bounds):
+    """Per-bin sums of the three parts of ``floor(score * 2**63)``, for bins
+    of consecutive scores.
 
     Parameters
     ----------
     scores : ndarray of float32 or float64, shape (n,)
-        In [0, 1]; ``n < 2**31``.
-    index : ndarray of int64, shape (n,)
-        Bin of each score, in ``[0, n_bins)``.
-    n_bins : int
+        In [0, 1]; ``n < 2**42``.
+    bounds : ndarray of int64, shape (n_bins + 1,)
+        Bin ``b`` holds ``scores[bounds[b]:bounds[b + 1]]``; non-decreasing,
+        from 0 to ``n``.
 
     Returns
     -------
@@ -42,15 +43,16 @@ def fixed_parts(scores, index, n_bins):
     Examples
     --------
     >>> import numpy as np
-    >>> parts = fixed_parts(np.array([0.5, 0.25, 1.0]), np.array([0, 0, 1]), 2)
+    >>> parts = fixed_parts(np.array([0.5, 0.25, 1.0]), np.array([0, 2, 2, 3]))
     >>> fixed_value(parts).tolist()
-    [0.75, 1.0]
+    [0.75, 0.0, 1.0]
     """
     q = (scores.astype(np.float64) * 2.0 ** 63).astype(np.uint64)
-    out = np.empty((PARTS, n_bins), dtype=np.uint64)
+    out = np.empty((PARTS, bounds.size - 1), dtype=np.uint64)
+    running = np.zeros(q.size + 1, dtype=np.uint64)
     for p in range(PARTS):
-        part = ((q >> np.uint64(_BITS * p)) & _MASK).astype(np.float64)
-        out[p] = np.bincount(index, weights=part, minlength=n_bins)
+        np.cumsum((q >> np.uint64(_BITS * p)) & _MASK, out=running[1:])
+        out[p] = running[bounds[1:]] - running[bounds[:-1]]
     return out
 
 

@@ -1,8 +1,9 @@
 """Isotonic recalibration per tag group fitted on distributed entries.
 
 Pool adjacent violators depends on the data only through the weight and the
-label sum of each distinct score (ties are pooled first): each chunk tabulates
-its entries per group and distinct score (count, label sum: integers), the
+label sum of each distinct score (ties are pooled first): each chunk sorts its
+entries once per grouping and tabulates them per group and distinct score
+(count, label sum: integers: one pass over the sorted keys), the
 tables are merged in a tree by adding (exact, so order-free), and the client
 fits each group with :func:`sparsecal.core.isotonic.isotonic_fit_pooled`. The
 knots are those of the single-machine fit, bit for bit. What travels is one row
@@ -14,7 +15,7 @@ from ..calibration.base import clone
 from ..calibration.isotonic import IsotonicCalibrator
 from ..core.isotonic import isotonic_fit_pooled
 from ..core.groups import check_groups
-from .chunks import key_scores, score_keys, subsets
+from .chunks import add_tables, key_scores, runs, sorted_sets
 from .reduce import tree_merge
 
 __all__ = ["fit_from_tables", "fit_grouped", "score_tables"]
@@ -22,31 +23,23 @@ __all__ = ["fit_from_tables", "fit_grouped", "score_tables"]
 
 def _tables(block, index, groupings, n_tags):
     """Per grouping and group: the chunk's distinct score keys with their
-    counts and label sums; and the chunk's entries per tag."""
+    counts and label sums (from the group's entries sorted by score); and the
+    chunk's entries per tag."""
     out = []
     for tag_to_group, n_groups in groupings:
         per_group = []
-        for score, label in subsets(block, tag_to_group, n_groups):
-            keys, inv = np.unique(score_keys(score), return_inverse=True)
-            per_group.append((keys, np.bincount(inv, minlength=keys.size),
-                              np.bincount(inv, weights=label, minlength=keys.size)
-                              .astype(np.int64)))
+        for keys, label in sorted_sets(block, False, tag_to_group, n_groups):
+            distinct, starts, counts = runs(keys)
+            positives = np.concatenate(([0], np.cumsum(label, dtype=np.int64)))
+            per_group.append((distinct, counts, positives[starts + counts] - positives[starts]))
         out.append(per_group)
     return out, np.bincount(block.tag, minlength=n_tags)
 
 
 def _merge_tables(parts):
     """Union of the tables, adding counts and label sums (exact)."""
-    merged = []
-    for per_grouping in zip(*[p[0] for p in parts]):
-        groups = []
-        for tables in zip(*per_grouping):
-            keys = np.concatenate([t[0] for t in tables])
-            u, inv = np.unique(keys, return_inverse=True)
-            groups.append((u, *(np.bincount(inv, weights=np.concatenate([t[i] for t in tables]),
-                                            minlength=u.size).astype(np.int64)
-                                for i in (1, 2))))
-        merged.append(groups)
+    merged = [[add_tables(*zip(*tables)) for tables in zip(*per_grouping)]
+              for per_grouping in zip(*[p[0] for p in parts])]
     return merged, sum(p[1] for p in parts)
 
 

@@ -26,7 +26,7 @@ ECE, the Brier score and the registry's measures that have a mergeable form.
 import numpy as np
 
 from ..core.binning import BinStats, lookup_bins
-from ..core.groups import TagGroups
+from ..core.groups import TagGroups, partition_by_group
 from ..core.isotonic import isotonic_fit_pooled, isotonic_predict
 from ..core.validation import check_positive_int
 from ..metrics.binary import CalibrationError
@@ -37,7 +37,6 @@ from ..metrics.intervals import ConfidenceInterval, simulation_interval
 from ..metrics.marginal import check_ce_options
 from ..metrics.measures import get_measure
 from ..metrics.toplabel import top_label
-from .chunks import subsets
 from .entries import check_dask_entries
 from .equal_mass import equal_mass_bin_stats
 from .fixedpoint import fixed_parts, fixed_value
@@ -151,18 +150,23 @@ def _sums(score, label, n_bins):
     lo, hi = np.full(n_bins, np.inf), np.full(n_bins, -np.inf)
     np.minimum.at(lo, idx, x)
     np.maximum.at(hi, idx, x)
-    return [np.bincount(idx, minlength=n_bins),
-            np.bincount(idx, weights=label, minlength=n_bins).astype(np.int64),
-            fixed_parts(score, idx, n_bins), lo, hi,
-            fixed_parts((x - label) ** 2, np.zeros(x.shape[0], dtype=np.int64), 1)]
+    count = np.bincount(idx, minlength=n_bins)
+    bounds = np.concatenate(([0], np.cumsum(count)))
+    return [count, np.bincount(idx, weights=label, minlength=n_bins).astype(np.int64),
+            fixed_parts(x[np.argsort(idx, kind="stable")], bounds), lo, hi,
+            fixed_parts((x - label) ** 2, np.array([0, x.shape[0]]))]
 
 
 def _chunk_sums(block, index, tag_to_group, n_groups, n_bins, top):
     """Per group of one chunk (``top``: of its top-label entries, one group)."""
     if top:
         parts = [top_label(block)] if len(block) else [(block.score, block.label)]
-    else:
-        parts = subsets(block, tag_to_group, n_groups)
+    elif tag_to_group is None:
+        parts = [(block.score, block.label)]
+    else:   # each group's entries (in any order: the sums are order-free)
+        perm, offsets = partition_by_group(block.tag, tag_to_group, n_groups)
+        parts = [(block.score[perm[a:b]], block.label[perm[a:b]])
+                 for a, b in zip(offsets[:-1], offsets[1:])]
     return [_sums(score, label, n_bins) for score, label in parts]
 
 
@@ -244,9 +248,8 @@ def _all_bins(entries, groups, n_bins, bin_size, binning):
         return (fixed_width_bin_stats(entries, n_bins=n_bins)
                 + fixed_width_bin_stats(entries, tag_to_group, groups.n_groups,
                                         n_bins=n_bins))
-    return (equal_mass_bin_stats(entries, n_bins=n_bins, bin_size=bin_size)
-            + equal_mass_bin_stats(entries, tag_to_group, groups.n_groups, n_bins=n_bins,
-                                   bin_size=bin_size))
+    return equal_mass_bin_stats(entries, tag_to_group, groups.n_groups, n_bins=n_bins,
+                                bin_size=bin_size, pooled=True)   # every cut in the same rounds
 
 
 def binned_errors(entries, groups=None, *, n_bins=None, bin_size=None,

@@ -202,5 +202,9 @@ def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None):
     True
     """
     check_dask_entries(entries, groups)
-    return (smce(entries, n_bins=n_bins, bin_size=bin_size),
-            gmce(entries, groups, n_bins=n_bins, bin_size=bin_size))
+    pooled, *per_group = equal_mass_bin_stats(
+        entries, np.asarray(groups.tag_to_group, dtype=np.int64), groups.n_groups,
+        n_bins=n_bins, bin_size=bin_size, pooled=True)   # all cuts in the same rounds
+    if pooled is None:
+        raise ValueError("cannot compute a calibration error of no points")
+    return _result(pooled, 2.0), [_result(b, 2.0) for b in per_group]

@@ -1,21 +1,21 @@
 """Running per-chunk work on the workers and merging its results, in a tree.
 
 Every merge in :mod:`sparsecal.distributed` is exact (integer sums, minima,
-maxima, unions of tables), so the tree's shape and the order in which partial
-results arrive cannot change a result: repeated runs, and runs over other
-chunkings, give the same bits.
+maxima, unions of tables, lists in chunk order), so the tree's shape and the
+order in which partial results arrive cannot change a result: repeated runs,
+and runs over other chunkings, give the same bits.
 """
 from ._dask import require_dask
 
-__all__ = ["compute_per_block", "tree_merge"]
+__all__ = ["per_block", "persist_with", "tree", "tree_merge"]
 
 #: partial results merged by one task
 SPLIT_EVERY = 8
 
 
-def compute_per_block(func, blocks, *args):
-    """``[func(block, i, *args) for i, block in enumerate(blocks)]``, run on
-    the workers.
+def per_block(func, blocks, *args):
+    """``[func(block, i, *args) for i, block in enumerate(blocks)]`` as lazy
+    tasks (one per chunk, run on the workers).
 
     Parameters
     ----------
@@ -29,37 +29,57 @@ def compute_per_block(func, blocks, *args):
 
     Returns
     -------
-    list
-        The results, in block order.
+    list of dask.delayed.Delayed
 
     Examples
     --------
     >>> import dask
     >>> def size(block, i):
     ...     return i, len(block)
-    >>> compute_per_block(size, [dask.delayed([1, 2]), dask.delayed([3])])
-    [(0, 2), (1, 1)]
+    >>> dask.compute(*per_block(size, [dask.delayed([1, 2]), dask.delayed([3])]))
+    ((0, 2), (1, 1))
     """
     dask = require_dask()
     task = dask.delayed(func, pure=True)
-    return list(dask.compute(*[task(b, i, *args) for i, b in enumerate(blocks)]))
+    return [task(b, i, *args) for i, b in enumerate(blocks)]
 
 
-def tree_merge(func, merge, blocks, *args):
-    """``merge`` of ``func(block, i, *args)`` over all blocks, reduced in a tree on
-    the workers (``SPLIT_EVERY`` partial results per task); only the final
-    result comes back.
+def tree(parts, merge):
+    """``merge`` of lazy partial results, reduced in a tree (``SPLIT_EVERY``
+    partials per task, in order); lazy.
 
     Parameters
     ----------
-    func : callable
-        Per-block statistic (module-level), called with a block, its index and
-        ``args``.
+    parts : list of dask.delayed.Delayed
     merge : callable
         ``merge(list_of_partials)``; exact and order-free.
-    blocks : list of dask.delayed.Delayed
-    *args
-        Small arguments sent with every task.
+
+    Returns
+    -------
+    dask.delayed.Delayed
+
+    Examples
+    --------
+    >>> import dask
+    >>> tree([dask.delayed(1), dask.delayed(2)], sum).compute()
+    3
+    """
+    step = require_dask().delayed(merge, pure=True)
+    while len(parts) > 1:
+        parts = [step(parts[i:i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)]
+    return step(parts)
+
+
+def tree_merge(func, merge, blocks, *args):
+    """``merge`` of ``func(block, i, *args)`` over all blocks, reduced in a
+    tree on the workers; only the final result comes back.
+
+    Parameters
+    ----------
+    func, blocks, *args
+        As :func:`per_block`.
+    merge : callable
+        As :func:`tree`.
 
     Returns
     -------
@@ -73,10 +93,46 @@ def tree_merge(func, merge, blocks, *args):
     >>> tree_merge(size, sum, [dask.delayed([1, 2]), dask.delayed([3])])
     3
     """
+    return require_dask().compute(tree(per_block(func, blocks, *args), merge))[0]
+
+
+def _persisted(blocks):
+    """Whether the blocks are held by a cluster's workers (``persist()``)."""
+    try:
+        from distributed import futures_of
+    except ImportError:
+        return False
+    return any(futures_of(b) for b in blocks)
+
+
+def persist_with(blocks, derived, result):
+    """Compute ``result`` (lazy, depending on the lazy ``derived`` blocks);
+    keep ``derived`` in the workers' memory if ``blocks`` are kept there,
+    computed once with ``result``; otherwise leave them lazy (recomputed by
+    each later pass, so memory stays bounded by the chunks of one pass).
+
+    Parameters
+    ----------
+    blocks : list of dask.delayed.Delayed
+        The blocks ``derived`` come from (``DaskEntries.blocks``).
+    derived : list of dask.delayed.Delayed
+    result : dask.delayed.Delayed
+
+    Returns
+    -------
+    derived : list of dask.delayed.Delayed
+    result : object
+        Computed.
+
+    Examples
+    --------
+    >>> import dask
+    >>> blocks = [dask.delayed([1, 2])]
+    >>> derived = [dask.delayed(len)(b) for b in blocks]
+    >>> persist_with(blocks, derived, dask.delayed(sum)(derived))[1]
+    2
+    """
     dask = require_dask()
-    task = dask.delayed(func, pure=True)
-    step = dask.delayed(merge, pure=True)
-    parts = [task(b, i, *args) for i, b in enumerate(blocks)]
-    while len(parts) > 1:
-        parts = [step(parts[i:i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)]
-    return dask.compute(step(parts))[0]
+    if _persisted(blocks):
+        *derived, result = dask.persist(*derived, result)
+    return list(derived), dask.compute(result)[0]

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.isotonic import isotonic_fit, isotonic_predict
-from ..core.validation import (check_choice, check_finite, check_labels,
-                               check_positive_real, check_prior, check_scores_and_labels)
+from ..core.validation import (DegenerateDataError, check_choice, check_finite,
+                               check_labels, check_positive_real, check_prior,
+                               check_scores_and_labels)
 
 #: beyond this prior log-odds, 1 / (1 + e^-x) rounds to 1 in float64
 _MAX_LOG_ODDS = 30
@@ -105,7 +106,7 @@ def _llr(scores, labels, scores_are, training_prior):
         x, y = check_scores_and_labels(scores, labels)
     n_pos = int(np.count_nonzero(y))
     if n_pos in (0, y.shape[0]):
-        raise ValueError("labels must hold both classes (a miss rate and a false-alarm "
+        raise DegenerateDataError("labels must hold both classes (a miss rate and a false-alarm "
                          f"rate are needed), got {n_pos} positives of {y.shape[0]}")
     x = x.astype(np.float64)
     if scores_are == "llr":

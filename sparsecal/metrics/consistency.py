@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core.binning import bin_statistics
 from ..core.validation import check_positive_int
-from .binary import sorted_calibration_error
+from .binary import calibration_error, sorted_calibration_error
 from .ce import ce_from_bins
 from .intervals import check_random_state
 
@@ -54,7 +54,8 @@ class CalibrationTest:
                 "n_resamples": self.n_resamples, "n_bins": self.n_bins, "n": self.n}
 
 
-def calibration_test(scores, labels, *, n_bins=10, n_resamples=999, random_state=0):
+def calibration_test(scores, labels, *, n_bins=None, n_resamples=999, random_state=0,
+                     bin_size=None, binning="equal-mass"):
     """Consistency-resampling test of calibration (Bröcker & Smith 2007).
 
     Parameters
@@ -62,12 +63,17 @@ def calibration_test(scores, labels, *, n_bins=10, n_resamples=999, random_state
     scores : array_like of float, shape (n,)
         Predicted probabilities in [0, 1].
     labels : array_like of {0, 1} or bool, shape (n,)
-    n_bins : int, default=10
-        Equal-mass bins of the statistic CE_2 (Nguyen & O'Connor, Algorithm 1).
+    n_bins : int, optional
+        Bins of the statistic CE_2 (default 10; Nguyen & O'Connor, Algorithm 1).
     n_resamples : int, default=999
         Consistency resamples R; the smallest p-value is ``1 / (1 + R)``.
     random_state : None, int, SeedSequence or numpy Generator, default=0
         Seed of :func:`numpy.random.default_rng`.
+    bin_size : int, optional
+        Entries per equal-mass bin, instead of ``n_bins``.
+    binning : {"equal-mass", "fixed"}, default="equal-mass"
+        The bins of the statistic, as :func:`calibration_error`'s: the data
+        and every resample are binned the same way.
 
     Returns
     -------
@@ -76,7 +82,8 @@ def calibration_test(scores, labels, *, n_bins=10, n_resamples=999, random_state
     Raises
     ------
     ValueError
-        Invalid scores, labels, ``n_bins``, ``n_resamples`` or ``random_state``.
+        Invalid scores, labels, ``n_bins``, ``bin_size``, ``binning``,
+        ``n_resamples`` or ``random_state``.
     TypeError
         Non-numeric scores or labels.
 
@@ -98,9 +105,13 @@ def calibration_test(scores, labels, *, n_bins=10, n_resamples=999, random_state
     """
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     rng = check_random_state(random_state)
-    bins, x, _, order = bin_statistics(scores, labels, n_bins=n_bins)
+    if n_bins is None and bin_size is None:
+        n_bins = 10
+    bins, x, _, order = bin_statistics(scores, labels, binning=binning, n_bins=n_bins,
+                                       bin_size=bin_size)
     statistic = ce_from_bins(bins, 2.0)
-    sorted_x = order[1].astype(np.float64)
+    # fixed-width bins: no sort was made; any order of the scores gives the same bins
+    sorted_x = (x if order is None else order[1]).astype(np.float64)
     n = x.shape[0]
     null = np.empty(n_resamples)
     for r in range(n_resamples):
@@ -108,6 +119,8 @@ def calibration_test(scores, labels, *, n_bins=10, n_resamples=999, random_state
         # (the same values as indexing by the sorted draws, without their sort)
         xs = np.repeat(sorted_x, np.bincount(rng.integers(0, n, n), minlength=n))
         ys = (rng.random(n) < xs).astype(np.uint8)          # labels under the null
-        null[r] = sorted_calibration_error(xs, ys, n_bins=n_bins).value
+        null[r] = (sorted_calibration_error(xs, ys, n_bins=n_bins, bin_size=bin_size).value
+                   if order is not None else
+                   calibration_error(xs, ys, binning="fixed", n_bins=n_bins).value)
     p_value = (1.0 + np.count_nonzero(null >= statistic)) / (1.0 + n_resamples)
     return CalibrationTest(statistic, float(p_value), n_resamples, bins.n_bins, n)

@@ -11,15 +11,16 @@ the paper's Table 1 (relative change = (after - before) / before).
 """
 import json
 import math
+import warnings
 from dataclasses import dataclass, field
 
 from ..core.groups import TagGroups, check_groups
 from ..core.progress import ProgressCounter
-from ..core.validation import check_prior
+from ..core.validation import DegenerateDataError, check_prior
 from .intervals import ConfidenceInterval
 from ..core.entries import check_entries
 from .marginal import check_ce_options, mce, smce_and_gmce
-from .measures import get_measure
+from .measures import check_options, get_measure
 from .toplabel import top_label_ece
 from ..io.tables import Table
 
@@ -163,7 +164,7 @@ def _metrics_table(metrics, n_groups):
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, v in metrics.items():
         cells = [get_measure(name).display_name, _num(v["pooled"])]
-        cells += ["—" if x is None else _num(x) for x in v["groups"]]
+        cells += [_num(x) for x in v["groups"]]
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
@@ -171,16 +172,25 @@ def _metrics_table(metrics, n_groups):
 def _measures_by_group(measures, entries, groups, options, counter):
     """name -> {"pooled": value, "groups": [value, or None for an empty group]}.
 
-    Measures that are parts of one result (the CORP terms of one decomposition)
+    A measure undefined on a set of entries (:class:`DegenerateDataError`:
+    e.g. Cllr of one class) is NaN there, with one warning naming the
+    measures, the groups and why. Measures that are parts of one result (the CORP terms of one decomposition)
     share one call of their function per set of entries."""
     perm, offsets = groups.partition(entries)
-    results = {}
+    results, undefined = {}, {}   # undefined: (measure, reason) -> parts
 
     def value(m, part, scores, labels):
         kwargs = m.arguments(**options)
         key = (part, m.function_path, tuple(sorted(kwargs.items(), key=str)))
         if key not in results:
-            results[key] = m.function(scores, labels, **kwargs)
+            try:
+                results[key] = m.function(scores, labels, **kwargs)
+            except DegenerateDataError as exc:   # e.g. Cllr of a group of one class
+                results[key] = exc
+        if isinstance(results[key], DegenerateDataError):
+            undefined.setdefault((m.name, str(results[key])), []).append(
+                "all" if part == "all" else str(part + 1))
+            return math.nan
         return m.value_of(results[key])
 
     out = {}
@@ -193,7 +203,27 @@ def _measures_by_group(measures, entries, groups, options, counter):
         out[m.name] = {"pooled": value(m, "all", entries.score, entries.label),
                        "groups": per_group}
         counter.advance()
+    if undefined:
+        warnings.warn("measures undefined on some groups' entries are NaN there: "
+                      + "; ".join(f"{name} for group(s) {', '.join(parts)} ({reason})"
+                                  for (name, reason), parts in undefined.items()),
+                      UserWarning, stacklevel=3)
     return out
+
+
+def _check_measure_options(options):
+    """``evaluate``'s ``measure_options`` as a dict of the resampling options."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict) or set(options) - {"n_resamples", "random_state"}:
+        raise ValueError("measure_options must be a dict of n_resamples and "
+                         f"random_state, got {options!r}")
+    return dict(options)
+
+
+def _missing(x):
+    """No value: an empty group (None) or a measure undefined there (NaN)."""
+    return x is None or (isinstance(x, float) and math.isnan(x))
 
 
 def _bins_text(s):
@@ -206,7 +236,8 @@ def _bins_text(s):
 
 def evaluate(entries, groups=None, *, n_bins=None, ci="simulation", per_tag=False,
              min_entries=None, top_label=False, metrics=(), progress=None,
-             bin_size=None, binning="equal-mass", norm=2, debias=False, prior=None):
+             bin_size=None, binning="equal-mass", norm=2, debias=False, prior=None,
+             measure_options=None):
     """Evaluate marginal calibration of thresholded entries.
 
     Parameters
@@ -233,7 +264,9 @@ def evaluate(entries, groups=None, *, n_bins=None, ci="simulation", per_tag=Fals
     metrics : sequence of str, default=()
         Further measures by name (:data:`sparsecal.metrics.measures.MEASURES`,
         e.g. ``"ece"``, ``"brier"``), each over all entries and over each
-        group's, with ``n_bins`` bins where binned.
+        group's, with ``n_bins`` bins where binned. A measure undefined on a
+        group's entries (Cllr, DCF of one class) is NaN there, with one
+        warning naming the groups and why.
     bin_size : int, optional
         Entries per equal-mass bin of SMCE and GMCE, instead of ``n_bins``.
     binning : {"equal-mass", "fixed"}, default="equal-mass"
@@ -245,7 +278,12 @@ def evaluate(entries, groups=None, *, n_bins=None, ci="simulation", per_tag=Fals
         SMCE and GMCE as Kumar et al.'s debiased CE_2 (``norm=2``).
     prior : float, optional
         The application prior of the measures that need one (``"dcf"``,
-        ``"min-dcf"``).
+        ``"min-dcf"``); refused if none of ``metrics`` takes it.
+    measure_options : dict, optional
+        ``{"n_resamples": R, "random_state": seed}`` of the measures that
+        resample (``"calibration-test-p"``; default: theirs, 999 and 0);
+        refused if none of ``metrics`` takes them. (The intervals take theirs
+        from ``ci``, the one interval argument.)
     progress : callable, optional
         Called as ``progress(done, total)`` after each calibration error: SMCE,
         the GMCE of each group, MCE (``per_tag``), top-label ECE
@@ -260,8 +298,9 @@ def evaluate(entries, groups=None, *, n_bins=None, ci="simulation", per_tag=Fals
     TypeError, ValueError
         As the metrics it calls (:func:`smce`, :func:`gmce`, :func:`mce`,
         :func:`top_label_ece`); an invalid ``ci``, ``progress``, binning,
-        ``norm``, ``debias``, ``prior`` or measure name, or a measure that
-        needs ``prior`` without it, before any work.
+        ``norm``, ``debias``, ``prior`` or measure name, a measure that
+        needs ``prior`` without it, or an option none of ``metrics`` takes
+        (:func:`~sparsecal.metrics.measures.check_options`), before any work.
 
     References
     ----------
@@ -288,6 +327,9 @@ def evaluate(entries, groups=None, *, n_bins=None, ci="simulation", per_tag=Fals
         prior = check_prior(prior, "prior")
     for m in measures:
         m.check_prior(prior)
+    options = dict(_check_measure_options(measure_options), n_bins=n_bins,
+                   bin_size=bin_size, binning=binning, prior=prior)
+    check_options(measures, options, used=("n_bins", "bin_size", "binning"))
     n_bins, _ = check_ce_options(n_bins, bin_size, binning, norm, debias, spec)
     entries = check_entries(entries)
     if groups is not None:
@@ -309,7 +351,7 @@ def evaluate(entries, groups=None, *, n_bins=None, ci="simulation", per_tag=Fals
     if top_label:
         tagged = top_label_ece(entries, ci=other)
         counter.advance()
-    options = {"n_bins": n_bins, "bin_size": bin_size, "binning": binning, "prior": prior}
+    options["n_bins"] = n_bins   # 10 when neither n_bins nor bin_size was given
     extra = _measures_by_group(measures, entries, groups, options, counter)
     return EvaluationResult(
         smce=shared, gmce=grouped, groups=groups.summary(entries), mce=marginal,
@@ -424,7 +466,7 @@ def compare(before, after):
                    for g, (bv, av) in enumerate(zip(b["groups"], a["groups"]))]
     rows = []
     for name, bv, av in values:
-        change = None if bv is None or av is None else av - bv
+        change = None if _missing(bv) or _missing(av) else av - bv
         rel = None if change is None or bv == 0 else change / bv
         rows.append({"name": name, "before": bv, "after": av, "change": change,
                      "relative_change": rel})

@@ -6,15 +6,19 @@ Every part of sparsecal that computes measures by name — :func:`evaluate`'s
 ``(scores, labels)`` is one function in :mod:`sparsecal.metrics` and one entry in
 :data:`MEASURES`.
 
-A measure's options are the binning shared by the binned ones (``n_bins``,
-``bin_size``, ``binning``) and the application prior (``prior``) of the
-application-based ones (DCF), each passed only to the measures whose
-:attr:`Measure.options` name it; the others ignore them.
+A measure's options are the shared options of :data:`OPTIONS`: the binning
+(``n_bins``, ``bin_size``, ``binning``) of the binned ones, the application
+prior (``prior``) of DCF, the resamples and random state of the calibration
+test. Each measure declares in :attr:`Measure.options` the options it takes,
+and gets every one of them; the rule for an option that no measure of a call
+takes (nor anything else the call computes) is :func:`check_options`: refused,
+naming the option and the measures. ``tests/test_measures.py`` checks the
+whole matrix (measure x option).
 """
 import importlib
 from dataclasses import dataclass
 
-__all__ = ["MEASURES", "OPTIONS", "Measure", "get_measure"]
+__all__ = ["MEASURES", "OPTIONS", "Measure", "check_options", "get_measure"]
 
 
 @dataclass(frozen=True)
@@ -35,9 +39,11 @@ class Measure:
         The attribute of the function's result that holds the number (None:
         the result is the number).
     options : tuple of str
-        The shared options passed on (:data:`OPTIONS`): the binning of the
-        binned measures, ``("n_bins",)`` for one that takes a bin count only,
-        ``("prior",)`` for one that needs an application prior, ``()`` for none.
+        The shared options passed on (keys of :data:`OPTIONS`): the binning of
+        the binned measures, ``("prior",)`` for one that needs an application
+        prior, ``()`` for none. The others do not concern the measure (its
+        name fixes them, or it has no bins, resamples or prior): given for a
+        call that none of its parts takes, :func:`check_options` refuses them.
     """
 
     name: str
@@ -65,20 +71,23 @@ class Measure:
         module, _, name = self.function_path.rpartition(".")
         return getattr(importlib.import_module(f".{module}", __package__), name)
 
-    def __call__(self, scores, labels, *, n_bins=None, bin_size=None,
-                 binning="equal-mass", prior=None):
+    def __post_init__(self):
+        unknown = set(self.options) - set(OPTIONS)
+        if unknown:
+            raise ValueError(f"measure {self.name!r}: unknown options {sorted(unknown)}")
+
+    def __call__(self, scores, labels, **options):
         """The measure of ``scores`` against ``labels``, as a float.
 
         Parameters
         ----------
         scores : array_like of float, shape (n,)
         labels : array_like of {0, 1} or bool, shape (n,)
-        n_bins, bin_size, binning
-            Passed to binned measures (see :func:`calibration_error`); the
-            others ignore them (``calibration-test-p`` takes ``n_bins`` only).
-        prior : float, optional
-            The application prior, passed to the measures that need one
-            (DCF, minDCF); the others ignore it.
+        **options
+            Of :data:`OPTIONS` (``n_bins``, ``bin_size``, ``binning``,
+            ``prior``, ``n_resamples``, ``random_state``), those in
+            :attr:`options`; another one given is refused
+            (:func:`check_options`).
 
         Returns
         -------
@@ -87,21 +96,22 @@ class Measure:
         Raises
         ------
         ValueError
-            ``prior`` missing for a measure that needs one; whatever the
-            measure's function refuses.
+            ``prior`` missing for a measure that needs one; an option it does
+            not take; whatever the measure's function refuses.
         """
-        kwargs = self.arguments(n_bins=n_bins, bin_size=bin_size, binning=binning,
-                                prior=prior)
-        return self.value_of(self.function(scores, labels, **kwargs))
+        check_options([self], options)
+        return self.value_of(self.function(scores, labels, **self.arguments(**options)))
 
-    def arguments(self, *, n_bins=None, bin_size=None, binning="equal-mass", prior=None):
+    def arguments(self, **options):
         """The keyword arguments :attr:`function` gets for these options (those
         it takes, then :attr:`fixed`); measures of one function with equal
         arguments share one call (:func:`~sparsecal.evaluate` calls it once)."""
-        given = {"n_bins": n_bins, "bin_size": bin_size, "binning": binning,
-                 "prior": prior}
-        self.check_prior(prior)
-        kwargs = {k: given[k] for k in self.options if given[k] is not None}
+        unknown = set(options) - set(OPTIONS)
+        if unknown:
+            raise TypeError(f"unknown measure options {sorted(unknown)}: choose from "
+                            f"{', '.join(OPTIONS)}")
+        self.check_prior(options.get("prior"))
+        kwargs = {k: options[k] for k in self.options if options.get(k) is not None}
         kwargs.update(self.fixed)
         return kwargs
 
@@ -110,8 +120,65 @@ class Measure:
         return float(result if self.attribute is None else getattr(result, self.attribute))
 
 
-#: the options a measure may take (:attr:`Measure.options`)
-OPTIONS = ("n_bins", "bin_size", "binning", "prior")
+#: the options a measure may take (:attr:`Measure.options`) -> the value that
+#: means "not given" (the measure's own default) and what the option is
+OPTIONS = {
+    "n_bins": (None, "a number of bins"),
+    "bin_size": (None, "entries per equal-mass bin"),
+    "binning": ("equal-mass", "the kind of bins"),
+    "prior": (None, "an application prior"),
+    "n_resamples": (None, "a number of resamples"),
+    "random_state": (None, "a random state"),
+}
+
+_BINNED = ("n_bins", "bin_size", "binning")
+
+
+def check_options(measures, given, used=(), names=None, others=None):
+    """Refuse each option given that neither a measure of ``measures`` takes nor
+    the rest of the call uses: an option is never accepted and ignored.
+
+    Parameters
+    ----------
+    measures : sequence of Measure
+    given : dict
+        Option name (a key of :data:`OPTIONS`) -> value, as the caller got it;
+        a value equal to the option's "not given" value counts as not given.
+    used : collection of str
+        The options the rest of the call uses whatever the measures (e.g.
+        SMCE's binning in :func:`~sparsecal.evaluate`).
+    names : dict, optional
+        Option -> its name in the message (e.g. ``"--bin-size"``); default the
+        option's own name.
+    others : dict, optional
+        Option -> what else would take it (e.g. ``"--ci"``), for the message.
+
+    Raises
+    ------
+    ValueError
+        Naming the first option refused, the measures that do not take it and
+        the measures that would.
+
+    Examples
+    --------
+    >>> from sparsecal.metrics.measures import check_options, get_measure
+    >>> check_options([get_measure("calibration-test-p")], {"n_resamples": 99})
+    >>> check_options([get_measure("smooth-ece")], {"n_resamples": 99})
+    Traceback (most recent call last):
+    ...
+    ValueError: n_resamples (a number of resamples) does not apply to smooth-ece: it applies to calibration-test-p
+    """
+    names, others = names or {}, others or {}
+    for option, value in given.items():
+        default, what = OPTIONS[option]
+        if value is None or value == default or option in used:
+            continue
+        if not any(option in m.options for m in measures):
+            takers = [m.name for m in MEASURES.values() if option in m.options]
+            which = ", ".join(m.name for m in measures) or "no measure (none asked for)"
+            raise ValueError(f"{names.get(option, option)} ({what}) does not apply to "
+                             f"{which}: it applies to {', '.join(takers)}"
+                             + (f" and to {others[option]}" if option in others else ""))
 
 
 #: measure name -> Measure
@@ -119,7 +186,8 @@ MEASURES = {m.name: m for m in (
     Measure("ce", "CE", "binary.calibration_error", (("norm", 2),)),
     Measure("ece", "ECE", "binary.calibration_error", (("norm", 1),)),
     Measure("max-ce", "Max CE", "binary.calibration_error", (("norm", "max"),)),
-    Measure("brier", "Brier", "brier.brier_decomposition", attribute="brier"),
+    # the Brier score does not depend on the bins (its decomposition's terms do)
+    Measure("brier", "Brier", "brier.brier_decomposition", attribute="brier", options=()),
     # issue 13: Kumar et al. 2019; Blasiok & Nakkiran 2023; Dimitriadis et al. 2021
     # (CORP: score = MCB - DSC + UNC); lecture notes 004 (Cllr, DCF); Brocker & Smith 2007
     Measure("debiased-ce", "Debiased CE", "binary.calibration_error", (("debias", True),)),
@@ -142,7 +210,7 @@ MEASURES = {m.name: m for m in (
     Measure("dcf", "DCF", "application.dcf", options=("prior",)),
     Measure("min-dcf", "minDCF", "application.min_dcf", options=("prior",)),
     Measure("calibration-test-p", "Calibration test p", "consistency.calibration_test",
-            attribute="p_value", options=("n_bins",)),
+            attribute="p_value", options=_BINNED + ("n_resamples", "random_state")),
 )}
 
 

@@ -39,6 +39,10 @@ MIN_TAG_ENTRIES = 2 * DEFAULT_BIN_SIZE
 REPORT_METRICS = ("debiased-ce", "smooth-ece", "brier", "brier-mcb", "brier-dsc",
                   "brier-unc", "log-loss", "log-loss-mcb", "log-loss-dsc", "log-loss-unc")
 
+#: the evaluation options of the comparison table without measures asked for
+#: (``measure_options`` are the measures')
+_TABLE_OPTIONS = ("bin_size", "binning", "norm", "debias")
+
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;
 padding:0 1em;color:#222;line-height:1.45}h1,h2{font-weight:600}table{border-collapse:
 collapse;margin:1em 0;font-size:.92em}td,th{border:1px solid #ccc;padding:.3em .6em;
@@ -119,7 +123,9 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
     evaluation : dict, optional
         Further keyword arguments of :func:`~sparsecal.metrics.evaluate` for
         every evaluation (``bin_size``, ``binning``, ``norm``, ``debias``,
-        ``metrics``); the tables always show :data:`REPORT_METRICS` too.
+        ``metrics``, ``measure_options``); the tables always
+        show :data:`REPORT_METRICS` too. With ``dev``, the method comparison
+        shows the ``metrics`` asked for per method x grouping.
 
     Returns
     -------
@@ -154,8 +160,10 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
         check_entries(dev, "dev")
     check_groups(groups, test.n_tags)
     binning = dict(evaluation or {})
-    metrics = list(dict.fromkeys(REPORT_METRICS + tuple(binning.pop("metrics", ()))))
-    if dev is not None and not any("prior" in get_measure(m).options for m in metrics):
+    asked = list(binning.pop("metrics", ()))   # also per method in the comparison
+    metrics = list(dict.fromkeys(REPORT_METRICS + tuple(asked)))
+    measure_prior = any("prior" in get_measure(m).options for m in metrics)
+    if dev is not None and not measure_prior:
         check_prior_methods(methods, prior)   # the prior must be some method's
     method_prior = prior if any(get_method(m).uses_prior for m in methods) else None
     if binning.get("bin_size") is not None:
@@ -171,7 +179,8 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
     n_dev = 0 if dev is None else 1 + 2 * len(methods) + 1
     counter = ProgressCounter(progress, 1 + n_dev + 5 + (dev is not None) + per_tag)
     ev = dict(per_tag=per_tag, min_entries=MIN_TAG_ENTRIES, top_label=True, n_bins=n_bins,
-              ci=ci, metrics=metrics, prior=prior, **binning)
+              ci=ci, metrics=metrics, prior=prior if measure_prior or dev is None else None,
+              **binning)
     with atomic_directory(out_dir, _is_report, "a sparsecal report") as tmp:
         before = evaluate(test, groups, **ev)
         counter.advance()
@@ -182,7 +191,11 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
             comparison = compare_methods(dev, test, groups, methods=methods,
                                          n_bins=n_bins or 10, ci=ci, seed=seed,
                                          progress=counter.nested(), prior=method_prior,
-                                         evaluation=binning)
+                                         evaluation=dict(
+                                             {k: v for k, v in binning.items()
+                                              if k in _TABLE_OPTIONS or asked},
+                                             metrics=asked,
+                                             prior=prior if measure_prior else None))
             # The figures show TFG isotonic: the model compare fitted, if it did.
             model = comparison.models.get(("isotonic", "tfg"))
             if model is None:
