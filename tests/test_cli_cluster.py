@@ -85,22 +85,110 @@ def test_bad_address_and_inputs_one_error_line(files, capsys, tmp_path):
     rc, out, err = run(capsys, "apply", d / "model", "--scores", tmp_path / "s.npz",
                        "-o", tmp_path / "o", "--scheduler", "tcp://127.0.0.1:9")
     assert rc == 2 and "must be a .npy file or a Zarr store" in err
-    rc, out, err = run(capsys, "evaluate", "--scores", d / "test.npy", "--gold",
-                       d / "test_gold.npy", "--dask", "--ci")
-    assert rc == 2 and "--ci: confidence intervals are not available on a cluster" in err
+    for extra, message in [(["--ci", "bootstrap"], "--ci bootstrap resamples entries"),
+                           (["--metrics", "ece", "smooth-ece"],
+                            "--metrics: measure(s) smooth-ece have no distributed form"),
+                           (["--ci", "score"], "--ci score is the interval of the debiased")]:
+        rc, out, err = run(capsys, "evaluate", "--scores", d / "test.npy", "--gold",
+                           d / "test_gold.npy", "--dask", *extra)
+        assert rc == 2 and message in err and err.count("\n") == 1, err
     with pytest.raises(SystemExit):
         main(["evaluate", "--scores", "x.npy", "--dask", "--scheduler", "tcp://a:1"])
     assert not (tmp_path / "o").exists()
 
 
-@pytest.mark.parametrize("flags", [["--bin-size", "50"], ["--binning", "fixed"],
-                                   ["--norm", "1"], ["--debias"], ["--metrics", "ece"],
-                                   ["--metrics", "dcf", "--prior", "0.3"],
-                                   ["--level", "0.9"], ["--n-resamples", "10"],
-                                   ["--save-entries", "e.npz"]])
-def test_evaluate_flags_the_cluster_does_not_take_are_refused(files, capsys, flags):
+def _saved_arrays(path):
+    meta, arrays = sc.GroupedCalibrator.load(path).get_state()
+    return meta, arrays
+
+
+@pytest.mark.parametrize("method,grouping", [("histogram", "tfg"), ("isotonic", "per-tag"),
+                                             ("platt", "scw")])
+def test_fit_on_scheduler_equals_single_machine(files, scheduler, capsys, tmp_path,
+                                                method, grouping):
+    d, test, _, _ = files
+    np.save(d / "dev.npy", test.scores[::-1].copy())
+    np.save(d / "dev_gold.npy", test.gold[::-1].copy())
+    args = ["fit", "--scores", d / "dev.npy", "--gold", d / "dev_gold.npy",
+            "--train-counts", d / "counts.json", "--groups", 3, "--method", method,
+            "--grouping", grouping] + (["--bins", 6] if method == "histogram" else [])
+    rc, _, err = run(capsys, *args, "-o", tmp_path / "one")
+    assert rc == 0, err
+    rc, out, err = run(capsys, *args, "-o", tmp_path / "dask", "--scheduler", scheduler,
+                       "--chunk-rows", 170)
+    assert rc == 0, err
+    assert f"Dask scheduler {scheduler}; dashboard:" in out
+    assert "on 1,000 tokens on the cluster; saved to" in out
+    (meta_g, arr_g), (meta_r, arr_r) = (_saved_arrays(tmp_path / "dask"),
+                                        _saved_arrays(tmp_path / "one"))
+    if method != "platt":             # exact methods: the same saved model, bit for bit
+        assert meta_g == meta_r and sorted(arr_g) == sorted(arr_r)
+        for name in arr_r:
+            np.testing.assert_array_equal(arr_g[name], arr_r[name], err_msg=name)
+    got, ref = (sc.GroupedCalibrator.load(tmp_path / p) for p in ("dask", "one"))
+    np.testing.assert_allclose(got.transform_dense(test.scores),
+                               ref.transform_dense(test.scores), rtol=0,
+                               atol=0 if method != "platt" else 1e-7)
+
+
+def test_fit_refusals_one_error_line(files, capsys, tmp_path):
+    d, _, _, _ = files
+    args = ["fit", "--scores", d / "test.npy", "--gold", d / "test_gold.npy", "--dask",
+            "-o", tmp_path / "m"]
+    for extra, message in [(["--select"], "--select runs on one machine"),
+                           (["--ensemble", 3], "--ensemble: cross-fitted ensembles are "
+                                               "not available on a cluster"),
+                           (["--grouping", "scw", "--method", "scaling-binning"],
+                            "scaling-binning splits the dev entries at random")]:
+        rc, _, err = run(capsys, *args, *extra)
+        assert rc == 2 and message in err and err.count("\n") == 1, err
+    assert not (tmp_path / "m").exists()
+
+
+def _same_numbers(got, ref, path="json"):
+    """The same JSON document, floats within 1e-12 relative."""
+    assert type(got) is type(ref), path
+    if isinstance(ref, dict):
+        assert sorted(got) == sorted(ref), path
+        for k in ref:
+            _same_numbers(got[k], ref[k], f"{path}.{k}")
+    elif isinstance(ref, list):
+        assert len(got) == len(ref), path
+        for i, (a, b) in enumerate(zip(got, ref)):
+            _same_numbers(a, b, f"{path}[{i}]")
+    elif isinstance(ref, float):
+        assert got == pytest.approx(ref, rel=1e-12, abs=1e-300), path
+    else:
+        assert got == ref, path
+
+
+@pytest.mark.filterwarnings("ignore:.*bins of fewer than")
+@pytest.mark.parametrize("extra", [
+    ["--ci", "--level", "0.9", "--n-resamples", 300, "--per-tag", "--min-entries", 50,
+     "--metrics", "ece", "brier", "min-dcf", "log-loss-mcb", "--prior", 0.3,
+     "--binning", "fixed", "--bins", 12, "--norm", 1],
+    ["--ci", "score", "--debias", "--bin-size", 40, "--metrics", "debiased-ce"]],
+    ids=["simulation-fixed", "score-debiased"])
+def test_evaluate_options_on_cluster_equal_single_machine(files, scheduler, capsys,
+                                                          tmp_path, extra):
+    d, _, _, _ = files
+    args = ["evaluate", "--scores", d / "test.npy", "--gold", d / "test_gold.npy",
+            "--train-counts", d / "counts.json", "--groups", 3, *extra]
+    rc, _, err = run(capsys, *args, "--json", tmp_path / "one.json")
+    assert rc == 0, err
+    rc, out, err = run(capsys, *args, "--scheduler", scheduler, "--chunk-rows", 130,
+                       "--json", tmp_path / "dask.json")
+    assert rc == 0, err
+    assert "dashboard:" in out
+    ref = json.loads((tmp_path / "one.json").read_text())
+    got = json.loads((tmp_path / "dask.json").read_text())
+    assert got["smce"]["ci_low"] is not None and "top_label_ece" in got
+    _same_numbers(got, ref)
+
+
+def test_evaluate_flag_the_cluster_does_not_take_is_refused(files, capsys):
     """Issue 13: an option is never accepted and ignored, on a cluster either."""
     d = files[0]
     rc, out, err = run(capsys, "evaluate", "--scores", d / "test.npy", "--gold",
-                       d / "test_gold.npy", "--dask", *flags)
-    assert rc == 2 and f"{flags[0]} is not available on a cluster yet" in err
+                       d / "test_gold.npy", "--dask", "--save-entries", "e.npz")
+    assert rc == 2 and "--save-entries is not available on a cluster yet" in err

@@ -1,5 +1,5 @@
-"""``--scheduler ADDRESS`` / ``--dask`` on the command line: ``evaluate`` and
-``apply`` run on a Dask cluster (:mod:`sparsecal.distributed`, docs/scale.md).
+"""``--scheduler ADDRESS`` / ``--dask`` on the command line: ``evaluate``,
+``fit`` and ``apply`` run on a Dask cluster (:mod:`sparsecal.distributed`, docs/scale.md).
 
 The scores (a ``.npy`` file, read chunk by chunk by the workers, or a Zarr
 store) must be on a file system the workers share; the output of ``apply`` too.
@@ -10,6 +10,7 @@ import contextlib
 import os
 
 __all__ = ["add_cluster_arguments", "cluster_evaluate", "cluster_apply", "wants_cluster"]
+__all__ += ["cluster_fit"]
 
 #: seconds to wait for a scheduler before the one-line error
 CONNECT_TIMEOUT = 10
@@ -95,41 +96,40 @@ def dask_scores(path, chunk_rows=None):
                            for r0 in range(0, n, rows)])
 
 
-def _unavailable(args):
-    """(flag, given) of the evaluate flags the cluster path does not take."""
-    return (("--bin-size", args.bin_size is not None),
-            ("--binning", args.binning != "equal-mass"), ("--norm", args.norm != 2),
-            ("--debias", args.debias), ("--metrics", bool(args.metrics)),
-            ("--prior", args.prior is not None),
-            ("--level", args.confidence_level is not None),
-            ("--n-resamples", args.n_resamples is not None),
-            ("--save-entries", bool(args.save_entries)))
-
-
-def cluster_evaluate(args, console, groups_from_args):
-    """``sparsecal evaluate`` on a cluster: SMCE, GMCE (and MCE with
-    ``--per-tag``), without intervals."""
-    from ..distributed import evaluate, threshold
+def _inputs(args):
+    """The dask score matrix and the gold vector of ``--scores`` and ``--gold``."""
     from ..io.arrays import load_gold
-    if args.ci:
-        raise ValueError("--ci: confidence intervals are not available on a cluster yet "
-                         "(docs/scale.md)")
-    for flag, given in _unavailable(args):
-        if given:   # refused, never accepted and ignored
-            raise ValueError(f"{flag} is not available on a cluster yet: --scheduler/--dask "
-                             "compute SMCE, GMCE (and MCE) in --bins equal-mass bins "
-                             "(docs/scale.md)")
     if not args.scores or not args.gold:
         raise ValueError("--scheduler/--dask: give --scores and --gold")
-    scores = dask_scores(args.scores, args.chunk_rows)
-    gold = load_gold(args.gold, tag_index=args.tag_index, format=args.gold_format,
-                     column=args.gold_column)
+    return dask_scores(args.scores, args.chunk_rows), load_gold(
+        args.gold, tag_index=args.tag_index, format=args.gold_format,
+        column=args.gold_column)
+
+
+def cluster_evaluate(args, console, groups_from_args, options):
+    """``sparsecal evaluate`` on a cluster: SMCE, GMCE, top-label ECE (and MCE
+    with ``--per-tag``, the ``--metrics`` with a distributed form), with the
+    ``--ci`` interval (``options``: the keywords of the checked flags, as
+    :func:`sparsecal.distributed.evaluate` takes them)."""
+    from ..distributed import check_measures, evaluate, threshold
+    if args.save_entries:   # refused, never accepted and ignored
+        raise ValueError("--save-entries is not available on a cluster yet: the entries "
+                         "stay on the workers (docs/scale.md)")
+    if args.ci == "bootstrap":
+        raise ValueError("--ci bootstrap resamples entries and is not available on a "
+                         "cluster: use --ci simulation (or --ci score with --debias)")
+    try:
+        check_measures(args.metrics)
+    except ValueError as exc:
+        raise ValueError(f"--metrics: {exc}") from None
+    scores, gold = _inputs(args)
     groups = groups_from_args(args, scores.shape[1], console)
     with _client(args, console):
         entries = threshold(scores, gold, args.threshold)
         with console.step("evaluating on the cluster"):
             result = evaluate(entries, groups, n_bins=args.bins, per_tag=args.per_tag,
-                              min_entries=args.min_entries)
+                              min_entries=args.min_entries, top_label=True,
+                              metrics=args.metrics, **options)
     console.info(result.to_markdown())
     if args.json:
         result.to_json(args.json)
@@ -156,3 +156,22 @@ def cluster_apply(args, console):
                 raise ValueError(f"{args.scores!r}: {exc}") from None
     console.info(f"wrote {args.output} ({'Zarr store' if fmt == 'zarr' else '.npy shards'})")
     return 0
+
+
+def cluster_fit(args, console, make_model):
+    """``sparsecal fit`` on a cluster: the grouped calibrator of ``make_model(n_tags)``
+    (``(model, method)``) fitted from the workers' merged per-group tables
+    (:func:`sparsecal.distributed.fit_grouped`); returns ``(model, method,
+    n_tokens)``."""
+    from ..distributed import distributed_method, threshold
+    if args.ensemble is not None:
+        raise ValueError("--ensemble: cross-fitted ensembles are not available on a "
+                         "cluster yet (docs/scale.md)")
+    scores, gold = _inputs(args)
+    model, method = make_model(scores.shape[1])
+    distributed_method(model.base)    # refused before the cluster starts
+    with _client(args, console):
+        entries = threshold(scores, gold, args.threshold)
+        with console.step("fitting on the cluster") as progress:
+            model.fit(entries, progress=progress)
+    return model, method, entries.n_tokens

@@ -232,12 +232,13 @@ def _groups_from_args(args, n_tags, console):
 def _cmd_evaluate(args, console):
     from ..metrics import evaluate
     from .cluster import cluster_evaluate, wants_cluster
-    if wants_cluster(args):
-        return cluster_evaluate(args, console, _groups_from_args)
     ci = _ci_from_args(args)   # checked before any file is read
     binning = _binning_from_args(args)
     prior = _prior_for_measures(args)
     resampling = _resampling_options(args)
+    if wants_cluster(args):
+        return cluster_evaluate(args, console, _groups_from_args,
+                                dict(binning, ci=ci, prior=prior))
     entries = _entries_from_args(args, console)
     groups = _groups_from_args(args, entries.n_tags, console)
     with console.step("evaluating") as progress:
@@ -258,9 +259,10 @@ def _cmd_evaluate(args, console):
 
 
 def _cmd_fit(args, console):
-    from ..calibration.grouped import GroupedCalibrator
-    from ..calibration.registry import check_bins_methods, check_prior_methods, get_method
-    from ..core.groups import TagGroups
+    from ..calibration.registry import check_bins_methods, check_prior_methods
+    from .cluster import cluster_fit, wants_cluster
+    if args.select and wants_cluster(args):
+        raise ValueError("--select runs on one machine: not with --scheduler/--dask")
     if args.select:
         return _fit_select(args, console)
     _check_not_select(args)
@@ -270,38 +272,49 @@ def _cmd_fit(args, console):
     check_bins_methods([args.method], args.bins, "--bins")
     if args.ensemble is not None and (args.ensemble < 2):
         raise ValueError(f"--ensemble must be at least 2 folds, got {args.ensemble}")
-    entries = _entries_from_args(args, console)
-    n_tags = entries.n_tags
+    if wants_cluster(args):
+        model, method, n_tokens = cluster_fit(
+            args, console, lambda n_tags: _grouped_model(args, n_tags, prior, console))
+        fitted_on = f"{n_tokens:,} tokens on the cluster"
+    else:
+        entries = _entries_from_args(args, console)
+        model, method = _grouped_model(args, entries.n_tags, prior, console)
+        if args.ensemble is not None:
+            from ..calibration.ensemble import CrossFittedCalibrator
+            model = CrossFittedCalibrator(model, n_folds=args.ensemble, seed=args.seed)
+            with console.step("fitting"):
+                model.fit(entries)
+            model.save(args.output)
+            console.info(f"fitted a cross-fitted ensemble of {len(model.calibrators_)} "
+                         f"{method.display_name} set-ups ({args.grouping}) on "
+                         f"{len(entries):,} entries; saved to {args.output}")
+            return 0
+        with console.step("fitting") as progress:
+            model.fit(entries, progress=progress)
+        fitted_on = f"{len(entries):,} entries"
+    model.save(args.output)
+    console.info(f"fitted {len(model.calibrators_)} {method.display_name} "
+                 f"calibrator(s) ({args.grouping}) on {fitted_on}; saved to {args.output}")
+    return 0
+
+
+def _grouped_model(args, n_tags, prior, console):
+    """The unfitted GroupedCalibrator of ``fit``'s --method/--grouping, and its
+    registry Method."""
+    from ..calibration.grouped import GroupedCalibrator
+    from ..calibration.registry import get_method
+    from ..core.groups import TagGroups
     method = get_method(args.method)
     base = method.build(args.bins or 10, args.seed, prior)
     if args.grouping == "scw":
-        model = GroupedCalibrator(base, TagGroups.scw(n_tags))
-    else:
-        if not args.train_counts:
-            raise ValueError(f"--grouping {args.grouping} needs --train-counts")
-        tfg = _groups_from_args(args, n_tags, console)
-        if args.grouping == "tfg":
-            model = GroupedCalibrator(base, tfg)
-        else:
-            kw = {} if args.min_entries is None else {"min_entries": args.min_entries}
-            model = GroupedCalibrator(base, TagGroups.per_tag(n_tags), fallback=tfg, **kw)
-    if args.ensemble is not None:
-        from ..calibration.ensemble import CrossFittedCalibrator
-        model = CrossFittedCalibrator(model, n_folds=args.ensemble, seed=args.seed)
-        with console.step("fitting"):
-            model.fit(entries)
-        model.save(args.output)
-        console.info(f"fitted a cross-fitted ensemble of {len(model.calibrators_)} "
-                     f"{method.display_name} set-ups ({args.grouping}) on "
-                     f"{len(entries):,} entries; saved to {args.output}")
-        return 0
-    with console.step("fitting") as progress:
-        model.fit(entries, progress=progress)
-    model.save(args.output)
-    console.info(f"fitted {len(model.calibrators_)} {method.display_name} "
-                 f"calibrator(s) ({args.grouping}) on {len(entries):,} entries; saved to "
-                 f"{args.output}")
-    return 0
+        return GroupedCalibrator(base, TagGroups.scw(n_tags)), method
+    if not args.train_counts:
+        raise ValueError(f"--grouping {args.grouping} needs --train-counts")
+    tfg = _groups_from_args(args, n_tags, console)
+    if args.grouping == "tfg":
+        return GroupedCalibrator(base, tfg), method
+    kw = {} if args.min_entries is None else {"min_entries": args.min_entries}
+    return GroupedCalibrator(base, TagGroups.per_tag(n_tags), fallback=tfg, **kw), method
 
 
 def _check_not_select(args):
@@ -649,6 +662,7 @@ def _fit_args(p):
                    help="--select: the score of the out-of-fold outputs (default: smce)")
     p.add_argument("--json", help="--select: write the score table as JSON here")
     p.add_argument("-o", "--output", required=True, help="directory to save it in")
+    add_cluster_arguments(p)
     p.set_defaults(func=_cmd_fit)
 
 

@@ -13,11 +13,18 @@ vectors; every result is exact (docs/scale.md).
   :func:`smce`, :func:`gmce`, :func:`smce_and_gmce`.
 - :mod:`~sparsecal.distributed.evaluation`: :func:`mce`, :func:`evaluate`
   (the single-machine result types, for :func:`sparsecal.compare`).
+- :mod:`~sparsecal.distributed.measures`: :func:`fixed_width_bin_stats`,
+  :func:`binned_errors` (any binning, norm, debias; simulation and score
+  intervals), :func:`top_label_ece`, :func:`measures_by_group` (the
+  registry's measures with a mergeable form).
 - :mod:`~sparsecal.distributed.groups`: :func:`tfg_from_gold`, TFG groups
   from a distributed training gold vector.
 - :mod:`~sparsecal.distributed.isotonic`: :func:`fit_grouped`, isotonic fits
   per group from merged per-distinct-score tables (what
   ``GroupedCalibrator.fit`` calls for :class:`DaskEntries`).
+- :mod:`~sparsecal.distributed.calibrators`: :func:`fit_grouped` for every
+  registered method but scaling-binning (isotonic, histogram exactly; the
+  logistic and Gaussian methods on weighted distinct-score rows).
 - :mod:`~sparsecal.distributed.apply`: :func:`apply_to_store`, a fitted
   calibrator applied on the workers into Zarr or ``.npy`` shards, atomically;
   :func:`open_store` reads it back.
@@ -32,10 +39,15 @@ _EXPORTS = {
     "equal_mass_bin_stats": "equal_mass",
     "calibration_error": "metrics", "smce": "metrics", "gmce": "metrics",
     "smce_and_gmce": "metrics",
-    "fit_grouped": "isotonic",
+    "fit_grouped": "calibrators", "distributed_method": "calibrators",
     "apply_to_store": "apply", "open_store": "apply",
     "mce": "evaluation", "evaluate": "evaluation",
     "tfg_from_gold": "groups",
+    "fixed_width_bin_stats": "measures", "binned_errors": "measures",
+    "top_label_ece": "measures", "measures_by_group": "measures",
+    "check_distributed_ci": "measures", "check_measures": "measures",
+    "with_interval": "measures", "DISTRIBUTED_MEASURES": "measures",
+    "corp_from_table": "measures", "application_from_table": "measures",
 }
 
 __all__ = sorted(_EXPORTS)

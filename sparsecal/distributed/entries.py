@@ -100,8 +100,8 @@ class DaskEntries:
     def fit_grouped(self, model, sample_weight=None, *, progress=None):
         """Fit a :class:`~sparsecal.GroupedCalibrator` on these dev entries
         (what its ``fit`` calls for distributed entries); see
-        :func:`sparsecal.distributed.isotonic.fit_grouped`."""
-        from .isotonic import fit_grouped
+        :func:`sparsecal.distributed.calibrators.fit_grouped`."""
+        from .calibrators import fit_grouped
         return fit_grouped(model, self, sample_weight, progress=progress)
 
     def transform_grouped(self, model):

@@ -11,11 +11,14 @@ to the whole's exactly.
 import numpy as np
 
 from ..core.groups import TagGroups, check_groups
+from ..core.validation import check_prior
 from ..metrics.evaluation import EvaluationResult
-from ..metrics.marginal import MarginalCalibrationError, _mce_settings, _mce_tags
+from ..metrics.marginal import (MarginalCalibrationError, _mce_settings, _mce_tags,
+                                check_ce_options)
 from .entries import check_dask_entries
 from .equal_mass import equal_mass_bin_stats
-from .metrics import _result, smce_and_gmce
+from .measures import (binned_errors, check_distributed_ci, check_measures,
+                       measures_by_group, top_label_ece, with_interval)
 from .reduce import tree_merge
 
 __all__ = ["evaluate", "mce"]
@@ -63,7 +66,7 @@ def _entry_counts(entries, groups):
                       entries.n_tags)
 
 
-def mce(entries, *, min_entries=None, n_bins=None, bin_size=None):
+def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
     """Marginal calibration error (MCE) per tag of distributed entries:
     :func:`sparsecal.mce` on a cluster (every tag in the same passes).
 
@@ -74,12 +77,14 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None):
         Fewest entries for a tag to be evaluated (default 400).
     n_bins, bin_size : int, optional
         Equal-mass bins per tag (default ``bin_size=200``).
+    ci : None, "simulation" or ConfidenceInterval, default=None
+        The interval of each tag's CE (drawn in tag order, as on one machine).
 
     Returns
     -------
     MarginalCalibrationError
-        Per-tag CE without intervals; counts, label sums and score ranges of
-        every bin equal the single-machine ones, values within 1e-12 relative.
+        Per-tag CE; counts, label sums and score ranges of every bin equal the
+        single-machine ones, values and interval ends within 1e-12 relative.
 
     Raises
     ------
@@ -111,6 +116,7 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None):
     ([0, 1, 2], True)
     """
     check_dask_entries(entries)
+    spec = check_distributed_ci(ci)
     min_entries, bin_size = _mce_settings(min_entries, n_bins, bin_size)
     sizes, _ = _entry_counts(entries, TagGroups.scw(entries.n_tags))
     enough, too_few = _mce_tags(sizes, min_entries, n_bins, bin_size)
@@ -119,32 +125,45 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None):
     tag_to_group[enough] = np.arange(enough.size)
     bins = equal_mass_bin_stats(entries, tag_to_group, enough.size + 1, n_bins=n_bins,
                                 bin_size=bin_size)
-    per_tag = {int(t): _result(b, 2.0) for t, b in zip(enough, bins)}
+    per_tag = {int(t): with_interval(b, 2.0, spec) for t, b in zip(enough, bins)}
     value = float(np.sqrt(np.mean([c.value ** 2 for c in per_tag.values()])))
     return MarginalCalibrationError(value, per_tag, too_few, min_entries)
 
 
-def evaluate(entries, groups=None, *, n_bins=10, per_tag=False, min_entries=None):
+def evaluate(entries, groups=None, *, n_bins=None, per_tag=False, min_entries=None,
+             ci=None, top_label=False, metrics=(), bin_size=None, binning="equal-mass",
+             norm=2, debias=False, prior=None):
     """Evaluate the marginal calibration of distributed entries:
-    :func:`sparsecal.evaluate` with ``ci=None`` on a cluster.
+    :func:`sparsecal.evaluate` on a cluster (every option but the bootstrap
+    interval and the measures without a distributed form).
 
     Parameters
     ----------
     entries : DaskEntries
     groups : TagGroups, optional
         Default: SCW (one group of all tags).
-    n_bins : int, default=10
-        Equal-mass bins for SMCE and each GMCE.
+    n_bins : int, optional
+        Bins for SMCE and each GMCE (default 10).
     per_tag : bool, default=False
         Also the per-tag CE and MCE (:func:`mce`).
     min_entries : int, optional
         As :func:`mce`.
+    ci : None, {"simulation", "score"} or ConfidenceInterval, default=None
+        As :func:`sparsecal.evaluate` (the interval of every CE); the
+        bootstrap is refused (:func:`~sparsecal.distributed.measures.check_distributed_ci`).
+    top_label : bool, default=False
+        Also the top-label ECE (:func:`~sparsecal.distributed.measures.top_label_ece`).
+    metrics : sequence of str, default=()
+        Measures of :data:`~sparsecal.distributed.measures.DISTRIBUTED_MEASURES`.
+    bin_size, binning, norm, debias, prior
+        As :func:`sparsecal.evaluate`.
 
     Returns
     -------
     EvaluationResult
         SMCE, every GMCE, the group summary rows (entries and tokens per
-        group), MCE if asked; no intervals (``settings["ci"]`` is None).
+        group), MCE, top-label ECE and the measures if asked, with intervals
+        if asked: the single-machine values within 1e-12 relative.
         :func:`sparsecal.compare` compares two of them.
 
     Raises
@@ -175,18 +194,31 @@ def evaluate(entries, groups=None, *, n_bins=10, per_tag=False, min_entries=None
     if groups is None:
         groups = TagGroups.scw(entries.n_tags)
     check_groups(groups, entries.n_tags)
-    shared, grouped = smce_and_gmce(entries, groups, n_bins=n_bins)
+    spec = check_distributed_ci(ci, debias)
+    n_bins, _ = check_ce_options(n_bins, bin_size, binning, norm, debias, spec)
+    metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+    if prior is not None:
+        prior = check_prior(prior, "prior")
+    for m in check_measures(metrics):
+        m.check_prior(prior)
+    shared, grouped = binned_errors(entries, groups, n_bins=n_bins, bin_size=bin_size,
+                                    binning=binning, norm=norm, debias=debias, ci=spec)
     _, per_group = _entry_counts(entries, groups)
     rows = groups.summary()
     for row, (n, tokens) in zip(rows, per_group.tolist()):
         row["entries"], row["tokens"] = n, tokens
-    marginal = mce(entries, min_entries=min_entries) if per_tag else None
+    other = None if debias else spec   # the score interval is the debiased CE's only
+    marginal = mce(entries, min_entries=min_entries, ci=other) if per_tag else None
+    interval = {} if spec is None else spec.to_dict()
     return EvaluationResult(
-        smce=shared, gmce=grouped, groups=rows, mce=marginal, top_label_ece=None,
-        metrics={}, settings={"threshold": entries.threshold, "n_bins": n_bins,
-                              # the single-machine settings: equal-mass CE_2, no prior
-                              "bin_size": None, "binning": "equal-mass", "norm": shared.norm,
-                              "debias": False, "prior": None, "ci": None,
-                              "confidence_level": None, "n_resamples": None,
-                              "random_state": None, "grouping": groups.kind,
-                              "n_groups": groups.n_groups})
+        smce=shared, gmce=grouped, groups=rows, mce=marginal,
+        top_label_ece=top_label_ece(entries, ci=other) if top_label else None,
+        metrics=measures_by_group(entries, groups, metrics, n_bins=n_bins,
+                                  bin_size=bin_size, binning=binning, prior=prior),
+        settings={"threshold": entries.threshold, "n_bins": n_bins,
+                  "bin_size": bin_size, "binning": binning, "norm": shared.norm,
+                  "debias": bool(debias), "prior": prior, "ci": interval.get("method"),
+                  "confidence_level": interval.get("confidence_level"),
+                  "n_resamples": interval.get("n_resamples"),
+                  "random_state": interval.get("random_state"),
+                  "grouping": groups.kind, "n_groups": groups.n_groups})

@@ -18,7 +18,7 @@ from ..core.groups import check_groups
 from .chunks import add_tables, key_scores, runs, sorted_sets
 from .reduce import tree_merge
 
-__all__ = ["fit_grouped", "score_tables"]
+__all__ = ["fit_from_tables", "fit_grouped", "score_tables"]
 
 
 def _tables(block, index, groupings, n_tags):
@@ -134,14 +134,72 @@ def fit_grouped(model, entries, sample_weight=None, *, progress=None):
     ...     for a, b in zip(model.calibrators_, one.calibrators_))
     True
     """
+    if type(model.base) is not IsotonicCalibrator:
+        model._check_params()
+        raise TypeError("on distributed entries only an IsotonicCalibrator base can be "
+                        f"fitted here, got {type(model.base).__name__} (see "
+                        "sparsecal.distributed.calibrators.fit_grouped)")
+
+    def fitter(groups, table):
+        def fit_group(g):
+            x, count, positives = table[g]
+            cal = clone(model.base)
+            cal.x_knots_, cal.y_knots_ = isotonic_fit_pooled(
+                x, positives.astype(np.float64) / count, count.astype(np.float64))
+            return cal
+        return fit_group
+
+    return fit_from_tables(model, entries, sample_weight, fitter, progress=progress)
+
+
+def fit_from_tables(model, entries, sample_weight, fitter, *, progress=None):
+    """Fit a :class:`~sparsecal.GroupedCalibrator` on distributed dev entries
+    from their merged per-group distinct-score tables (:func:`score_tables`),
+    by the rule of the single-machine fit (``GroupedCalibrator.fit_groups``).
+
+    Parameters
+    ----------
+    model : GroupedCalibrator
+    entries : DaskEntries
+    sample_weight : None
+        Weights are not supported on distributed entries yet.
+    fitter : callable
+        ``fitter(groups, tables)`` for ``groups`` (then ``model.fallback``) and
+        their tables returns ``fit_group(g)``, the fitted calibrator of group
+        ``g``.
+    progress : callable, optional
+
+    Returns
+    -------
+    GroupedCalibrator
+        ``model``, fitted.
+
+    Raises
+    ------
+    TypeError
+        If ``entries`` is not ``DaskEntries``.
+    ValueError
+        For ``sample_weight``, groups of another tagset, or no entries.
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np
+    >>> import sparsecal as sc
+    >>> from sparsecal.distributed import threshold
+    >>> x = np.array([[0.5, 0.5], [0.25, 0.75], [0.5, 0.5]])
+    >>> entries = threshold(da.from_array(x, chunks=(2, 2)), [0, 1, 1])
+    >>> def fitter(groups, tables):   # the positive rate of each group
+    ...     return lambda g: sc.HistogramBinning(n_bins=1).fit([0.5, 0.5], [1, 0])
+    >>> model = sc.GroupedCalibrator(sc.HistogramBinning(), sc.TagGroups.scw(2),
+    ...                              min_entries=1)
+    >>> fit_from_tables(model, entries, None, fitter).calibrators_[0].bin_rates_
+    array([0.5])
+    """
     model._check_params()
     if getattr(entries, "blocks", None) is None:
         raise TypeError("entries must be DaskEntries (see sparsecal.distributed.threshold), "
                         f"got {type(entries).__name__}")
     check_groups(model.groups, entries.n_tags)
-    if type(model.base) is not IsotonicCalibrator:
-        raise TypeError("on distributed entries only an IsotonicCalibrator base can be "
-                        f"fitted yet, got {type(model.base).__name__}")
     if sample_weight is not None:
         raise ValueError("sample_weight is not supported on distributed entries yet")
     groupings = [model.groups] + ([] if model.fallback is None else [model.fallback])
@@ -151,14 +209,7 @@ def fit_grouped(model, entries, sample_weight=None, *, progress=None):
 
     def grouping(groups):
         table = tables[0 if groups is model.groups else 1]
-
-        def fit_group(g):
-            x, count, positives = table[g]
-            cal = clone(model.base)
-            cal.x_knots_, cal.y_knots_ = isotonic_fit_pooled(
-                x, positives.astype(np.float64) / count, count.astype(np.float64))
-            return cal
-        return np.array([t[1].sum() for t in table]), fit_group
+        return np.array([t[1].sum() for t in table]), fitter(groups, table)
 
     return model.fit_groups(grouping, np.flatnonzero(tag_counts), entries.threshold,
                             progress=progress)

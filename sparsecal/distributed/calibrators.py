@@ -1,0 +1,202 @@
+"""Every registered calibrator that depends only on (score, label) per group,
+fitted per tag group on distributed entries.
+
+Each group's dev entries are summed up, exactly, by the merged per-group
+distinct-score tables that the isotonic fit builds
+(:func:`~sparsecal.distributed.isotonic.score_tables`: distinct score, count,
+label sum). A method is fitted from them in one of three ways:
+
+- isotonic: :func:`sparsecal.distributed.isotonic.fit_grouped` (pooled PAV on
+  the table; the same knots bit for bit);
+- histogram binning: its equal-mass cuts need the ranks of the entries, so they
+  come from the distributed equal-mass bins
+  (:func:`~sparsecal.distributed.equal_mass.equal_mass_bin_stats`, score ranges
+  bit-identical), and each bin's rate from the table (integer sums): the same
+  boundaries and rates bit for bit;
+- Platt, beta, prior-weighted logistic and Gaussian calibration: the base's own
+  ``fit`` on the table as weighted rows (each distinct score once as a positive
+  with weight = its label sum, once as a negative with weight = count - label
+  sum). Their objectives are the same functions of the data, but their sums
+  run in another order than over repeated rows, so the fitted parameters agree
+  with the single-machine fit to float rounding, not bit for bit
+  (docs/scale.md: predictions within 1e-10).
+
+Scaling-binning splits the dev entries at random by their position, which no
+table holds: it is refused.
+"""
+import numpy as np
+
+from ..calibration.base import clone
+from ..calibration.isotonic import IsotonicCalibrator
+from ..calibration.registry import METHODS
+from ..core.binning import lookup_bin_means
+from .equal_mass import equal_mass_bin_stats
+from .isotonic import fit_from_tables
+from .isotonic import fit_grouped as fit_isotonic
+
+__all__ = ["distributed_method", "fit_grouped", "weighted_rows"]
+
+#: methods fitted as weighted rows of the distinct-score tables
+_WEIGHTED = ("platt", "beta", "prior-logistic", "gaussian")
+
+
+def weighted_rows(scores, counts, positives, dtype):
+    """A distinct-score table as weighted binary points.
+
+    Parameters
+    ----------
+    scores : ndarray of float64, shape (m,)
+        Distinct scores.
+    counts, positives : ndarray of int64, shape (m,)
+        Entries and positive entries at each score.
+    dtype : numpy dtype
+        The entries' score dtype (the scores are cast back to it: exact).
+
+    Returns
+    -------
+    x : ndarray of ``dtype``
+    y : ndarray of uint8
+    w : ndarray of float64
+        Each score as a positive of weight ``positives`` and a negative of
+        weight ``counts - positives``; zero weights dropped. Any weighted fit
+        of these rows sees the same weighted data as the entries.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x, y, w = weighted_rows(np.array([0.25, 0.5]), np.array([3, 2]),
+    ...                         np.array([1, 2]), np.float32)
+    >>> x.tolist(), y.tolist(), w.tolist()
+    ([0.25, 0.5, 0.25], [1, 1, 0], [1.0, 2.0, 2.0])
+    """
+    x = np.concatenate([scores, scores]).astype(dtype)
+    y = np.repeat(np.array([1, 0], dtype=np.uint8), scores.shape[0])
+    w = np.concatenate([positives, counts - positives]).astype(np.float64)
+    keep = w > 0
+    return x[keep], y[keep], w[keep]
+
+
+def distributed_method(base):
+    """The registered method of a calibrator that can be fitted on distributed
+    entries.
+
+    Parameters
+    ----------
+    base : BaseCalibrator
+
+    Returns
+    -------
+    str
+        Its name in :data:`sparsecal.calibration.registry.METHODS`.
+
+    Raises
+    ------
+    TypeError
+        For a class that is not a registered method (a subclass included), or
+        scaling-binning (it splits the dev entries by position).
+
+    Examples
+    --------
+    >>> import sparsecal as sc
+    >>> distributed_method(sc.PlattCalibrator())
+    'platt'
+    >>> distributed_method(sc.ScalingBinning())
+    Traceback (most recent call last):
+    ...
+    TypeError: scaling-binning splits the dev entries at random by position, which the distributed tables do not hold: fit it on one machine (sparsecal.threshold) or choose another method
+    """
+    names = {m.class_name: name for name, m in METHODS.items()}
+    name = names.get(type(base).__name__)
+    if name is None or type(base) is not METHODS[name].cls:
+        raise TypeError(f"on distributed entries the base must be a registered method "
+                        f"({', '.join(sorted(METHODS))}), got {type(base).__name__}")
+    if name == "scaling-binning":
+        raise TypeError("scaling-binning splits the dev entries at random by position, "
+                        "which the distributed tables do not hold: fit it on one machine "
+                        "(sparsecal.threshold) or choose another method")
+    return name
+
+
+def _histogram_fit(base, table, bins, dtype):
+    """A histogram calibrator from a group's equal-mass bins and its table."""
+    cal = clone(base)
+    x, y, w = weighted_rows(*table, dtype)
+    cal.boundaries_, cal.bin_rates_ = lookup_bin_means(x, y.astype(np.float64), w,
+                                                       bins.boundaries())
+    return cal
+
+
+def fit_grouped(model, entries, sample_weight=None, *, progress=None):
+    """Fit a :class:`~sparsecal.GroupedCalibrator` of any method that depends
+    only on (score, label) on distributed dev entries (``model.fit(entries)``
+    calls this).
+
+    The rule of the single-machine fit (``min_entries``, ``fallback``,
+    warnings). Isotonic and histogram fits equal the single-machine ones bit for
+    bit; Platt, beta, prior-weighted logistic and Gaussian fits agree to float
+    rounding (their sums run over weighted distinct scores, not repeated rows).
+
+    Parameters
+    ----------
+    model : GroupedCalibrator
+        With a base of a registered method other than scaling-binning.
+    entries : DaskEntries
+    sample_weight : None
+        Weights are not supported on distributed entries.
+    progress : callable, optional
+        As in :meth:`sparsecal.GroupedCalibrator.fit`.
+
+    Returns
+    -------
+    GroupedCalibrator
+        ``model``, fitted: an ordinary fitted calibrator (save it, or apply it
+        with :func:`sparsecal.distributed.apply_to_store`).
+
+    Raises
+    ------
+    TypeError
+        If ``entries`` is not ``DaskEntries``, or the base is not a registered
+        method, or is scaling-binning (it splits the entries by position).
+    ValueError
+        For ``sample_weight``, groups of another tagset, or no entries; the
+        base's own errors (e.g. a group with one label only for a
+        prior-weighted method).
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Sections 2.2 and 3.3 (recalibration per
+    TFG group); Nguyen & O'Connor 2015, Algorithm 1 (equal-mass bins).
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np
+    >>> import sparsecal as sc
+    >>> from sparsecal.distributed import threshold
+    >>> from sparsecal.datasets import make_tagger_outputs
+    >>> dev = make_tagger_outputs(1000, split_seed=1)
+    >>> groups = sc.TagGroups.from_counts(dev.train_counts, 3)
+    >>> entries = threshold(da.from_array(dev.scores, chunks=(256, -1)), dev.gold)
+    >>> model = sc.GroupedCalibrator(sc.HistogramBinning(), groups).fit(entries)
+    >>> one = sc.GroupedCalibrator(sc.HistogramBinning(), groups).fit(
+    ...     sc.threshold(dev.scores, dev.gold))
+    >>> all((a.bin_rates_ == b.bin_rates_).all()
+    ...     for a, b in zip(model.calibrators_, one.calibrators_))
+    True
+    """
+    if type(model.base) is IsotonicCalibrator:
+        return fit_isotonic(model, entries, sample_weight, progress=progress)
+    model._check_params()
+    name = distributed_method(model.base)
+    model.base._check_params()   # before any pass over the entries
+
+    def fitter(groups, table):
+        if name in _WEIGHTED:
+            return lambda g: clone(model.base).fit(*weighted_rows(*table[g], entries.dtype))
+        base = model.base   # histogram binning: the distributed equal-mass cuts
+        bins = equal_mass_bin_stats(
+            entries, np.asarray(groups.tag_to_group, dtype=np.int64), groups.n_groups,
+            n_bins=None if base.bin_size is not None else int(base.n_bins),
+            bin_size=None if base.bin_size is None else int(base.bin_size))
+        return lambda g: _histogram_fit(base, table[g], bins[g], entries.dtype)
+
+    return fit_from_tables(model, entries, sample_weight, fitter, progress=progress)

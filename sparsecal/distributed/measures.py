@@ -1,0 +1,657 @@
+"""More measures of distributed entries: fixed-width bins, intervals, top-label
+ECE, the Brier score and the registry's measures that have a mergeable form.
+
+- **Fixed-width bins** (``[i/B, (i+1)/B)``, the last with 1.0): each chunk
+  looks its entries up in the bins (:func:`sparsecal.core.binning.lookup_bins`,
+  the rule of :meth:`BinStats.boundaries`) and sums each bin: count and label
+  sum (integers), score sum (exact fixed point,
+  :mod:`~sparsecal.distributed.fixedpoint`), smallest and largest score; merged
+  by adding, minimum and maximum, so counts, label sums and score ranges equal
+  :func:`sparsecal.core.binning.fixed_width_bins` bit for bit.
+- **Intervals**: Nguyen & O'Connor's Algorithm 2 (``ci="simulation"``) needs
+  only each bin's count, mean score and positive rate, and the score interval
+  of the debiased CE (``ci="score"``) only the bins too: both are computed on
+  the client from the merged bins, drawing in the single-machine order. The
+  bootstrap resamples entries and is refused.
+- **Top-label ECE**: a token's entries all lie in its row's chunk, so each
+  chunk's top-label entries (:func:`sparsecal.metrics.toplabel.top_label`) are
+  the whole's; they are binned in fixed-width bins as above.
+- **Brier score**: ``(s - y)²`` of each entry lies in [0, 1], so its sum is
+  exact in fixed point; divided by the count once.
+- **CORP decompositions** (Brier and log loss: score, MCB, DSC, UNC): PAV of the
+  merged per-set distinct-score tables (:func:`corp_from_table`), as the
+  isotonic fit; **DCF, minDCF, Cllr, minCllr** from the same tables
+  (:func:`application_from_table`).
+"""
+import numpy as np
+
+from ..core.binning import BinStats, lookup_bins
+from ..core.groups import TagGroups, partition_by_group
+from ..core.isotonic import isotonic_fit_pooled, isotonic_predict
+from ..core.validation import check_positive_int
+from ..metrics.binary import CalibrationError
+from ..metrics.ce import ce_from_bins, check_norm
+from ..metrics.corp import ScoreDecomposition
+from ..metrics.debiased import debiased_ce_from_bins, score_interval
+from ..metrics.intervals import ConfidenceInterval, simulation_interval
+from ..metrics.marginal import check_ce_options
+from ..metrics.measures import get_measure
+from ..metrics.toplabel import top_label
+from .entries import check_dask_entries
+from .equal_mass import equal_mass_bin_stats
+from .fixedpoint import fixed_parts, fixed_value
+from .isotonic import score_tables
+from .reduce import tree_merge
+
+__all__ = ["DISTRIBUTED_MEASURES", "binned_errors", "check_distributed_ci",
+           "application_from_table", "check_measures", "corp_from_table",
+           "fixed_width_bin_stats",
+           "measures_by_group", "top_label_ece", "with_interval"]
+
+#: the registry's measures (:data:`sparsecal.metrics.measures.MEASURES`) that
+#: have a distributed form: the binned CEs (from the bins), the Brier score, the
+#: CORP decompositions and the application measures (from the distinct-score tables)
+DISTRIBUTED_MEASURES = ("brier", "brier-dsc", "brier-mcb", "brier-unc", "ce", "cllr",
+                        "dcf", "debiased-ce", "ece", "log-loss", "log-loss-dsc",
+                        "log-loss-mcb", "log-loss-unc", "max-ce", "min-cllr", "min-dcf")
+
+
+def check_distributed_ci(ci, debias=False):
+    """The interval specification of ``ci``, refusing the bootstrap.
+
+    Parameters
+    ----------
+    ci : None, {"simulation", "score"} or ConfidenceInterval
+    debias : bool, default=False
+        Whether the CE is the debiased one (the only one "score" is for).
+
+    Returns
+    -------
+    ConfidenceInterval or None
+
+    Raises
+    ------
+    ValueError
+        For an invalid ``ci``, the bootstrap (it resamples entries, which
+        never leave their workers), or "score" without ``debias``.
+
+    Examples
+    --------
+    >>> check_distributed_ci("simulation").n_resamples
+    10000
+    >>> check_distributed_ci("bootstrap")
+    Traceback (most recent call last):
+    ...
+    ValueError: ci='bootstrap' resamples entries and is not available on distributed entries: use ci='simulation' (Nguyen & O'Connor 2015, Algorithm 2) or, with debias=True, ci='score'
+    """
+    spec = ConfidenceInterval.resolve(ci)
+    if spec is not None and spec.method == "bootstrap":
+        raise ValueError("ci='bootstrap' resamples entries and is not available on "
+                         "distributed entries: use ci='simulation' (Nguyen & O'Connor "
+                         "2015, Algorithm 2) or, with debias=True, ci='score'")
+    if spec is not None and spec.method == "score" and not debias:
+        raise ValueError("ci method 'score' is the interval of the debiased CE: use it "
+                         "with debias=True")
+    return spec
+
+
+def with_interval(bins, norm=2.0, spec=None, debias=False):
+    """The CalibrationError of merged bins: CE_p (or the debiased CE_2) with the
+    interval ``spec`` asks for, as the single-machine metrics compute it.
+
+    Parameters
+    ----------
+    bins : BinStats or None
+    norm : float, default=2.0
+        From :func:`~sparsecal.metrics.ce.check_norm`.
+    spec : ConfidenceInterval, optional
+        "simulation" or "score" (from :func:`check_distributed_ci`).
+    debias : bool, default=False
+
+    Returns
+    -------
+    CalibrationError or None
+        None for ``bins`` None (an empty group).
+
+    References
+    ----------
+    Nguyen & O'Connor 2015, Algorithms 1 and 2; Kumar, Liang & Ma 2019,
+    Section 5 (the debiased CE).
+
+    Examples
+    --------
+    >>> from sparsecal.core.binning import fixed_width_bins
+    >>> from sparsecal.metrics import ConfidenceInterval
+    >>> bins = fixed_width_bins([0.1, 0.2, 0.9], [0, 0, 1], n_bins=2)
+    >>> ce = with_interval(bins, 2.0, ConfidenceInterval())
+    >>> round(ce.value, 4), round(ce.ci_low, 4), ce.n
+    (0.1354, 0.1354, 3)
+    """
+    if bins is None:
+        return None
+    value = debiased_ce_from_bins(bins) if debias else ce_from_bins(bins, norm)
+    lo = hi = None
+    if spec is not None:
+        lo, hi = (score_interval(bins, spec) if debias
+                  else simulation_interval(bins, norm, spec))
+    return CalibrationError(value, norm, int(bins.count.sum()), bins, lo, hi, spec)
+
+
+def _edges(n_bins):
+    """Fixed-width bin edges, as :func:`sparsecal.core.binning.fixed_width_bins`."""
+    return np.arange(n_bins + 1) / n_bins
+
+
+def _sums(score, label, n_bins):
+    """Fixed-width bin sums of one set of scores; and the fixed-point sum of
+    the squared errors (s - y)²."""
+    idx = lookup_bins(score, _edges(n_bins)[1:-1])
+    x = score.astype(np.float64)
+    lo, hi = np.full(n_bins, np.inf), np.full(n_bins, -np.inf)
+    np.minimum.at(lo, idx, x)
+    np.maximum.at(hi, idx, x)
+    count = np.bincount(idx, minlength=n_bins)
+    bounds = np.concatenate(([0], np.cumsum(count)))
+    return [count, np.bincount(idx, weights=label, minlength=n_bins).astype(np.int64),
+            fixed_parts(x[np.argsort(idx, kind="stable")], bounds), lo, hi,
+            fixed_parts((x - label) ** 2, np.array([0, x.shape[0]]))]
+
+
+def _chunk_sums(block, index, tag_to_group, n_groups, n_bins, top):
+    """Per group of one chunk (``top``: of its top-label entries, one group)."""
+    if top:
+        parts = [top_label(block)] if len(block) else [(block.score, block.label)]
+    elif tag_to_group is None:
+        parts = [(block.score, block.label)]
+    else:   # each group's entries (in any order: the sums are order-free)
+        perm, offsets = partition_by_group(block.tag, tag_to_group, n_groups)
+        parts = [(block.score[perm[a:b]], block.label[perm[a:b]])
+                 for a, b in zip(offsets[:-1], offsets[1:])]
+    return [_sums(score, label, n_bins) for score, label in parts]
+
+
+def _merge(parts):
+    """Add counts and sums, take minima and maxima, per group (exact)."""
+    ops = (np.add, np.add, np.add, np.minimum, np.maximum, np.add)
+    return [[op.reduce([p[i] for p in per_group]) for i, op in enumerate(ops)]
+            for per_group in zip(*parts)]
+
+
+def _group_sums(entries, tag_to_group, n_groups, n_bins, top=False):
+    """Merged fixed-width sums per group: ``(BinStats or None, brier sum)``."""
+    merged = tree_merge(_chunk_sums, _merge, entries.blocks, tag_to_group, n_groups,
+                        n_bins, top)
+    out = []
+    for count, label, fixed, lo, hi, sq in merged:
+        if not count.any():
+            out.append((None, None))
+            continue
+        empty = count == 0
+        bins = BinStats(count, fixed_value(fixed), label.astype(np.float64),
+                        np.where(empty, np.nan, lo), np.where(empty, np.nan, hi),
+                        edges=_edges(n_bins))
+        out.append((bins, float(fixed_value(sq)[0])))
+    return out
+
+
+def fixed_width_bin_stats(entries, tag_to_group=None, n_groups=1, *, n_bins=10):
+    """Fixed-width bin statistics of distributed entries, pooled or per group.
+
+    Parameters
+    ----------
+    entries : DaskEntries
+    tag_to_group : ndarray of int64, shape (n_tags,), optional
+        Group of each tag; None: all entries pooled (one group).
+    n_groups : int, default=1
+    n_bins : int, default=10
+
+    Returns
+    -------
+    list of BinStats or None
+        One per group (None for a group without entries); counts, label sums,
+        smallest and largest scores equal those of
+        :func:`sparsecal.core.binning.fixed_width_bins` of the group's entries;
+        score sums are the exact sums correctly rounded.
+
+    Raises
+    ------
+    TypeError
+        If ``entries`` is not ``DaskEntries``.
+    ValueError
+        An invalid ``n_bins``; invalid scores when their chunk is computed.
+
+    References
+    ----------
+    Nguyen & O'Connor 2015, Section 3.1 (evenly spaced bins); Kranzlein, Liu &
+    Schneider 2021, Section 3.2.
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np
+    >>> from sparsecal.core.binning import fixed_width_bins
+    >>> from sparsecal.distributed.entries import from_arrays
+    >>> x = np.array([0.9, 0.1, 0.4, 0.1, 0.7]); y = np.array([1, 0, 0, 1, 1])
+    >>> (stats,) = fixed_width_bin_stats(from_arrays(da.from_array(x, chunks=2), y),
+    ...                                  n_bins=4)
+    >>> stats.count, stats.sum_label
+    (array([2, 1, 1, 1]), array([1., 0., 1., 1.]))
+    """
+    check_dask_entries(entries)
+    n_bins = check_positive_int(n_bins, "n_bins")
+    return [b for b, _ in _group_sums(entries, tag_to_group, n_groups, n_bins)]
+
+
+def _all_bins(entries, groups, n_bins, bin_size, binning):
+    """Bins of all entries pooled, then of each group."""
+    tag_to_group = np.asarray(groups.tag_to_group, dtype=np.int64)
+    if binning == "fixed":
+        return (fixed_width_bin_stats(entries, n_bins=n_bins)
+                + fixed_width_bin_stats(entries, tag_to_group, groups.n_groups,
+                                        n_bins=n_bins))
+    return equal_mass_bin_stats(entries, tag_to_group, groups.n_groups, n_bins=n_bins,
+                                bin_size=bin_size, pooled=True)   # every cut in the same rounds
+
+
+def binned_errors(entries, groups=None, *, n_bins=None, bin_size=None,
+                  binning="equal-mass", norm=2, debias=False, ci=None):
+    """SMCE and every GMCE of distributed entries with any binning, norm and
+    interval of :func:`sparsecal.smce_and_gmce` but the bootstrap.
+
+    Parameters
+    ----------
+    entries : DaskEntries
+    groups : TagGroups, optional
+        Default: SCW (one group of all tags).
+    n_bins, bin_size : int, optional
+        Default 10 bins; ``bin_size`` for equal-mass bins only.
+    binning : {"equal-mass", "fixed"}, default="equal-mass"
+    norm : {2, 1, inf}, default=2
+    debias : bool, default=False
+        Kumar et al.'s debiased CE_2.
+    ci : None, {"simulation", "score"} or ConfidenceInterval, default=None
+        Drawn (simulation) for the SMCE, then each group in order, as on one
+        machine.
+
+    Returns
+    -------
+    smce : CalibrationError
+    gmce : list of CalibrationError or None
+        Bins as the single-machine ones (counts, label sums and score ranges
+        bit for bit); values and interval ends within 1e-12 relative.
+
+    Raises
+    ------
+    TypeError
+        If ``entries`` is not ``DaskEntries``.
+    ValueError
+        As :func:`sparsecal.smce_and_gmce` for the options; ``ci="bootstrap"``
+        (:func:`check_distributed_ci`); no entries.
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Sections 3.2-3.3, eqs. 2-3; Nguyen &
+    O'Connor 2015, Algorithms 1 and 2.
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np
+    >>> import sparsecal as sc
+    >>> from sparsecal.distributed import threshold
+    >>> x = np.random.default_rng(0).dirichlet(np.ones(6), size=300)
+    >>> entries = threshold(da.from_array(x, chunks=(70, 6)), np.arange(300) % 6)
+    >>> pooled, _ = binned_errors(entries, binning="fixed", norm=1, ci="simulation")
+    >>> ref = sc.smce(sc.threshold(x, np.arange(300) % 6), binning="fixed", norm=1,
+    ...               ci="simulation")
+    >>> abs(pooled.ci_high - ref.ci_high) <= 1e-12 * ref.ci_high
+    True
+    """
+    check_dask_entries(entries, groups)
+    groups = TagGroups.scw(entries.n_tags) if groups is None else groups
+    spec = check_distributed_ci(ci, debias)
+    n_bins, norm = check_ce_options(n_bins, bin_size, binning, norm, debias, spec)
+    pooled, *per_group = [with_interval(b, norm, spec, debias)
+                          for b in _all_bins(entries, groups, n_bins, bin_size, binning)]
+    if pooled is None:
+        raise ValueError("cannot compute a calibration error of no points")
+    return pooled, per_group
+
+
+def top_label_ece(entries, *, n_bins=20, norm=1, ci=None):
+    """Top-label ECE of distributed entries (fixed-width bins): CE over each
+    token's highest-scoring entry, :func:`sparsecal.top_label_ece` on a cluster.
+
+    Parameters
+    ----------
+    entries : DaskEntries
+    n_bins : int, default=20
+        As Jagannatha & Yu 2020.
+    norm : {1, 2, inf}, default=1
+    ci : None, "simulation" or ConfidenceInterval, default=None
+
+    Returns
+    -------
+    CalibrationError
+
+    Raises
+    ------
+    TypeError
+        If ``entries`` is not ``DaskEntries``.
+    ValueError
+        Invalid ``n_bins``, ``norm`` or ``ci`` (the bootstrap, or "score");
+        no entries.
+
+    References
+    ----------
+    Jagannatha & Yu 2020, Section 2 (top-label calibration of structured
+    predictions); Nguyen & O'Connor 2015, Algorithm 2.
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np
+    >>> import sparsecal as sc
+    >>> from sparsecal.distributed import threshold
+    >>> x = np.random.default_rng(0).dirichlet(np.ones(5), size=400).round(2)
+    >>> gold = np.arange(400) % 5
+    >>> got = top_label_ece(threshold(da.from_array(x, chunks=(90, 5)), gold))
+    >>> ref = sc.top_label_ece(sc.threshold(x, gold))
+    >>> got.n == ref.n, abs(got.value - ref.value) <= 1e-12 * ref.value
+    (True, True)
+    """
+    check_dask_entries(entries)
+    n_bins = check_positive_int(n_bins, "n_bins")
+    norm = check_norm(norm)
+    spec = check_distributed_ci(ci)
+    ((bins, _),) = _group_sums(entries, None, 1, n_bins, top=True)
+    if bins is None:
+        raise ValueError("cannot compute a calibration error of no points")
+    return with_interval(bins, norm, spec)
+
+
+def _brier_of(p, n, k):
+    """Mean Brier score of ``n`` forecasts ``p`` per distinct score, ``k`` of
+    them positive."""
+    return float(np.sum(k * (p - 1.0) ** 2 + (n - k) * p ** 2) / np.sum(n))
+
+
+def _log_loss_of(p, n, k):
+    """Mean log loss, as :func:`sparsecal.metrics.corp.log_loss_corp`'s rule
+    (0 log 0 = 0: a count of 0 adds nothing)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = (np.where(k > 0, k * np.log(p), 0.0)
+                 + np.where(n > k, (n - k) * np.log(1.0 - p), 0.0))
+    return float(-np.sum(terms) / np.sum(n))
+
+
+#: the application measures computed from the distinct-score tables
+_APPLICATION = ("cllr", "dcf", "min-cllr", "min-dcf")
+
+#: the CORP functions of the registry -> their rule
+_RULES = {"corp.brier_corp": "brier", "corp.log_loss_corp": "log_loss"}
+
+
+def corp_from_table(scores, counts, positives, rule="brier"):
+    """The CORP decomposition of one set of entries from its distinct-score
+    table: :func:`sparsecal.brier_corp` / :func:`sparsecal.log_loss_corp` on a
+    cluster.
+
+    The PAV recalibration of the pooled table is the single-machine one bit for
+    bit (:func:`sparsecal.core.isotonic.isotonic_fit_pooled`); the mean scores
+    are sums over distinct scores (``k (x - 1)² + (n - k) x²`` for Brier), so
+    they agree with the means over entries to float rounding.
+
+    Parameters
+    ----------
+    scores : ndarray of float64, shape (m,)
+        Sorted distinct scores.
+    counts, positives : ndarray of int64, shape (m,)
+    rule : {"brier", "log_loss"}, default="brier"
+
+    Returns
+    -------
+    ScoreDecomposition
+
+    References
+    ----------
+    Dimitriadis, Gneiting & Jordan 2021, "Stable reliability diagrams for
+    probabilistic classifiers", PNAS (CORP: ``S = MCB - DSC + UNC``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import sparsecal as sc
+    >>> d = corp_from_table(np.array([0.2, 0.8]), np.array([2, 2]), np.array([1, 2]))
+    >>> ref = sc.brier_corp([0.2, 0.2, 0.8, 0.8], [0, 1, 1, 1])
+    >>> round(d.score, 12) == round(ref.score, 12), round(d.miscalibration, 4)
+    (True, 0.065)
+    """
+    mean_of = {"brier": _brier_of, "log_loss": _log_loss_of}[rule]
+    n, k = counts.astype(np.float64), positives.astype(np.float64)
+    recalibrated = isotonic_predict(scores, *isotonic_fit_pooled(scores, k / n, n))
+    climatology = np.full_like(scores, k.sum() / n.sum())
+    s, s_rc, s_c = (mean_of(p, n, k) for p in (scores, recalibrated, climatology))
+    return ScoreDecomposition(s, s - s_rc, s_c - s_rc, s_c, int(counts.sum()), rule)
+
+
+def _llr_table(scores, counts, positives):
+    """The LLRs of a table's distinct scores at its empirical prior (as
+    :func:`sparsecal.dcf` computes them), merged where equal, with their counts
+    and positives (int64)."""
+    n_all, n_pos = int(counts.sum()), int(positives.sum())
+    if n_pos in (0, n_all):
+        raise ValueError("labels must hold both classes (a miss rate and a false-alarm "
+                         f"rate are needed), got {n_pos} positives of {n_all}")
+    pi = n_pos / n_all
+    with np.errstate(divide="ignore"):
+        llr = np.log(scores) - np.log1p(-scores) - np.log(pi / (1 - pi))
+    u, inv = np.unique(llr, return_inverse=True)
+    return (u, np.bincount(inv, weights=counts, minlength=u.size).astype(np.int64),
+            np.bincount(inv, weights=positives, minlength=u.size).astype(np.int64))
+
+
+def _cllr_of_table(llr, n, k):
+    """Cllr in bits of LLRs with ``n`` entries, ``k`` positive, each (an
+    infinite LLR on the right side costs 0)."""
+    with np.errstate(invalid="ignore"):
+        pos = np.where(k > 0, k * np.logaddexp(0.0, -llr), 0.0).sum() / k.sum()
+        neg = np.where(n > k, (n - k) * np.logaddexp(0.0, llr), 0.0).sum() / (n - k).sum()
+    return float((pos + neg) / (2 * np.log(2)))
+
+
+def application_from_table(scores, counts, positives, name, prior=None):
+    """An application measure of one set of entries from its distinct-score
+    table: :func:`sparsecal.dcf`, :func:`sparsecal.min_dcf`,
+    :func:`sparsecal.cllr` or :func:`sparsecal.min_cllr` (probabilities as
+    scores, the empirical training prior, unit costs, normalized DCF) on a
+    cluster.
+
+    The decisions of a threshold on the LLRs depend on the entries only through
+    the counts per distinct score, so DCF and minDCF (and their error rates and
+    thresholds) are the single-machine ones bit for bit; Cllr and minCllr (PAV on
+    the table, as the isotonic fit) are sums over distinct scores, equal to the
+    means over entries to float rounding.
+
+    Parameters
+    ----------
+    scores : ndarray of float64, shape (m,)
+        Sorted distinct scores.
+    counts, positives : ndarray of int64, shape (m,)
+    name : {"dcf", "min-dcf", "cllr", "min-cllr"}
+    prior : float, optional
+        The application prior (DCF, minDCF).
+
+    Returns
+    -------
+    DetectionCost or float
+        As the single-machine function.
+
+    Raises
+    ------
+    ValueError
+        One class only; a prior outside (0, 1) or missing for DCF / minDCF.
+
+    References
+    ----------
+    Cumani, "Score calibration and fusion" (``004``): DCF, minDCF, Cllr and
+    minCllr; Brümmer & du Preez 2006, Section 2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import sparsecal as sc
+    >>> x, n, k = np.array([0.1, 0.4, 0.8]), np.array([3, 2, 2]), np.array([0, 1, 2])
+    >>> scores, labels = np.repeat(x, n), np.array([0, 0, 0, 1, 0, 1, 1])
+    >>> application_from_table(x, n, k, "min-dcf", 0.3) == sc.min_dcf(scores, labels,
+    ...                                                                prior=0.3)
+    True
+    >>> round(application_from_table(x, n, k, "cllr"), 12) == round(
+    ...     sc.cllr(scores, labels), 12)
+    True
+    """
+    from ..metrics.application import (DetectionCost, _application, _bayes_threshold,
+                                       _cost, _minimum)
+    llr, n, k = _llr_table(scores, counts, positives)
+    n_pos, n_neg = int(k.sum()), int((n - k).sum())
+    if name in ("cllr", "min-cllr"):
+        if name == "min-cllr":   # PAV on the ranks of the distinct LLRs, as min_cllr
+            rank = np.arange(llr.shape[0], dtype=np.float64)
+            p = isotonic_predict(rank, *isotonic_fit_pooled(rank, k / n, n.astype(float)))
+            pi = n_pos / (n_pos + n_neg)
+            with np.errstate(divide="ignore"):
+                llr = np.log(p) - np.log1p(-p) - np.log(pi / (1 - pi))
+        return _cllr_of_table(llr, n, k)
+    prior, c_miss, c_fa = _application(prior, 1.0, 1.0)
+    if name == "dcf":
+        t = _bayes_threshold(prior, c_miss, c_fa)
+        yes = llr > t
+        p_miss, p_fa = int(k[~yes].sum()) / n_pos, int((n - k)[yes].sum()) / n_neg
+        return DetectionCost(float(_cost(prior, c_miss, c_fa, p_miss, p_fa, True)),
+                             float(t), p_miss, p_fa, prior, c_miss, c_fa, True)
+    cum_n, cum_k = np.cumsum(np.r_[0, n]), np.cumsum(np.r_[0, k])
+    curve = (np.r_[-np.inf, llr], cum_k / n_pos, (n_neg - (cum_n - cum_k)) / n_neg)
+    return _minimum(curve, prior, c_miss, c_fa, True)
+
+
+def check_measures(names):
+    """The registry's measures of ``names``, each with a distributed form.
+
+    Parameters
+    ----------
+    names : sequence of str
+
+    Returns
+    -------
+    list of Measure
+
+    Raises
+    ------
+    ValueError
+        An unknown name, or a measure without a distributed form (named, with
+        the list of those that have one).
+
+    Examples
+    --------
+    >>> [m.display_name for m in check_measures(["ece", "brier"])]
+    ['ECE', 'Brier']
+    """
+    measures = [get_measure(name) for name in names]
+    missing = [m.name for m in measures if m.name not in DISTRIBUTED_MEASURES]
+    if missing:
+        raise ValueError(f"measure(s) {', '.join(missing)} have no distributed form yet; "
+                         f"on distributed entries: {', '.join(DISTRIBUTED_MEASURES)}")
+    return measures
+
+
+def measures_by_group(entries, groups, names, *, n_bins=None, bin_size=None,
+                      binning="equal-mass", prior=None):
+    """Measures of the registry by name, over all distributed entries and per
+    group: ``evaluate(metrics=...)``'s table on a cluster.
+
+    Parameters
+    ----------
+    entries : DaskEntries
+    groups : TagGroups
+    names : sequence of str
+        Of :data:`DISTRIBUTED_MEASURES`.
+    n_bins, bin_size, binning
+        The bins of the binned measures (default 10 equal-mass bins).
+    prior : float, optional
+        The application prior of DCF and minDCF.
+
+    Returns
+    -------
+    dict
+        name -> ``{"pooled": value, "groups": [value, or None for an empty
+        group]}``, as :attr:`sparsecal.metrics.evaluation.EvaluationResult.metrics`;
+        values within 1e-12 relative of the single-machine ones.
+
+    Raises
+    ------
+    ValueError
+        An unknown measure, or one without a distributed form (the message
+        names it and lists those with one); invalid bins.
+
+    References
+    ----------
+    Nguyen & O'Connor 2015, Algorithm 1 (binned CE); Brier 1950 (Brier score);
+    Kumar, Liang & Ma 2019, Section 5 (debiased CE); Dimitriadis, Gneiting &
+    Jordan 2021 (CORP).
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np
+    >>> import sparsecal as sc
+    >>> from sparsecal.distributed import threshold
+    >>> x = np.random.default_rng(2).dirichlet(np.ones(4), size=300)
+    >>> entries = threshold(da.from_array(x, chunks=(100, 4)), np.arange(300) % 4)
+    >>> got = measures_by_group(entries, sc.TagGroups.scw(4), ["brier", "ece"])
+    >>> sorted(got), len(got["brier"]["groups"])
+    (['brier', 'ece'], 1)
+    >>> measures_by_group(entries, sc.TagGroups.scw(4), ["smooth-ece"])
+    Traceback (most recent call last):
+    ...
+    ValueError: measure(s) smooth-ece have no distributed form yet; on distributed entries: brier, brier-dsc, brier-mcb, brier-unc, ce, cllr, dcf, debiased-ce, ece, log-loss, log-loss-dsc, log-loss-mcb, log-loss-unc, max-ce, min-cllr, min-dcf
+    """
+    check_dask_entries(entries, groups)
+    measures = check_measures(names)
+    for m in measures:
+        m.check_prior(prior)
+    n_bins, _ = check_ce_options(n_bins, bin_size, binning, 2, False, None)
+    cache = {}
+
+    def per_set(m):
+        """The measure over all entries, then each group (a list)."""
+        kw = m.arguments(n_bins=n_bins, bin_size=bin_size, binning=binning, prior=prior)
+        if m.function_path in _RULES or m.name in _APPLICATION:   # the tables, one pass
+            if "tables" not in cache:
+                (pooled,), per_group = score_tables(
+                    entries, [TagGroups.scw(entries.n_tags), groups])[0]
+                cache["tables"] = [pooled] + per_group
+            key = m.function_path
+            if key not in cache:
+                cache[key] = [None if not t[1].sum() else
+                              corp_from_table(*t, rule=_RULES[key]) if key in _RULES else
+                              application_from_table(*t, m.name, prior)
+                              for t in cache["tables"]]
+            return [None if d is None else m.value_of(d) for d in cache[key]]
+        if m.name == "brier":   # one fixed-width pass gives every set's squared errors
+            key = "brier"
+            if key not in cache:
+                sums = _group_sums(entries, None, 1, 1) + _group_sums(
+                    entries, np.asarray(groups.tag_to_group, dtype=np.int64),
+                    groups.n_groups, 1)
+                cache[key] = [None if b is None else sq / int(b.count.sum())
+                              for b, sq in sums]
+            return cache[key]
+        key = (kw.get("binning", "equal-mass"), kw.get("n_bins"), kw.get("bin_size"))
+        if key not in cache:
+            cache[key] = _all_bins(entries, groups, kw.get("n_bins"), kw.get("bin_size"),
+                                   key[0])
+        norm = check_norm(kw.get("norm", 2))
+        return [None if b is None else with_interval(b, norm, None, kw.get("debias", False))
+                .value for b in cache[key]]
+
+    out = {}
+    for m in measures:
+        pooled, *per_group = per_set(m)
+        out[m.name] = {"pooled": pooled, "groups": per_group}
+    return out
