@@ -548,6 +548,26 @@ def test_events_file_round_trip_dtype_and_one_event(tmp_path):
     assert load_events(tmp_path / "f.npz").entries.score.dtype == np.float32
     with pytest.raises(TypeError, match="events must be an Events"):
         save_events(tmp_path / "x.npz", ev.entries)
+    save_events(tmp_path / "g.npz", ev, features={"p_low": np.float32([0.25])})
+    got, extra = load_events(tmp_path / "g.npz", features=True)
+    assert extra.keys() == {"p_low"} and extra["p_low"].tolist() == [0.25]
+    assert load_events(tmp_path / "f.npz", features=True)[1] == {}
+    for bad, error, match in [({"p": [0.1, 0.2]}, ValueError, "shape"),
+                              ({"p": [np.nan]}, ValueError, "p"),
+                              ({"": [0.1]}, ValueError, "names"),
+                              ({"p": ["a"]}, TypeError, "p")]:
+        with pytest.raises(error, match=match):
+            save_events(tmp_path / "h.npz", ev, features=bad)
+    data = dict(np.load(tmp_path / "g.npz"))
+    for name, change, match in [("nof.npz", lambda d: d.pop("feature_p_low"),
+                                 "feature_p_low"),
+                                ("inf.npz", lambda d: d.update(feature_p_low=np.array(
+                                    [np.inf])), "feature_p_low")]:
+        d = dict(data)
+        change(d)
+        np.savez(tmp_path / name, **d)
+        with pytest.raises(ValueError, match=match):
+            load_events(tmp_path / name, features=True)
 
 
 def bad_event_files(c):
@@ -613,6 +633,110 @@ def test_events_file_flag_conflicts_exit_2(corpus, capsys):
             ([*ev, "--dev-events-file", c.p("seq.npz"), "--method", "platt", "--grouping",
               "per-type", "--min-entries", "0"], "--min-entries"),
             ([*ev, "--grouping", "tfg"], "dev outputs")]:
+        rc = main(["events", *argv, "--json", c.p("o.json")])
+        lines = capsys.readouterr().err.strip().splitlines()
+        assert rc == 2 and len(lines) == 1 and named in lines[0], (argv, lines)
+        assert not os.path.exists(c.p("o.json"))
+
+
+# ---- --samples: MC-dropout / ensemble features of the forecaster ------------ #
+
+def write_samples(c, S, seed):
+    """S per-token softmax samples around the tagger's scores, stacked [S, n, C]."""
+    rng = np.random.default_rng(seed)
+    samples = np.stack([rng.dirichlet(50 * c.probs_flat[i] + 0.1) for _ in range(S)
+                        for i in range(len(c.probs_flat))]).reshape(S, -1, 3)
+    np.save(c.p("samples.npy"), samples)
+    return samples
+
+
+def brute_sample_features(ev, samples, lengths, normalize):
+    """Each event's probability under each sample as a product over its tokens."""
+    P = np.empty((samples.shape[0], len(ev)))
+    for s in range(samples.shape[0]):
+        padded = pad(samples[s], lengths, 0.0)
+        for i in range(len(ev)):
+            b, st, ln = ev.sentence[i], ev.start[i], ev.length[i]
+            q = padded[b, np.arange(st, st + ln), ev.tags[i, :ln]].prod()
+            P[s, i] = q ** (1 / ln) if normalize else q
+    return {"mean": P.mean(0), "p_low": np.percentile(P, 10, axis=0),
+            "p_high": np.percentile(P, 90, axis=0), "std": P.std(0)}
+
+
+@pytest.mark.parametrize("events", ["sequences", "spans"])
+def test_samples_give_the_forecaster_jy_uncertainty_features(corpus, dev, capsys, events):
+    c = corpus
+    samples = {x: write_samples(x, S, seed) for x, S, seed in ((c, 5, 1), (dev, 3, 2))}
+    spans = events == "spans"
+    run(capsys, "events", "--scores", c.p("probs.npy"), "--gold", c.p("gold.conll"),
+        "--samples", c.p("samples.npy"), "--tag-index", c.p("tags.json"),
+        "--events", events, "--k", 2, *(["--normalize"] if spans else []),
+        "--dev-scores", dev.p("probs.npy"), "--dev-gold", dev.p("gold.conll"),
+        "--dev-samples", dev.p("samples.npy"), "--save-calibrator", c.p("fc"),
+        "--calibrated-output", c.p("cal.npz"), "-q")
+    fn = softmax_span_events if spans else softmax_sequence_events
+    kw = dict(tag_names=NAMES, normalize=True) if spans else {}
+    feats = {}
+    for x in (c, dev):
+        ev = fn(x.probs, x.gold, k=2, lengths=x.lengths, **kw)
+        feats[x] = (ev, {"mean": ev.entries.score, **ev.features,
+                         **brute_sample_features(ev, samples[x], x.lengths, spans)})
+    (test_ev, test_f), (dev_ev, dev_f) = feats[c], feats[dev]
+    assert not np.allclose(test_f["p_low"], test_f["p_high"])
+    fc = Forecaster.load(c.p("fc"))
+    assert fc.feature_names_in_ == ("length", "mean", "p_high", "p_low", "rank", "std",
+                                    "type")
+    want = Forecaster().fit(dev_f, dev_ev.entries.label).predict(test_f)
+    np.testing.assert_allclose(load_entries(c.p("cal.npz")).score, want, rtol=1e-9)
+    # the saved forecaster applied to the same test samples: the same scores
+    run(capsys, "events", "--scores", c.p("probs.npy"), "--gold", c.p("gold.conll"),
+        "--samples", c.p("samples.npy"), "--tag-index", c.p("tags.json"),
+        "--events", events, "--k", 2, *(["--normalize"] if spans else []),
+        "--calibrator", c.p("fc"), "--calibrated-output", c.p("cal2.npz"), "-q")
+    np.testing.assert_array_equal(load_entries(c.p("cal2.npz")).score,
+                                  load_entries(c.p("cal.npz")).score)
+    # from events files saved with their sample features: the same scores again
+    from sparsecal.structured import load_events
+    for x, name in ((c, "t.npz"), (dev, "d.npz")):
+        run(capsys, "events", "--scores", x.p("probs.npy"), "--gold", x.p("gold.conll"),
+            "--samples", x.p("samples.npy"), "--tag-index", c.p("tags.json"),
+            "--events", events, "--k", 2, *(["--normalize"] if spans else []),
+            "-o", c.p(name), "-q")
+        got, extra = load_events(c.p(name), features=True)
+        assert_same_events(got, feats[x][0])
+        for key in ("mean", "p_low", "p_high", "std"):
+            np.testing.assert_allclose(extra[key], feats[x][1][key], rtol=1e-9, atol=1e-15)
+    run(capsys, "events", "--events-file", c.p("t.npz"), "--dev-events-file", c.p("d.npz"),
+        "--calibrated-output", c.p("cal3.npz"), "-q")
+    np.testing.assert_allclose(load_entries(c.p("cal3.npz")).score,
+                               load_entries(c.p("cal.npz")).score, rtol=1e-12)
+    # dev events with sample features, test events without: refused, naming them
+    run(capsys, "events", "--scores", c.p("probs.npy"), "--gold", c.p("gold.conll"),
+        "--tag-index", c.p("tags.json"), "--events", events, "--k", 2,
+        *(["--normalize"] if spans else []), "-o", c.p("plain.npz"), "-q")
+    rc = main(["events", "--events-file", c.p("plain.npz"), "--dev-events-file",
+               c.p("d.npz")])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and "p_low" in lines[0], lines
+
+
+def test_bad_samples_exit_2_with_one_line(corpus, capsys):
+    c = corpus
+    write_samples(c, 2, 0)
+    np.save(c.p("flat.npy"), c.probs_flat)
+    sc_in = ["--scores", c.p("probs.npy"), "--lengths", c.p("lengths.txt"), "--gold",
+             c.p("gold.npy")]
+    dev_in = ["--dev-scores", c.p("probs.npy"), "--dev-lengths", c.p("lengths.txt"),
+              "--dev-gold", c.p("gold.npy")]
+    for argv, named in [
+            ([*sc_in, *dev_in, "--samples", c.p("flat.npy"), "--dev-samples",
+              c.p("samples.npy")], "flat.npy"),
+            (["--potentials", c.p("crf.npz"), "--gold", c.p("gold.npy"), "--samples",
+              c.p("samples.npy")], "--scores"),
+            ([*sc_in, *dev_in, "--samples", c.p("samples.npy"), "--dev-samples",
+              c.p("samples.npy"), "--method", "platt"], "--method platt"),
+            ([*sc_in, *dev_in, "--samples", c.p("samples.npy")], "--dev-samples"),
+            ([*sc_in, "--samples", c.p("samples.npy")], "--calibrator")]:
         rc = main(["events", *argv, "--json", c.p("o.json")])
         lines = capsys.readouterr().err.strip().splitlines()
         assert rc == 2 and len(lines) == 1 and named in lines[0], (argv, lines)

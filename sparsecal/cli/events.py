@@ -48,6 +48,11 @@ def add_events_arguments(p):
                                                   "(.npy, .txt: one per line)")
         p.add_argument(f"--{prefix}gold", help="gold tags, one per token (.npy; .txt; "
                                                ".conllu; CoNLL columns)")
+        p.add_argument(f"--{prefix}samples", help=f"{what} per-token softmax scores of S "
+                       "samples (MC-dropout passes, ensemble members) stacked [S, n_tokens, "
+                       f"n_tags] (.npy), rows as --{prefix}scores: J&Y's mean, p_low (10th "
+                       "percentile), p_high (90th) and std over the samples become "
+                       "forecaster features")
         p.add_argument(f"--{prefix}events-file", help=f"{what} events saved by -o (.npz: "
                        "entries with the event features), instead of the tagger's outputs")
     p.add_argument("--gold-format", choices=["npy", "txt", "conllu", "conll"],
@@ -105,7 +110,7 @@ def run_events(args, console, ci, binning):
     (:func:`sparsecal.evaluate`'s ``ci`` and binning keywords)."""
     with_dev = bool(args.dev_potentials or args.dev_scores or args.dev_events_file)
     prior = _check_flags(args, with_dev)
-    events, test, tag_names = _events_of(args, console, "", args.k)
+    events, test, tag_names, extra = _events_of(args, console, "", args.k)
     if args.events_file:   # the file's kind and k
         args.events = "spans" if events.kind == "span" else "sequences"
         args.k = int(events.rank.max(initial=1))
@@ -114,12 +119,13 @@ def run_events(args, console, ci, binning):
     model = None
     if with_dev:
         dev_k = max([args.k] + list(args.choose_k or []))
-        dev_events, dev, _ = _events_of(args, console, "dev-", dev_k)
+        dev_events, dev, _, dev_extra = _events_of(args, console, "dev-", dev_k)
         if test is not None and dev is not None and dev["n_tags"] != test["n_tags"]:
             raise ValueError(f"dev has {dev['n_tags']} tags but test has {test['n_tags']}")
-        _check_same_kind(args, events, dev_events)
+        _check_same_kind(args, events, dev_events, extra, dev_extra)
         with console.step("fitting"):
-            model, choice = _fit(args, dev_events, prior)
+            model, choice = _fit(args, dev_events, _event_features(dev_events, dev_extra),
+                                 prior)
         if choice is not None:
             out["choice_of_k"] = choice.to_dict()
             console.info(_choice_text(choice))
@@ -128,14 +134,14 @@ def run_events(args, console, ci, binning):
     confidence = None
     if model is not None:
         with console.step("calibrating"):
-            confidence = _confidence(model, events, args)
+            confidence = _confidence(model, events, _event_features(events, extra), args)
     tables = _evaluate(args, console, events, confidence, ci, binning)
     out.update({name: _json_of(result) for name, result in tables.items()})
     if args.rerank:
         with console.step("re-ranking"):
             out["reranking"] = _rerank(args, events, confidence, test, tag_names)
         console.info(_rerank_text(out["reranking"]))
-    _write(args, console, events, confidence, model, out)
+    _write(args, console, events, extra, confidence, model, out)
     return 0
 
 
@@ -174,6 +180,7 @@ def _check_flags(args, with_dev):
         raise ValueError("--calibrated-output needs a calibrator (dev outputs or "
                          "--calibrator)")
     args.method = args.method or ("forecaster" if with_dev else None)
+    _check_samples(args, with_dev)
     if args.choose_k is not None:
         if args.method != "forecaster":
             raise ValueError(f"--choose-k chooses the k of a forecaster, not of --method "
@@ -200,6 +207,9 @@ def _check_inputs(args):
                          "of them)")
     for prefix in ("", "dev-"):
         attr = prefix.replace("-", "_")
+        if getattr(args, attr + "samples") and not getattr(args, attr + "scores"):
+            raise ValueError(f"--{prefix}samples applies to --{prefix}scores: per-token "
+                             "softmax samples of the same tagger")
         if not getattr(args, attr + "events_file"):
             continue
         only_outputs = ["gold", "lengths", "key"] + (["k", "normalize", "rerank"]
@@ -210,6 +220,22 @@ def _check_inputs(args):
                                  f"--{prefix}events-file (whose events are made already"
                                  + (", without the gold tags re-ranking needs)"
                                     if name == "rerank" else ")"))
+
+
+def _check_samples(args, with_dev):
+    """``--samples`` feed the forecaster, on dev and test alike."""
+    if not (args.samples or args.dev_samples):
+        return
+    if args.method not in (None, "forecaster"):
+        raise ValueError(f"--samples and --dev-samples add forecaster features; --method "
+                         f"{args.method} calibrates the event probability alone")
+    files = args.events_file or args.dev_events_file   # may hold sample features
+    if with_dev and not files and bool(args.samples) != bool(args.dev_samples):
+        raise ValueError("give --samples and --dev-samples together: the forecaster "
+                         "predicts from the features it was fit on")
+    if not (with_dev or args.calibrator or args.output):
+        raise ValueError("--samples feed a forecaster: give dev outputs to fit one, "
+                         "--calibrator, or -o to save them with the events")
 
 
 def _check_grouping(args):
@@ -272,24 +298,51 @@ def _tag_names(path, n_tags):
 # ------------------------------------------------------------------ inputs -- #
 
 def _events_of(args, console, prefix, k):
-    """(events, outputs or None, tag names or None) of the test (``prefix`` "")
-    or dev ("dev-") set: read from its events file, or made from its outputs."""
+    """(events, outputs or None, tag names or None, sample features) of the test
+    (``prefix`` "") or dev ("dev-") set: read from its events file, or made from
+    its outputs (and ``--samples``)."""
     path = getattr(args, prefix.replace("-", "_") + "events_file")
     if path:
         with console.step("reading" + (" dev" if prefix else "")):
-            return _read_events(args, path, prefix), None, None
+            events, features = _read_events(args, path, prefix)
+        return events, None, None, features
     outputs = _read_outputs(args, console, prefix)
     tag_names = _tag_names(args.tag_index, outputs["n_tags"]) if args.tag_index else None
     if args.events == "spans" and tag_names is None:
         raise ValueError("--events spans needs --tag-index (the tag names of the spans)")
-    return (_make_events(args, console, outputs, tag_names, k, "dev " if prefix else ""),
-            outputs, tag_names)
+    events = _make_events(args, console, outputs, tag_names, k, "dev " if prefix else "")
+    features = {} if outputs["samples"] is None else \
+        _sample_features(args, console, outputs, events, prefix)
+    return events, outputs, tag_names, features
+
+
+def _sample_features(args, console, outputs, events, prefix):
+    """J&Y's mean / p10 / p90 (and std) of each event's probability over the
+    samples (:func:`~sparsecal.structured.sample_confidence`)."""
+    import numpy as np
+
+    from ..io.sentences import pad_sentences
+    from ..structured.ensembles import sample_confidence
+    from ..structured.events import softmax_event_probabilities
+    samples, path = outputs["samples"], getattr(args, prefix.replace("-", "_") + "samples")
+    try:
+        with console.step(("dev " if prefix else "") + "samples") as progress:
+            rows = []
+            for s in range(samples.shape[0]):   # one pass per sample
+                padded = pad_sentences(samples[s], outputs["lengths"])
+                rows.append(softmax_event_probabilities(events, padded, args.normalize))
+                if progress is not None:
+                    progress(s + 1, samples.shape[0])
+            return sample_confidence(np.stack(rows)).features()
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{path!r}: {exc}") from None
 
 
 def _read_events(args, path, prefix):
-    """The events of an events file, of the kind ``--events`` asks for."""
+    """(the events, their saved features) of an events file, of the kind
+    ``--events`` asks for."""
     from ..structured.event_files import load_events
-    events = load_events(path)
+    events, features = load_events(path, features=True)
     kind = "spans" if events.kind == "span" else "sequences"
     if args.events is not None and args.events != kind:
         raise ValueError(f"--{prefix}events-file {path!r} holds {kind}, not --events "
@@ -298,17 +351,22 @@ def _read_events(args, path, prefix):
         raise ValueError(f"--choose-k {max(args.choose_k)} needs dev events of rank up to "
                          f"{max(args.choose_k)}; {path!r} has ranks up to "
                          f"{events.rank.max(initial=1)}")
-    return events
+    return events, features
 
 
-def _check_same_kind(args, events, dev_events):
-    """Dev events of the test events' kind and, for spans, types."""
+def _check_same_kind(args, events, dev_events, features, dev_features):
+    """Dev events of the test events' kind, for spans types, and for the
+    forecaster sample features."""
     if dev_events.kind != events.kind:
         raise ValueError(f"the dev events are {dev_events.kind}s but the test events are "
                          f"{events.kind}s")
     if events.kind == "span" and dev_events.type_names != events.type_names:
         raise ValueError(f"the dev span types {list(dev_events.type_names)} differ from the "
                          f"test span types {list(events.type_names)}")
+    if args.method == "forecaster" and sorted(features) != sorted(dev_features):
+        raise ValueError(f"the dev events have the sample features {sorted(dev_features)} "
+                         f"but the test events {sorted(features)}: the forecaster predicts "
+                         "from the features it was fit on (--samples, --dev-samples)")
 
 
 def _read_outputs(args, console, prefix):
@@ -351,10 +409,23 @@ def _read_outputs(args, console, prefix):
                 raise ValueError(f"{scores!r} has {matrix.shape[0]} rows but {where} "
                                  f"hold {lengths.sum()} tokens")
             arrays = {"scores": pad_sentences(matrix, lengths)}
+    samples_file = getattr(args, attr + "samples")
+    samples = _read_samples(samples_file, matrix.shape) if samples_file else None
     _check_gold(gold, gold_flat, offsets, lengths, n_tags, source)
     return {"kind": "crf" if potentials else "softmax", "arrays": arrays, "source": source,
+            "samples": samples,
             "gold": pad_sentences(gold_flat, lengths, fill=-1), "lengths": lengths,
             "n_tags": n_tags}
+
+
+def _read_samples(path, shape):
+    """The stacked samples ``[S, n_tokens, n_tags]`` of a scores matrix ``shape``."""
+    from ..io.npyfile import open_npy
+    samples = open_npy(path, "samples")
+    if samples.ndim != 3 or samples.shape[1:] != shape or samples.shape[0] == 0:
+        raise ValueError(f"{path!r} must stack S >= 1 score matrices of the scores' shape "
+                         f"{tuple(shape)}: [S, {shape[0]}, {shape[1]}], got {samples.shape}")
+    return samples
 
 
 def _check_gold(path, gold, offsets, lengths, n_tags, source):
@@ -394,17 +465,19 @@ def _make_events(args, console, outputs, tag_names, k, which):
 
 # ------------------------------------------------------------- calibration -- #
 
-def _event_features(events):
-    """The forecaster's features of ``events``: J&Y's mean, rank, length, type."""
-    return {CONFIDENCE_FEATURE: events.entries.score, **events.features}
+def _event_features(events, samples):
+    """The forecaster's features of ``events``: J&Y's mean, rank, length, type;
+    with ``--samples``, the mean, percentiles and std over the samples (the mean
+    replacing the event's probability under the model, J&Y Section 2.6)."""
+    return {CONFIDENCE_FEATURE: events.entries.score, **events.features, **samples}
 
 
-def _fit(args, dev_events, prior):
+def _fit(args, dev_events, features, prior):
     """(the fitted model, the KChoice of --choose-k or None)."""
     if args.method == "forecaster":
         from ..calibration.forecaster import Forecaster
         forecaster = Forecaster(random_state=args.seed, n_threads=args.n_threads)
-        features, labels = _event_features(dev_events), dev_events.entries.label
+        labels = dev_events.entries.label
         if args.choose_k:
             from ..calibration.choice_of_k import heuristic_k
             choice = heuristic_k(features, labels, ks=args.choose_k, forecaster=forecaster)
@@ -439,11 +512,11 @@ def _load_model(path):
     return Forecaster.load(path) if meta["format"] == FORECASTER else load_calibrator(path)
 
 
-def _confidence(model, events, args):
+def _confidence(model, events, features, args):
     """The calibrated probability of each event."""
     from ..calibration.forecaster import Forecaster
     if isinstance(model, Forecaster):
-        return model.predict(_event_features(events))
+        return model.predict(features)
     if model.n_tags != events.entries.n_tags:
         raise ValueError(f"the calibrator was fit for {model.n_tags} event types but these "
                          f"{args.events} have {events.entries.n_tags}")
@@ -506,7 +579,7 @@ def _rerank_text(r):
     return "; ".join(lines)
 
 
-def _write(args, console, events, confidence, model, out):
+def _write(args, console, events, features, confidence, model, out):
     """Every output, each atomically, after all the work."""
     import json
 
@@ -515,9 +588,10 @@ def _write(args, console, events, confidence, model, out):
     from ..structured.events import rescored
     with console.step("writing"):
         if args.output:
-            save_events(args.output, events)
+            save_events(args.output, events, features=features)
         if args.calibrated_output:
-            save_events(args.calibrated_output, rescored(events, confidence))
+            save_events(args.calibrated_output, rescored(events, confidence),
+                        features=features)
         if args.save_calibrator:
             model.save(args.save_calibrator)
         if args.json:

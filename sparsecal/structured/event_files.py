@@ -6,13 +6,16 @@ event type, label = correct, token = sentence) with, beside the entries, the
 arrays ``event_start``, ``event_length``, ``event_rank`` (int64, one per event)
 and ``event_tags`` (int64 ``[n_events, width]``, ``-1`` past an event's
 length) and the metadata key ``"events"``: ``{"version", "kind",
-"type_names"}``. :func:`load_events` rebuilds the :class:`Events`, so the
-forecaster's features (Jagannatha & Yu 2020, Section 2.6: rank, length, type)
+"type_names", "features"}``. :func:`load_events` rebuilds the :class:`Events`, so
+the forecaster's features (Jagannatha & Yu 2020, Section 2.6: rank, length, type)
 and the registered calibrators work from files as from a tagger's outputs.
+Further float features per event (the mean / percentiles over MC-dropout
+samples of :func:`~sparsecal.structured.sample_confidence`) are stored as
+``feature_<name>`` arrays, their names listed under ``"features"``.
 """
 import numpy as np
 
-from ..core.validation import as_array
+from ..core.validation import as_array, check_finite
 from .events import Events, make_events
 
 __all__ = ["save_events", "load_events", "EVENTS_VERSION"]
@@ -25,7 +28,7 @@ EVENTS_VERSION = 1
 _ARRAYS = ("start", "length", "rank", "tags")
 
 
-def save_events(path, events):
+def save_events(path, events, *, features=None):
     """Write events as an entries file with their features, atomically.
 
     Parameters
@@ -34,6 +37,9 @@ def save_events(path, events):
         Output ``.npz`` (appended when missing).
     events : Events
         As :func:`crf_sequence_events` and the other event functions return.
+    features : dict of str to array_like of float, optional
+        Further per-event features (e.g. ``sample_confidence(P).features()``),
+        each finite, of shape ``(n_events,)``.
 
     Returns
     -------
@@ -42,7 +48,10 @@ def save_events(path, events):
     Raises
     ------
     TypeError
-        If ``events`` is not an :class:`Events`.
+        If ``events`` is not an :class:`Events`, or a feature is not real numbers.
+    ValueError
+        If a feature has another shape or a non-finite value, or a name that is
+        not a non-empty string.
 
     References
     ----------
@@ -61,23 +70,30 @@ def save_events(path, events):
     from ..io.arrays import save_entries
     if not isinstance(events, Events):
         raise TypeError(f"events must be an Events, got {type(events).__name__}")
+    extra = {f"feature_{name}": _feature(value, f"features[{name!r}]", len(events))
+             for name, value in _check_names(features or {}).items()}
     info = {"version": EVENTS_VERSION, "kind": events.kind,
-            "type_names": list(events.type_names)}
-    save_entries(path, events.entries, extra_metadata={"events": info},
-                 extra_arrays={"event_" + name: getattr(events, name) for name in _ARRAYS})
+            "type_names": list(events.type_names), "features": sorted(features or {})}
+    extra.update({"event_" + name: getattr(events, name) for name in _ARRAYS})
+    save_entries(path, events.entries, extra_metadata={"events": info}, extra_arrays=extra)
 
 
-def load_events(path):
+def load_events(path, *, features=False):
     """Read the events of :func:`save_events`, every array checked.
 
     Parameters
     ----------
     path : str or os.PathLike
+    features : bool, default=False
+        Also return the further features saved with the events.
 
     Returns
     -------
     Events
         Equal, array for array, to the saved events.
+    dict of str to ndarray of float64
+        Only with ``features=True``: ``(events, features)`` (empty when none
+        were saved).
 
     Raises
     ------
@@ -88,8 +104,9 @@ def load_events(path):
         :func:`sparsecal.io.load_entries`), entries without events (no
         ``"events"`` record), another version, a missing ``event_*`` array, an
         array of the wrong type or shape, values out of range (rank and length
-        under 1, start under 0, tags under -1, a length past the tags' width) or
-        event types that do not match the type names.
+        under 1, start under 0, tags under -1, a length past the tags' width),
+        event types that do not match the type names, or a listed feature
+        missing, not finite or of another length.
 
     Examples
     --------
@@ -122,7 +139,12 @@ def load_events(path):
                          f"event type, got {names!r}")
     if entries.token is None:
         raise ValueError(f"{name!r}: events need the 'token' array (their sentences)")
+    names_f = info.get("features", [])
+    if not isinstance(names_f, list) or not all(isinstance(f, str) for f in names_f):
+        raise ValueError(f"{name!r}: events features must be a list of names, got "
+                         f"{names_f!r}")
     missing = [f"event_{a}" for a in _ARRAYS if f"event_{a}" not in arrays]
+    missing += [f"feature_{f}" for f in names_f if f"feature_{f}" not in arrays]
     if missing:
         raise ValueError(f"{name!r} lacks the event arrays {missing}")
     got = {a: _int_array(arrays[f"event_{a}"], f"{name!r}: event_{a}",
@@ -135,9 +157,31 @@ def load_events(path):
         raise ValueError(f"{name!r}: an event_length exceeds the {width} columns of "
                          "event_tags")
     sentence, type_ = entries.token, entries.tag.astype(np.int64)
-    return make_events(kind, entries.score, entries.label, sentence, got["start"],
-                       got["length"], got["rank"], type_, got["tags"], names,
-                       entries.n_tokens)
+    events = make_events(kind, entries.score, entries.label, sentence, got["start"],
+                         got["length"], got["rank"], type_, got["tags"], names,
+                         entries.n_tokens)
+    if not features:
+        return events
+    return events, {f: _feature(arrays[f"feature_{f}"], f"{name!r}: feature_{f}",
+                                len(events)) for f in names_f}
+
+
+def _check_names(features):
+    if not hasattr(features, "items"):
+        raise TypeError(f"features must be a mapping of name to array, got "
+                        f"{type(features).__name__}")
+    for key in features:
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"feature names must be non-empty strings, got {key!r}")
+    return features
+
+
+def _feature(x, name, n):
+    """A finite float feature of ``n`` values, as float64."""
+    arr = check_finite(x, name)
+    if arr.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},), got {arr.shape}")
+    return arr.astype(np.float64, copy=False)
 
 
 def _int_array(x, name, ndim, n):
