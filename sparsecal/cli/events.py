@@ -15,6 +15,15 @@ dev events, saves it (``--save-calibrator``), or loads one (``--calibrator``),
 applies it to the events, and with ``--rerank`` re-ranks them (J&Y Section 4):
 exact match and span F1 before and after.
 
+A registered method is grouped by ``--grouping scw|tfg|per-type`` (``sparsecal
+fit``'s groupings, the event types as tags, TFG by dev event counts: Kranzlein
+et al. 2021, Section 3.3). Either set may come from an events file that ``-o``
+wrote (``--events-file``, ``--dev-events-file``:
+:func:`sparsecal.structured.load_events`) instead of a tagger's outputs.
+``--samples`` (stacked per-token softmax samples ``[S, n_tokens, n_tags]``)
+add J&Y's mean / 10th / 90th percentile features (Section 2.6,
+:func:`~sparsecal.structured.sample_confidence`) to the forecaster's.
+
 The module only parses, reads, calls the library and writes; ``cli/main.py``
 registers it and hands it the shared interval and binning flags, checked.
 Nothing is written until every step has run.
@@ -27,9 +36,9 @@ __all__ = ["add_events_arguments", "run_events"]
 #: the model), "Rank", "ln" (length) and the event type.
 CONFIDENCE_FEATURE = "mean"
 
-#: ``--grouping`` of a registered method -> the grouping of ``sparsecal fit``'s
-#: ``--grouping`` it is, the event types being the tags.
-GROUPINGS = {"scw": "scw", "tfg": "tfg", "per-type": "per-tag"}
+#: ``--grouping`` of a registered method: ``sparsecal fit``'s scw, tfg and
+#: per-tag, the event types being the tags (per-type = per-tag).
+GROUPINGS = ("scw", "tfg", "per-type")
 
 
 def add_events_arguments(p):
@@ -73,7 +82,7 @@ def add_events_arguments(p):
                    help="spans: score by the length-normalised p^(1/length) (J&Y eq. 6)")
     p.add_argument("--method", help="with dev outputs: forecaster (default) or a "
                                     "registered method, fit on the event probabilities")
-    p.add_argument("--grouping", choices=list(GROUPINGS),
+    p.add_argument("--grouping", choices=GROUPINGS,
                    help="a registered --method: one calibrator over every event type (scw, "
                         "the default), per group of event types by dev event frequency "
                         "(tfg), or per event type with its tfg group's as fallback "
