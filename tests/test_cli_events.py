@@ -435,7 +435,8 @@ def test_the_verb_imports_only_what_it_runs(corpus):
 # ---- --grouping of a registered method (event types as tags) --------------- #
 
 @pytest.mark.parametrize("grouping,extra", [("per-type", ["--min-entries", "30"]),
-                                            ("tfg", ["--groups", "2"]),
+                                            ("tfg", ["--groups", "2", "--min-entries",
+                                                     "30"]),
                                             ("per-type", ["--groups", "1",
                                                           "--min-entries", "1000"])])
 def test_grouping_equals_the_grouped_calibrator(corpus, dev, capsys, grouping, extra):
@@ -466,6 +467,7 @@ def test_grouping_equals_the_grouped_calibrator(corpus, dev, capsys, grouping, e
         np.testing.assert_array_equal(got, test_ev.entries.score)
     else:   # one calibrator per rank (per-type) or per group differs from one for all
         assert counts.min() >= 30 and not np.allclose(got, pooled)
+        assert len(model.calibrators_) == (2 if grouping == "tfg" else 3)
     from sparsecal.calibration.loading import load_calibrator
     assert load_calibrator(c.p("iso")).tag_to_calibrator_.tolist() == \
         model.tag_to_calibrator_.tolist()
@@ -558,6 +560,11 @@ def test_events_file_round_trip_dtype_and_one_event(tmp_path):
                               ({"p": ["a"]}, TypeError, "p")]:
         with pytest.raises(error, match=match):
             save_events(tmp_path / "h.npz", ev, features=bad)
+    from sparsecal.io import save_entries
+    with pytest.raises(ValueError, match="'score'"):
+        save_entries(tmp_path / "c.npz", ev.entries, extra_arrays={"score": np.zeros(1)})
+    with pytest.raises(ValueError, match="'n_tags'"):
+        save_entries(tmp_path / "c.npz", ev.entries, extra_metadata={"n_tags": 2})
     data = dict(np.load(tmp_path / "g.npz"))
     for name, change, match in [("nof.npz", lambda d: d.pop("feature_p_low"),
                                  "feature_p_low"),
