@@ -731,6 +731,9 @@ def test_bad_samples_exit_2_with_one_line(corpus, capsys):
     c = corpus
     write_samples(c, 2, 0)
     np.save(c.p("flat.npy"), c.probs_flat)
+    seq = softmax_sequence_events(c.probs, c.gold, k=1, lengths=c.lengths)
+    sc.GroupedCalibrator(sc.IsotonicCalibrator(), sc.TagGroups.scw(1), min_entries=1).fit(
+        seq.entries).save(c.p("iso"))   # not a forecaster: --samples would be ignored
     sc_in = ["--scores", c.p("probs.npy"), "--lengths", c.p("lengths.txt"), "--gold",
              c.p("gold.npy")]
     dev_in = ["--dev-scores", c.p("probs.npy"), "--dev-lengths", c.p("lengths.txt"),
@@ -743,7 +746,9 @@ def test_bad_samples_exit_2_with_one_line(corpus, capsys):
             ([*sc_in, *dev_in, "--samples", c.p("samples.npy"), "--dev-samples",
               c.p("samples.npy"), "--method", "platt"], "--method platt"),
             ([*sc_in, *dev_in, "--samples", c.p("samples.npy")], "--dev-samples"),
-            ([*sc_in, "--samples", c.p("samples.npy")], "--calibrator")]:
+            ([*sc_in, "--samples", c.p("samples.npy")], "--calibrator"),
+            ([*sc_in, "--samples", c.p("samples.npy"), "--calibrator", c.p("iso")],
+             "is not a forecaster")]:
         rc = main(["events", *argv, "--json", c.p("o.json")])
         lines = capsys.readouterr().err.strip().splitlines()
         assert rc == 2 and len(lines) == 1 and named in lines[0], (argv, lines)

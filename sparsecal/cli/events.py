@@ -526,6 +526,10 @@ def _confidence(model, events, features, args):
     from ..calibration.forecaster import Forecaster
     if isinstance(model, Forecaster):
         return model.predict(features)
+    if args.samples and not args.output:
+        raise ValueError(f"--samples add forecaster features, but --calibrator "
+                         f"{args.calibrator} is not a forecaster (it calibrates the event "
+                         f"probability alone)")
     if model.n_tags != events.entries.n_tags:
         raise ValueError(f"the calibrator was fit for {model.n_tags} event types but these "
                          f"{args.events} have {events.entries.n_tags}")
