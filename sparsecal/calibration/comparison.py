@@ -168,6 +168,8 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
     Parameters
     ----------
     dev, test : Entries
+        Or :class:`~sparsecal.distributed.DaskEntries`: then
+        :func:`sparsecal.distributed.compare_methods` runs it on the cluster.
     groups : TagGroups
         TFG groups (evaluation always reports GMCE over them).
     methods : sequence of str
@@ -224,11 +226,29 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
     >>> sorted(result.models)
     [('isotonic', 'scw'), ('isotonic', 'tfg')]
     """
+    compare_distributed = getattr(test, "compare_methods", None)
+    if compare_distributed is not None:   # sparsecal.distributed.DaskEntries
+        return compare_distributed(dev, groups, methods=methods, groupings=groupings,
+                                   n_bins=n_bins, ci=ci, seed=seed, progress=progress,
+                                   prior=prior, evaluation=evaluation)
     for name, entries in (("dev", dev), ("test", test)):
         check_entries(entries, name)
     check_groups(groups, test.n_tags)
     if dev.n_tags is not None and test.n_tags is not None and dev.n_tags != test.n_tags:
         raise ValueError(f"dev has {dev.n_tags} tags but test has {test.n_tags}")
+    return _run_comparison(
+        dev, test, groups, evaluate,
+        lambda: None if test.token is None else int(np.unique(test.token).size),
+        methods=methods, groupings=groupings, n_bins=n_bins, ci=ci, seed=seed,
+        progress=progress, prior=prior, evaluation=evaluation)
+
+
+def _run_comparison(dev, test, groups, evaluate, tokens, *, methods, groupings, n_bins, ci,
+                   seed, progress, prior, evaluation):
+    """The body of :func:`compare_methods` for checked entries of any kind:
+    ``evaluate`` evaluates them (:func:`sparsecal.evaluate` or
+    :func:`sparsecal.distributed.evaluate`; a fitted model's ``transform``
+    calibrates them) and ``tokens()`` counts the test tokens with an entry."""
     prior = check_prior_methods(methods, prior)
     bad = [g for g in groupings if g not in ("scw", "tfg")]
     if bad:
@@ -250,5 +270,4 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
             models[(method, grouping)] = model
             after[(method, grouping)] = evaluate(model.transform(test), groups, **kw)
             counter.advance()
-    tokens = None if test.token is None else int(np.unique(test.token).size)
-    return MethodComparison(before, after, groups, tokens, models)
+    return MethodComparison(before, after, groups, tokens(), models)

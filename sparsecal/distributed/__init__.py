@@ -25,6 +25,9 @@ vectors; every result is exact (docs/scale.md).
 - :mod:`~sparsecal.distributed.calibrators`: :func:`fit_grouped` for every
   registered method but scaling-binning (isotonic, histogram exactly; the
   logistic and Gaussian methods on weighted distinct-score rows).
+- :mod:`~sparsecal.distributed.comparison`: :func:`compare_methods`, every
+  method x {SCW, TFG} fitted and evaluated on the cluster (what
+  :func:`sparsecal.compare_methods` calls for :class:`DaskEntries`).
 - :mod:`~sparsecal.distributed.apply`: :func:`apply_to_store`, a fitted
   calibrator applied on the workers into Zarr or ``.npy`` shards, atomically;
   :func:`open_store` reads it back.
@@ -48,6 +51,7 @@ _EXPORTS = {
     "check_distributed_ci": "measures", "check_measures": "measures",
     "with_interval": "measures", "DISTRIBUTED_MEASURES": "measures",
     "corp_from_table": "measures", "application_from_table": "measures",
+    "compare_methods": "comparison", "distributed_methods": "comparison",
 }
 
 __all__ = sorted(_EXPORTS)
