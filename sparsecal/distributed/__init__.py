@@ -28,6 +28,8 @@ vectors; every result is exact (docs/scale.md).
 - :mod:`~sparsecal.distributed.comparison`: :func:`compare_methods`, every
   method x {SCW, TFG} fitted and evaluated on the cluster (what
   :func:`sparsecal.compare_methods` calls for :class:`DaskEntries`).
+- :mod:`~sparsecal.distributed.report`: :func:`write_report`, the
+  calibration report with every section that has a distributed form.
 - :mod:`~sparsecal.distributed.apply`: :func:`apply_to_store`, a fitted
   calibrator applied on the workers into Zarr or ``.npy`` shards, atomically;
   :func:`open_store` reads it back.
@@ -52,6 +54,7 @@ _EXPORTS = {
     "with_interval": "measures", "DISTRIBUTED_MEASURES": "measures",
     "corp_from_table": "measures", "application_from_table": "measures",
     "compare_methods": "comparison", "distributed_methods": "comparison",
+    "write_report": "report", "LEFT_OUT": "report",
 }
 
 __all__ = sorted(_EXPORTS)
