@@ -91,11 +91,11 @@ def test_exact_methods_equal_single_machine(dtype):
     assert got.to_markdown() == ref.to_markdown()
 
 
-def test_dispatch_platt_tolerance_and_skipped_method():
+def test_platt_tolerance_and_skipped_method():
     one_dev, one_test, dev, test = _data()
     kw = dict(methods=["platt", "scaling-binning"], groupings=("tfg",))
     with pytest.warns(UserWarning, match="no distributed fit.*: scaling-binning$"):
-        got = sc.compare_methods(dev, test, GROUPS, **kw)   # dispatches to sd
+        got = sd.compare_methods(dev, test, GROUPS, **kw)
     ref = sc.compare_methods(one_dev, one_test, GROUPS, methods=["platt"],
                              groupings=("tfg",))
     assert list(got.after) == [("platt", "tfg")]

@@ -1,4 +1,4 @@
-"""write_report on distributed entries (sparsecal.distributed.report) on two
+"""write_report of distributed entries (engine sparsecal.distributed.CLUSTER_REPORT) on two
 worker processes: numbers.json equals the single-machine report's (within 1e-12
 relative) but the smooth ECE, which needs every entry; the figures with a
 distributed form written (PNG and SVG), the others left out with a note on the
@@ -56,7 +56,8 @@ def test_report_numbers_equal_single_machine(tmp_path):
               evaluation=dict(metrics=["brier", "ece"]))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        path = sd.write_report(tmp_path / "d", test, GROUPS, dev=dev, **kw)
+        path = write_report(tmp_path / "d", test, GROUPS, dev=dev, engine=sd.CLUSTER_REPORT,
+                            **kw)
         ref_path = write_report(tmp_path / "one", one_test, GROUPS, dev=one_dev,
                                 methods=["isotonic", "histogram"], n_bins=8, ci=ci,
                                 evaluation=dict(metrics=["brier", "ece"]))
@@ -76,8 +77,8 @@ def test_report_numbers_equal_single_machine(tmp_path):
     assert set(_figures(ref_path)) - set(_figures(path)) == {
         f"{n}.{e}" for e in ("png", "svg") for n in ("smooth_reliability", "bayes_error")}
     page = open(path, encoding="utf-8").read()
-    assert page.count("Not on a cluster:") == 2 and "Bayes error plot" in page
-    assert "approximated" in page
+    assert page.count("Not in this report:") == 3 and "Bayes error plot" in page
+    assert "approximated from the equal-mass bins" in page
 
 
 def test_test_only_tiny_report_and_progress(tmp_path):
@@ -86,8 +87,9 @@ def test_test_only_tiny_report_and_progress(tmp_path):
     calls = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        path = sd.write_report(tmp_path / "r", test, sc.TagGroups([0, 1], 2), n_bins=2,
-                               progress=lambda d, t: calls.append((d, t)))
+        path = write_report(tmp_path / "r", test, sc.TagGroups([0, 1], 2), n_bins=2,
+                            engine=sd.CLUSTER_REPORT,
+                            progress=lambda d, t: calls.append((d, t)))
         ref = write_report(tmp_path / "one", sc.threshold(x, np.array([0, 1, 1])),
                            sc.TagGroups([0, 1], 2), n_bins=2)
     assert calls[-1] == (4, 4)   # the evaluation and 3 figures (no per-tag CE)
@@ -101,12 +103,15 @@ def test_test_only_tiny_report_and_progress(tmp_path):
 def test_refusals_write_nothing(tmp_path):
     one_test, test = _split(33, 60, (30, 30))
     with pytest.raises(TypeError, match="DaskEntries"):
-        sd.write_report(tmp_path / "a", one_test, GROUPS)
+        write_report(tmp_path / "a", one_test, GROUPS, engine=sd.CLUSTER_REPORT)
+    with pytest.raises(TypeError, match="Entries"):
+        write_report(tmp_path / "a", test, GROUPS)   # one machine: no DaskEntries
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with pytest.raises(ValueError, match="bootstrap"):
-            sd.write_report(tmp_path / "b", test, GROUPS, ci="bootstrap")
+            write_report(tmp_path / "b", test, GROUPS, ci="bootstrap",
+                         engine=sd.CLUSTER_REPORT)
         with pytest.raises(ValueError, match="calibration-test-p"):
-            sd.write_report(tmp_path / "c", test, GROUPS,
-                            evaluation=dict(metrics=["calibration-test-p"]))
+            write_report(tmp_path / "c", test, GROUPS, engine=sd.CLUSTER_REPORT,
+                         evaluation=dict(metrics=["calibration-test-p"]))
     assert os.listdir(tmp_path) == []

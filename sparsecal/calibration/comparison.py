@@ -168,8 +168,8 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
     Parameters
     ----------
     dev, test : Entries
-        Or :class:`~sparsecal.distributed.DaskEntries`: then
-        :func:`sparsecal.distributed.compare_methods` runs it on the cluster.
+        (For :class:`~sparsecal.distributed.DaskEntries`:
+        :func:`sparsecal.distributed.compare_methods`.)
     groups : TagGroups
         TFG groups (evaluation always reports GMCE over them).
     methods : sequence of str
@@ -226,11 +226,6 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
     >>> sorted(result.models)
     [('isotonic', 'scw'), ('isotonic', 'tfg')]
     """
-    compare_distributed = getattr(test, "compare_methods", None)
-    if compare_distributed is not None:   # sparsecal.distributed.DaskEntries
-        return compare_distributed(dev, groups, methods=methods, groupings=groupings,
-                                   n_bins=n_bins, ci=ci, seed=seed, progress=progress,
-                                   prior=prior, evaluation=evaluation)
     for name, entries in (("dev", dev), ("test", test)):
         check_entries(entries, name)
     check_groups(groups, test.n_tags)

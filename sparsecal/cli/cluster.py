@@ -212,10 +212,11 @@ def cluster_compare(args, console, groups_from_args, options):
 
 
 def cluster_report(args, console, groups_from_args, options):
-    """``sparsecal report`` on a cluster (:func:`sparsecal.distributed.write_report`;
-    ``options``: its keywords from the checked flags); returns the path of the
-    page."""
-    from ..distributed import threshold, write_report
+    """``sparsecal report`` on a cluster (:func:`sparsecal.plotting.report.write_report`
+    with :data:`sparsecal.distributed.CLUSTER_REPORT`; ``options``: its keywords
+    from the checked flags); returns the path of the page."""
+    from ..distributed import CLUSTER_REPORT, threshold
+    from ..plotting.report import write_report
     _check_flags(args)
     dev, test, groups = _dev_and_test(args, console, groups_from_args)
     with _client(args, console):
@@ -223,4 +224,4 @@ def cluster_report(args, console, groups_from_args, options):
         dev = None if dev is None else threshold(*dev, args.threshold)
         with console.step("report on the cluster") as progress:
             return write_report(args.output, test, groups, dev=dev, progress=progress,
-                                **options)
+                                engine=CLUSTER_REPORT, **options)

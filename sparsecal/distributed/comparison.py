@@ -84,7 +84,7 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
                     evaluation=None):
     """Fit every method x grouping on distributed ``dev`` entries, evaluate on
     distributed ``test`` entries: :func:`sparsecal.compare_methods` on a
-    cluster (which calls this for :class:`~sparsecal.distributed.DaskEntries`).
+    cluster.
 
     Parameters
     ----------

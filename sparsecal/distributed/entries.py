@@ -104,14 +104,6 @@ class DaskEntries:
         from .calibrators import fit_grouped
         return fit_grouped(model, self, sample_weight, progress=progress)
 
-    def compare_methods(self, dev, groups, **options):
-        """Every method x grouping fitted on ``dev`` and evaluated on these
-        test entries (what :func:`sparsecal.compare_methods` calls for
-        distributed entries); see
-        :func:`sparsecal.distributed.comparison.compare_methods`."""
-        from .comparison import compare_methods
-        return compare_methods(dev, self, groups, **options)
-
     def transform_grouped(self, model):
         """Calibrated entries, chunk by chunk on the workers (what
         :meth:`sparsecal.GroupedCalibrator.transform` calls for distributed

@@ -10,6 +10,7 @@ import html
 import json
 import os
 import re
+import warnings
 
 import numpy as np
 
@@ -28,7 +29,7 @@ from ..metrics.application import bayes_error_plot
 from ..metrics.smooth import smooth_reliability
 from ..calibration.grouped import GroupedCalibrator
 
-__all__ = ["REPORT_METRICS", "write_report", "markdown_to_html"]
+__all__ = ["REPORT_METRICS", "write_report", "markdown_to_html", "OneMachine"]
 
 MARKER = "<!-- sparsecal report -->"
 # entries a tag needs for its own CE (per-tag figure, MCE): mce's default, two
@@ -82,7 +83,7 @@ def markdown_to_html(text):
 
 def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_bins=10,
                  ci=None, seed=0, title="Calibration report", notes=None, progress=None,
-                 prior=None, evaluation=None):
+                 prior=None, evaluation=None, engine=None):
     """Write a report directory and return the path of its ``index.html``.
 
     Parameters
@@ -155,37 +156,84 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
     ('index.html', True)
     """
     out_dir = os.fspath(out_dir)
-    check_entries(test, "test")
-    if dev is not None:
-        check_entries(dev, "dev")
-    check_groups(groups, test.n_tags)
+    engine = OneMachine if engine is None else engine
+    engine.check(test, dev, groups)
     ev, compare_options = _options(dev, methods, n_bins, ci, seed, prior, evaluation)
+    omitted = _restrict(engine, ev, compare_options, dev, seed)
     # Per-tag CE needs a tag with MIN_TAG_ENTRIES entries; a small test set may
     # have none (evaluate would raise): the report then goes without it.
-    per_tag = len(test) > 0 and int(np.bincount(test.tag).max()) >= MIN_TAG_ENTRIES
+    per_tag = engine.most_tag_entries(test) >= MIN_TAG_ENTRIES
     # progress units: the evaluation; with dev, compare_methods' (1 + SCW and
     # TFG per method) and the evaluation after; a figure each (_figures draws 5,
-    # the methods' with dev, the per-tag one with per_tag)
-    n_dev = 0 if dev is None else 1 + 2 * len(methods) + 1
-    counter = ProgressCounter(progress, 1 + n_dev + 5 + (dev is not None) + per_tag)
+    # 3 without every entry, the methods' with dev, the per-tag one with per_tag)
+    n_dev = 0 if dev is None else 1 + 2 * len(compare_options["methods"]) + 1
+    n_figures = 5 if engine.per_entry else 3
+    counter = ProgressCounter(progress, 1 + n_dev + n_figures + (dev is not None) + per_tag)
     ev["per_tag"] = per_tag
     with atomic_directory(out_dir, _is_report, "a sparsecal report") as tmp:
-        before = evaluate(test, groups, **ev)
+        before = engine.evaluate(test, groups, **ev)
         counter.advance()
         curves = {"uncalibrated": before}
         entries = {"uncalibrated": test}
         comparison = after = None
         if dev is not None:
-            comparison = compare_methods(dev, test, groups, progress=counter.nested(),
-                                         **compare_options)
+            comparison = engine.compare_methods(dev, test, groups,
+                                                progress=counter.nested(),
+                                                **compare_options)
             calibrated = _tfg_isotonic(comparison, dev, groups).transform(test)
-            after = evaluate(calibrated, groups, **ev)
+            after = engine.evaluate(calibrated, groups, **ev)
             counter.advance()
             curves["TFG isotonic"] = after
             entries["TFG isotonic"] = calibrated
-        figures = _figures(tmp, curves, entries, before, comparison, groups, counter)
-        _write_pages(tmp, title, notes, before, after, comparison, figures)
+        figures = _figures(tmp, curves, entries if engine.per_entry else None, before,
+                           comparison, groups, counter)
+        _write_pages(tmp, title, notes, before, after, comparison, figures, omitted)
     return os.path.join(out_dir, "index.html")
+
+
+class OneMachine:
+    """The report's engine for :class:`Entries` (:func:`write_report`'s
+    default): every section, from every entry."""
+
+    per_entry = True       #: the figures that need every entry are drawn
+    measures = None        #: every measure of the registry
+    left_out = {}          #: no section left out
+    evaluate = staticmethod(evaluate)
+    compare_methods = staticmethod(compare_methods)
+
+    @staticmethod
+    def check(test, dev, groups):
+        """Refuse what is not ``Entries`` (and groups of another tagset)."""
+        check_entries(test, "test")
+        if dev is not None:
+            check_entries(dev, "dev")
+        check_groups(groups, test.n_tags)
+
+    @staticmethod
+    def methods(methods, seed, prior):
+        """The methods compared: all."""
+        return list(methods)
+
+    @staticmethod
+    def most_tag_entries(test):
+        """The entries of the test tag with the most."""
+        return int(np.bincount(test.tag).max()) if len(test) else 0
+
+
+def _restrict(engine, ev, compare_options, dev, seed):
+    """Drop the report's default measures and methods the engine has no form
+    of, warn once about what is left out; returns the page's notes on it."""
+    if dev is not None:
+        compare_options["methods"] = engine.methods(compare_options["methods"], seed,
+                                                    compare_options["prior"])
+    if engine.measures is None:
+        return []
+    dropped = [m for m in ev["metrics"] if m in REPORT_METRICS and m not in engine.measures]
+    ev["metrics"] = [m for m in ev["metrics"] if m not in dropped]
+    warnings.warn(f"report: left out {', '.join(engine.left_out)} and the measures "
+                  f"{', '.join(dropped) or 'none'} (they need every entry)",
+                  UserWarning, stacklevel=3)
+    return [f"Not in this report: {what} ({why})." for what, why in engine.left_out.items()]
 
 
 def _options(dev, methods, n_bins, ci, seed, prior, evaluation):
