@@ -52,14 +52,14 @@ def test_report_numbers_equal_single_machine(tmp_path):
     one_dev, dev = _split(31, 900, (400, 50, 0, 1, 449))
     one_test, test = _split(32, 900, (300, 100, 0, 500))
     ci = sc.ConfidenceInterval("simulation", confidence_level=0.9, random_state=5)
-    kw = dict(methods=["isotonic", "histogram", "scaling-binning"], n_bins=8, ci=ci,
+    kw = dict(methods=["isotonic", "scaling-binning"], n_bins=8, ci=ci,
               evaluation=dict(metrics=["brier", "ece"]))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         path = write_report(tmp_path / "d", test, GROUPS, dev=dev, engine=sd.CLUSTER_REPORT,
                             **kw)
         ref_path = write_report(tmp_path / "one", one_test, GROUPS, dev=one_dev,
-                                methods=["isotonic", "histogram"], n_bins=8, ci=ci,
+                                methods=["isotonic"], n_bins=8, ci=ci,
                                 evaluation=dict(metrics=["brier", "ece"]))
     messages = [str(w.message) for w in caught if "fewer than" not in str(w.message)]
     assert sum("left out" in m for m in messages) == 1
