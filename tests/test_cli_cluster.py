@@ -192,3 +192,66 @@ def test_evaluate_flag_the_cluster_does_not_take_is_refused(files, capsys):
     rc, out, err = run(capsys, "evaluate", "--scores", d / "test.npy", "--gold",
                        d / "test_gold.npy", "--dask", "--save-entries", "e.npz")
     assert rc == 2 and "--save-entries is not available on a cluster yet" in err
+
+
+def _dev_files(d):
+    dev = make_tagger_outputs(1500, n_tags=30, split_seed=1)
+    np.save(d / "dev.npy", dev.scores)
+    np.save(d / "dev_gold.npy", dev.gold)
+    return ["--dev-scores", d / "dev.npy", "--dev-gold", d / "dev_gold.npy"]
+
+
+def test_compare_on_scheduler_equals_single_machine(files, scheduler, capsys, tmp_path):
+    from test_distributed_compare import assert_close
+    d = files[0]
+    args = ["compare", "--scores", d / "test.npy", "--gold", d / "test_gold.npy",
+            *_dev_files(tmp_path), "--train-counts", d / "counts.json", "--groups", 3,
+            "--methods", "isotonic", "histogram", "scaling-binning", "--metrics", "brier"]
+    rc, out, err = run(capsys, *args, "--scheduler", scheduler, "--chunk-rows", 333,
+                       "--json", tmp_path / "d.json")
+    assert rc == 0, err
+    assert f"Dask scheduler {scheduler}; dashboard:" in out
+    assert "no distributed fit): scaling-binning" in err
+    rc, _, err = run(capsys, *args[:-5], "isotonic", "histogram", "--metrics", "brier",
+                     "--json", tmp_path / "one.json")
+    assert rc == 0, err
+    got, ref = (json.loads((tmp_path / f).read_text()) for f in ("d.json", "one.json"))
+    assert sorted(got["methods"]) == ["histogram/scw", "histogram/tfg", "isotonic/scw",
+                                      "isotonic/tfg"]
+    assert_close(got, ref, 1e-12)
+
+
+def test_report_on_scheduler_equals_single_machine(files, scheduler, capsys, tmp_path):
+    from test_distributed_compare import assert_close
+    from test_distributed_report import _drop
+    d = files[0]
+    args = ["report", "--scores", d / "test.npy", "--gold", d / "test_gold.npy",
+            *_dev_files(tmp_path), "--train-counts", d / "counts.json", "--groups", 3,
+            "--methods", "isotonic", "--level", 0.9]
+    rc, out, err = run(capsys, *args, "--scheduler", scheduler, "-o", tmp_path / "d")
+    assert rc == 0, err
+    assert f"Dask scheduler {scheduler}; dashboard:" in out
+    assert "wrote the report:" in out
+    assert sum("report: left out" in line for line in err.splitlines()) == 1
+    rc, _, err = run(capsys, *args, "-o", tmp_path / "one")
+    assert rc == 0, err
+    got, ref = (json.loads((tmp_path / r / "numbers.json").read_text())
+                for r in ("d", "one"))
+    assert got["evaluation"]["smce"]["ci_level"] == 0.9
+    assert_close(got, _drop(ref, "smooth-ece"), 1e-12, 1e-14)
+
+
+def test_compare_and_report_refusals_one_error_line(files, capsys, tmp_path):
+    d = files[0]
+    test = ["--scores", d / "test.npy", "--gold", d / "test_gold.npy"]
+    for argv, message in [
+            (["compare", *test, "--dask"], "give --dev-scores and --dev-gold"),
+            (["compare", *test, "--dask", "--metrics", "smooth-ece"],
+             "--metrics: measure(s) smooth-ece have no distributed form"),
+            (["report", *test, "--dask", "--ci", "bootstrap", "-o", tmp_path / "r"],
+             "--ci bootstrap resamples entries"),
+            (["report", "--scores", d / "test.npy", "--scheduler", "tcp://127.0.0.1:9",
+              "-o", tmp_path / "r"], "give --scores and --gold")]:
+        rc, out, err = run(capsys, *argv)
+        assert rc == 2 and message in err and err.count("\n") == 1, err
+    assert not (tmp_path / "r").exists()

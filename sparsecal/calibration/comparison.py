@@ -168,6 +168,8 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
     Parameters
     ----------
     dev, test : Entries
+        (For :class:`~sparsecal.distributed.DaskEntries`:
+        :func:`sparsecal.distributed.compare_methods`.)
     groups : TagGroups
         TFG groups (evaluation always reports GMCE over them).
     methods : sequence of str
@@ -229,6 +231,19 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
     check_groups(groups, test.n_tags)
     if dev.n_tags is not None and test.n_tags is not None and dev.n_tags != test.n_tags:
         raise ValueError(f"dev has {dev.n_tags} tags but test has {test.n_tags}")
+    return _run_comparison(
+        dev, test, groups, evaluate,
+        lambda: None if test.token is None else int(np.unique(test.token).size),
+        methods=methods, groupings=groupings, n_bins=n_bins, ci=ci, seed=seed,
+        progress=progress, prior=prior, evaluation=evaluation)
+
+
+def _run_comparison(dev, test, groups, evaluate, tokens, *, methods, groupings, n_bins, ci,
+                   seed, progress, prior, evaluation):
+    """The body of :func:`compare_methods` for checked entries of any kind:
+    ``evaluate`` evaluates them (:func:`sparsecal.evaluate` or
+    :func:`sparsecal.distributed.evaluate`; a fitted model's ``transform``
+    calibrates them) and ``tokens()`` counts the test tokens with an entry."""
     prior = check_prior_methods(methods, prior)
     bad = [g for g in groupings if g not in ("scw", "tfg")]
     if bad:
@@ -250,5 +265,4 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
             models[(method, grouping)] = model
             after[(method, grouping)] = evaluate(model.transform(test), groups, **kw)
             counter.advance()
-    tokens = None if test.token is None else int(np.unique(test.token).size)
-    return MethodComparison(before, after, groups, tokens, models)
+    return MethodComparison(before, after, groups, tokens(), models)

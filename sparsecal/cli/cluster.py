@@ -1,5 +1,5 @@
 """``--scheduler ADDRESS`` / ``--dask`` on the command line: ``evaluate``,
-``fit`` and ``apply`` run on a Dask cluster (:mod:`sparsecal.distributed`, docs/scale.md).
+``fit``, ``apply``, ``compare`` and ``report`` run on a Dask cluster (:mod:`sparsecal.distributed`, docs/scale.md).
 
 The scores (a ``.npy`` file, read chunk by chunk by the workers, or a Zarr
 store) must be on a file system the workers share; the output of ``apply`` too.
@@ -10,7 +10,7 @@ import contextlib
 import os
 
 __all__ = ["add_cluster_arguments", "cluster_evaluate", "cluster_apply", "wants_cluster"]
-__all__ += ["cluster_fit"]
+__all__ += ["cluster_fit", "cluster_compare", "cluster_report"]
 
 #: seconds to wait for a scheduler before the one-line error
 CONNECT_TIMEOUT = 10
@@ -96,14 +96,39 @@ def dask_scores(path, chunk_rows=None):
                            for r0 in range(0, n, rows)])
 
 
-def _inputs(args):
-    """The dask score matrix and the gold vector of ``--scores`` and ``--gold``."""
+def _inputs(args, prefix=""):
+    """The dask score matrix and the gold vector of ``--{prefix}scores`` and
+    ``--{prefix}gold``."""
     from ..io.arrays import load_gold
-    if not args.scores or not args.gold:
-        raise ValueError("--scheduler/--dask: give --scores and --gold")
-    return dask_scores(args.scores, args.chunk_rows), load_gold(
-        args.gold, tag_index=args.tag_index, format=args.gold_format,
-        column=args.gold_column)
+    name = prefix.replace("-", "_")
+    scores, gold = getattr(args, f"{name}scores"), getattr(args, f"{name}gold")
+    if not scores or not gold:
+        raise ValueError(f"--scheduler/--dask: give --{prefix}scores and --{prefix}gold")
+    return dask_scores(scores, args.chunk_rows), load_gold(
+        gold, tag_index=args.tag_index, format=args.gold_format, column=args.gold_column)
+
+
+def _check_flags(args):
+    """One error line for ``--ci bootstrap`` and the ``--metrics`` without a
+    distributed form, before any file is read."""
+    from ..distributed import check_measures
+    if getattr(args, "ci", None) == "bootstrap":   # refused, never accepted and ignored
+        raise ValueError("--ci bootstrap resamples entries and is not available on a "
+                         "cluster: use --ci simulation (or --ci score with --debias)")
+    try:
+        check_measures(args.metrics)
+    except ValueError as exc:
+        raise ValueError(f"--metrics: {exc}") from None
+
+
+def _dev_and_test(args, console, groups_from_args):
+    """The dask score matrices and gold vectors of dev (or None without
+    ``--dev-scores``) and test, and the groups."""
+    dev = _inputs(args, "dev-") if args.dev_scores or args.dev_gold else None
+    test = _inputs(args)
+    if dev is not None and dev[0].shape[1] != test[0].shape[1]:
+        raise ValueError(f"dev has {dev[0].shape[1]} tags but test has {test[0].shape[1]}")
+    return dev, test, groups_from_args(args, test[0].shape[1], console)
 
 
 def cluster_evaluate(args, console, groups_from_args, options):
@@ -111,17 +136,11 @@ def cluster_evaluate(args, console, groups_from_args, options):
     with ``--per-tag``, the ``--metrics`` with a distributed form), with the
     ``--ci`` interval (``options``: the keywords of the checked flags, as
     :func:`sparsecal.distributed.evaluate` takes them)."""
-    from ..distributed import check_measures, evaluate, threshold
+    from ..distributed import evaluate, threshold
     if args.save_entries:   # refused, never accepted and ignored
         raise ValueError("--save-entries is not available on a cluster yet: the entries "
                          "stay on the workers (docs/scale.md)")
-    if args.ci == "bootstrap":
-        raise ValueError("--ci bootstrap resamples entries and is not available on a "
-                         "cluster: use --ci simulation (or --ci score with --debias)")
-    try:
-        check_measures(args.metrics)
-    except ValueError as exc:
-        raise ValueError(f"--metrics: {exc}") from None
+    _check_flags(args)
     scores, gold = _inputs(args)
     groups = groups_from_args(args, scores.shape[1], console)
     with _client(args, console):
@@ -175,3 +194,34 @@ def cluster_fit(args, console, make_model):
         with console.step("fitting on the cluster") as progress:
             model.fit(entries, progress=progress)
     return model, method, entries.n_tokens
+
+
+def cluster_compare(args, console, groups_from_args, options):
+    """``sparsecal compare`` on a cluster: every method with a distributed fit
+    x {SCW, TFG} (:func:`sparsecal.distributed.compare_methods`; ``options``:
+    its keywords from the checked flags); returns the ``MethodComparison``."""
+    from ..distributed import compare_methods, threshold
+    _check_flags(args)
+    dev, test, groups = _dev_and_test(args, console, groups_from_args)
+    if dev is None:
+        raise ValueError("--scheduler/--dask: give --dev-scores and --dev-gold")
+    with _client(args, console):
+        dev, test = (threshold(s, g, args.threshold) for s, g in (dev, test))
+        with console.step("comparing on the cluster") as progress:
+            return compare_methods(dev, test, groups, progress=progress, **options)
+
+
+def cluster_report(args, console, groups_from_args, options):
+    """``sparsecal report`` on a cluster (:func:`sparsecal.plotting.report.write_report`
+    with :data:`sparsecal.distributed.CLUSTER_REPORT`; ``options``: its keywords
+    from the checked flags); returns the path of the page."""
+    from ..distributed import CLUSTER_REPORT, threshold
+    from ..plotting.report import write_report
+    _check_flags(args)
+    dev, test, groups = _dev_and_test(args, console, groups_from_args)
+    with _client(args, console):
+        test = threshold(*test, args.threshold)
+        dev = None if dev is None else threshold(*dev, args.threshold)
+        with console.step("report on the cluster") as progress:
+            return write_report(args.output, test, groups, dev=dev, progress=progress,
+                                engine=CLUSTER_REPORT, **options)

@@ -403,6 +403,7 @@ def _cmd_apply(args, console):
 
 def _cmd_compare(args, console):
     from ..calibration.comparison import compare_methods
+    from .cluster import cluster_compare, wants_cluster
     from ..calibration.registry import check_prior_methods
     from ..metrics.measures import get_measure
     binning = _binning_from_args(args)
@@ -414,15 +415,18 @@ def _cmd_compare(args, console):
         prior = check_prior_methods(args.methods, args.prior, "--prior")
     evaluation = dict(binning, metrics=args.metrics, prior=measure_prior,
                       **_resampling_options(args))
-    dev = _entries_from_args(args, console, prefix="dev-")
-    test = _entries_from_args(args, console)
-    if dev.n_tags != test.n_tags:
-        raise ValueError(f"dev has {dev.n_tags} tags but test has {test.n_tags}")
-    groups = _groups_from_args(args, dev.n_tags, console)
-    with console.step("comparing") as progress:
-        result = compare_methods(dev, test, groups, methods=args.methods,
-                                 n_bins=args.bins or 10, seed=args.seed, progress=progress,
-                                 prior=prior, evaluation=evaluation)
+    options = dict(methods=args.methods, n_bins=args.bins or 10, seed=args.seed,
+                   prior=prior, evaluation=evaluation)
+    if wants_cluster(args):
+        result = cluster_compare(args, console, _groups_from_args, options)
+    else:
+        dev = _entries_from_args(args, console, prefix="dev-")
+        test = _entries_from_args(args, console)
+        if dev.n_tags != test.n_tags:
+            raise ValueError(f"dev has {dev.n_tags} tags but test has {test.n_tags}")
+        groups = _groups_from_args(args, dev.n_tags, console)
+        with console.step("comparing") as progress:
+            result = compare_methods(dev, test, groups, progress=progress, **options)
     console.info(result.to_markdown())
     if args.json:
         import json
@@ -434,6 +438,7 @@ def _cmd_compare(args, console):
 
 def _cmd_report(args, console):
     from ..plotting.report import write_report
+    from .cluster import cluster_report, wants_cluster
     if args.ci is None:   # the report always shows intervals
         args.ci = "score" if args.debias else "simulation"
     ci = _ci_from_args(args)   # checked before any file is read
@@ -441,6 +446,13 @@ def _cmd_report(args, console):
     with_dev = bool(args.dev_scores or args.dev_entries)
     prior = _prior_for_measures(args, args.methods if with_dev else ())
     resampling = _resampling_options(args)
+    options = dict(methods=args.methods, n_bins=args.bins, ci=ci, seed=args.seed,
+                   title=args.title, prior=prior,
+                   evaluation=dict(binning, metrics=args.metrics, **resampling))
+    if wants_cluster(args):
+        path = cluster_report(args, console, _groups_from_args, options)
+        console.info(f"wrote the report: {path}")
+        return 0
     test = _entries_from_args(args, console)
     dev = None
     if args.dev_scores or args.dev_entries:
@@ -449,10 +461,8 @@ def _cmd_report(args, console):
             raise ValueError(f"dev has {dev.n_tags} tags but test has {test.n_tags}")
     groups = _groups_from_args(args, test.n_tags, console)
     with console.step("report") as progress:
-        path = write_report(args.output, test, groups, dev=dev, methods=args.methods,
-                            n_bins=args.bins, ci=ci, seed=args.seed, title=args.title,
-                            progress=progress, prior=prior,
-                            evaluation=dict(binning, metrics=args.metrics, **resampling))
+        path = write_report(args.output, test, groups, dev=dev, progress=progress,
+                            **options)
     console.info(f"wrote the report: {path}")
     return 0
 
@@ -684,6 +694,7 @@ def _compare_args(p):
     _add_metrics(p)
     p.add_argument("--methods", nargs="+", choices=sorted(METHODS), default=list(METHODS))
     p.add_argument("--json", help="write the numbers as JSON here")
+    add_cluster_arguments(p)
     p.set_defaults(func=_cmd_compare)
 
 
@@ -697,6 +708,7 @@ def _report_args(p):
     p.add_argument("--methods", nargs="+", choices=sorted(METHODS), default=list(METHODS))
     p.add_argument("--title", default="Calibration report")
     p.add_argument("-o", "--output", required=True, help="report directory")
+    add_cluster_arguments(p)
     p.set_defaults(func=_cmd_report)
 
 

@@ -25,6 +25,12 @@ vectors; every result is exact (docs/scale.md).
 - :mod:`~sparsecal.distributed.calibrators`: :func:`fit_grouped` for every
   registered method but scaling-binning (isotonic, histogram exactly; the
   logistic and Gaussian methods on weighted distinct-score rows).
+- :mod:`~sparsecal.distributed.comparison`: :func:`compare_methods`, every
+  method x {SCW, TFG} fitted and evaluated on the cluster
+  (:func:`sparsecal.compare_methods` for :class:`DaskEntries`).
+- :mod:`~sparsecal.distributed.report`: :data:`CLUSTER_REPORT`, the engine
+  of :func:`sparsecal.plotting.report.write_report` for distributed entries
+  (every section that has a distributed form).
 - :mod:`~sparsecal.distributed.apply`: :func:`apply_to_store`, a fitted
   calibrator applied on the workers into Zarr or ``.npy`` shards, atomically;
   :func:`open_store` reads it back.
@@ -48,6 +54,8 @@ _EXPORTS = {
     "check_distributed_ci": "measures", "check_measures": "measures",
     "with_interval": "measures", "DISTRIBUTED_MEASURES": "measures",
     "corp_from_table": "measures", "application_from_table": "measures",
+    "compare_methods": "comparison", "distributed_methods": "comparison",
+    "CLUSTER_REPORT": "report", "ClusterReport": "report", "LEFT_OUT": "report",
 }
 
 __all__ = sorted(_EXPORTS)

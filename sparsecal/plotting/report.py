@@ -10,6 +10,7 @@ import html
 import json
 import os
 import re
+import warnings
 
 import numpy as np
 
@@ -28,7 +29,7 @@ from ..metrics.application import bayes_error_plot
 from ..metrics.smooth import smooth_reliability
 from ..calibration.grouped import GroupedCalibrator
 
-__all__ = ["REPORT_METRICS", "write_report", "markdown_to_html"]
+__all__ = ["REPORT_METRICS", "write_report", "markdown_to_html", "OneMachine"]
 
 MARKER = "<!-- sparsecal report -->"
 # entries a tag needs for its own CE (per-tag figure, MCE): mce's default, two
@@ -82,7 +83,7 @@ def markdown_to_html(text):
 
 def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_bins=10,
                  ci=None, seed=0, title="Calibration report", notes=None, progress=None,
-                 prior=None, evaluation=None):
+                 prior=None, evaluation=None, engine=None):
     """Write a report directory and return the path of its ``index.html``.
 
     Parameters
@@ -155,10 +156,90 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
     ('index.html', True)
     """
     out_dir = os.fspath(out_dir)
-    check_entries(test, "test")
+    engine = OneMachine if engine is None else engine
+    engine.check(test, dev, groups)
+    ev, compare_options = _options(dev, methods, n_bins, ci, seed, prior, evaluation)
+    omitted = _restrict(engine, ev, compare_options, dev, seed)
+    # Per-tag CE needs a tag with MIN_TAG_ENTRIES entries; a small test set may
+    # have none (evaluate would raise): the report then goes without it.
+    per_tag = engine.most_tag_entries(test) >= MIN_TAG_ENTRIES
+    # progress units: the evaluation; with dev, compare_methods' (1 + SCW and
+    # TFG per method) and the evaluation after; a figure each (_figures draws 5,
+    # 3 without every entry, the methods' with dev, the per-tag one with per_tag)
+    n_dev = 0 if dev is None else 1 + 2 * len(compare_options["methods"]) + 1
+    n_figures = 5 if engine.per_entry else 3
+    counter = ProgressCounter(progress, 1 + n_dev + n_figures + (dev is not None) + per_tag)
+    ev["per_tag"] = per_tag
+    with atomic_directory(out_dir, _is_report, "a sparsecal report") as tmp:
+        before = engine.evaluate(test, groups, **ev)
+        counter.advance()
+        curves = {"uncalibrated": before}
+        entries = {"uncalibrated": test}
+        comparison = after = None
+        if dev is not None:
+            comparison = engine.compare_methods(dev, test, groups,
+                                                progress=counter.nested(),
+                                                **compare_options)
+            calibrated = _tfg_isotonic(comparison, dev, groups).transform(test)
+            after = engine.evaluate(calibrated, groups, **ev)
+            counter.advance()
+            curves["TFG isotonic"] = after
+            entries["TFG isotonic"] = calibrated
+        figures = _figures(tmp, curves, entries if engine.per_entry else None, before,
+                           comparison, groups, counter)
+        _write_pages(tmp, title, notes, before, after, comparison, figures, omitted)
+    return os.path.join(out_dir, "index.html")
+
+
+class OneMachine:
+    """The report's engine for :class:`Entries` (:func:`write_report`'s
+    default): every section, from every entry."""
+
+    per_entry = True       #: the figures that need every entry are drawn
+    measures = None        #: every measure of the registry
+    left_out = {}          #: no section left out
+    evaluate = staticmethod(evaluate)
+    compare_methods = staticmethod(compare_methods)
+
+    @staticmethod
+    def check(test, dev, groups):
+        """Refuse what is not ``Entries`` (and groups of another tagset)."""
+        check_entries(test, "test")
+        if dev is not None:
+            check_entries(dev, "dev")
+        check_groups(groups, test.n_tags)
+
+    @staticmethod
+    def methods(methods, seed, prior):
+        """The methods compared: all."""
+        return list(methods)
+
+    @staticmethod
+    def most_tag_entries(test):
+        """The entries of the test tag with the most."""
+        return int(np.bincount(test.tag).max()) if len(test) else 0
+
+
+def _restrict(engine, ev, compare_options, dev, seed):
+    """Drop the report's default measures and methods the engine has no form
+    of, warn once about what is left out; returns the page's notes on it."""
     if dev is not None:
-        check_entries(dev, "dev")
-    check_groups(groups, test.n_tags)
+        compare_options["methods"] = engine.methods(compare_options["methods"], seed,
+                                                    compare_options["prior"])
+    if engine.measures is None:
+        return []
+    dropped = [m for m in ev["metrics"] if m in REPORT_METRICS and m not in engine.measures]
+    ev["metrics"] = [m for m in ev["metrics"] if m not in dropped]
+    warnings.warn(f"report: left out {', '.join(engine.left_out)} and the measures "
+                  f"{', '.join(dropped) or 'none'} (they need every entry)",
+                  UserWarning, stacklevel=3)
+    return [f"Not in this report: {what} ({why})." for what, why in engine.left_out.items()]
+
+
+def _options(dev, methods, n_bins, ci, seed, prior, evaluation):
+    """The keywords of every evaluation of the report (but ``per_tag``) and of
+    its :func:`compare_methods` (but ``progress``), from :func:`write_report`'s
+    arguments (checked)."""
     binning = dict(evaluation or {})
     asked = list(binning.pop("metrics", ()))   # also per method in the comparison
     metrics = list(dict.fromkeys(REPORT_METRICS + tuple(asked)))
@@ -168,54 +249,38 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
     method_prior = prior if any(get_method(m).uses_prior for m in methods) else None
     if binning.get("bin_size") is not None:
         n_bins = None
-    # Per-tag CE needs a tag with MIN_TAG_ENTRIES entries; a small test set may
-    # have none (evaluate would raise): the report then goes without it.
-    per_tag = len(test) > 0 and int(np.bincount(test.tag).max()) >= MIN_TAG_ENTRIES
     if ci is None or isinstance(ci, str):
         ci = ConfidenceInterval(*(() if ci is None else (ci,)), random_state=seed)
-    # progress units: the evaluation; with dev, compare_methods' (1 + SCW and
-    # TFG per method) and the evaluation after; a figure each (_figures draws 5,
-    # the methods' with dev, the per-tag one with per_tag)
-    n_dev = 0 if dev is None else 1 + 2 * len(methods) + 1
-    counter = ProgressCounter(progress, 1 + n_dev + 5 + (dev is not None) + per_tag)
-    ev = dict(per_tag=per_tag, min_entries=MIN_TAG_ENTRIES, top_label=True, n_bins=n_bins,
-              ci=ci, metrics=metrics, prior=prior if measure_prior or dev is None else None,
+    ev = dict(min_entries=MIN_TAG_ENTRIES, top_label=True, n_bins=n_bins, ci=ci,
+              metrics=metrics, prior=prior if measure_prior or dev is None else None,
               **binning)
-    with atomic_directory(out_dir, _is_report, "a sparsecal report") as tmp:
-        before = evaluate(test, groups, **ev)
-        counter.advance()
-        curves = {"uncalibrated": before}
-        entries = {"uncalibrated": test}
-        comparison = after = None
-        if dev is not None:
-            comparison = compare_methods(dev, test, groups, methods=methods,
-                                         n_bins=n_bins or 10, ci=ci, seed=seed,
-                                         progress=counter.nested(), prior=method_prior,
-                                         evaluation=dict(
-                                             {k: v for k, v in binning.items()
-                                              if k in _TABLE_OPTIONS or asked},
-                                             metrics=asked,
-                                             prior=prior if measure_prior else None))
-            # The figures show TFG isotonic: the model compare fitted, if it did.
-            model = comparison.models.get(("isotonic", "tfg"))
-            if model is None:
-                model = GroupedCalibrator(get_method("isotonic").build(), groups).fit(dev)
-            calibrated = model.transform(test)
-            after = evaluate(calibrated, groups, **ev)
-            counter.advance()
-            curves["TFG isotonic"] = after
-            entries["TFG isotonic"] = calibrated
-        figures = _figures(tmp, curves, entries, before, comparison, groups, counter)
-        numbers = {"evaluation": before.to_dict()}
-        if comparison is not None:
-            numbers["after_tfg_isotonic"] = after.to_dict()
-            numbers["comparison"] = comparison.to_dict()
-        with open(os.path.join(tmp, "numbers.json"), "w", encoding="utf-8") as f:
-            json.dump(numbers, f, indent=2)
-        page = _page(title, notes, before, after, comparison, figures)
-        with open(os.path.join(tmp, "index.html"), "w", encoding="utf-8") as f:
-            f.write(page)
-    return os.path.join(out_dir, "index.html")
+    compare_options = dict(
+        methods=methods, n_bins=n_bins or 10, ci=ci, seed=seed, prior=method_prior,
+        evaluation=dict({k: v for k, v in binning.items() if k in _TABLE_OPTIONS or asked},
+                        metrics=asked, prior=prior if measure_prior else None))
+    return ev, compare_options
+
+
+def _tfg_isotonic(comparison, dev, groups):
+    """The TFG isotonic model the figures show: the one compare fitted, if it did."""
+    model = comparison.models.get(("isotonic", "tfg"))
+    if model is None:
+        model = GroupedCalibrator(get_method("isotonic").build(), groups).fit(dev)
+    return model
+
+
+def _write_pages(directory, title, notes, before, after, comparison, figures, omitted=()):
+    """``numbers.json`` and ``index.html`` of a report (``omitted``: notes on the
+    sections left out, shown on the page)."""
+    numbers = {"evaluation": before.to_dict()}
+    if comparison is not None:
+        numbers["after_tfg_isotonic"] = after.to_dict()
+        numbers["comparison"] = comparison.to_dict()
+    with open(os.path.join(directory, "numbers.json"), "w", encoding="utf-8") as f:
+        json.dump(numbers, f, indent=2)
+    page = _page(title, notes, before, after, comparison, figures, omitted)
+    with open(os.path.join(directory, "index.html"), "w", encoding="utf-8") as f:
+        f.write(page)
 
 
 def _is_report(path):
@@ -227,7 +292,12 @@ def _is_report(path):
 
 
 def _figures(directory, curves, entries, before, comparison, groups, counter):
-    """Render every figure to PNG and SVG, counting each; returns [(name, caption)]."""
+    """Render every figure to PNG and SVG, counting each; returns [(name, caption)].
+
+    ``entries`` None (entries on a cluster): the figures that need every entry
+    (smooth reliability, Bayes error plot) are left out, the score histogram is
+    approximated from the bins, and the modified reliability plot is drawn from
+    the evaluations' top-label ECE (20 fixed-width bins, as from entries)."""
     os.makedirs(os.path.join(directory, "figures"))
     figs = []
 
@@ -238,7 +308,8 @@ def _figures(directory, curves, entries, before, comparison, groups, counter):
 
     smce = {k: v.smce for k, v in curves.items()}
     save("reliability", plots.reliability_diagram(
-        smce, scores=[e.score for e in entries.values()], scale="logit"),
+        smce, scores=None if entries is None else [e.score for e in entries.values()],
+        scale="logit"),
         "Calibration curve of all thresholded entries (SMCE), 10 equal-mass bins with "
         "Algorithm-2 95% bars, and the score distribution (Nguyen & O'Connor Fig. 1d; "
         "logit axes spread out scores near 0.01 and 1).")
@@ -256,23 +327,24 @@ def _figures(directory, curves, entries, before, comparison, groups, counter):
                                          tag_names=groups),
              "Per-tag calibration error of the most frequent tags with 95% intervals "
              "(Nguyen & O'Connor Fig. 4).")
-    save("smooth_reliability", plots.plot_smooth_reliability(
-        {k: smooth_reliability(e.score, e.label) for k, e in entries.items()}),
-        "Smooth (kernel) reliability diagram of all thresholded entries at smECE's "
-        "bandwidth, with the score density below (Błasiok & Nakkiran 2023).")
-    save("bayes_error", plots.plot_bayes_error(
-        {k: bayes_error_plot(e.score, e.label) for k, e in entries.items()}),
-        "Bayes error plot: normalized actual DCF (solid) and minimum DCF (dashed) over "
-        "application prior log-odds; the gap is the cost of miscalibration (score-"
-        "calibration lecture notes, Cumani).")
+    if entries is not None:
+        save("smooth_reliability", plots.plot_smooth_reliability(
+            {k: smooth_reliability(e.score, e.label) for k, e in entries.items()}),
+            "Smooth (kernel) reliability diagram of all thresholded entries at smECE's "
+            "bandwidth, with the score density below (Błasiok & Nakkiran 2023).")
+        save("bayes_error", plots.plot_bayes_error(
+            {k: bayes_error_plot(e.score, e.label) for k, e in entries.items()}),
+            "Bayes error plot: normalized actual DCF (solid) and minimum DCF (dashed) over "
+            "application prior log-odds; the gap is the cost of miscalibration (score-"
+            "calibration lecture notes, Cumani).")
     save("modified_reliability", plots.modified_reliability(
-        {k: e for k, e in entries.items()}),
+        curves if entries is None else dict(entries)),
         "Top-label accuracy minus confidence per confidence bin; marker area is the "
         "bin size (Jagannatha & Yu Fig. 1).")
     return figs
 
 
-def _page(title, notes, before, after, comparison, figures):
+def _page(title, notes, before, after, comparison, figures, omitted=()):
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>{MARKER}",
              f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>",
              f"<h1>{html.escape(title)}</h1>"]
@@ -288,6 +360,7 @@ def _page(title, notes, before, after, comparison, figures):
                   markdown_to_html(compare(before, after).to_markdown(
                       "uncalibrated", "TFG isotonic"))]
     parts.append("<h2>Figures</h2>")
+    parts += [f"<p class='note'>{html.escape(note)}</p>" for note in omitted]
     for name, caption in figures:
         parts.append(f"<figure><img src='figures/{name}.png' alt='{html.escape(caption)}'>"
                      f"<figcaption>{html.escape(caption)} "

@@ -1,0 +1,102 @@
+"""The calibration report of distributed entries: :data:`CLUSTER_REPORT`, the
+engine that :func:`sparsecal.plotting.report.write_report` takes
+(``engine=CLUSTER_REPORT``) to write the report of
+:class:`~sparsecal.distributed.DaskEntries` with every section that has a
+distributed form.
+
+The tables (evaluation, method comparison, before and after TFG isotonic) and
+``numbers.json`` come from :func:`sparsecal.distributed.evaluate` and
+:func:`sparsecal.distributed.compare_methods`; the reliability diagrams (SMCE,
+per group), the per-tag CE and the method figures need only per-bin
+statistics, the modified reliability plot only the top-label bins, all of which
+those results hold. What needs every entry is left out (:data:`LEFT_OUT`), with
+a note on the page and one warning.
+"""
+from ..core.groups import TagGroups
+from .comparison import compare_methods, distributed_methods
+from .entries import check_dask_entries
+from .evaluation import _entry_counts, evaluate
+from .measures import DISTRIBUTED_MEASURES
+
+__all__ = ["CLUSTER_REPORT", "ClusterReport", "LEFT_OUT"]
+
+#: the report's sections without a distributed form -> why
+LEFT_OUT = {
+    "the smooth ECE and the smooth reliability diagram":
+        "kernel smoothing over every entry; Błasiok & Nakkiran 2023",
+    "the Bayes error plot": "its DCF curves are drawn from every score",
+    "an exact score histogram under the calibration curve":
+        "it is approximated from the equal-mass bins, each bin's count spread over "
+        "its score range",
+}
+
+
+class ClusterReport:
+    """How :func:`sparsecal.plotting.report.write_report` computes the report
+    of distributed entries (use the instance :data:`CLUSTER_REPORT`).
+
+    Attributes
+    ----------
+    per_entry : bool
+        False: the figures that need every entry are not drawn.
+    measures : tuple of str
+        The measures with a distributed form
+        (:data:`~sparsecal.distributed.measures.DISTRIBUTED_MEASURES`): the
+        report's other default measures (the smooth ECE) are left out.
+    left_out : dict
+        :data:`LEFT_OUT`, shown on the page and named in one warning.
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Table 1 and Figs. 2-3; Nguyen & O'Connor
+    2015, Fig. 1d and Algorithm 2; Jagannatha & Yu 2020, Fig. 1.
+
+    Examples
+    --------
+    >>> import os, tempfile, warnings
+    >>> import dask.array as da
+    >>> import sparsecal as sc
+    >>> from sparsecal.datasets import make_tagger_outputs
+    >>> from sparsecal.distributed import CLUSTER_REPORT, threshold
+    >>> from sparsecal.plotting.report import write_report
+    >>> test = make_tagger_outputs(500, split_seed=2)
+    >>> groups = sc.TagGroups.from_counts(test.train_counts, 3)
+    >>> entries = threshold(da.from_array(test.scores, chunks=(200, -1)), test.gold)
+    >>> with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     path = write_report(os.path.join(tmp, "r"), entries, groups,
+    ...                         engine=CLUSTER_REPORT)
+    ...     sorted(os.listdir(os.path.join(tmp, "r", "figures")))[:2]
+    ['groups.png', 'groups.svg']
+    """
+
+    per_entry = False
+    measures = DISTRIBUTED_MEASURES
+    left_out = LEFT_OUT
+    evaluate = staticmethod(evaluate)
+    compare_methods = staticmethod(compare_methods)
+
+    @staticmethod
+    def check(test, dev, groups):
+        """Refuse what is not ``DaskEntries``, groups of another tagset, and dev
+        and test of different tagsets (TypeError, ValueError)."""
+        check_dask_entries(test, groups)
+        if dev is not None:
+            check_dask_entries(dev)
+            if dev.n_tags != test.n_tags:
+                raise ValueError(f"dev has {dev.n_tags} tags but test has {test.n_tags}")
+
+    @staticmethod
+    def methods(methods, seed, prior):
+        """The methods with a distributed fit (one warning naming the others)."""
+        return distributed_methods(methods, seed, prior)
+
+    @staticmethod
+    def most_tag_entries(test):
+        """The entries of the test tag with the most (one pass of counts)."""
+        per_tag, _ = _entry_counts(test, TagGroups.scw(test.n_tags))
+        return int(per_tag.max(initial=0))
+
+
+#: the engine of :func:`sparsecal.plotting.report.write_report` for DaskEntries
+CLUSTER_REPORT = ClusterReport()
