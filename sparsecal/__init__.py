@@ -108,6 +108,7 @@ _EXPORTS = {
     "DaskEntries": "distributed",
     "apply_to_store": "distributed", "open_store": "distributed",
     "tfg_from_gold": "distributed",
+    "local_cluster": "distributed",
 }
 _SUBPACKAGES = ("adapters", "calibration", "cli", "core", "crf", "datasets",
                 "distributed", "io", "metrics", "plotting", "structured")

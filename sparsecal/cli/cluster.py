@@ -38,7 +38,9 @@ def _client(args, console):
     """A ``distributed.Client`` of ``--scheduler`` or of a new local cluster."""
     from ..distributed._dask import require_dask
     require_dask()
-    from distributed import Client, LocalCluster
+    from distributed import Client
+
+    from ..distributed import local_cluster
     if args.scheduler:
         try:
             client = Client(args.scheduler, timeout=CONNECT_TIMEOUT)
@@ -49,8 +51,7 @@ def _client(args, console):
             console.info(f"Dask scheduler {args.scheduler}; dashboard: {client.dashboard_link}")
             yield client
         return
-    with LocalCluster(processes=True, threads_per_worker=1) as cluster, \
-            Client(cluster) as client:
+    with local_cluster() as cluster, Client(cluster) as client:
         console.info(f"local Dask cluster, {len(cluster.workers)} workers; dashboard: "
                      f"{client.dashboard_link}")
         yield client

@@ -28,6 +28,8 @@ vectors; every result is exact (docs/scale.md).
 - :mod:`~sparsecal.distributed.apply`: :func:`apply_to_store`, a fitted
   calibrator applied on the workers into Zarr or ``.npy`` shards, atomically;
   :func:`open_store` reads it back.
+- :mod:`~sparsecal.distributed.local`: :func:`local_cluster`, the package's
+  local cluster (worker malloc settings, :func:`worker_environ`).
 - :mod:`~sparsecal.distributed.chunks`: per-chunk group split and score keys.
 - :mod:`~sparsecal.distributed.reduce`: per-chunk work and tree merges.
 """
@@ -48,6 +50,7 @@ _EXPORTS = {
     "check_distributed_ci": "measures", "check_measures": "measures",
     "with_interval": "measures", "DISTRIBUTED_MEASURES": "measures",
     "corp_from_table": "measures", "application_from_table": "measures",
+    "local_cluster": "local", "worker_environ": "local", "WORKER_MALLOC": "local",
 }
 
 __all__ = sorted(_EXPORTS)
