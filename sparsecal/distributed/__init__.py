@@ -23,8 +23,9 @@ vectors; every result is exact (docs/scale.md).
   per group from merged per-distinct-score tables (what
   ``GroupedCalibrator.fit`` calls for :class:`DaskEntries`).
 - :mod:`~sparsecal.distributed.calibrators`: :func:`fit_grouped` for every
-  registered method but scaling-binning (isotonic, histogram exactly; the
-  logistic and Gaussian methods on weighted distinct-score rows).
+  registered method (isotonic, histogram exactly; the logistic and Gaussian
+  methods on weighted distinct-score rows; scaling-binning through
+  :mod:`~sparsecal.distributed.scaling_binning`: :func:`fit_scaling_binning`).
 - :mod:`~sparsecal.distributed.apply`: :func:`apply_to_store`, a fitted
   calibrator applied on the workers into Zarr or ``.npy`` shards, atomically;
   :func:`open_store` reads it back.
@@ -50,6 +51,7 @@ _EXPORTS = {
     "check_distributed_ci": "measures", "check_measures": "measures",
     "with_interval": "measures", "DISTRIBUTED_MEASURES": "measures",
     "corp_from_table": "measures", "application_from_table": "measures",
+    "fit_scaling_binning": "scaling_binning", "fit_halves": "scaling_binning",
     "local_cluster": "local", "worker_environ": "local", "WORKER_MALLOC": "local",
 }
 
