@@ -190,9 +190,14 @@ def test_evaluate_options_on_cluster_equal_single_machine(files, scheduler, caps
     _same_numbers(got, ref)
 
 
-def test_evaluate_flag_the_cluster_does_not_take_is_refused(files, capsys):
-    """Issue 13: an option is never accepted and ignored, on a cluster either."""
+def test_save_entries_over_another_file_is_refused(files, scheduler, capsys, tmp_path):
+    """--save-entries on a cluster writes a directory of shards
+    (tests/test_entry_shards.py); over anything but such a directory it is one
+    error line, and the file is left as it was."""
     d = files[0]
+    (tmp_path / "e.npz").write_text("mine")
     rc, out, err = run(capsys, "evaluate", "--scores", d / "test.npy", "--gold",
-                       d / "test_gold.npy", "--dask", "--save-entries", "e.npz")
-    assert rc == 2 and "--save-entries is not available on a cluster yet" in err
+                       d / "test_gold.npy", "--scheduler", scheduler, "--save-entries",
+                       tmp_path / "e.npz")
+    assert rc == 2 and "not a directory of entry shards" in err and err.count("\n") == 1, err
+    assert (tmp_path / "e.npz").read_text() == "mine"

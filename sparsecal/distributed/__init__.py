@@ -29,6 +29,8 @@ vectors; every result is exact (docs/scale.md).
 - :mod:`~sparsecal.distributed.apply`: :func:`apply_to_store`, a fitted
   calibrator applied on the workers into Zarr or ``.npy`` shards, atomically;
   :func:`open_store` reads it back.
+- :mod:`~sparsecal.distributed.entry_store`: :func:`save_entry_shards`,
+  :func:`load_entry_shards_dask`: entries as a directory of ``.npz`` shards.
 - :mod:`~sparsecal.distributed.local`: :func:`local_cluster`, the package's
   local cluster (worker malloc settings, :func:`worker_environ`).
 - :mod:`~sparsecal.distributed.chunks`: per-chunk group split and score keys.
@@ -52,6 +54,7 @@ _EXPORTS = {
     "with_interval": "measures", "DISTRIBUTED_MEASURES": "measures",
     "corp_from_table": "measures", "application_from_table": "measures",
     "fit_scaling_binning": "scaling_binning", "fit_halves": "scaling_binning",
+    "save_entry_shards": "entry_store", "load_entry_shards_dask": "entry_store",
     "local_cluster": "local", "worker_environ": "local", "WORKER_MALLOC": "local",
 }
 

@@ -413,16 +413,23 @@ def save_entries(path, entries):
     (True, 2, 0.01)
     """
     from .atomic import atomic_path   # here only: reading never needs it
+    with atomic_path(path, suffix=".npz") as tmp:
+        write_entries_npz(tmp, entries)
+
+
+def write_entries_npz(path, entries, **extra):
+    """Write the ``.npz`` of :func:`save_entries` to ``path`` as it is (not
+    atomically: for a file inside a temporary directory), with ``extra``
+    metadata fields (a shard's manifest id and index)."""
     meta = {"format": ENTRIES_FORMAT, "version": ENTRIES_VERSION, "n_tags": entries.n_tags,
             "n_tokens": entries.n_tokens, "threshold": entries.threshold,
-            "dtype": str(entries.score.dtype)}
+            "dtype": str(entries.score.dtype), **extra}
     arrays = {"score": entries.score, "tag": entries.tag, "label": entries.label,
               "metadata": np.array(json.dumps(meta))}
     if entries.token is not None:
         arrays["token"] = entries.token
-    with atomic_path(path, suffix=".npz") as tmp:
-        with open(tmp, "wb") as f:
-            np.savez(f, **arrays)
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
 
 
 def load_entries(path):
@@ -431,7 +438,9 @@ def load_entries(path):
     Parameters
     ----------
     path : str or os.PathLike
-        An ``.npz`` file written by :func:`save_entries`.
+        An ``.npz`` file written by :func:`save_entries`, or a directory of
+        entry shards (:mod:`sparsecal.io.entry_shards`: ``sparsecal evaluate
+        --save-entries`` on a cluster), read shard after shard.
 
     Returns
     -------
@@ -457,6 +466,15 @@ def load_entries(path):
     >>> entries.tag, entries.label
     (array([0, 1, 0, 1], dtype=int32), array([1, 0, 0, 1], dtype=uint8))
     """
+    from .entry_shards import is_entry_shards, load_entry_shards
+    if is_entry_shards(path):
+        return load_entry_shards(path)
+    return read_entries_npz(path)[0]
+
+
+def read_entries_npz(path):
+    """The validated entries of one ``.npz`` of :func:`save_entries` and its
+    metadata record; errors as :func:`load_entries`."""
     _exists(path, "entries")
     data = read_npz(path, "entries")
     if "metadata" not in data:
@@ -476,7 +494,7 @@ def load_entries(path):
     try:
         return Entries(data["score"], data["tag"], data["label"], data.get("token"),
                        n_tags=meta["n_tags"], n_tokens=meta["n_tokens"],
-                       threshold=meta["threshold"])
+                       threshold=meta["threshold"]), meta
     except KeyError as exc:
         raise ValueError(f"{_name(path)!r}: metadata lacks {exc}") from None
     except (TypeError, ValueError) as exc:
