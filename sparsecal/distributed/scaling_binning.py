@@ -25,10 +25,10 @@ from ..calibration.base import clone
 from ..calibration.scaling_binning import second_half, split_key
 from ..core.binning import BinStats, lookup_bin_means
 from ..core.entries import Entries
-from ..core.groups import TagGroups, check_groups
+from ..core.groups import TagGroups
 from ..core.isotonic import isotonic_fit_pooled
 from ._dask import require_dask
-from .isotonic import score_tables
+from .isotonic import _check_fit, score_tables
 
 __all__ = ["fit_scaling_binning", "fit_halves"]
 
@@ -147,22 +147,24 @@ def fit_scaling_binning(model, entries, sample_weight=None, *, progress=None):
         With a ``ScalingBinning`` base whose ``seed`` is an integer (a
         generator or None: one split key drawn for every group).
     entries : DaskEntries
+        The dev entries, e.g. of :func:`sparsecal.distributed.threshold`.
     sample_weight : None
-        Weights are not supported on distributed entries.
+        Must be None (no weights on a cluster).
     progress : callable, optional
-        As in :meth:`sparsecal.GroupedCalibrator.fit`.
+        ``progress(done, total)`` over the groups fitted.
 
     Returns
     -------
     GroupedCalibrator
-        ``model``, fitted.
+        ``model``, with one fitted ``ScalingBinning`` per group kept.
 
     Raises
     ------
     TypeError
-        If ``entries`` is not ``DaskEntries``.
+        For entries of another kind than ``DaskEntries``.
     ValueError
-        For ``sample_weight``, groups of another tagset, or no entries.
+        For weights, groups of another tagset, no entries at all, invalid
+        ``n_bins`` or ``seed``, or a group fitted on fewer than 2 entries.
 
     References
     ----------
@@ -171,28 +173,20 @@ def fit_scaling_binning(model, entries, sample_weight=None, *, progress=None):
 
     Examples
     --------
-    >>> import dask.array as da, numpy as np
-    >>> import sparsecal as sc
-    >>> from sparsecal.distributed import threshold
     >>> from sparsecal.datasets import make_tagger_outputs
-    >>> dev = make_tagger_outputs(1000, split_seed=1)
-    >>> groups = sc.TagGroups.from_counts(dev.train_counts, 3)
-    >>> entries = threshold(da.from_array(dev.scores, chunks=(256, -1)), dev.gold)
-    >>> model = sc.GroupedCalibrator(sc.ScalingBinning(), groups).fit(entries)
-    >>> one = sc.GroupedCalibrator(sc.ScalingBinning(), groups).fit(
-    ...     sc.threshold(dev.scores, dev.gold))
-    >>> all((a.boundaries_ == b.boundaries_).all()
-    ...     for a, b in zip(model.calibrators_, one.calibrators_))
+    >>> from sparsecal.distributed import threshold
+    >>> import dask.array as da, sparsecal as sc
+    >>> data = make_tagger_outputs(800, split_seed=3)
+    >>> scw = sc.TagGroups.scw(data.scores.shape[1])
+    >>> dist = threshold(da.from_array(data.scores, chunks=(300, -1)), data.gold)
+    >>> a = sc.GroupedCalibrator(sc.ScalingBinning(seed=7), scw).fit(dist).calibrators_[0]
+    >>> b = sc.GroupedCalibrator(sc.ScalingBinning(seed=7), scw).fit(
+    ...     sc.threshold(data.scores, data.gold)).calibrators_[0]
+    >>> bool((a.x_knots_ == b.x_knots_).all() and (a.boundaries_ == b.boundaries_).all())
     True
     """
     dask = require_dask()
-    model._check_params()
-    if getattr(entries, "blocks", None) is None:
-        raise TypeError("entries must be DaskEntries (see sparsecal.distributed.threshold), "
-                        f"got {type(entries).__name__}")
-    if sample_weight is not None:
-        raise ValueError("sample_weight is not supported on distributed entries yet")
-    check_groups(model.groups, entries.n_tags)
+    _check_fit(model, entries, sample_weight)
     model.base._check_params()
     task = dask.delayed(_tag_counts, pure=True)
     chunk_tags = dask.compute(*[task(b, entries.n_tags) for b in entries.blocks])

@@ -259,6 +259,7 @@ def load_entry_shards(path):
     Parameters
     ----------
     path : str or os.PathLike
+        The directory (its manifest names the shards).
 
     Returns
     -------
