@@ -6,6 +6,7 @@ import argparse
 import os
 
 import dask
+import pytest
 from distributed import Client
 from sparsecal.cli.cluster import _client
 from sparsecal.distributed import WORKER_MALLOC, local_cluster, worker_environ
@@ -26,7 +27,15 @@ def _seen(client):
     return {name: set(client.run(os.getenv, name).values()) for name in WORKER_MALLOC}
 
 
-def test_cli_dask_cluster_workers_see_the_malloc_settings():
+@pytest.mark.parametrize("preset", [None, "65536"])
+def test_cli_dask_cluster_workers_see_the_malloc_settings(monkeypatch, preset):
+    """Also when this process already has Dask's value in its environment (as an
+    earlier Dask LocalCluster leaves it; Dask prefers it to its configuration)."""
+    if preset is None:
+        monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    else:
+        monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", preset)
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
     before_env = {k: os.environ.get(k) for k in WORKER_MALLOC}
     before_cfg = dict(dask.config.get("distributed.nanny.pre-spawn-environ"))
     console = _Console()
@@ -40,7 +49,9 @@ def test_cli_dask_cluster_workers_see_the_malloc_settings():
     assert dict(dask.config.get("distributed.nanny.pre-spawn-environ")) == before_cfg
 
 
-def test_malloc_false_keeps_dask_setting():
+def test_malloc_false_keeps_dask_setting(monkeypatch):
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
     with local_cluster(1, malloc=False, dashboard_address=None) as cluster, \
             Client(cluster) as client:
         seen = _seen(client)

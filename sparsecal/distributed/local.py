@@ -57,11 +57,13 @@ def local_cluster(n_workers=None, *, memory_limit="auto", malloc=True, **kwargs)
 
     The setting is passed through ``dask.config.set`` around the cluster's
     construction only: each nanny keeps it (a worker it restarts gets it
-    too). Dask's nanny writes its pre-spawn environment into the process that
-    hosts it (here, this one) before it spawns a worker: this process's
-    values of those variables are put back once the workers are up and again
-    when the cluster closes, so neither ``os.environ`` of this process nor
-    its Dask configuration changes.
+    too). Dask's nanny reads each such variable from the environment of the
+    process that hosts it (here, this one) in preference to its
+    configuration, and writes them there before it spawns a worker: so the
+    malloc settings are put in this process's environment while the cluster
+    starts, and this process's own values are put back once the workers are
+    up and again when the cluster closes; neither ``os.environ`` of this
+    process nor its Dask configuration changes.
 
     Parameters
     ----------
@@ -95,16 +97,19 @@ def local_cluster(n_workers=None, *, memory_limit="auto", malloc=True, **kwargs)
     >>> import os
     >>> from distributed import Client
     >>> from sparsecal.distributed import local_cluster
+    >>> before = os.environ.get("MALLOC_TRIM_THRESHOLD_")
     >>> with local_cluster(1, dashboard_address=None) as cluster, Client(cluster) as c:
     ...     seen = c.run(os.getenv, "MALLOC_TRIM_THRESHOLD_")
-    >>> list(seen.values()), os.environ.get("MALLOC_TRIM_THRESHOLD_")
-    (['268435456'], None)
+    >>> list(seen.values()), os.environ.get("MALLOC_TRIM_THRESHOLD_") == before
+    (['268435456'], True)
     """
     dask = require_dask()
     from distributed import LocalCluster
     environ = worker_environ(malloc)
     saved = {name: os.environ.get(name) for name in environ}
     try:
+        if malloc:   # Dask prefers a value already in this process's environment
+            os.environ.update({name: str(environ[name]) for name in WORKER_MALLOC})
         with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
             cluster = LocalCluster(n_workers=n_workers, processes=True,
                                    threads_per_worker=1, memory_limit=memory_limit,
