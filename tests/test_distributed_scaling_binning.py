@@ -156,3 +156,17 @@ def test_errors():
     with pytest.raises(ValueError, match="at least 2"):
         sc.GroupedCalibrator(sc.ScalingBinning(), sc.TagGroups.scw(1),
                              min_entries=1).fit(one_entry)
+
+
+def test_generator_seed_as_one_machine():
+    """A Generator seed: each group's clone draws the same key on one machine
+    (clone deep-copies it) and on the cluster."""
+    x, gold = _data(np.float64)
+    one = sc.threshold(x, gold)
+    entries = sd.threshold(da.from_array(x, chunks=(90, 8)), gold)
+    tfg = sc.TagGroups.from_counts({t: (9 - t) ** 2 for t in range(8)}, 3, n_tags=8)
+    ref = sc.GroupedCalibrator(sc.ScalingBinning(seed=np.random.default_rng(4)), tfg,
+                               min_entries=1).fit(one)
+    got = sc.GroupedCalibrator(sc.ScalingBinning(seed=np.random.default_rng(4)), tfg,
+                               min_entries=1).fit(entries)
+    _close(got, ref)
