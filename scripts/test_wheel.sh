@@ -64,12 +64,13 @@ source scripts/_test_extras.sh
 VENV=.venv-wheel SPARSECAL_WHEEL=${wheels[0]} source scripts/_venv.sh "$TEST_EXTRAS"
 
 # 5. The tests from the sdist, in a directory without the package sources:
-#    <work>/suite/{tests,examples}; the real-data tests look for ../shared/data
+#    <work>/suite/{tests,examples,scripts}; the real-data tests look for ../shared/data
 #    next to the repository, so <work>/shared points at the checkout's neighbour
 #    when it exists (those tests skip otherwise, with their reason).
 mkdir "$work/sdist" "$work/suite"
 tar -xzf "${sdists[0]}" -C "$work/sdist"
-cp -R "$work"/sdist/sparsecal-*/tests "$work"/sdist/sparsecal-*/examples "$work/suite/"
+cp -R "$work"/sdist/sparsecal-*/tests "$work"/sdist/sparsecal-*/examples \
+  "$work"/sdist/sparsecal-*/scripts "$work/suite/"
 if [ -d "$checkout/../shared" ]; then
   ln -s "$(cd "$checkout/../shared" && pwd)" "$work/shared"
 fi

@@ -91,6 +91,7 @@ _EXPORTS = {
     "rerank_spans": "structured", "SupervisedHMM": "structured", "word_classes": "structured",
     "sample_entities": "structured", "coreference_probabilities": "structured",
     "coreference_entries": "structured",
+    "save_events": "structured", "load_events": "structured",
     # adapters: taggers where they live (optional extras hf, crf, crfsuite)
     "word_probabilities": "adapters", "label_names": "adapters",
     "stream_word_entries": "adapters", "gold_ids": "adapters",

@@ -430,3 +430,326 @@ def test_the_verb_imports_only_what_it_runs(corpus):
                          cwd=root, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[-3:-1] == ["[]", "False"]
+
+
+# ---- --grouping of a registered method (event types as tags) --------------- #
+
+@pytest.mark.parametrize("grouping,extra", [("per-type", ["--min-entries", "30"]),
+                                            ("tfg", ["--groups", "2", "--min-entries",
+                                                     "30"]),
+                                            ("per-type", ["--groups", "1",
+                                                          "--min-entries", "1000"])])
+def test_grouping_equals_the_grouped_calibrator(corpus, dev, capsys, grouping, extra):
+    c = corpus
+    run(capsys, "events", "--potentials", c.p("crf.npz"), "--gold", c.p("gold.npy"),
+        "--k", 3, "--dev-potentials", dev.p("crf.npz"), "--dev-gold", dev.p("gold.npy"),
+        "--method", "isotonic", "--grouping", grouping, *extra,
+        "--calibrated-output", c.p("cal.npz"), "--save-calibrator", c.p("iso"), "-q")
+    test_ev, dev_ev = crf_events(c, 3), crf_events(dev, 3)
+    counts = np.bincount(dev_ev.entries.tag, minlength=3)
+    opts = dict(zip(extra[::2], extra[1::2]))
+    tfg = sc.TagGroups.from_counts({str(t): n for t, n in enumerate(counts)},
+                                   int(opts.get("--groups", 5)))
+    kw = {"min_entries": int(opts["--min-entries"])} if "--min-entries" in opts else {}
+    if grouping == "tfg":
+        model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), tfg, **kw)
+    else:
+        model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), sc.TagGroups.per_tag(3),
+                                     fallback=tfg, **kw)
+    with pytest.warns(UserWarning):    # fewer than 200 dev events per group
+        want = model.fit(dev_ev.entries).transform(test_ev.entries).score
+    got = load_entries(c.p("cal.npz")).score
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    scw = sc.GroupedCalibrator(sc.IsotonicCalibrator(), sc.TagGroups.scw(3), min_entries=1)
+    with pytest.warns(UserWarning):
+        pooled = scw.fit(dev_ev.entries).transform(test_ev.entries).score
+    if grouping == "per-type" and "1000" in extra:   # every type falls back: unchanged
+        np.testing.assert_array_equal(got, test_ev.entries.score)
+    else:   # one calibrator per rank (per-type) or per group differs from one for all
+        assert counts.min() >= 30 and not np.allclose(got, pooled)
+        assert len(model.calibrators_) == (2 if grouping == "tfg" else 3)
+    from sparsecal.calibration.loading import load_calibrator
+    assert load_calibrator(c.p("iso")).tag_to_calibrator_.tolist() == \
+        model.tag_to_calibrator_.tolist()
+
+
+def test_per_type_falls_back_to_one_calibrator_of_all_types(corpus, dev, capsys):
+    """Each rank has at most 60 dev events: with --min-entries 61 and one TFG group
+    every type uses the calibrator of all dev events, i.e. the SCW calibrator."""
+    c = corpus
+    common = ["events", "--potentials", c.p("crf.npz"), "--gold", c.p("gold.npy"), "--k",
+              3, "--dev-potentials", dev.p("crf.npz"), "--dev-gold", dev.p("gold.npy"),
+              "--method", "platt", "-q"]
+    run(capsys, *common, "--grouping", "per-type", "--groups", 1, "--min-entries", 61,
+        "--calibrated-output", c.p("a.npz"))
+    run(capsys, *common, "--calibrated-output", c.p("b.npz"))
+    a, b = load_entries(c.p("a.npz")), load_entries(c.p("b.npz"))
+    np.testing.assert_allclose(a.score, b.score, rtol=1e-12)
+    assert not np.allclose(a.score, crf_events(c, 3).entries.score)
+
+
+# ---- saved events: fit and evaluate from files ------------------------------ #
+
+def assert_same_events(got, want):
+    assert_same_entries(got.entries, want.entries)
+    for name in ("sentence", "start", "length", "rank", "type", "tags"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(want, name))
+    assert (got.kind, got.type_names) == (want.kind, want.type_names)
+
+
+@pytest.mark.parametrize("method", ["forecaster", "platt"])
+def test_fitting_from_saved_events_equals_fitting_from_outputs(corpus, dev, capsys, method):
+    c = corpus
+    spans = ["--tag-index", c.p("tags.json"), "--events", "spans"]
+    test_in = ["--potentials", c.p("crf.npz"), "--gold", c.p("gold.npy")]
+    dev_in = ["--dev-potentials", dev.p("crf.npz"), "--dev-gold", dev.p("gold.npy")]
+    run(capsys, "events", *test_in, *spans, "--k", 2, "-o", c.p("test_ev.npz"), "-q")
+    run(capsys, "events", "--potentials", dev.p("crf.npz"), "--gold", dev.p("gold.npy"),
+        *spans, "--k", 2, "-o", c.p("dev_ev.npz"), "-q")
+    from sparsecal.structured import load_events
+    test_ev = crf_events(c, 2, crf_span_events, tag_names=NAMES)
+    assert_same_events(load_events(c.p("test_ev.npz")), test_ev)
+    flags = ["--method", method, "--json"]
+    run(capsys, "events", *test_in, *spans, "--k", 2, *dev_in, *flags, c.p("a.json"),
+        "--calibrated-output", c.p("a.npz"), "-q")
+    for i, inputs in enumerate([["--events-file", c.p("test_ev.npz"), "--dev-events-file",
+                                 c.p("dev_ev.npz")],
+                                [*test_in, *spans, "--k", 2, "--dev-events-file",
+                                 c.p("dev_ev.npz")],
+                                ["--events-file", c.p("test_ev.npz"), *dev_in,
+                                 "--tag-index", c.p("tags.json")]]):
+        run(capsys, "events", *inputs, *flags, c.p(f"b{i}.json"),
+            "--calibrated-output", c.p(f"b{i}.npz"), "-q")
+        a, b = (json.loads(open(c.p(f)).read()) for f in ("a.json", f"b{i}.json"))
+        assert a == b
+        assert_same_events(load_events(c.p(f"b{i}.npz")), load_events(c.p("a.npz")))
+    # and against the library: the fitted model on the dev events
+    dev_ev = crf_events(dev, 2, crf_span_events, tag_names=NAMES)
+    if method == "forecaster":
+        want = Forecaster().fit(features(dev_ev), dev_ev.entries.label).predict(
+            features(test_ev))
+    else:
+        model = sc.GroupedCalibrator(sc.PlattCalibrator(), sc.TagGroups.scw(1),
+                                     min_entries=1)
+        with pytest.warns(UserWarning):
+            want = model.fit(dev_ev.entries).transform(test_ev.entries).score
+    np.testing.assert_allclose(load_entries(c.p("b0.npz")).score, want, rtol=1e-12)
+
+
+def test_events_file_round_trip_dtype_and_one_event(tmp_path):
+    from sparsecal.structured import load_events, save_events
+    probs = np.array([[[0.3, 0.7]]], dtype=np.float32)
+    ev = softmax_sequence_events(probs, [[1]], k=1)
+    save_events(tmp_path / "e.npz", ev)
+    got = load_events(tmp_path / "e.npz")
+    assert_same_events(got, ev)
+    assert got.entries.score.dtype == ev.entries.score.dtype
+    assert got.features.keys() == ev.features.keys()
+    f32 = ev.entries.with_scores(ev.entries.score.astype(np.float32))
+    save_events(tmp_path / "f.npz", type(ev)(**{**ev.__dict__, "entries": f32}))
+    assert load_events(tmp_path / "f.npz").entries.score.dtype == np.float32
+    with pytest.raises(TypeError, match="events must be an Events"):
+        save_events(tmp_path / "x.npz", ev.entries)
+    save_events(tmp_path / "g.npz", ev, features={"p_low": np.float32([0.25])})
+    got, extra = load_events(tmp_path / "g.npz", features=True)
+    assert extra.keys() == {"p_low"} and extra["p_low"].tolist() == [0.25]
+    assert load_events(tmp_path / "f.npz", features=True)[1] == {}
+    for bad, error, match in [({"p": [0.1, 0.2]}, ValueError, "shape"),
+                              ({"p": [np.nan]}, ValueError, "p"),
+                              ({"": [0.1]}, ValueError, "names"),
+                              ({"p": ["a"]}, TypeError, "p")]:
+        with pytest.raises(error, match=match):
+            save_events(tmp_path / "h.npz", ev, features=bad)
+    from sparsecal.io import save_entries
+    with pytest.raises(ValueError, match="'score'"):
+        save_entries(tmp_path / "c.npz", ev.entries, extra_arrays={"score": np.zeros(1)})
+    with pytest.raises(ValueError, match="'n_tags'"):
+        save_entries(tmp_path / "c.npz", ev.entries, extra_metadata={"n_tags": 2})
+    data = dict(np.load(tmp_path / "g.npz"))
+    for name, change, match in [("nof.npz", lambda d: d.pop("feature_p_low"),
+                                 "feature_p_low"),
+                                ("inf.npz", lambda d: d.update(feature_p_low=np.array(
+                                    [np.inf])), "feature_p_low")]:
+        d = dict(data)
+        change(d)
+        np.savez(tmp_path / name, **d)
+        with pytest.raises(ValueError, match=match):
+            load_events(tmp_path / name, features=True)
+
+
+def bad_event_files(c):
+    """Events files broken one way each, and what the error names."""
+    from sparsecal.io import save_entries
+    from sparsecal.structured import save_events
+    ev = crf_events(c, 2)
+    save_entries(c.p("plain.npz"), ev.entries)
+    save_events(c.p("good.npz"), ev)
+    data = dict(np.load(c.p("good.npz")))
+    cases = {"plain.npz": "no events"}
+    for name, change, named in [
+            ("norank.npz", lambda d: d.pop("event_rank"), "event_rank"),
+            ("floatlen.npz", lambda d: d.update(event_length=d["event_length"] * 1.0),
+             "event_length"),
+            ("shortstart.npz", lambda d: d.update(event_start=d["event_start"][1:]),
+             "event_start"),
+            ("rank0.npz", lambda d: d.update(event_rank=d["event_rank"] - 1), "event_rank"),
+            ("names.npz", lambda d: d.update(metadata=np.array(
+                str(d["metadata"]).replace('"rank 2"', '1'))), "type_names"),
+            ("kind.npz", lambda d: d.update(metadata=np.array(
+                str(d["metadata"]).replace('"sequence"', '"tree"'))), "kind")]:
+        d = dict(data)
+        change(d)
+        np.savez(c.p(name), **d)
+        cases[name] = named
+    return cases
+
+
+def test_bad_events_files_exit_2_naming_the_file(corpus, capsys):
+    c = corpus
+    for name, named in bad_event_files(c).items():
+        for flags in (["--events-file", c.p(name)],
+                      ["--potentials", c.p("crf.npz"), "--gold", c.p("gold.npy"),
+                       "--dev-events-file", c.p(name)]):
+            rc = main(["events", *flags, "-o", c.p("out.npz")])
+            lines = capsys.readouterr().err.strip().splitlines()
+            assert rc == 2 and len(lines) == 1, (name, lines)
+            assert name in lines[0] and named in lines[0], lines[0]
+            assert not os.path.exists(c.p("out.npz"))
+
+
+def test_events_file_flag_conflicts_exit_2(corpus, capsys):
+    c = corpus
+    from sparsecal.structured import save_events
+    save_events(c.p("seq.npz"), crf_events(c, 2))
+    save_events(c.p("sp.npz"), crf_events(c, 2, crf_span_events, tag_names=NAMES))
+    ev = ["--events-file", c.p("seq.npz")]
+    crf = ["--potentials", c.p("crf.npz"), "--gold", c.p("gold.npy")]
+    for argv, named in [
+            ([*ev, *crf], "--events-file"),
+            ([*ev, "--gold", c.p("gold.npy")], "--gold"),
+            ([*ev, "--k", "2"], "--k"),
+            ([*ev, "--rerank"], "--rerank"),
+            ([*ev, "--events", "spans"], "holds sequences"),
+            ([*ev, "--dev-events-file", c.p("sp.npz")], "spans"),
+            ([*ev, "--dev-events-file", c.p("seq.npz"), "--choose-k", "1", "3"], "seq.npz"),
+            ([*ev, "--dev-events-file", c.p("seq.npz"), "--dev-scores", c.p("probs.npy")],
+             "--dev-events-file"),
+            ([*ev, "--dev-events-file", c.p("seq.npz"), "--grouping", "tfg"], "forecaster"),
+            ([*ev, "--dev-events-file", c.p("seq.npz"), "--method", "platt", "--groups",
+              "2"], "not scw"),
+            ([*ev, "--dev-events-file", c.p("seq.npz"), "--method", "platt", "--grouping",
+              "per-type", "--min-entries", "0"], "--min-entries"),
+            ([*ev, "--grouping", "tfg"], "dev outputs")]:
+        rc = main(["events", *argv, "--json", c.p("o.json")])
+        lines = capsys.readouterr().err.strip().splitlines()
+        assert rc == 2 and len(lines) == 1 and named in lines[0], (argv, lines)
+        assert not os.path.exists(c.p("o.json"))
+
+
+# ---- --samples: MC-dropout / ensemble features of the forecaster ------------ #
+
+def write_samples(c, S, seed):
+    """S per-token softmax samples around the tagger's scores, stacked [S, n, C]."""
+    rng = np.random.default_rng(seed)
+    samples = np.stack([rng.dirichlet(50 * c.probs_flat[i] + 0.1) for _ in range(S)
+                        for i in range(len(c.probs_flat))]).reshape(S, -1, 3)
+    np.save(c.p("samples.npy"), samples)
+    return samples
+
+
+def brute_sample_features(ev, samples, lengths, normalize):
+    """Each event's probability under each sample as a product over its tokens."""
+    P = np.empty((samples.shape[0], len(ev)))
+    for s in range(samples.shape[0]):
+        padded = pad(samples[s], lengths, 0.0)
+        for i in range(len(ev)):
+            b, st, ln = ev.sentence[i], ev.start[i], ev.length[i]
+            q = padded[b, np.arange(st, st + ln), ev.tags[i, :ln]].prod()
+            P[s, i] = q ** (1 / ln) if normalize else q
+    return {"mean": P.mean(0), "p_low": np.percentile(P, 10, axis=0),
+            "p_high": np.percentile(P, 90, axis=0), "std": P.std(0)}
+
+
+@pytest.mark.parametrize("events", ["sequences", "spans"])
+def test_samples_give_the_forecaster_jy_uncertainty_features(corpus, dev, capsys, events):
+    c = corpus
+    samples = {x: write_samples(x, S, seed) for x, S, seed in ((c, 5, 1), (dev, 3, 2))}
+    spans = events == "spans"
+    run(capsys, "events", "--scores", c.p("probs.npy"), "--gold", c.p("gold.conll"),
+        "--samples", c.p("samples.npy"), "--tag-index", c.p("tags.json"),
+        "--events", events, "--k", 2, *(["--normalize"] if spans else []),
+        "--dev-scores", dev.p("probs.npy"), "--dev-gold", dev.p("gold.conll"),
+        "--dev-samples", dev.p("samples.npy"), "--save-calibrator", c.p("fc"),
+        "--calibrated-output", c.p("cal.npz"), "-q")
+    fn = softmax_span_events if spans else softmax_sequence_events
+    kw = dict(tag_names=NAMES, normalize=True) if spans else {}
+    feats = {}
+    for x in (c, dev):
+        ev = fn(x.probs, x.gold, k=2, lengths=x.lengths, **kw)
+        feats[x] = (ev, {"mean": ev.entries.score, **ev.features,
+                         **brute_sample_features(ev, samples[x], x.lengths, spans)})
+    (test_ev, test_f), (dev_ev, dev_f) = feats[c], feats[dev]
+    assert not np.allclose(test_f["p_low"], test_f["p_high"])
+    fc = Forecaster.load(c.p("fc"))
+    assert fc.feature_names_in_ == ("length", "mean", "p_high", "p_low", "rank", "std",
+                                    "type")
+    want = Forecaster().fit(dev_f, dev_ev.entries.label).predict(test_f)
+    np.testing.assert_allclose(load_entries(c.p("cal.npz")).score, want, rtol=1e-9)
+    # the saved forecaster applied to the same test samples: the same scores
+    run(capsys, "events", "--scores", c.p("probs.npy"), "--gold", c.p("gold.conll"),
+        "--samples", c.p("samples.npy"), "--tag-index", c.p("tags.json"),
+        "--events", events, "--k", 2, *(["--normalize"] if spans else []),
+        "--calibrator", c.p("fc"), "--calibrated-output", c.p("cal2.npz"), "-q")
+    np.testing.assert_array_equal(load_entries(c.p("cal2.npz")).score,
+                                  load_entries(c.p("cal.npz")).score)
+    # from events files saved with their sample features: the same scores again
+    from sparsecal.structured import load_events
+    for x, name in ((c, "t.npz"), (dev, "d.npz")):
+        run(capsys, "events", "--scores", x.p("probs.npy"), "--gold", x.p("gold.conll"),
+            "--samples", x.p("samples.npy"), "--tag-index", c.p("tags.json"),
+            "--events", events, "--k", 2, *(["--normalize"] if spans else []),
+            "-o", c.p(name), "-q")
+        got, extra = load_events(c.p(name), features=True)
+        assert_same_events(got, feats[x][0])
+        for key in ("mean", "p_low", "p_high", "std"):
+            np.testing.assert_allclose(extra[key], feats[x][1][key], rtol=1e-9, atol=1e-15)
+    run(capsys, "events", "--events-file", c.p("t.npz"), "--dev-events-file", c.p("d.npz"),
+        "--calibrated-output", c.p("cal3.npz"), "-q")
+    np.testing.assert_allclose(load_entries(c.p("cal3.npz")).score,
+                               load_entries(c.p("cal.npz")).score, rtol=1e-12)
+    # dev events with sample features, test events without: refused, naming them
+    run(capsys, "events", "--scores", c.p("probs.npy"), "--gold", c.p("gold.conll"),
+        "--tag-index", c.p("tags.json"), "--events", events, "--k", 2,
+        *(["--normalize"] if spans else []), "-o", c.p("plain.npz"), "-q")
+    rc = main(["events", "--events-file", c.p("plain.npz"), "--dev-events-file",
+               c.p("d.npz")])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and "p_low" in lines[0], lines
+
+
+def test_bad_samples_exit_2_with_one_line(corpus, capsys):
+    c = corpus
+    write_samples(c, 2, 0)
+    np.save(c.p("flat.npy"), c.probs_flat)
+    seq = softmax_sequence_events(c.probs, c.gold, k=1, lengths=c.lengths)
+    sc.GroupedCalibrator(sc.IsotonicCalibrator(), sc.TagGroups.scw(1), min_entries=1).fit(
+        seq.entries).save(c.p("iso"))   # not a forecaster: --samples would be ignored
+    sc_in = ["--scores", c.p("probs.npy"), "--lengths", c.p("lengths.txt"), "--gold",
+             c.p("gold.npy")]
+    dev_in = ["--dev-scores", c.p("probs.npy"), "--dev-lengths", c.p("lengths.txt"),
+              "--dev-gold", c.p("gold.npy")]
+    for argv, named in [
+            ([*sc_in, *dev_in, "--samples", c.p("flat.npy"), "--dev-samples",
+              c.p("samples.npy")], "flat.npy"),
+            (["--potentials", c.p("crf.npz"), "--gold", c.p("gold.npy"), "--samples",
+              c.p("samples.npy")], "--scores"),
+            ([*sc_in, *dev_in, "--samples", c.p("samples.npy"), "--dev-samples",
+              c.p("samples.npy"), "--method", "platt"], "--method platt"),
+            ([*sc_in, *dev_in, "--samples", c.p("samples.npy")], "--dev-samples"),
+            ([*sc_in, "--samples", c.p("samples.npy")], "--calibrator"),
+            ([*sc_in, "--samples", c.p("samples.npy"), "--calibrator", c.p("iso")],
+             "is not a forecaster")]:
+        rc = main(["events", *argv, "--json", c.p("o.json")])
+        lines = capsys.readouterr().err.strip().splitlines()
+        assert rc == 2 and len(lines) == 1 and named in lines[0], (argv, lines)
+        assert not os.path.exists(c.p("o.json"))

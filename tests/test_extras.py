@@ -5,6 +5,8 @@ Every extra named in the package's messages and docstrings exists in
 import, with its module hidden (``sys.modules[name] = None``, in a subprocess),
 fails with the message ``require`` writes, naming an extra that installs it.
 """
+import importlib.metadata
+import importlib.util
 import pathlib
 import re
 import subprocess
@@ -14,9 +16,15 @@ import tomllib
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-EXTRAS = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
-    "optional-dependencies"]
-SOURCES = sorted((ROOT / "sparsecal").rglob("*.py"))
+# the package under test: the checkout's, or the installed wheel's (scripts/test_wheel.sh
+# runs the tests from the sdist, without the sources, pyproject.toml or docs beside them)
+PACKAGE = pathlib.Path(importlib.util.find_spec("sparsecal").origin).parent
+if (ROOT / "pyproject.toml").exists():
+    EXTRAS = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"])
+else:
+    EXTRAS = set(importlib.metadata.metadata("sparsecal").get_all("Provides-Extra"))
+SOURCES = sorted(PACKAGE.rglob("*.py"))
 
 
 def test_every_named_extra_exists():
@@ -31,7 +39,7 @@ def test_every_named_extra_exists():
 
 
 def test_no_module_writes_its_own_import_error():
-    own = [str(path.relative_to(ROOT)) for path in SOURCES
+    own = [str(path.relative_to(PACKAGE)) for path in SOURCES
            if path.name != "_extras.py" and "raise ImportError" in path.read_text()]
     assert own == []
 

@@ -15,6 +15,15 @@ dev events, saves it (``--save-calibrator``), or loads one (``--calibrator``),
 applies it to the events, and with ``--rerank`` re-ranks them (J&Y Section 4):
 exact match and span F1 before and after.
 
+A registered method is grouped by ``--grouping scw|tfg|per-type`` (``sparsecal
+fit``'s groupings, the event types as tags, TFG by dev event counts: Kranzlein
+et al. 2021, Section 3.3). Either set may come from an events file that ``-o``
+wrote (``--events-file``, ``--dev-events-file``:
+:func:`sparsecal.structured.load_events`) instead of a tagger's outputs.
+``--samples`` (stacked per-token softmax samples ``[S, n_tokens, n_tags]``)
+add J&Y's mean / 10th / 90th percentile features (Section 2.6,
+:func:`~sparsecal.structured.sample_confidence`) to the forecaster's.
+
 The module only parses, reads, calls the library and writes; ``cli/main.py``
 registers it and hands it the shared interval and binning flags, checked.
 Nothing is written until every step has run.
@@ -26,6 +35,10 @@ __all__ = ["add_events_arguments", "run_events"]
 #: Forecaster features from events: J&Y's "mean" (the event's probability under
 #: the model), "Rank", "ln" (length) and the event type.
 CONFIDENCE_FEATURE = "mean"
+
+#: ``--grouping`` of a registered method: ``sparsecal fit``'s scw, tfg and
+#: per-tag, the event types being the tags (per-type = per-tag).
+GROUPINGS = ("scw", "tfg", "per-type")
 
 
 def add_events_arguments(p):
@@ -44,15 +57,24 @@ def add_events_arguments(p):
                                                   "(.npy, .txt: one per line)")
         p.add_argument(f"--{prefix}gold", help="gold tags, one per token (.npy; .txt; "
                                                ".conllu; CoNLL columns)")
+        p.add_argument(f"--{prefix}samples", help=f"{what} per-token softmax scores of S "
+                       "samples (MC-dropout passes, ensemble members) stacked [S, n_tokens, "
+                       f"n_tags] (.npy), rows as --{prefix}scores: J&Y's mean, p_low (10th "
+                       "percentile), p_high (90th) and std over the samples become "
+                       "forecaster features")
+        p.add_argument(f"--{prefix}events-file", help=f"{what} events saved by -o (.npz: "
+                       "entries with the event features), instead of the tagger's outputs")
     p.add_argument("--gold-format", choices=["npy", "txt", "conllu", "conll"],
                    help="format of every --*gold file (default: from the extension)")
     p.add_argument("--gold-column", help="the gold tag column: a CoNLL-U field (default "
                                          "upos) or a CoNLL column number (default -1)")
     p.add_argument("--tag-index", help="JSON {tag: column}: the tag names (needed for "
                                        "spans and for tag strings in gold)")
-    p.add_argument("--events", choices=["sequences", "spans"], default="sequences",
-                   help="the top-k sequences, or the spans in them (default: sequences)")
-    p.add_argument("--k", type=int, default=1, help="sequences per sentence (default: 1)")
+    p.add_argument("--events", choices=["sequences", "spans"],
+                   help="the top-k sequences, or the spans in them (default: sequences; "
+                        "with --events-file, the file's)")
+    p.add_argument("--k", type=int, help="sequences per sentence (default: 1; with "
+                                         "--events-file, the file's largest rank)")
     p.add_argument("--scheme", choices=["bio", "bioes", "io"],
                    help="span scheme of the tag names (default: bio; with --events "
                         "sequences it adds span F1 to --rerank)")
@@ -60,6 +82,18 @@ def add_events_arguments(p):
                    help="spans: score by the length-normalised p^(1/length) (J&Y eq. 6)")
     p.add_argument("--method", help="with dev outputs: forecaster (default) or a "
                                     "registered method, fit on the event probabilities")
+    p.add_argument("--grouping", choices=GROUPINGS,
+                   help="a registered --method: one calibrator over every event type (scw, "
+                        "the default), per group of event types by dev event frequency "
+                        "(tfg), or per event type with its tfg group's as fallback "
+                        "(per-type); fit's --grouping scw|tfg|per-tag with event types as "
+                        "the tags")
+    p.add_argument("--groups", type=int, help="--grouping tfg, per-type: groups of event "
+                                              "types by dev event count (default: 5)")
+    p.add_argument("--min-entries", type=int,
+                   help="--grouping tfg, per-type: dev events a group (per-type: an event "
+                        "type) needs for its own calibrator (default: 200, "
+                        "GroupedCalibrator's)")
     p.add_argument("--choose-k", type=int, nargs="+", metavar="K",
                    help="forecaster: J&Y's heuristic k among these candidates")
     p.add_argument("--calibrator", help="a saved calibrator to apply (instead of fitting)")
@@ -73,8 +107,9 @@ def add_events_arguments(p):
     p.add_argument("--bins", type=int, help="bins (default: 10)")
     p.add_argument("--seed", type=int, default=0, help="random state of the intervals and "
                                                        "of seeded methods (default: 0)")
-    p.add_argument("-o", "--output", help="write the test events as entries (.npz)")
-    p.add_argument("--calibrated-output", help="write the calibrated events as entries "
+    p.add_argument("-o", "--output", help="write the test events as entries with their "
+                                           "features (.npz; --events-file reads it)")
+    p.add_argument("--calibrated-output", help="write the calibrated events as -o does "
                                                "(.npz)")
     p.add_argument("--json", help="write the numbers as JSON here")
 
@@ -82,26 +117,24 @@ def add_events_arguments(p):
 def run_events(args, console, ci, binning):
     """Run ``sparsecal events``; ``ci`` and ``binning`` are the checked shared flags
     (:func:`sparsecal.evaluate`'s ``ci`` and binning keywords)."""
-    with_dev = bool(args.dev_potentials or args.dev_scores)
+    with_dev = bool(args.dev_potentials or args.dev_scores or args.dev_events_file)
     prior = _check_flags(args, with_dev)
-    tag_names = None
-    test = _read_outputs(args, console, "")
-    if args.tag_index:
-        tag_names = _tag_names(args.tag_index, test["n_tags"])
-    if args.events == "spans" and tag_names is None:
-        raise ValueError("--events spans needs --tag-index (the tag names of the spans)")
-    events = _make_events(args, console, test, tag_names, args.k, "")
-    out = {"events": args.events, "k": args.k, "n_sentences": int(test["lengths"].shape[0]),
+    events, test, tag_names, extra = _events_of(args, console, "", args.k)
+    if args.events_file:   # the file's kind and k
+        args.events = "spans" if events.kind == "span" else "sequences"
+        args.k = int(events.rank.max(initial=1))
+    out = {"events": args.events, "k": args.k, "n_sentences": events.entries.n_tokens,
            "n_events": len(events), "type_names": list(events.type_names)}
     model = None
     if with_dev:
-        dev = _read_outputs(args, console, "dev-")
-        if dev["n_tags"] != test["n_tags"]:
-            raise ValueError(f"dev has {dev['n_tags']} tags but test has {test['n_tags']}")
         dev_k = max([args.k] + list(args.choose_k or []))
-        dev_events = _make_events(args, console, dev, tag_names, dev_k, "dev ")
+        dev_events, dev, _, dev_extra = _events_of(args, console, "dev-", dev_k)
+        if test is not None and dev is not None and dev["n_tags"] != test["n_tags"]:
+            raise ValueError(f"dev has {dev['n_tags']} tags but test has {test['n_tags']}")
+        _check_same_kind(args, events, dev_events, extra, dev_extra)
         with console.step("fitting"):
-            model, choice = _fit(args, dev_events, prior)
+            model, choice = _fit(args, dev_events, _event_features(dev_events, dev_extra),
+                                 prior)
         if choice is not None:
             out["choice_of_k"] = choice.to_dict()
             console.info(_choice_text(choice))
@@ -110,14 +143,14 @@ def run_events(args, console, ci, binning):
     confidence = None
     if model is not None:
         with console.step("calibrating"):
-            confidence = _confidence(model, events, args)
+            confidence = _confidence(model, events, _event_features(events, extra), args)
     tables = _evaluate(args, console, events, confidence, ci, binning)
     out.update({name: _json_of(result) for name, result in tables.items()})
     if args.rerank:
         with console.step("re-ranking"):
             out["reranking"] = _rerank(args, events, confidence, test, tag_names)
         console.info(_rerank_text(out["reranking"]))
-    _write(args, console, events, confidence, model, out)
+    _write(args, console, events, extra, confidence, model, out)
     return 0
 
 
@@ -132,28 +165,31 @@ def _json_of(result):
 def _check_flags(args, with_dev):
     """Every flag checked before a file is read; returns the checked prior."""
     from ..core.validation import check_positive_int, check_unit_interval
-    check_positive_int(args.k, "--k")
-    if bool(args.potentials) == bool(args.scores):
-        raise ValueError("give --potentials or --scores (one of them)")
-    if args.dev_potentials and args.dev_scores:
-        raise ValueError("give --dev-potentials or --dev-scores (one of them)")
+    _check_inputs(args)
+    if not args.events_file:
+        args.k = 1 if args.k is None else check_positive_int(args.k, "--k")
+        args.events = args.events or "sequences"
     if args.normalize and args.events != "spans":
         raise ValueError("--normalize applies to --events spans only")
     if with_dev and args.calibrator:
         raise ValueError("--calibrator applies a saved calibrator: give it or dev outputs "
-                         "(--dev-potentials / --dev-scores) to fit one, not both")
+                         "(--dev-potentials / --dev-scores / --dev-events-file) to fit one, "
+                         "not both")
     if not with_dev:
         for flag, value in (("--method", args.method), ("--choose-k", args.choose_k),
+                            ("--grouping", args.grouping), ("--groups", args.groups),
+                            ("--min-entries", args.min_entries),
                             ("--save-calibrator", args.save_calibrator),
                             ("--dev-gold", args.dev_gold),
                             ("--dev-lengths", args.dev_lengths)):
             if value is not None:
-                raise ValueError(f"{flag} needs dev outputs (--dev-potentials or "
-                                 "--dev-scores)")
+                raise ValueError(f"{flag} needs dev outputs (--dev-potentials, "
+                                 "--dev-scores or --dev-events-file)")
     if args.calibrated_output and not (with_dev or args.calibrator):
         raise ValueError("--calibrated-output needs a calibrator (dev outputs or "
                          "--calibrator)")
     args.method = args.method or ("forecaster" if with_dev else None)
+    _check_samples(args, with_dev)
     if args.choose_k is not None:
         if args.method != "forecaster":
             raise ValueError(f"--choose-k chooses the k of a forecaster, not of --method "
@@ -162,10 +198,70 @@ def _check_flags(args, with_dev):
             check_positive_int(k, "--choose-k")
         if len(set(args.choose_k)) != len(args.choose_k):
             raise ValueError(f"--choose-k candidates must differ, got {args.choose_k}")
+    _check_grouping(args)
     check_unit_interval(args.cutoff, "--cutoff")
     for flag in ("output", "calibrated_output", "json", "save_calibrator"):
         _check_output_directory(getattr(args, flag), "--" + flag.replace("_", "-"))
     return _check_method(args)
+
+
+def _check_inputs(args):
+    """One source of events per set: a tagger's outputs or an events file, and
+    no flag that only the other source takes."""
+    if len([x for x in (args.potentials, args.scores, args.events_file) if x]) != 1:
+        raise ValueError("give --potentials, --scores or --events-file (one of them)")
+    if len([x for x in (args.dev_potentials, args.dev_scores, args.dev_events_file)
+            if x]) > 1:
+        raise ValueError("give --dev-potentials, --dev-scores or --dev-events-file (one "
+                         "of them)")
+    for prefix in ("", "dev-"):
+        attr = prefix.replace("-", "_")
+        if getattr(args, attr + "samples") and not getattr(args, attr + "scores"):
+            raise ValueError(f"--{prefix}samples applies to --{prefix}scores: per-token "
+                             "softmax samples of the same tagger")
+        if not getattr(args, attr + "events_file"):
+            continue
+        only_outputs = ["gold", "lengths", "key"] + (["k", "normalize", "rerank"]
+                                                     if not prefix else [])
+        for name in only_outputs:
+            if getattr(args, attr + name) not in (None, False):
+                raise ValueError(f"--{prefix}{name} applies to a tagger's outputs, not to "
+                                 f"--{prefix}events-file (whose events are made already"
+                                 + (", without the gold tags re-ranking needs)"
+                                    if name == "rerank" else ")"))
+
+
+def _check_samples(args, with_dev):
+    """``--samples`` feed the forecaster, on dev and test alike."""
+    if not (args.samples or args.dev_samples):
+        return
+    if args.method not in (None, "forecaster"):
+        raise ValueError(f"--samples and --dev-samples add forecaster features; --method "
+                         f"{args.method} calibrates the event probability alone")
+    files = args.events_file or args.dev_events_file   # may hold sample features
+    if with_dev and not files and bool(args.samples) != bool(args.dev_samples):
+        raise ValueError("give --samples and --dev-samples together: the forecaster "
+                         "predicts from the features it was fit on")
+    if not (with_dev or args.calibrator or args.output):
+        raise ValueError("--samples feed a forecaster: give dev outputs to fit one, "
+                         "--calibrator, or -o to save them with the events")
+
+
+def _check_grouping(args):
+    """``--grouping``, ``--groups``, ``--min-entries``: a registered method's."""
+    from ..core.validation import check_positive_int
+    sizes = [(flag, value) for flag, value in (("--groups", args.groups),
+                                               ("--min-entries", args.min_entries))
+             if value is not None]
+    given = [("--grouping", args.grouping)] * (args.grouping is not None) + sizes
+    if given and args.method == "forecaster":
+        raise ValueError(f"{given[0][0]} groups the calibrators of a registered --method; "
+                         "the forecaster takes the event type as a feature instead")
+    args.grouping = args.grouping or "scw"
+    for flag, value in sizes:
+        if args.grouping == "scw":
+            raise ValueError(f"{flag} applies to --grouping tfg or per-type, not scw")
+        check_positive_int(value, flag)
 
 
 def _check_method(args):
@@ -210,6 +306,78 @@ def _tag_names(path, n_tags):
 
 # ------------------------------------------------------------------ inputs -- #
 
+def _events_of(args, console, prefix, k):
+    """(events, outputs or None, tag names or None, sample features) of the test
+    (``prefix`` "") or dev ("dev-") set: read from its events file, or made from
+    its outputs (and ``--samples``)."""
+    path = getattr(args, prefix.replace("-", "_") + "events_file")
+    if path:
+        with console.step("reading" + (" dev" if prefix else "")):
+            events, features = _read_events(args, path, prefix)
+        return events, None, None, features
+    outputs = _read_outputs(args, console, prefix)
+    tag_names = _tag_names(args.tag_index, outputs["n_tags"]) if args.tag_index else None
+    if args.events == "spans" and tag_names is None:
+        raise ValueError("--events spans needs --tag-index (the tag names of the spans)")
+    events = _make_events(args, console, outputs, tag_names, k, "dev " if prefix else "")
+    features = {} if outputs["samples"] is None else \
+        _sample_features(args, console, outputs, events, prefix)
+    return events, outputs, tag_names, features
+
+
+def _sample_features(args, console, outputs, events, prefix):
+    """J&Y's mean / p10 / p90 (and std) of each event's probability over the
+    samples (:func:`~sparsecal.structured.sample_confidence`)."""
+    import numpy as np
+
+    from ..io.sentences import pad_sentences
+    from ..structured.ensembles import sample_confidence
+    from ..structured.events import softmax_event_probabilities
+    samples, path = outputs["samples"], getattr(args, prefix.replace("-", "_") + "samples")
+    try:
+        with console.step(("dev " if prefix else "") + "samples") as progress:
+            rows = []
+            for s in range(samples.shape[0]):   # one pass per sample
+                padded = pad_sentences(samples[s], outputs["lengths"])
+                rows.append(softmax_event_probabilities(events, padded, args.normalize))
+                if progress is not None:
+                    progress(s + 1, samples.shape[0])
+            return sample_confidence(np.stack(rows)).features()
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{path!r}: {exc}") from None
+
+
+def _read_events(args, path, prefix):
+    """(the events, their saved features) of an events file, of the kind
+    ``--events`` asks for."""
+    from ..structured.event_files import load_events
+    events, features = load_events(path, features=True)
+    kind = "spans" if events.kind == "span" else "sequences"
+    if args.events is not None and args.events != kind:
+        raise ValueError(f"--{prefix}events-file {path!r} holds {kind}, not --events "
+                         f"{args.events}")
+    if prefix and args.choose_k and max(args.choose_k) > events.rank.max(initial=1):
+        raise ValueError(f"--choose-k {max(args.choose_k)} needs dev events of rank up to "
+                         f"{max(args.choose_k)}; {path!r} has ranks up to "
+                         f"{events.rank.max(initial=1)}")
+    return events, features
+
+
+def _check_same_kind(args, events, dev_events, features, dev_features):
+    """Dev events of the test events' kind, for spans types, and for the
+    forecaster sample features."""
+    if dev_events.kind != events.kind:
+        raise ValueError(f"the dev events are {dev_events.kind}s but the test events are "
+                         f"{events.kind}s")
+    if events.kind == "span" and dev_events.type_names != events.type_names:
+        raise ValueError(f"the dev span types {list(dev_events.type_names)} differ from the "
+                         f"test span types {list(events.type_names)}")
+    if args.method == "forecaster" and sorted(features) != sorted(dev_features):
+        raise ValueError(f"the dev events have the sample features {sorted(dev_features)} "
+                         f"but the test events {sorted(features)}: the forecaster predicts "
+                         "from the features it was fit on (--samples, --dev-samples)")
+
+
 def _read_outputs(args, console, prefix):
     """A tagger's outputs and gold as padded sentences: ``{"kind": "crf" or
     "softmax", "arrays": the keyword arguments of the events function,
@@ -250,10 +418,23 @@ def _read_outputs(args, console, prefix):
                 raise ValueError(f"{scores!r} has {matrix.shape[0]} rows but {where} "
                                  f"hold {lengths.sum()} tokens")
             arrays = {"scores": pad_sentences(matrix, lengths)}
+    samples_file = getattr(args, attr + "samples")
+    samples = _read_samples(samples_file, matrix.shape) if samples_file else None
     _check_gold(gold, gold_flat, offsets, lengths, n_tags, source)
     return {"kind": "crf" if potentials else "softmax", "arrays": arrays, "source": source,
+            "samples": samples,
             "gold": pad_sentences(gold_flat, lengths, fill=-1), "lengths": lengths,
             "n_tags": n_tags}
+
+
+def _read_samples(path, shape):
+    """The stacked samples ``[S, n_tokens, n_tags]`` of a scores matrix ``shape``."""
+    from ..io.npyfile import open_npy
+    samples = open_npy(path, "samples")
+    if samples.ndim != 3 or samples.shape[1:] != shape or samples.shape[0] == 0:
+        raise ValueError(f"{path!r} must stack S >= 1 score matrices of the scores' shape "
+                         f"{tuple(shape)}: [S, {shape[0]}, {shape[1]}], got {samples.shape}")
+    return samples
 
 
 def _check_gold(path, gold, offsets, lengths, n_tags, source):
@@ -293,29 +474,42 @@ def _make_events(args, console, outputs, tag_names, k, which):
 
 # ------------------------------------------------------------- calibration -- #
 
-def _event_features(events):
-    """The forecaster's features of ``events``: J&Y's mean, rank, length, type."""
-    return {CONFIDENCE_FEATURE: events.entries.score, **events.features}
+def _event_features(events, samples):
+    """The forecaster's features of ``events``: J&Y's mean, rank, length, type;
+    with ``--samples``, the mean, percentiles and std over the samples (the mean
+    replacing the event's probability under the model, J&Y Section 2.6)."""
+    return {CONFIDENCE_FEATURE: events.entries.score, **events.features, **samples}
 
 
-def _fit(args, dev_events, prior):
+def _fit(args, dev_events, features, prior):
     """(the fitted model, the KChoice of --choose-k or None)."""
     if args.method == "forecaster":
         from ..calibration.forecaster import Forecaster
         forecaster = Forecaster(random_state=args.seed, n_threads=args.n_threads)
-        features, labels = _event_features(dev_events), dev_events.entries.label
+        labels = dev_events.entries.label
         if args.choose_k:
             from ..calibration.choice_of_k import heuristic_k
             choice = heuristic_k(features, labels, ks=args.choose_k, forecaster=forecaster)
             return choice.forecaster, choice
         return forecaster.fit(features, labels), None
-    from ..calibration.grouped import GroupedCalibrator
     from ..calibration.registry import get_method
-    from ..core.groups import TagGroups
     base = get_method(args.method).build(args.bins or 10, args.seed, prior)
-    # one calibrator over every event (SCW), fit on however few dev events
-    model = GroupedCalibrator(base, TagGroups.scw(dev_events.entries.n_tags), min_entries=1)
-    return model.fit(dev_events.entries), None
+    return _grouped(args, base, dev_events.entries).fit(dev_events.entries), None
+
+
+def _grouped(args, base, dev):
+    """The unfitted GroupedCalibrator of ``--grouping``: the event types are the
+    tags of ``sparsecal fit``'s grouping, their dev event counts the training
+    counts of TFG (Kranzlein et al. 2021, Section 3.3)."""
+    from ..calibration.grouped import GroupedCalibrator
+    from ..core.groups import TagGroups
+    if args.grouping == "scw":   # one calibrator over every event, however few
+        return GroupedCalibrator(base, TagGroups.scw(dev.n_tags), min_entries=1)
+    kw = {} if args.min_entries is None else {"min_entries": args.min_entries}
+    tfg = TagGroups.from_counts(dev.tag, args.groups or 5, n_tags=dev.n_tags)
+    if args.grouping == "tfg":
+        return GroupedCalibrator(base, tfg, **kw)
+    return GroupedCalibrator(base, TagGroups.per_tag(dev.n_tags), fallback=tfg, **kw)
 
 
 def _load_model(path):
@@ -327,11 +521,15 @@ def _load_model(path):
     return Forecaster.load(path) if meta["format"] == FORECASTER else load_calibrator(path)
 
 
-def _confidence(model, events, args):
+def _confidence(model, events, features, args):
     """The calibrated probability of each event."""
     from ..calibration.forecaster import Forecaster
     if isinstance(model, Forecaster):
-        return model.predict(_event_features(events))
+        return model.predict(features)
+    if args.samples and not args.output:
+        raise ValueError(f"--samples add forecaster features, but --calibrator "
+                         f"{args.calibrator} is not a forecaster (it calibrates the event "
+                         f"probability alone)")
     if model.n_tags != events.entries.n_tags:
         raise ValueError(f"the calibrator was fit for {model.n_tags} event types but these "
                          f"{args.events} have {events.entries.n_tags}")
@@ -394,17 +592,19 @@ def _rerank_text(r):
     return "; ".join(lines)
 
 
-def _write(args, console, events, confidence, model, out):
+def _write(args, console, events, features, confidence, model, out):
     """Every output, each atomically, after all the work."""
     import json
 
-    from ..io.arrays import save_entries
     from ..io.atomic import atomic_write_text
+    from ..structured.event_files import save_events
+    from ..structured.events import rescored
     with console.step("writing"):
         if args.output:
-            save_entries(args.output, events.entries)
+            save_events(args.output, events, features=features)
         if args.calibrated_output:
-            save_entries(args.calibrated_output, events.entries.with_scores(confidence))
+            save_events(args.calibrated_output, rescored(events, confidence),
+                        features=features)
         if args.save_calibrator:
             model.save(args.save_calibrator)
         if args.json:

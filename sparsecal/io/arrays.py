@@ -33,6 +33,10 @@ _GOLD_TYPES = (".npy", ".txt", ".conllu", ".conll")
 ENTRIES_VERSION = 1
 
 
+#: The arrays of an entries file that are the entries' own.
+_ENTRY_ARRAYS = ("score", "tag", "label", "token", "metadata")
+
+
 def _name(path):
     return os.fspath(path)
 
@@ -381,7 +385,7 @@ def load_lengths(path):
     return lengths
 
 
-def save_entries(path, entries):
+def save_entries(path, entries, *, extra_arrays=None, extra_metadata=None):
     """Write thresholded entries to ``.npz`` atomically.
 
     The file holds the entry arrays in their own dtypes and a JSON metadata
@@ -396,10 +400,21 @@ def save_entries(path, entries):
         Output file; ``.npz`` is appended when missing.
     entries : Entries
         As :func:`sparsecal.threshold` returns.
+    extra_arrays : dict of str to ndarray, optional
+        Further arrays stored beside the entries' (e.g. the features of
+        events: :func:`sparsecal.structured.save_events`); :func:`load_entries`
+        ignores them unless asked.
+    extra_metadata : dict, optional
+        Further JSON keys of the metadata record.
 
     Returns
     -------
     None
+
+    Raises
+    ------
+    ValueError
+        If an extra array or metadata key has the name of one the entries use.
 
     Examples
     --------
@@ -413,26 +428,24 @@ def save_entries(path, entries):
     (True, 2, 0.01)
     """
     from .atomic import atomic_path   # here only: reading never needs it
-    with atomic_path(path, suffix=".npz") as tmp:
-        write_entries_npz(tmp, entries)
-
-
-def write_entries_npz(path, entries, **extra):
-    """Write the ``.npz`` of :func:`save_entries` to ``path`` as it is (not
-    atomically: for a file inside a temporary directory), with ``extra``
-    metadata fields (a shard's manifest id and index)."""
     meta = {"format": ENTRIES_FORMAT, "version": ENTRIES_VERSION, "n_tags": entries.n_tags,
             "n_tokens": entries.n_tokens, "threshold": entries.threshold,
-            "dtype": str(entries.score.dtype), **extra}
-    arrays = {"score": entries.score, "tag": entries.tag, "label": entries.label,
-              "metadata": np.array(json.dumps(meta))}
+            "dtype": str(entries.score.dtype)}
+    arrays = {"score": entries.score, "tag": entries.tag, "label": entries.label}
     if entries.token is not None:
         arrays["token"] = entries.token
-    with open(path, "wb") as f:
-        np.savez(f, **arrays)
+    for extra, mine in ((extra_arrays, _ENTRY_ARRAYS), (extra_metadata, meta)):
+        clash = sorted(set(extra or ()) & set(mine))
+        if clash:
+            raise ValueError(f"extra names {clash} are the entries' own")
+    meta.update(extra_metadata or {})
+    arrays.update(extra_arrays or {}, metadata=np.array(json.dumps(meta)))
+    with atomic_path(path, suffix=".npz") as tmp:
+        with open(tmp, "wb") as f:
+            np.savez(f, **arrays)
 
 
-def load_entries(path):
+def load_entries(path, *, extras=False):
     """Read entries written by :func:`save_entries`, validated.
 
     Parameters
@@ -441,11 +454,16 @@ def load_entries(path):
         An ``.npz`` file written by :func:`save_entries`, or a directory of
         entry shards (:mod:`sparsecal.io.entry_shards`: ``sparsecal evaluate
         --save-entries`` on a cluster), read shard after shard.
+    extras : bool, default=False
+        Also return the metadata record and the arrays that are not the
+        entries' (``extra_arrays`` of :func:`save_entries`).
 
     Returns
     -------
     Entries
         With the saved ``n_tags``, ``n_tokens`` and threshold.
+    metadata, arrays : dict
+        Only with ``extras=True``: ``(entries, metadata, arrays)``.
 
     Raises
     ------
@@ -467,14 +485,8 @@ def load_entries(path):
     (array([0, 1, 0, 1], dtype=int32), array([1, 0, 0, 1], dtype=uint8))
     """
     from .entry_shards import is_entry_shards, load_entry_shards
-    if is_entry_shards(path):
+    if is_entry_shards(path) and not extras:
         return load_entry_shards(path)
-    return read_entries_npz(path)[0]
-
-
-def read_entries_npz(path):
-    """The validated entries of one ``.npz`` of :func:`save_entries` and its
-    metadata record; errors as :func:`load_entries`."""
     _exists(path, "entries")
     data = read_npz(path, "entries")
     if "metadata" not in data:
@@ -492,10 +504,13 @@ def read_entries_npz(path):
     if missing:
         raise ValueError(f"{_name(path)!r} lacks arrays {missing}")
     try:
-        return Entries(data["score"], data["tag"], data["label"], data.get("token"),
-                       n_tags=meta["n_tags"], n_tokens=meta["n_tokens"],
-                       threshold=meta["threshold"]), meta
+        entries = Entries(data["score"], data["tag"], data["label"], data.get("token"),
+                          n_tags=meta["n_tags"], n_tokens=meta["n_tokens"],
+                          threshold=meta["threshold"])
     except KeyError as exc:
         raise ValueError(f"{_name(path)!r}: metadata lacks {exc}") from None
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{_name(path)!r}: {exc}") from None
+    if not extras:
+        return entries
+    return entries, meta, {k: v for k, v in data.items() if k not in _ENTRY_ARRAYS}

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..core.entries import Entries, concatenate_entries
 from ..core.jsonfile import read_json
-from .arrays import read_entries_npz, write_entries_npz
+from .arrays import load_entries, save_entries
 
 __all__ = ["MANIFEST", "is_entry_shards", "new_manifest", "write_shard", "read_shard",
            "write_manifest", "read_manifest", "load_entry_shards"]
@@ -110,8 +110,8 @@ def write_shard(directory, index, entries, manifest, rows):
     name = _shard_name(index)
     whole = Entries._trusted(entries.score, entries.tag, entries.label, entries.token,
                              manifest["n_tags"], manifest["n_tokens"], manifest["threshold"])
-    write_entries_npz(os.path.join(directory, name), whole, manifest=manifest["id"],
-                      shard=int(index))
+    save_entries(os.path.join(directory, name), whole,
+                 extra_metadata={"manifest": manifest["id"], "shard": int(index)})
     return {"file": name, "n_entries": len(entries), "rows": [int(rows[0]), int(rows[1])]}
 
 
@@ -233,7 +233,7 @@ def read_shard(path, index, manifest):
     record = manifest["shards"][index]
     name = os.path.join(os.fspath(path), record["file"])
     try:
-        entries, meta = read_entries_npz(name)
+        entries, meta, _ = load_entries(name, extras=True)
     except (FileNotFoundError, ValueError):
         raise                  # these name the shard already
     except Exception as exc:   # a truncated or corrupt zip: zipfile, zlib, EOF errors

@@ -18,7 +18,8 @@ frequencies over samples with intervals), ``pairs`` (tag-pair entries),
 ``ensembles`` (mean / percentiles over samples, MC dropout), ``reranking`` (the top k re-ranked by calibrated confidence, span F1 and exact
 match before and after), ``hmm`` (a supervised HMM tagger whose log potentials
 are a CRF's), ``coreference`` (N&O's antecedent model: sampled entities,
-pairwise coreference probabilities).
+pairwise coreference probabilities), ``event_files`` (events saved as entries
+with their features, read back checked).
 """
 from .._lazy import lazy_exports
 
@@ -39,6 +40,7 @@ _EXPORTS = {
     "SupervisedHMM": "hmm", "WORD_CLASSES": "hmm", "word_classes": "hmm",
     "sample_entities": "coreference", "coreference_probabilities": "coreference",
     "coreference_entries": "coreference",
+    "save_events": "event_files", "load_events": "event_files",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,0 +1,193 @@
+"""Events saved as an entries file, with their features, and read back checked.
+
+An events file is the ``.npz`` of :func:`sparsecal.io.save_entries` (so
+``sparsecal evaluate --entries`` reads it: score = event probability, tag =
+event type, label = correct, token = sentence) with, beside the entries, the
+arrays ``event_start``, ``event_length``, ``event_rank`` (int64, one per event)
+and ``event_tags`` (int64 ``[n_events, width]``, ``-1`` past an event's
+length) and the metadata key ``"events"``: ``{"version", "kind",
+"type_names", "features"}``. :func:`load_events` rebuilds the :class:`Events`, so
+the forecaster's features (Jagannatha & Yu 2020, Section 2.6: rank, length, type)
+and the registered calibrators work from files as from a tagger's outputs.
+Further float features per event (the mean / percentiles over MC-dropout
+samples of :func:`~sparsecal.structured.sample_confidence`) are stored as
+``feature_<name>`` arrays, their names listed under ``"features"``.
+"""
+import numpy as np
+
+from ..core.validation import as_array, check_finite
+from .events import Events, make_events
+
+__all__ = ["save_events", "load_events", "EVENTS_VERSION"]
+
+#: Version of the ``"events"`` metadata record.
+EVENTS_VERSION = 1
+
+#: The per-event arrays saved beside the entries (the file's names are
+#: ``event_`` + these).
+_ARRAYS = ("start", "length", "rank", "tags")
+
+
+def save_events(path, events, *, features=None):
+    """Write events as an entries file with their features, atomically.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Output ``.npz`` (appended when missing).
+    events : Events
+        As :func:`crf_sequence_events` and the other event functions return.
+    features : dict of str to array_like of float, optional
+        Further per-event features (e.g. ``sample_confidence(P).features()``),
+        each finite, of shape ``(n_events,)``.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    TypeError
+        If ``events`` is not an :class:`Events`, or a feature is not real numbers.
+    ValueError
+        If a feature has another shape or a non-finite value, or a name that is
+        not a non-empty string.
+
+    References
+    ----------
+    Jagannatha & Yu (2020), Sections 2.4 (events) and 2.6 (their features).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.io import load_entries
+    >>> from sparsecal.structured import softmax_sequence_events, save_events, load_events
+    >>> ev = softmax_sequence_events(np.array([[[0.9, 0.1], [0.4, 0.6]]]), [[0, 1]], k=2)
+    >>> save_events("events.npz", ev)
+    >>> load_events("events.npz").rank.tolist(), load_entries("events.npz").label.tolist()
+    ([1, 2], [1, 0])
+    """
+    from ..io.arrays import save_entries
+    if not isinstance(events, Events):
+        raise TypeError(f"events must be an Events, got {type(events).__name__}")
+    extra = {f"feature_{name}": _feature(value, f"features[{name!r}]", len(events))
+             for name, value in _check_names(features or {}).items()}
+    info = {"version": EVENTS_VERSION, "kind": events.kind,
+            "type_names": list(events.type_names), "features": sorted(features or {})}
+    extra.update({"event_" + name: getattr(events, name) for name in _ARRAYS})
+    save_entries(path, events.entries, extra_metadata={"events": info}, extra_arrays=extra)
+
+
+def load_events(path, *, features=False):
+    """Read the events of :func:`save_events`, every array checked.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    features : bool, default=False
+        Also return the further features saved with the events.
+
+    Returns
+    -------
+    Events
+        Equal, array for array, to the saved events.
+    dict of str to ndarray of float64
+        Only with ``features=True``: ``(events, features)`` (empty when none
+        were saved).
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        Naming the file: not an entries file (as
+        :func:`sparsecal.io.load_entries`), entries without events (no
+        ``"events"`` record), another version, a missing ``event_*`` array, an
+        array of the wrong type or shape, values out of range (rank and length
+        under 1, start under 0, tags under -1, a length past the tags' width),
+        event types that do not match the type names, or a listed feature
+        missing, not finite or of another length.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.structured import softmax_sequence_events, save_events, load_events
+    >>> ev = softmax_sequence_events(np.array([[[0.2, 0.8]]]), [[1]], k=1)
+    >>> save_events("one.npz", ev)
+    >>> got = load_events("one.npz")
+    >>> got.kind, got.type_names, got.entries.score.tolist()
+    ('sequence', ('rank 1',), [0.8])
+    """
+    import os
+
+    from ..io.arrays import load_entries
+    name = os.fspath(path)
+    entries, meta, arrays = load_entries(path, extras=True)
+    info = meta.get("events")
+    if not isinstance(info, dict):
+        raise ValueError(f"{name!r} holds entries but no events (write events with "
+                         "`sparsecal events -o` or sparsecal.structured.save_events)")
+    if info.get("version") != EVENTS_VERSION:
+        raise ValueError(f"{name!r}: expected events version {EVENTS_VERSION}, got "
+                         f"{info.get('version')!r}")
+    kind, names = info.get("kind"), info.get("type_names")
+    if kind not in ("sequence", "span"):
+        raise ValueError(f"{name!r}: events kind must be 'sequence' or 'span', got {kind!r}")
+    if (not isinstance(names, list) or not all(isinstance(t, str) for t in names)
+            or entries.n_tags != max(len(names), 1)):
+        raise ValueError(f"{name!r}: type_names must be {entries.n_tags} strings, one per "
+                         f"event type, got {names!r}")
+    if entries.token is None:
+        raise ValueError(f"{name!r}: events need the 'token' array (their sentences)")
+    names_f = info.get("features", [])
+    if not isinstance(names_f, list) or not all(isinstance(f, str) for f in names_f):
+        raise ValueError(f"{name!r}: events features must be a list of names, got "
+                         f"{names_f!r}")
+    missing = [f"event_{a}" for a in _ARRAYS if f"event_{a}" not in arrays]
+    missing += [f"feature_{f}" for f in names_f if f"feature_{f}" not in arrays]
+    if missing:
+        raise ValueError(f"{name!r} lacks the event arrays {missing}")
+    got = {a: _int_array(arrays[f"event_{a}"], f"{name!r}: event_{a}",
+                         2 if a == "tags" else 1, len(entries)) for a in _ARRAYS}
+    width = got["tags"].shape[1]
+    for a, low in (("start", 0), ("length", 1), ("rank", 1), ("tags", -1)):
+        if got[a].size and got[a].min() < low:
+            raise ValueError(f"{name!r}: event_{a} has values under {low}")
+    if got["length"].size and got["length"].max() > width:
+        raise ValueError(f"{name!r}: an event_length exceeds the {width} columns of "
+                         "event_tags")
+    sentence, type_ = entries.token, entries.tag.astype(np.int64)
+    events = make_events(kind, entries.score, entries.label, sentence, got["start"],
+                         got["length"], got["rank"], type_, got["tags"], names,
+                         entries.n_tokens)
+    if not features:
+        return events
+    return events, {f: _feature(arrays[f"feature_{f}"], f"{name!r}: feature_{f}",
+                                len(events)) for f in names_f}
+
+
+def _check_names(features):
+    if not hasattr(features, "items"):
+        raise TypeError(f"features must be a mapping of name to array, got "
+                        f"{type(features).__name__}")
+    for key in features:
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"feature names must be non-empty strings, got {key!r}")
+    return features
+
+
+def _feature(x, name, n):
+    """A finite float feature of ``n`` values, as float64."""
+    arr = check_finite(x, name)
+    if arr.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},), got {arr.shape}")
+    return arr.astype(np.float64, copy=False)
+
+
+def _int_array(x, name, ndim, n):
+    """An integer array of ``ndim`` dimensions and ``n`` rows, as int64."""
+    arr = as_array(x, name)
+    if arr.dtype.kind not in "iu" or arr.ndim != ndim or arr.shape[0] != n:
+        raise ValueError(f"{name} must be an integer array of {ndim} dimension(s) and {n} "
+                         f"rows, got {arr.dtype} of shape {arr.shape}")
+    return arr.astype(np.int64, copy=False)
