@@ -15,7 +15,7 @@ import pytest
 import sparsecal as sc
 from sparsecal import distributed as sd
 from sparsecal.cli.main import main as _main
-from sparsecal.io import load_entries, save_entries
+from sparsecal.io import load_entries, load_entry_shards, save_entries
 from sparsecal.io.entry_shards import MANIFEST
 
 from _dask_cluster import tagger_scores, two_workers
@@ -54,7 +54,7 @@ def test_round_trip_equals_single_machine_file(client, tmp_path, dtype):
         entries = sd.threshold(da.from_array(x, chunks=(sizes, 6)), gold, 0.02)
         sd.save_entry_shards(entries, path)
         assert len([n for n in os.listdir(path) if n.endswith(".npz")]) == len(sizes)
-        _same(load_entries(path), ref)                      # one machine: concatenated
+        _same(load_entry_shards(path), ref)                      # one machine: concatenated
         back = sd.load_entry_shards_dask(path)              # cluster: one task per shard
         assert len(back.blocks) == len(sizes)
         _same(back.compute(), ref)
@@ -62,7 +62,7 @@ def test_round_trip_equals_single_machine_file(client, tmp_path, dtype):
     # replacing an existing shard directory, atomically; another kind is refused
     sd.save_entry_shards(sd.threshold(da.from_array(x[:7], chunks=(3, 6)), gold[:7], 0.02),
                          tmp_path / "shards0")
-    assert load_entries(tmp_path / "shards0").n_tokens == 7
+    assert load_entry_shards(tmp_path / "shards0").n_tokens == 7
     (tmp_path / "other").mkdir()
     with pytest.raises(FileExistsError, match="not a directory of entry shards"):
         sd.save_entry_shards(entries, tmp_path / "other")
@@ -87,7 +87,7 @@ def test_missing_truncated_and_foreign_shards(shards, tmp_path):
     shutil.copytree(path, bad)
     os.remove(bad / "shard-00001.npz")
     with pytest.raises(FileNotFoundError, match="shard-00001.npz"):
-        load_entries(bad)
+        load_entry_shards(bad)
     with pytest.raises(FileNotFoundError, match="shard-00001.npz"):
         sd.load_entry_shards_dask(bad).compute()
     # truncated
@@ -95,19 +95,19 @@ def test_missing_truncated_and_foreign_shards(shards, tmp_path):
     data = (bad / "shard-00001.npz").read_bytes()
     (bad / "shard-00001.npz").write_bytes(data[: len(data) // 2])
     with pytest.raises(ValueError, match="shard-00001.npz"):
-        load_entries(bad)
+        load_entry_shards(bad)
     # a shard of another manifest (same shapes, written by another run)
     other = tmp_path / "other"
     sd.save_entry_shards(sd.threshold(da.from_array(x, chunks=(15, 5)), gold), other)
     shutil.copy(other / "shard-00001.npz", bad / "shard-00001.npz")
     with pytest.raises(ValueError, match="shard-00001.npz.* does not belong .*manifest"):
-        load_entries(bad)
+        load_entry_shards(bad)
     with pytest.raises(ValueError, match="shard-00001.npz"):
         sd.load_entry_shards_dask(bad).compute()
     # shards swapped
     shutil.copy(path / "shard-00000.npz", bad / "shard-00001.npz")
     with pytest.raises(ValueError, match="shard-00001.npz.*shard"):
-        load_entries(bad)
+        load_entry_shards(bad)
 
 
 @pytest.mark.parametrize("edit,message", [
@@ -127,7 +127,7 @@ def test_bad_manifest_one_error_naming_the_file(shards, edit, message):
     edit(m)
     (path / MANIFEST).write_text(json.dumps(m))
     with pytest.raises(ValueError, match=message) as info:
-        load_entries(path)
+        load_entry_shards(path)
     assert str(path) in str(info.value)
 
 
@@ -146,7 +146,7 @@ def test_cli_cluster_save_entries_then_entries(client, tmp_path, capsys):
                           tmp_path / "g.npy", "--save-entries", tmp_path / "shards",
                           "--scheduler", scheduler, "--chunk-rows", 70]) == 0
     assert "entry shards" in capsys.readouterr().out
-    _same(load_entries(tmp_path / "shards"), load_entries(tmp_path / "one.npz"))
+    _same(load_entry_shards(tmp_path / "shards"), load_entries(tmp_path / "one.npz"))
     assert len(_manifest(tmp_path / "shards")["shards"]) == 5
     assert main(common + [tmp_path / "c.json", "--entries", tmp_path / "shards"]) == 0
     assert main(common + [tmp_path / "d.json", "--entries", tmp_path / "shards",

@@ -66,8 +66,9 @@ def _entries_from_args(args, console, prefix=""):
                                   for name in ("scores", "gold", "entries", "key"))
     which = f" {prefix[:-1]}" if prefix else ""
     if entries:
-        with console.step("reading" + which):
-            return load_entries(entries)
+        from ..io.entry_shards import is_entry_shards, load_entry_shards
+        with console.step("reading" + which):   # a file, or a cluster's shards
+            return (load_entry_shards if is_entry_shards(entries) else load_entries)(entries)
     if not scores or not gold:
         raise ValueError(f"give --{prefix}scores and --{prefix}gold (or --{prefix}entries)")
     if getattr(args, attr + "scores_format") == "crfsuite":

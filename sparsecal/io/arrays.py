@@ -451,9 +451,8 @@ def load_entries(path, *, extras=False):
     Parameters
     ----------
     path : str or os.PathLike
-        An ``.npz`` file written by :func:`save_entries`, or a directory of
-        entry shards (:mod:`sparsecal.io.entry_shards`: ``sparsecal evaluate
-        --save-entries`` on a cluster), read shard after shard.
+        An ``.npz`` file written by :func:`save_entries` (a directory of entry
+        shards: :func:`sparsecal.io.load_entry_shards`).
     extras : bool, default=False
         Also return the metadata record and the arrays that are not the
         entries' (``extra_arrays`` of :func:`save_entries`).
@@ -484,9 +483,6 @@ def load_entries(path, *, extras=False):
     >>> entries.tag, entries.label
     (array([0, 1, 0, 1], dtype=int32), array([1, 0, 0, 1], dtype=uint8))
     """
-    from .entry_shards import is_entry_shards, load_entry_shards
-    if is_entry_shards(path) and not extras:
-        return load_entry_shards(path)
     _exists(path, "entries")
     data = read_npz(path, "entries")
     if "metadata" not in data:

@@ -2,7 +2,7 @@
 entries no single file (or process) should hold: ``sparsecal evaluate
 --save-entries`` on a cluster writes one shard per row chunk from the worker
 that thresholded it (:func:`sparsecal.distributed.save_entry_shards`), and
-every verb's ``--entries`` reads the directory (:func:`sparsecal.io.load_entries`
+every verb's ``--entries`` reads the directory (:func:`load_entry_shards`
 concatenates the shards in order; on a cluster each shard is one task).
 
 Layout: ``sparsecal-entries.json`` (the manifest: format, version, a random
@@ -254,7 +254,7 @@ def read_shard(path, index, manifest):
 
 def load_entry_shards(path):
     """All entries of a directory of shards in one process, shard after shard
-    (what :func:`sparsecal.io.load_entries` does for a directory).
+    (what ``--entries DIR`` reads on one machine).
 
     Parameters
     ----------
