@@ -17,7 +17,7 @@ test entries; SMCE and GMCE after.
   imported on the workers (and ``dask.array`` on the client) before the timings:
   start-up is not part of the workload, as for the single-machine path. The
   workers start with ``MALLOC_TRIM_THRESHOLD_`` and ``MALLOC_MMAP_THRESHOLD_`` at
-  256 MiB (``distributed.nanny.pre-spawn-environ``): Dask's default trim threshold
+  256 MiB (``sparsecal.distributed.local_cluster``): Dask's default trim threshold
   (64 KiB) fixes glibc's mmap threshold at 128 KiB, so every large NumPy
   temporary is a fresh map whose pages fault in, and the per-chunk NumPy work ran
   about 4 times slower than in the client process (docs/scale.md, "Benchmark");
@@ -154,24 +154,15 @@ def _warm():
     import sparsecal.distributed.isotonic  # noqa: F401
 
 
-#: worker environment: glibc keeps freed memory up to this much and maps only
-#: larger blocks (instead of Dask's MALLOC_TRIM_THRESHOLD_=65536)
-MALLOC = {"MALLOC_TRIM_THRESHOLD_": 1 << 28, "MALLOC_MMAP_THRESHOLD_": 1 << 28}
-
-
 def distributed(dev_path, test_path, dev_gold, test_gold, groups, workers, chunk_rows,
                 repeat, dask_malloc=False):
-    import dask
     import dask.array  # noqa: F401  (as the single path's imports: before the timings)
-    from distributed import Client, LocalCluster
-    environ = dask.config.get("distributed.nanny.pre-spawn-environ")
-    environ = environ if dask_malloc else {**environ, **MALLOC}
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}), \
-            LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                         dashboard_address=None) as cluster, Client(cluster) as client:
+    from distributed import Client
+    with sd.local_cluster(workers, malloc=not dask_malloc,
+                          dashboard_address=None) as cluster, Client(cluster) as client:
         client.run(_warm)
         print("worker malloc settings:", client.run(
-            lambda: {k: os.environ.get(k) for k in MALLOC}))
+            lambda: {k: os.environ.get(k) for k in sd.WORKER_MALLOC}))
         runs = [_distributed_steps(client, dev_path, test_path, dev_gold, test_gold, groups,
                                    chunk_rows) for _ in range(repeat)]
         return _best([r[0] for r in runs]), runs[-1][1]

@@ -103,12 +103,15 @@ _EXPORTS = {
     # io: a structured tagger's outputs by sentence (sparsecal events)
     "load_gold_sentences": "io", "load_lengths": "io", "load_potentials": "io",
     "pad_sentences": "io",
+    "load_entry_shards": "io",
     # core: isotonic fit from pooled (distinct-score) tables
     "isotonic_fit_pooled": "core",
     # distributed (dask extra): entries on a cluster
     "DaskEntries": "distributed",
     "apply_to_store": "distributed", "open_store": "distributed",
     "tfg_from_gold": "distributed",
+    "local_cluster": "distributed",
+    "save_entry_shards": "distributed",
 }
 _SUBPACKAGES = ("adapters", "calibration", "cli", "core", "crf", "datasets",
                 "distributed", "io", "metrics", "plotting", "structured")

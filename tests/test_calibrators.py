@@ -209,6 +209,28 @@ def test_histogram_ties_follow_the_lookup():
 # Scaling-binning                                                             #
 # --------------------------------------------------------------------------- #
 
+def ref_splitmix64(v):
+    """SplitMix64's output of the state ``v`` (Steele et al. 2014), on Python ints."""
+    mask = (1 << 64) - 1
+    z = (v + 0x9E3779B97F4A7C15) & mask
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+    return z ^ (z >> 31)
+
+
+def ref_split(n, seed):
+    """The dev split of docs/recalibration.md ("Scaling-binning"), one point at a
+    time: key = the first uint64 of default_rng(seed); of the pair (2i, 2i+1),
+    point 2i goes to the second half iff the top bit of
+    splitmix64(splitmix64(key) ^ i) is set, point 2i+1 to the other half."""
+    key = int(np.random.default_rng(seed).integers(2 ** 64 - 1, dtype=np.uint64,
+                                                   endpoint=True))
+    k = ref_splitmix64(key)
+    second = [p for p in range(n) if (ref_splitmix64(k ^ (p // 2)) >> 63) ^ (p % 2)]
+    first = [p for p in range(n) if p not in set(second)]
+    return np.array(first, dtype=np.int64), np.array(second, dtype=np.int64)
+
+
 def ref_scaling_binning(x, y, n_bins, seed):
     """Kumar, Liang & Ma 2019 scaling-binning with isotonic scaling, brute force:
     the seeded split of docs/architecture.md, Semantics 7, scikit-learn's isotonic regression on the
@@ -217,9 +239,7 @@ def ref_scaling_binning(x, y, n_bins, seed):
     touch), a cut dropped where no scaled value would be looked up below it (so
     tied values stay together), and as bin value the mean scaled score of the
     second-half points looked up in the bin (as Kumar et al.'s code re-bins)."""
-    n = len(x)
-    order = np.random.default_rng(seed).permutation(n)
-    first, second = order[: n // 2], order[n // 2:]
+    first, second = ref_split(len(x), seed)
     iso = IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip").fit(x[first], y[first])
     z = iso.predict(x[second].astype(np.float64))
     zs = np.sort(z, kind="stable")
@@ -264,7 +284,9 @@ def test_scaling_binning_against_brute_force(seed, n, n_bins):
     # The outputs are exactly the bin means of the second half's scaled scores:
     # each output value is the mean of the scaled scores of the second-half dev
     # points mapped to it.
-    second = np.random.default_rng(seed).permutation(n)[n // 2:]
+    first, second = ref_split(n, seed)
+    assert len(first) + len(second) == n and abs(len(first) - len(second)) <= 1
+    assert not np.isin(first, second).any()
     p2 = cal.predict(x[second])
     for v in np.unique(p2):
         np.testing.assert_allclose(v, z[p2 == v].mean(), rtol=1e-12)
@@ -294,6 +316,33 @@ def test_scaling_binning_seed_changes_split():
     np.testing.assert_array_equal(a.x_knots_, b.x_knots_)
     assert not (a.x_knots_.shape == c.x_knots_.shape and np.array_equal(a.x_knots_, c.x_knots_))
     assert not np.array_equal(a.predict(x), c.predict(x))
+
+
+def test_scaling_binning_split_is_pairwise_and_positional():
+    from sparsecal.calibration.scaling_binning import second_half, split_key
+    for seed in (0, 1, 7):
+        for n in (2, 3, 4, 5, 1001):
+            first, second = ref_split(n, seed)
+            side = second_half(np.arange(n), split_key(seed))
+            np.testing.assert_array_equal(np.flatnonzero(side), second)
+            # a point's side depends on its position only, not on n or the others
+            np.testing.assert_array_equal(second_half(np.arange(3, n), split_key(seed)),
+                                          side[3:])
+    # the halves differ between seeds, and both sides are drawn about equally
+    sides = second_half(np.arange(0, 20000, 2), split_key(5))
+    assert 4800 < sides.sum() < 5200
+    assert not np.array_equal(second_half(np.arange(64), split_key(0)),
+                              second_half(np.arange(64), split_key(1)))
+
+
+def test_scaling_binning_two_points_one_in_each_half():
+    x, y = np.array([0.2, 0.9]), np.array([0, 1])
+    for seed in range(6):
+        cal = ScalingBinning(n_bins=3, seed=seed).fit(x, y)
+        first, second = ref_split(2, seed)
+        assert len(first) == len(second) == 1
+        np.testing.assert_array_equal(cal.x_knots_, x[first])
+        np.testing.assert_array_equal(cal.y_knots_, y[first].astype(float))
 
 
 def test_scaling_binning_needs_two_points():

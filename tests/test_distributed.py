@@ -204,9 +204,6 @@ def test_bad_input_gets_clear_errors():
         sd.smce(entries, n_bins=0)
     with pytest.raises(ValueError, match="no points"):
         sd.smce(sd.threshold(dx, gold, 1.0))
-    model = sc.GroupedCalibrator(sc.ScalingBinning(), sc.TagGroups.scw(3))
-    with pytest.raises(TypeError, match="scaling-binning"):
-        model.fit(entries)
     model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), sc.TagGroups.scw(3))
     with pytest.raises(ValueError, match="sample_weight"):
         model.fit(entries, np.ones(5))

@@ -1,4 +1,5 @@
-"""Every registered calibrator but scaling-binning fitted per group on
+"""Every registered calibrator but scaling-binning (tests/test_distributed_scaling_binning.py)
+fitted per group on
 distributed entries (sparsecal.distributed.calibrators) on two worker processes,
 against ``GroupedCalibrator.fit`` on one machine: isotonic and histogram binning
 bit for bit (state and predictions); Platt, beta, prior-weighted logistic and
@@ -165,9 +166,6 @@ def test_refusals_name_the_problem():
     x, gold = _data(np.float64)
     entries = sd.threshold(da.from_array(x, chunks=(100, 8)), gold)
     scw = sc.TagGroups.scw(8)
-    with pytest.raises(TypeError, match="scaling-binning .* by position"):
-        sc.GroupedCalibrator(sc.ScalingBinning(), scw).fit(entries)
-
     class Mine(sc.PlattCalibrator):
         pass
     with pytest.raises(TypeError, match="registered method .* got Mine"):

@@ -5,12 +5,13 @@ import numbers
 import numpy as np
 
 from ..core.binning import argsort_scores, lookup_bin_means, lookup_bins, weighted_equal_mass_bins
+from ..core.hashing import splitmix64
 from ..core.isotonic import isotonic_fit, isotonic_predict
 from ..core.validation import check_positive_int
 from .base import BaseCalibrator, check_bins
 from .isotonic import check_knots
 
-__all__ = ["ScalingBinning"]
+__all__ = ["ScalingBinning", "split_key", "second_half"]
 
 _RANDOM_STATES = (np.random.Generator, np.random.BitGenerator, np.random.SeedSequence)
 
@@ -18,7 +19,9 @@ _RANDOM_STATES = (np.random.Generator, np.random.BitGenerator, np.random.SeedSeq
 class ScalingBinning(BaseCalibrator):
     """Scaling-binning (Kumar, Liang & Ma 2019) with isotonic scaling.
 
-    Dev is split at random (seeded) into two halves. Isotonic regression is fit
+    Dev is split at random (seeded) into two halves (:func:`second_half`: the
+    points at positions 2i and 2i + 1 go to different halves, which one to
+    which drawn from a hash of the seed and i). Isotonic regression is fit
     on the first; the second half's scaled scores are cut into equal-mass bins,
     and each bin outputs the mean scaled score of the second-half points looked
     up in it. Isotonic output is a step function, so rank cuts usually fall
@@ -76,8 +79,8 @@ class ScalingBinning(BaseCalibrator):
         n_bins = int(self.n_bins)
         if x.shape[0] < 2:
             raise ValueError("scaling-binning needs at least 2 dev points to split")
-        order = np.random.default_rng(self.seed).permutation(x.shape[0])
-        first, second = order[: x.shape[0] // 2], order[x.shape[0] // 2:]
+        in_second = second_half(np.arange(x.shape[0]), split_key(self.seed))
+        first, second = np.flatnonzero(~in_second), np.flatnonzero(in_second)
         w1 = None if w is None else w[first]
         if w1 is not None and not (w1 > 0).any():
             raise ValueError("the first dev half has zero total weight")
@@ -113,3 +116,65 @@ class ScalingBinning(BaseCalibrator):
         check_knots(self.x_knots_, self.y_knots_, fields)
         check_bins(self.boundaries_, self.bin_values_, self.n_bins,
                    (fields.array("boundaries_"), fields.array("bin_values_")))
+
+
+def split_key(seed):
+    """The 64-bit key of the dev split of :class:`ScalingBinning` (``seed``).
+
+    Parameters
+    ----------
+    seed : int >= 0, None, or NumPy Generator / BitGenerator / SeedSequence
+        As ``ScalingBinning(seed=)``; a generator is advanced by one draw.
+
+    Returns
+    -------
+    numpy.uint64
+        The first draw of ``numpy.random.default_rng(seed)``: a fixed key for
+        an integer seed.
+
+    Examples
+    --------
+    >>> bool(split_key(0) == split_key(0)), bool(split_key(0) == split_key(1))
+    (True, False)
+    """
+    return np.random.default_rng(seed).integers(
+        np.iinfo(np.uint64).max, dtype=np.uint64, endpoint=True)
+
+
+def second_half(positions, key):
+    """Which dev points go to the second half of the scaling-binning split.
+
+    Points are paired by position (2i, 2i + 1); the top bit of
+    ``splitmix64(splitmix64(key) ^ i)`` sends one of each pair to each half (an
+    unpaired last point goes to the second half when it is set). A point's
+    side is a function of its position and the key alone, so a worker holding
+    some of the points and their positions computes their sides without the
+    others (docs/scale.md, scaling-binning on a cluster); each half holds
+    ``n // 2`` points or one more, so with n >= 2 neither is empty.
+
+    Parameters
+    ----------
+    positions : ndarray of int, shape (m,)
+        Positions (>= 0) of points in the dev data the calibrator is fit on.
+    key : numpy.uint64
+        From :func:`split_key`.
+
+    Returns
+    -------
+    ndarray of bool, shape (m,)
+
+    References
+    ----------
+    Kumar, Liang & Ma 2019, Section 4 (the dev set split in two at random);
+    docs/recalibration.md, "Scaling-binning".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> side = second_half(np.arange(10), split_key(0))
+    >>> side.reshape(5, 2).sum(axis=1).tolist()
+    [1, 1, 1, 1, 1]
+    """
+    positions = positions.astype(np.uint64)
+    top = splitmix64(splitmix64(np.array([key], np.uint64)) ^ (positions >> np.uint64(1)))
+    return ((top >> np.uint64(63)) ^ (positions & np.uint64(1))).astype(bool)

@@ -38,7 +38,9 @@ def _client(args, console):
     """A ``distributed.Client`` of ``--scheduler`` or of a new local cluster."""
     from ..distributed._dask import require_dask
     require_dask()
-    from distributed import Client, LocalCluster
+    from distributed import Client
+
+    from ..distributed import local_cluster
     if args.scheduler:
         try:
             client = Client(args.scheduler, timeout=CONNECT_TIMEOUT)
@@ -49,8 +51,7 @@ def _client(args, console):
             console.info(f"Dask scheduler {args.scheduler}; dashboard: {client.dashboard_link}")
             yield client
         return
-    with LocalCluster(processes=True, threads_per_worker=1) as cluster, \
-            Client(cluster) as client:
+    with local_cluster() as cluster, Client(cluster) as client:
         console.info(f"local Dask cluster, {len(cluster.workers)} workers; dashboard: "
                      f"{client.dashboard_link}")
         yield client
@@ -131,25 +132,36 @@ def _dev_and_test(args, console, groups_from_args):
     return dev, test, groups_from_args(args, test[0].shape[1], console)
 
 
+def _entries(args):
+    """Distributed entries of ``--entries`` (a directory of entry shards: one
+    task per shard) or of ``--scores`` and ``--gold`` thresholded."""
+    from ..distributed import load_entry_shards_dask, threshold
+    if getattr(args, "entries", None):
+        return load_entry_shards_dask(args.entries)
+    scores, gold = _inputs(args)
+    return threshold(scores, gold, args.threshold)
+
+
 def cluster_evaluate(args, console, groups_from_args, options):
     """``sparsecal evaluate`` on a cluster: SMCE, GMCE, top-label ECE (and MCE
     with ``--per-tag``, the ``--metrics`` with a distributed form), with the
     ``--ci`` interval (``options``: the keywords of the checked flags, as
     :func:`sparsecal.distributed.evaluate` takes them)."""
-    from ..distributed import evaluate, threshold
-    if args.save_entries:   # refused, never accepted and ignored
-        raise ValueError("--save-entries is not available on a cluster yet: the entries "
-                         "stay on the workers (docs/scale.md)")
+    from ..distributed import evaluate, save_entry_shards
     _check_flags(args)
-    scores, gold = _inputs(args)
-    groups = groups_from_args(args, scores.shape[1], console)
+    entries = _entries(args)
+    groups = groups_from_args(args, entries.n_tags, console)
     with _client(args, console):
-        entries = threshold(scores, gold, args.threshold)
+        if args.save_entries:   # a directory of .npz shards, written by the workers
+            with console.step("writing the entries on the cluster"):
+                save_entry_shards(entries, args.save_entries)
         with console.step("evaluating on the cluster"):
             result = evaluate(entries, groups, n_bins=args.bins, per_tag=args.per_tag,
                               min_entries=args.min_entries, top_label=True,
                               metrics=args.metrics, **options)
     console.info(result.to_markdown())
+    if args.save_entries:
+        console.info(f"\nwrote {args.save_entries} (entry shards)")
     if args.json:
         result.to_json(args.json)
         console.info(f"\nwrote {args.json}")
@@ -182,15 +194,14 @@ def cluster_fit(args, console, make_model):
     (``(model, method)``) fitted from the workers' merged per-group tables
     (:func:`sparsecal.distributed.fit_grouped`); returns ``(model, method,
     n_tokens)``."""
-    from ..distributed import distributed_method, threshold
+    from ..distributed import distributed_method
     if args.ensemble is not None:
         raise ValueError("--ensemble: cross-fitted ensembles are not available on a "
                          "cluster yet (docs/scale.md)")
-    scores, gold = _inputs(args)
-    model, method = make_model(scores.shape[1])
+    entries = _entries(args)
+    model, method = make_model(entries.n_tags)
     distributed_method(model.base)    # refused before the cluster starts
     with _client(args, console):
-        entries = threshold(scores, gold, args.threshold)
         with console.step("fitting on the cluster") as progress:
             model.fit(entries, progress=progress)
     return model, method, entries.n_tokens

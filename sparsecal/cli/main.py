@@ -66,8 +66,9 @@ def _entries_from_args(args, console, prefix=""):
                                   for name in ("scores", "gold", "entries", "key"))
     which = f" {prefix[:-1]}" if prefix else ""
     if entries:
-        with console.step("reading" + which):
-            return load_entries(entries)
+        from ..io.entry_shards import is_entry_shards, load_entry_shards
+        with console.step("reading" + which):   # a file, or a cluster's shards
+            return (load_entry_shards if is_entry_shards(entries) else load_entries)(entries)
     if not scores or not gold:
         raise ValueError(f"give --{prefix}scores and --{prefix}gold (or --{prefix}entries)")
     if getattr(args, attr + "scores_format") == "crfsuite":
@@ -552,7 +553,8 @@ def _add_inputs(p, prefix="", what="scores", required=False, gold=True):
                                              "xpos, feats, deprel, ...; default upos) or a "
                                              "CoNLL column number (default -1, the last)")
     p.add_argument(f"--{prefix}entries", help=f"thresholded entries (.npz from "
-                                              f"--save-entries) instead of --{prefix}scores/"
+                                              f"--save-entries, or its directory of shards "
+                                              f"from a cluster) instead of --{prefix}scores/"
                                               f"--{prefix}gold")
     p.add_argument(f"--{prefix}scores-format", choices=["dense", "crfsuite"], default="dense",
                    help=f"crfsuite: --{prefix}scores is JSON of sklearn-crfsuite's "
@@ -637,7 +639,8 @@ def _evaluate_args(p):
     p.add_argument("--min-entries", type=int, help="--per-tag: entries a tag needs for "
                                                    "its own CE (default: 400, two bins of 200)")
     p.add_argument("--json", help="write the numbers as JSON here")
-    p.add_argument("--save-entries", help="also save the thresholded entries (.npz)")
+    p.add_argument("--save-entries", help="also save the thresholded entries (.npz; on a "
+                                          "cluster: a directory of .npz shards)")
     add_cluster_arguments(p)
     p.set_defaults(func=_cmd_evaluate)
 

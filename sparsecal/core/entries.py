@@ -17,7 +17,7 @@ from .validation import (as_array, check_choice, check_float_matrix, check_gold,
                           check_labels, check_positive_int, check_probabilities,
                           check_unit_interval)
 
-__all__ = ["Entries", "check_entries", "threshold"]
+__all__ = ["Entries", "check_entries", "concatenate_entries", "threshold"]
 
 # The kernel's unit of work: threads take row chunks of about this many bytes
 # from a shared counter (small enough to balance the threads' loads, large
@@ -468,6 +468,37 @@ def _run(survivors, block, gold, t, chunk_rows, token_offset, release, progress,
     if isinstance(result[0], BaseException):
         raise result[0]
     return result[0]
+
+
+def concatenate_entries(parts, n_tags, n_tokens, threshold):
+    """Entries of consecutive row ranges, one after the other (each part's
+    tokens numbered in the whole matrix): the entries of the whole matrix.
+
+    Parameters
+    ----------
+    parts : list of Entries
+        At least one, in row order, all with or all without tokens.
+    n_tags, n_tokens : int
+        Of the whole matrix.
+    threshold : float
+
+    Returns
+    -------
+    Entries
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.array([[0.7, 0.3], [0.2, 0.8]])
+    >>> a = threshold(x[:1], [0])
+    >>> b = threshold(x[1:], [1], token_offset=1)
+    >>> concatenate_entries([a, b], 2, 2, 0.01).token
+    array([0, 0, 1, 1])
+    """
+    fields = [None if getattr(parts[0], f) is None else
+              np.concatenate([getattr(p, f) for p in parts])
+              for f in ("score", "tag", "label", "token")]
+    return Entries._trusted(*fields, n_tags, n_tokens, threshold)
 
 
 def check_entries(entries, name="entries"):

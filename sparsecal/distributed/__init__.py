@@ -23,8 +23,9 @@ vectors; every result is exact (docs/scale.md).
   per group from merged per-distinct-score tables (what
   ``GroupedCalibrator.fit`` calls for :class:`DaskEntries`).
 - :mod:`~sparsecal.distributed.calibrators`: :func:`fit_grouped` for every
-  registered method but scaling-binning (isotonic, histogram exactly; the
-  logistic and Gaussian methods on weighted distinct-score rows).
+  registered method (isotonic, histogram exactly; the logistic and Gaussian
+  methods on weighted distinct-score rows; scaling-binning through
+  :mod:`~sparsecal.distributed.scaling_binning`: :func:`fit_scaling_binning`).
 - :mod:`~sparsecal.distributed.comparison`: :func:`compare_methods`, every
   method x {SCW, TFG} fitted and evaluated on the cluster
   (:func:`sparsecal.compare_methods` for :class:`DaskEntries`).
@@ -34,6 +35,10 @@ vectors; every result is exact (docs/scale.md).
 - :mod:`~sparsecal.distributed.apply`: :func:`apply_to_store`, a fitted
   calibrator applied on the workers into Zarr or ``.npy`` shards, atomically;
   :func:`open_store` reads it back.
+- :mod:`~sparsecal.distributed.entry_store`: :func:`save_entry_shards`,
+  :func:`load_entry_shards_dask`: entries as a directory of ``.npz`` shards.
+- :mod:`~sparsecal.distributed.local`: :func:`local_cluster`, the package's
+  local cluster (worker malloc settings, :func:`worker_environ`).
 - :mod:`~sparsecal.distributed.chunks`: per-chunk group split and score keys.
 - :mod:`~sparsecal.distributed.reduce`: per-chunk work and tree merges.
 """
@@ -56,6 +61,9 @@ _EXPORTS = {
     "corp_from_table": "measures", "application_from_table": "measures",
     "compare_methods": "comparison", "distributed_methods": "comparison",
     "CLUSTER_REPORT": "report", "ClusterReport": "report", "LEFT_OUT": "report",
+    "fit_scaling_binning": "scaling_binning", "fit_halves": "scaling_binning",
+    "save_entry_shards": "entry_store", "load_entry_shards_dask": "entry_store",
+    "local_cluster": "local", "worker_environ": "local", "WORKER_MALLOC": "local",
 }
 
 __all__ = sorted(_EXPORTS)

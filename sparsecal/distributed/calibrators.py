@@ -21,8 +21,9 @@ label sum). A method is fitted from them in one of three ways:
   with the single-machine fit to float rounding, not bit for bit
   (docs/scale.md: predictions within 1e-10).
 
-Scaling-binning splits the dev entries at random by their position, which no
-table holds: it is refused.
+Scaling-binning splits each group's dev entries by position: each chunk's
+workers compute their entries' sides and tabulate the halves apart
+(:func:`sparsecal.distributed.scaling_binning.fit_scaling_binning`).
 """
 import numpy as np
 
@@ -33,6 +34,7 @@ from ..core.binning import lookup_bin_means
 from .equal_mass import equal_mass_bin_stats
 from .isotonic import fit_from_tables
 from .isotonic import fit_grouped as fit_isotonic
+from .scaling_binning import fit_scaling_binning
 
 __all__ = ["distributed_method", "fit_grouped", "weighted_rows"]
 
@@ -92,8 +94,7 @@ def distributed_method(base):
     Raises
     ------
     TypeError
-        For a class that is not a registered method (a subclass included), or
-        scaling-binning (it splits the dev entries by position).
+        For a class that is not a registered method (a subclass included).
 
     Examples
     --------
@@ -101,19 +102,13 @@ def distributed_method(base):
     >>> distributed_method(sc.PlattCalibrator())
     'platt'
     >>> distributed_method(sc.ScalingBinning())
-    Traceback (most recent call last):
-    ...
-    TypeError: scaling-binning splits the dev entries at random by position, which the distributed tables do not hold: fit it on one machine (sparsecal.threshold) or choose another method
+    'scaling-binning'
     """
     names = {m.class_name: name for name, m in METHODS.items()}
     name = names.get(type(base).__name__)
     if name is None or type(base) is not METHODS[name].cls:
         raise TypeError(f"on distributed entries the base must be a registered method "
                         f"({', '.join(sorted(METHODS))}), got {type(base).__name__}")
-    if name == "scaling-binning":
-        raise TypeError("scaling-binning splits the dev entries at random by position, "
-                        "which the distributed tables do not hold: fit it on one machine "
-                        "(sparsecal.threshold) or choose another method")
     return name
 
 
@@ -127,19 +122,20 @@ def _histogram_fit(base, table, bins, dtype):
 
 
 def fit_grouped(model, entries, sample_weight=None, *, progress=None):
-    """Fit a :class:`~sparsecal.GroupedCalibrator` of any method that depends
-    only on (score, label) on distributed dev entries (``model.fit(entries)``
-    calls this).
+    """Fit a :class:`~sparsecal.GroupedCalibrator` of any registered method on
+    distributed dev entries (``model.fit(entries)`` calls this).
 
     The rule of the single-machine fit (``min_entries``, ``fallback``,
     warnings). Isotonic and histogram fits equal the single-machine ones bit for
     bit; Platt, beta, prior-weighted logistic and Gaussian fits agree to float
-    rounding (their sums run over weighted distinct scores, not repeated rows).
+    rounding (their sums run over weighted distinct scores, not repeated rows);
+    scaling-binning has the same split, knots and boundaries, and bin values
+    within float rounding (:func:`~.scaling_binning.fit_scaling_binning`).
 
     Parameters
     ----------
     model : GroupedCalibrator
-        With a base of a registered method other than scaling-binning.
+        With a base of a registered method.
     entries : DaskEntries
     sample_weight : None
         Weights are not supported on distributed entries.
@@ -156,7 +152,7 @@ def fit_grouped(model, entries, sample_weight=None, *, progress=None):
     ------
     TypeError
         If ``entries`` is not ``DaskEntries``, or the base is not a registered
-        method, or is scaling-binning (it splits the entries by position).
+        method.
     ValueError
         For ``sample_weight``, groups of another tagset, or no entries; the
         base's own errors (e.g. a group with one label only for a
@@ -187,6 +183,8 @@ def fit_grouped(model, entries, sample_weight=None, *, progress=None):
         return fit_isotonic(model, entries, sample_weight, progress=progress)
     model._check_params()
     name = distributed_method(model.base)
+    if name == "scaling-binning":
+        return fit_scaling_binning(model, entries, sample_weight, progress=progress)
     model.base._check_params()   # before any pass over the entries
 
     def fitter(groups, table):

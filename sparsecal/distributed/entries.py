@@ -8,7 +8,7 @@ entries in the same (row-major) order: the order ties are broken by
 """
 import numpy as np
 
-from ..core.entries import Entries, threshold as threshold_block
+from ..core.entries import Entries, concatenate_entries, threshold as threshold_block
 from ..core.groups import check_groups
 from ..core.validation import check_choice, check_unit_interval
 from ._dask import require_dask
@@ -37,6 +37,10 @@ class DaskEntries:
         The threshold the entries were selected with.
     dtype : numpy.dtype
         The scores' dtype (float32 or float64).
+    row_starts : array_like of int, shape (n_blocks + 1,), optional
+        The first row of each chunk and ``n_tokens`` (what
+        :func:`sparsecal.distributed.save_entry_shards` records); None when
+        the entries have no rows (:func:`from_arrays`).
 
     References
     ----------
@@ -55,8 +59,9 @@ class DaskEntries:
     array([0, 0, 1])
     """
 
-    def __init__(self, blocks, *, n_tags, n_tokens, threshold, dtype):
+    def __init__(self, blocks, *, n_tags, n_tokens, threshold, dtype, row_starts=None):
         self.blocks = list(blocks)
+        self.row_starts = None if row_starts is None else [int(r) for r in row_starts]
         self.n_tags = n_tags
         self.n_tokens = n_tokens
         self.threshold = threshold
@@ -69,7 +74,8 @@ class DaskEntries:
 
     def _with_blocks(self, blocks):
         return DaskEntries(blocks, n_tags=self.n_tags, n_tokens=self.n_tokens,
-                           threshold=self.threshold, dtype=self.dtype)
+                           threshold=self.threshold, dtype=self.dtype,
+                           row_starts=self.row_starts)
 
     def persist(self):
         """The same entries, computed and kept in the workers' memory.
@@ -91,11 +97,8 @@ class DaskEntries:
             Equal to :func:`sparsecal.threshold` of the whole matrix.
         """
         dask = require_dask()
-        parts = dask.compute(*self.blocks)
-        fields = [None if getattr(parts[0], f) is None else
-                  np.concatenate([getattr(p, f) for p in parts])
-                  for f in ("score", "tag", "label", "token")]
-        return Entries._trusted(*fields, self.n_tags, self.n_tokens, self.threshold)
+        return concatenate_entries(dask.compute(*self.blocks), self.n_tags, self.n_tokens,
+                                   self.threshold)
 
     def fit_grouped(self, model, sample_weight=None, *, progress=None):
         """Fit a :class:`~sparsecal.GroupedCalibrator` on these dev entries
@@ -193,7 +196,7 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives"):
     blocks = [task(s, g, t, missing_gold, int(r0))
               for s, g, r0 in zip(scores.to_delayed().ravel(), gold.to_delayed(), starts)]
     return DaskEntries(blocks, n_tags=int(scores.shape[1]), n_tokens=int(scores.shape[0]),
-                       threshold=t, dtype=scores.dtype)
+                       threshold=t, dtype=scores.dtype, row_starts=starts)
 
 
 def _threshold_chunk(scores, gold, t, missing_gold, row0):

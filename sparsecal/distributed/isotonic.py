@@ -195,13 +195,7 @@ def fit_from_tables(model, entries, sample_weight, fitter, *, progress=None):
     >>> fit_from_tables(model, entries, None, fitter).calibrators_[0].bin_rates_
     array([0.5])
     """
-    model._check_params()
-    if getattr(entries, "blocks", None) is None:
-        raise TypeError("entries must be DaskEntries (see sparsecal.distributed.threshold), "
-                        f"got {type(entries).__name__}")
-    check_groups(model.groups, entries.n_tags)
-    if sample_weight is not None:
-        raise ValueError("sample_weight is not supported on distributed entries yet")
+    _check_fit(model, entries, sample_weight)
     groupings = [model.groups] + ([] if model.fallback is None else [model.fallback])
     tables, tag_counts = score_tables(entries, groupings)
     if not tag_counts.any():
@@ -213,3 +207,15 @@ def fit_from_tables(model, entries, sample_weight, fitter, *, progress=None):
 
     return model.fit_groups(grouping, np.flatnonzero(tag_counts), entries.threshold,
                             progress=progress)
+
+
+def _check_fit(model, entries, sample_weight):
+    """The arguments of a grouped fit on distributed entries (model
+    parameters, entries, groups over their tagset, no weights)."""
+    model._check_params()
+    if getattr(entries, "blocks", None) is None:
+        raise TypeError("entries must be DaskEntries (see sparsecal.distributed.threshold), "
+                        f"got {type(entries).__name__}")
+    check_groups(model.groups, entries.n_tags)
+    if sample_weight is not None:
+        raise ValueError("sample_weight is not supported on distributed entries yet")

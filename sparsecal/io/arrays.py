@@ -451,7 +451,8 @@ def load_entries(path, *, extras=False):
     Parameters
     ----------
     path : str or os.PathLike
-        An ``.npz`` file written by :func:`save_entries`.
+        An ``.npz`` file written by :func:`save_entries` (a directory of entry
+        shards: :func:`sparsecal.io.load_entry_shards`).
     extras : bool, default=False
         Also return the metadata record and the arrays that are not the
         entries' (``extra_arrays`` of :func:`save_entries`).

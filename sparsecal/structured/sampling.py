@@ -17,21 +17,10 @@ stream could not promise that.
 """
 import numpy as np
 
+from ..core.hashing import splitmix64 as _mix
 from ..core.validation import as_array, check_allocation, check_positive_int
 
 __all__ = ["sample_sequences", "uniforms"]
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
-
-
-def _mix(x):
-    """SplitMix64's finaliser of uint64 arrays (wrapping arithmetic)."""
-    x = x + _GOLDEN
-    x = (x ^ (x >> np.uint64(30))) * _M1
-    x = (x ^ (x >> np.uint64(27))) * _M2
-    return x ^ (x >> np.uint64(31))
-
 
 def uniforms(seed, ids, n_samples, n_positions):
     """Uniforms in [0, 1) ``[len(ids), n_samples, n_positions]``, the value at

@@ -1,0 +1,293 @@
+"""Thresholded entries as a directory of ``.npz`` shards, for corpora whose
+entries no single file (or process) should hold: ``sparsecal evaluate
+--save-entries`` on a cluster writes one shard per row chunk from the worker
+that thresholded it (:func:`sparsecal.distributed.save_entry_shards`), and
+every verb's ``--entries`` reads the directory (:func:`load_entry_shards`
+concatenates the shards in order; on a cluster each shard is one task).
+
+Layout: ``sparsecal-entries.json`` (the manifest: format, version, a random
+``id``, ``n_tags``, ``n_tokens``, ``threshold``, ``dtype`` and, per shard in
+order, its file, its number of entries and its rows ``[r0, r1)``) and the
+shards ``shard-00000.npz``, ... in the format of
+:func:`sparsecal.io.save_entries` whose metadata also names the manifest's
+``id`` and the shard's index. A shard that is missing, truncated, from another
+manifest or out of its rows is one error naming the file.
+"""
+import os
+import uuid
+
+import numpy as np
+
+from ..core.entries import Entries, concatenate_entries
+from ..core.jsonfile import read_json
+from .arrays import load_entries, save_entries
+
+__all__ = ["MANIFEST", "is_entry_shards", "new_manifest", "write_shard", "read_shard",
+           "write_manifest", "read_manifest", "load_entry_shards"]
+
+#: the manifest's file name, which marks a directory of entry shards
+MANIFEST = "sparsecal-entries.json"
+_FORMAT, _VERSION = "sparsecal.EntryShards", 1
+
+
+def is_entry_shards(path):
+    """True for a directory holding an entry-shards manifest (the only kind
+    of directory :func:`sparsecal.distributed.save_entry_shards` replaces).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> is_entry_shards(".")
+    False
+    """
+    return os.path.isfile(os.path.join(path, MANIFEST))
+
+
+def new_manifest(n_tags, n_tokens, threshold, dtype):
+    """A manifest with a fresh ``id`` and no shards yet.
+
+    Parameters
+    ----------
+    n_tags, n_tokens : int
+    threshold : float
+    dtype : numpy dtype
+        The scores' dtype.
+
+    Returns
+    -------
+    dict
+
+    Examples
+    --------
+    >>> m = new_manifest(3, 10, 0.01, "float32")
+    >>> m["format"], m["n_tokens"], m["dtype"], m["shards"]
+    ('sparsecal.EntryShards', 10, 'float32', [])
+    """
+    return {"format": _FORMAT, "version": _VERSION, "id": uuid.uuid4().hex,
+            "n_tags": int(n_tags), "n_tokens": int(n_tokens), "threshold": float(threshold),
+            "dtype": str(np.dtype(dtype)), "shards": []}
+
+
+def _shard_name(index):
+    return f"shard-{index:05d}.npz"
+
+
+def write_shard(directory, index, entries, manifest, rows):
+    """Write one chunk's entries as shard ``index`` of ``directory``.
+
+    Parameters
+    ----------
+    directory : str
+        The (temporary) directory being filled.
+    index : int
+    entries : Entries
+        The chunk's entries (tokens numbered in the whole matrix).
+    manifest : dict
+        From :func:`new_manifest` (its id, ``n_tokens`` and threshold).
+    rows : tuple of int
+        The chunk's rows ``(r0, r1)`` in the whole matrix.
+
+    Returns
+    -------
+    dict
+        The shard's manifest record (file, entries, rows).
+
+    Examples
+    --------
+    >>> import numpy as np, os, sparsecal as sc
+    >>> os.makedirs("shards", exist_ok=True)
+    >>> e = sc.threshold(np.array([[0.6, 0.4]]), [0])
+    >>> write_shard("shards", 0, e, new_manifest(2, 1, 0.01, "float64"), (0, 1))
+    {'file': 'shard-00000.npz', 'n_entries': 2, 'rows': [0, 1]}
+    """
+    name = _shard_name(index)
+    whole = Entries._trusted(entries.score, entries.tag, entries.label, entries.token,
+                             manifest["n_tags"], manifest["n_tokens"], manifest["threshold"])
+    save_entries(os.path.join(directory, name), whole,
+                 extra_metadata={"manifest": manifest["id"], "shard": int(index)})
+    return {"file": name, "n_entries": len(entries), "rows": [int(rows[0]), int(rows[1])]}
+
+
+def write_manifest(directory, manifest, shards):
+    """Write the manifest (with its shard records, in order) into ``directory``.
+
+    Parameters
+    ----------
+    directory : str
+    manifest : dict
+        From :func:`new_manifest`.
+    shards : list of dict
+        From :func:`write_shard`, in row order.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import os
+    >>> os.makedirs("empty-shards", exist_ok=True)
+    >>> write_manifest("empty-shards", new_manifest(2, 0, 0.01, "float64"), [])
+    >>> is_entry_shards("empty-shards")
+    True
+    """
+    import json
+    with open(os.path.join(directory, MANIFEST), "w") as f:
+        json.dump({**manifest, "shards": list(shards)}, f)
+
+
+def read_manifest(path):
+    """The checked manifest of a directory of entry shards.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    dict
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` has no manifest.
+    ValueError
+        Naming the manifest: another format or version, missing or ill-typed
+        fields, or shards whose rows do not follow each other.
+
+    Examples
+    --------
+    >>> import os
+    >>> os.makedirs("no-shards", exist_ok=True)
+    >>> write_manifest("no-shards", new_manifest(2, 0, 0.01, "float64"), [])
+    >>> read_manifest("no-shards")["n_tags"]
+    2
+    """
+    name = os.path.join(os.fspath(path), MANIFEST)
+    if not os.path.isfile(name):
+        raise FileNotFoundError(f"{os.fspath(path)!r} is not a directory of entry shards "
+                                f"(no {MANIFEST})")
+    meta = read_json(name, "entry-shards manifest")
+    if meta.get("format") != _FORMAT or meta.get("version") != _VERSION:
+        raise ValueError(f"{name!r}: expected {_FORMAT} version {_VERSION}, got "
+                         f"{meta.get('format')} {meta.get('version')}")
+    try:
+        ints = [meta["n_tags"], meta["n_tokens"]] + [
+            v for s in meta["shards"] for v in [s["n_entries"], *s["rows"]]]
+        ok = (all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in ints)
+              and isinstance(meta["id"], str) and isinstance(meta["threshold"], float)
+              and all(isinstance(s["file"], str) and len(s["rows"]) == 2
+                      for s in meta["shards"]))
+        ends = [0] + [r for s in meta["shards"] for r in s["rows"]] + [meta["n_tokens"]]
+    except (KeyError, TypeError):
+        ok = False
+    if not ok:
+        raise ValueError(f"{name!r}: missing or ill-typed fields")
+    if ends != sorted(ends) or any(a != b for a, b in zip(ends[0::2], ends[1::2])):
+        raise ValueError(f"{name!r}: the shards' rows do not cover 0..n_tokens in order")
+    return meta
+
+
+def read_shard(path, index, manifest):
+    """Shard ``index`` of the directory ``path``, checked against its manifest.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+    index : int
+    manifest : dict
+        From :func:`read_manifest`.
+
+    Returns
+    -------
+    Entries
+
+    Raises
+    ------
+    FileNotFoundError
+        If the shard is missing (naming it).
+    ValueError
+        Naming the shard: unreadable or truncated, invalid entries
+        (:func:`sparsecal.io.load_entries`' checks), from another manifest or
+        index, another tagset, token count, threshold, dtype or entry count
+        than the manifest's, or tokens outside its rows.
+
+    Examples
+    --------
+    >>> import numpy as np, os, sparsecal as sc
+    >>> os.makedirs("one-shard", exist_ok=True)
+    >>> m = new_manifest(2, 1, 0.01, "float64")
+    >>> rec = write_shard("one-shard", 0, sc.threshold(np.array([[0.6, 0.4]]), [0]), m,
+    ...                   (0, 1))
+    >>> write_manifest("one-shard", m, [rec])
+    >>> read_shard("one-shard", 0, read_manifest("one-shard")).score
+    array([0.6, 0.4])
+    """
+    record = manifest["shards"][index]
+    name = os.path.join(os.fspath(path), record["file"])
+    try:
+        entries, meta, _ = load_entries(name, extras=True)
+    except (FileNotFoundError, ValueError):
+        raise                  # these name the shard already
+    except Exception as exc:   # a truncated or corrupt zip: zipfile, zlib, EOF errors
+        raise ValueError(f"{name!r}: unreadable ({type(exc).__name__}: {exc})") from None
+    expected = {"manifest": manifest["id"], "shard": index, "n_tags": manifest["n_tags"],
+                "n_tokens": manifest["n_tokens"], "threshold": manifest["threshold"],
+                "dtype": manifest["dtype"]}
+    wrong = [k for k, v in expected.items() if meta.get(k) != v]
+    if wrong or len(entries) != record["n_entries"]:
+        raise ValueError(f"{name!r} does not belong to the manifest of {os.fspath(path)!r} "
+                         f"(differs in {wrong or ['n_entries']})")
+    r0, r1 = record["rows"]
+    token = entries.token
+    if token is not None and token.shape[0] and (token[0] < r0 or token[-1] >= r1):
+        raise ValueError(f"{name!r}: tokens outside the shard's rows [{r0}, {r1})")
+    return entries
+
+
+def load_entry_shards(path):
+    """All entries of a directory of shards in one process, shard after shard
+    (what ``--entries DIR`` reads on one machine).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The directory (its manifest names the shards).
+
+    Returns
+    -------
+    Entries
+        Equal, bit for bit, to the entries ``save_entries`` writes for the
+        whole matrix.
+
+    Raises
+    ------
+    FileNotFoundError, ValueError
+        As :func:`read_manifest` and :func:`read_shard`.
+
+    Examples
+    --------
+    >>> import numpy as np, os, sparsecal as sc
+    >>> x = np.array([[0.7, 0.3], [0.2, 0.8], [0.9, 0.1]])
+    >>> os.makedirs("two-shards", exist_ok=True)
+    >>> m = new_manifest(2, 3, 0.01, "float64")
+    >>> recs = [write_shard("two-shards", 0, sc.threshold(x[:2], [0, 1]), m, (0, 2)),
+    ...         write_shard("two-shards", 1, sc.threshold(x[2:], [0], token_offset=2), m,
+    ...                     (2, 3))]
+    >>> write_manifest("two-shards", m, recs)
+    >>> load_entry_shards("two-shards").token
+    array([0, 0, 1, 1, 2, 2])
+    """
+    manifest = read_manifest(path)
+    if not manifest["shards"]:
+        raise ValueError(f"{os.path.join(os.fspath(path), MANIFEST)!r}: no shards")
+    return concatenate_entries([read_shard(path, i, manifest)
+                                for i in range(len(manifest["shards"]))],
+                               manifest["n_tags"], manifest["n_tokens"], manifest["threshold"])
