@@ -2,7 +2,7 @@
 on two worker processes, against the single-machine compare_methods: the same
 MethodComparison, numbers within 1e-12 relative where the fits are bit-identical
 (isotonic, histogram), within the logistic fits' documented tolerance
-(docs/scale.md) for Platt; scaling-binning skipped with one warning. Random data
+(docs/scale.md) for Platt; scaling-binning within 1e-12. Random data
 with ties, tiny groups, empty and all-below-threshold chunks."""
 import math
 import warnings
@@ -91,14 +91,26 @@ def test_exact_methods_equal_single_machine(dtype):
     assert got.to_markdown() == ref.to_markdown()
 
 
-def test_platt_tolerance_and_skipped_method():
+def test_a_method_without_a_distributed_fit_is_skipped(monkeypatch):
+    """A method registered without a distributed fit is skipped with one warning
+    (every registered method has one today: simulated)."""
+    from sparsecal.distributed import comparison
+
+    def refuse_platt(base):
+        if isinstance(base, sc.PlattCalibrator):
+            raise TypeError("no distributed fit")
+        return "isotonic"
+    monkeypatch.setattr(comparison, "distributed_method", refuse_platt)
+    with pytest.warns(UserWarning, match="no distributed fit.*: platt$"):
+        assert comparison.distributed_methods(["isotonic", "platt"]) == ["isotonic"]
+
+
+def test_platt_tolerance_and_scaling_binning():
     one_dev, one_test, dev, test = _data()
     kw = dict(methods=["platt", "scaling-binning"], groupings=("tfg",))
-    with pytest.warns(UserWarning, match="no distributed fit.*: scaling-binning$"):
-        got = sd.compare_methods(dev, test, GROUPS, **kw)
-    ref = sc.compare_methods(one_dev, one_test, GROUPS, methods=["platt"],
-                             groupings=("tfg",))
-    assert list(got.after) == [("platt", "tfg")]
+    got = sd.compare_methods(dev, test, GROUPS, **kw)
+    ref = sc.compare_methods(one_dev, one_test, GROUPS, **kw)
+    assert list(got.after) == [("platt", "tfg"), ("scaling-binning", "tfg")]
     # predictions within 1e-7 (docs/scale.md): CE moves by as much
     assert_close(got.to_dict(), ref.to_dict(), 1e-12, 1e-6)
     changed = [abs(a - b) for a, b in zip(got.values(got.after["platt", "tfg"]),

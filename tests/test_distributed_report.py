@@ -58,12 +58,10 @@ def test_report_numbers_equal_single_machine(tmp_path):
         warnings.simplefilter("always")
         path = write_report(tmp_path / "d", test, GROUPS, dev=dev, engine=sd.CLUSTER_REPORT,
                             **kw)
-        ref_path = write_report(tmp_path / "one", one_test, GROUPS, dev=one_dev,
-                                methods=["isotonic"], n_bins=8, ci=ci,
-                                evaluation=dict(metrics=["brier", "ece"]))
+        ref_path = write_report(tmp_path / "one", one_test, GROUPS, dev=one_dev, **kw)
     messages = [str(w.message) for w in caught if "fewer than" not in str(w.message)]
     assert sum("left out" in m for m in messages) == 1
-    assert sum(m.endswith("no distributed fit): scaling-binning") for m in messages) == 1
+    assert not any("no distributed fit" in m for m in messages)
     got = json.loads(open(os.path.join(os.path.dirname(path), "numbers.json")).read())
     ref = json.loads(open(os.path.join(os.path.dirname(ref_path), "numbers.json")).read())
     assert "smooth-ece" in ref["evaluation"]["metrics"]
