@@ -164,16 +164,23 @@ def check_prior_methods(methods, prior, flag="prior"):
     ValueError: --prior applies to methods with an application prior (gaussian, prior-logistic), not to isotonic
     """
     from ..core.validation import check_prior
-    chosen = [get_method(m) for m in methods]
-    if prior is None:
-        return None
-    prior = check_prior(prior, flag)
-    if not any(m.uses_prior for m in chosen):
-        takers = ", ".join(sorted(m.name for m in METHODS.values() if m.uses_prior))
-        raise ValueError(f"{flag} applies to methods with an application prior ({takers}), "
-                         f"not to {', '.join(m.name for m in chosen)}")
-    return prior
+    return _taken_by_one(methods, prior, flag, "uses_prior", "an application prior",
+                         check_prior)
 
+
+def _taken_by_one(methods, value, flag, uses, what, check):
+    """``value`` checked by ``check(value, flag)``, or None when not given; an
+    error naming the methods that take it when none of ``methods`` does (their
+    :class:`Method` attribute ``uses``)."""
+    chosen = [get_method(m) for m in methods]
+    if value is None:
+        return None
+    value = check(value, flag)
+    if not any(getattr(m, uses) for m in chosen):
+        takers = ", ".join(sorted(m.name for m in METHODS.values() if getattr(m, uses)))
+        raise ValueError(f"{flag} applies to methods with {what} ({takers}), "
+                         f"not to {', '.join(m.name for m in chosen)}")
+    return value
 
 
 def check_bins_methods(methods, n_bins, flag="n_bins"):
@@ -210,15 +217,8 @@ def check_bins_methods(methods, n_bins, flag="n_bins"):
     ValueError: --bins applies to methods with bins (histogram, scaling-binning), not to isotonic
     """
     from ..core.validation import check_positive_int
-    chosen = [get_method(m) for m in methods]
-    if n_bins is None:
-        return None
-    n_bins = check_positive_int(n_bins, flag)
-    if not any(m.uses_bins for m in chosen):
-        takers = ", ".join(sorted(m.name for m in METHODS.values() if m.uses_bins))
-        raise ValueError(f"{flag} applies to methods with bins ({takers}), "
-                         f"not to {', '.join(m.name for m in chosen)}")
-    return n_bins
+    return _taken_by_one(methods, n_bins, flag, "uses_bins", "bins", check_positive_int)
+
 
 def make_calibrator(name, *, n_bins=10, seed=0, prior=None):
     """An unfitted calibrator of method ``name`` (see :meth:`Method.build`).
