@@ -161,3 +161,37 @@ def test_cli_cluster_save_entries_then_entries(client, tmp_path, capsys):
                  tmp_path / "one.npz", "-o", tmp_path / "m1"]) == 0
     got, ref = (sc.GroupedCalibrator.load(tmp_path / p) for p in ("m", "m1"))
     np.testing.assert_array_equal(got.transform_dense(x), ref.transform_dense(x))
+
+
+def test_cli_cluster_save_entries_thresholds_each_chunk_once(tmp_path, monkeypatch):
+    """``evaluate --dask --save-entries DIR`` thresholds each row chunk once:
+    the evaluation reads the written shards (synchronous scheduler in this
+    process, the threshold kernel counted); its ``--json`` equals the one
+    without ``--save-entries``."""
+    import contextlib
+
+    import dask
+
+    from sparsecal.cli import cluster
+    from sparsecal.distributed import entries as dask_entries
+    x, gold = tagger_scores(34, 200, 9, np.float32)
+    np.save(tmp_path / "s.npy", x)
+    np.save(tmp_path / "g.npy", gold)
+    calls = []
+    kernel = dask_entries.threshold_block
+
+    def counted(*args, **kwargs):
+        calls.append(kwargs["token_offset"])
+        return kernel(*args, **kwargs)
+
+    monkeypatch.setattr(dask_entries, "threshold_block", counted)
+    monkeypatch.setattr(cluster, "_client", lambda args, console: contextlib.nullcontext())
+    common = ["evaluate", "--scores", tmp_path / "s.npy", "--gold", tmp_path / "g.npy",
+              "--dask", "--chunk-rows", 60, "--json"]
+    with dask.config.set(scheduler="synchronous"):
+        assert main(common + [tmp_path / "a.json", "--save-entries", tmp_path / "shards"]) == 0
+        assert sorted(calls) == [0, 60, 120, 180]   # 4 chunks, each thresholded once
+        assert main(common + [tmp_path / "b.json"]) == 0
+    assert len(calls) > 8   # without shards, every pass thresholds the chunks again
+    a, b = (json.loads((tmp_path / f"{k}.json").read_text()) for k in "ab")
+    assert a == b

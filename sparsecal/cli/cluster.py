@@ -147,7 +147,7 @@ def cluster_evaluate(args, console, groups_from_args, options):
     with ``--per-tag``, the ``--metrics`` with a distributed form), with the
     ``--ci`` interval (``options``: the keywords of the checked flags, as
     :func:`sparsecal.distributed.evaluate` takes them)."""
-    from ..distributed import evaluate, save_entry_shards
+    from ..distributed import evaluate, load_entry_shards_dask, save_entry_shards
     _check_flags(args)
     entries = _entries(args)
     groups = groups_from_args(args, entries.n_tags, console)
@@ -155,6 +155,8 @@ def cluster_evaluate(args, console, groups_from_args, options):
         if args.save_entries:   # a directory of .npz shards, written by the workers
             with console.step("writing the entries on the cluster"):
                 save_entry_shards(entries, args.save_entries)
+            # evaluated from the written shards: each chunk thresholded once
+            entries = load_entry_shards_dask(args.save_entries)
         with console.step("evaluating on the cluster"):
             result = evaluate(entries, groups, n_bins=args.bins, per_tag=args.per_tag,
                               min_entries=args.min_entries, top_label=True,
