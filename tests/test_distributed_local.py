@@ -74,3 +74,44 @@ def test_memory_limit_is_passed():
             Client(cluster) as client:
         limits = [w["memory_limit"] for w in client.scheduler_info()["workers"].values()]
     assert limits == [300 * 2 ** 20]
+
+
+class _RecordingEnviron(os._Environ):
+    """``os.environ`` that records every write (the same process environment)."""
+
+    def __init__(self, environ):
+        super().__init__(environ._data, environ.encodekey, environ.decodekey,
+                         environ.encodevalue, environ.decodevalue)
+        self.writes = []
+
+    def __setitem__(self, key, value):
+        self.writes.append(("set", key, value))
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key):
+        self.writes.append(("del", key))
+        super().__delitem__(key)
+
+
+@pytest.mark.parametrize("preset", [None, "65536"])
+def test_local_cluster_never_writes_this_process_environment(monkeypatch, preset):
+    """Not even while the workers start (the nannies' ``pre-spawn-environ``
+    lands in their own processes); the workers see the malloc settings, also
+    when this process has Dask's value; this process's value is never lost."""
+    if preset is None:
+        monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    else:
+        monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", preset)
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    recording = _RecordingEnviron(os.environ)
+    monkeypatch.setattr(os, "environ", recording)
+    before = dict(os.environ)
+    with local_cluster(2, dashboard_address=None) as cluster, Client(cluster) as client:
+        during = dict(os.environ)
+        seen = _seen(client)
+        assert len(client.scheduler_info()["workers"]) == 2
+    assert recording.writes == []
+    assert dict(os.environ) == during == before
+    assert os.environ.get("MALLOC_TRIM_THRESHOLD_") == preset
+    assert seen == {"MALLOC_TRIM_THRESHOLD_": {"268435456"},
+                    "MALLOC_MMAP_THRESHOLD_": {"268435456"}}

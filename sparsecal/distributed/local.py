@@ -8,11 +8,17 @@ Dask's nanny starts each worker with ``MALLOC_TRIM_THRESHOLD_=65536``
 at 128 KiB: every large NumPy temporary is then a fresh map whose pages fault
 in, and the per-chunk work ran about 4 times slower in a worker than in the
 client. :func:`local_cluster` starts its workers with both thresholds at
-256 MiB instead, through Dask's configuration for that cluster only: the
-calling process's environment and Dask configuration are left as they were.
+256 MiB instead. Dask's nanny writes its ``pre-spawn-environ`` into the
+environment of the process hosting it before it spawns a worker (glibc reads
+the variables when a process starts), so here each nanny runs in a process of
+its own, started with its environment given to it: the calling process's
+environment and Dask configuration are never written.
 """
+import asyncio
 import contextlib
+import json
 import os
+import sys
 
 from ._dask import require_dask
 
@@ -52,35 +58,35 @@ def worker_environ(malloc=True):
 
 @contextlib.contextmanager
 def local_cluster(n_workers=None, *, memory_limit="auto", malloc=True, **kwargs):
-    """A ``distributed.LocalCluster`` of single-threaded worker processes
-    whose nannies start them with :func:`worker_environ` (a context manager).
+    """A local Dask cluster of single-threaded worker processes started with
+    :func:`worker_environ` (a context manager).
 
-    The setting is passed through ``dask.config.set`` around the cluster's
-    construction only: each nanny keeps it (a worker it restarts gets it
-    too). Dask's nanny reads each such variable from the environment of the
-    process that hosts it (here, this one) in preference to its
-    configuration, and writes them there before it spawns a worker: so the
-    malloc settings are put in this process's environment while the cluster
-    starts, and this process's own values are put back once the workers are
-    up and again when the cluster closes; neither ``os.environ`` of this
-    process nor its Dask configuration changes.
+    The scheduler runs in this process; each worker's nanny runs in a process
+    of its own (``python -m dask spec``, Dask's ``SubprocessWorker``) whose
+    environment is this process's plus the malloc settings and this process's
+    Dask configuration (``DASK_INTERNAL_INHERIT_CONFIG``) with
+    ``distributed.nanny.pre-spawn-environ`` set to :func:`worker_environ`. The
+    nanny writes that into its own environment before it spawns (and
+    restarts) its worker, so the worker starts with it; this process's
+    ``os.environ`` and Dask configuration are never written, not even while
+    the cluster starts.
 
     Parameters
     ----------
     n_workers : int, optional
         Worker processes (Dask's default: one per core).
     memory_limit : str, float or int, default="auto"
-        Per worker, as ``LocalCluster`` takes it.
+        Per worker, as the nanny takes it.
     malloc : bool, default=True
         False starts the workers with Dask's own malloc settings.
     **kwargs
-        More ``LocalCluster`` options (e.g. ``dashboard_address=None``).
+        Scheduler options (e.g. ``dashboard_address=None``).
 
     Returns
     -------
-    context manager of distributed.LocalCluster
-        ``with local_cluster() as cluster``: started; closed when the block
-        ends.
+    context manager of distributed.SpecCluster
+        ``with local_cluster() as cluster``: started, its workers connected;
+        closed when the block ends.
 
     Raises
     ------
@@ -97,34 +103,43 @@ def local_cluster(n_workers=None, *, memory_limit="auto", malloc=True, **kwargs)
     >>> import os
     >>> from distributed import Client
     >>> from sparsecal.distributed import local_cluster
-    >>> before = os.environ.get("MALLOC_TRIM_THRESHOLD_")
+    >>> before = dict(os.environ)
     >>> with local_cluster(1, dashboard_address=None) as cluster, Client(cluster) as c:
     ...     seen = c.run(os.getenv, "MALLOC_TRIM_THRESHOLD_")
-    >>> list(seen.values()), os.environ.get("MALLOC_TRIM_THRESHOLD_") == before
+    >>> list(seen.values()), dict(os.environ) == before
     (['268435456'], True)
     """
     dask = require_dask()
-    from distributed import LocalCluster
+    from dask.system import CPU_COUNT
+    from distributed import Scheduler, SpecCluster
+    n_workers = CPU_COUNT if n_workers is None else n_workers
     environ = worker_environ(malloc)
-    saved = {name: os.environ.get(name) for name in environ}
-    try:
-        if malloc:   # Dask prefers a value already in this process's environment
-            os.environ.update({name: str(environ[name]) for name in WORKER_MALLOC})
-        with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
-            cluster = LocalCluster(n_workers=n_workers, processes=True,
-                                   threads_per_worker=1, memory_limit=memory_limit,
-                                   **kwargs)
-        _restore(saved)
-        with cluster:
-            yield cluster
-    finally:
-        _restore(saved)
+    config = dask.config.merge(dask.config.config, {
+        "distributed": {"nanny": {"pre-spawn-environ": environ}}})
+    env = {**os.environ, "DASK_INTERNAL_INHERIT_CONFIG": dask.config.serialize(config),
+           **({name: str(environ[name]) for name in WORKER_MALLOC} if malloc else {})}
+    dashboard = kwargs.pop("dashboard_address", ":8787")
+    scheduler = {"cls": Scheduler, "options": {
+        "host": "127.0.0.1", "dashboard": dashboard is not None,
+        "dashboard_address": dashboard, **kwargs}}
+    worker = {"cls": _subprocess_worker(env), "options": {"worker_kwargs": {
+        "host": "127.0.0.1", "nthreads": 1, "memory_limit": memory_limit}}}
+    with SpecCluster({i: worker for i in range(n_workers)}, scheduler, worker,
+                     name="sparsecal") as cluster:
+        cluster.wait_for_workers(n_workers)
+        yield cluster
 
 
-def _restore(saved):
-    """Put back this process's environment variables ``saved`` (None: unset)."""
-    for name, value in saved.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
+def _subprocess_worker(env):
+    """Dask's ``SubprocessWorker`` whose process (hosting a nanny) starts with
+    the environment ``env``."""
+    from distributed.deploy.subprocess import SubprocessWorker
+
+    class EnvWorker(SubprocessWorker):
+        async def _start(self):
+            spec = json.dumps({"cls": self.worker_class, "opts": self.worker_kwargs})
+            self.process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "dask", "spec", self.scheduler, "--spec", spec,
+                env=env)
+
+    return EnvWorker
