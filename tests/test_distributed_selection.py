@@ -175,11 +175,56 @@ def test_passes_after_the_sort(monkeypatch, dtype, gather_max, passes):
     monkeypatch.setattr(equal_mass, "GATHER_MAX", gather_max)
     calls = []
 
-    def counted(func, *args):
+    def counted(func, *args, **kwargs):
         calls.append(func.__name__)
-        return tree_merge(func, *args)
+        return tree_merge(func, *args, **kwargs)
     monkeypatch.setattr(equal_mass, "tree_merge", counted)
     scores, gold, _, groups = _case(4, 700, dtype, (350, 0, 1, 349))
     with dask.config.set(scheduler="sync"):
         sd.smce_and_gmce(sd.threshold(scores, gold), groups)
     assert calls == ["_query"] * (passes - 1) + ["_bin_sums"]
+
+
+def test_split_every_bounds_the_merge_inputs():
+    """Partial digit-count tables per merge task: 8 for a few sets, fewer as
+    the sets' tables (up to 2**14 pairs of 16 bytes per set) pass
+    ``MERGE_BYTES``, never fewer than 2."""
+    split = equal_mass._split_every
+    per_set = (1 << 14) * 16
+    assert [split(s) for s in (1, 16)] == [8, 8]
+    assert split(17) == equal_mass.MERGE_BYTES // (17 * per_set) == 7
+    assert split(33) == 3 and split(64) == 2 and split(10_000) == 2
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_narrow_merges_give_the_same_bits(monkeypatch, dtype):
+    """Two partials per merge task (a 3-level tree over 9 chunks) give the bins
+    of the 8-partial tree and of one machine, bit for bit."""
+    x, gold = tagger_scores(11, 400, 9, dtype)
+    x[200:230] = dtype(0.005)      # an all-below-threshold chunk
+    one, groups = sc.threshold(x, gold), sc.TagGroups([0, 0, 1, 1, 1, 2, 2, 3, 4], 5)
+    chunks = ((50, 0, 100, 50, 30, 1, 69, 50, 50), (9,))
+    entries = sd.threshold(da.from_array(x, chunks=chunks), gold)
+    splits = []
+    tree = equal_mass.tree
+
+    def recorded(parts, merge, split_every):
+        splits.append(split_every)
+        return tree(parts, merge, split_every)
+
+    monkeypatch.setattr(equal_mass, "tree", recorded)
+    with dask.config.set(scheduler="sync"):
+        wide = equal_mass.equal_mass_bin_stats(entries, groups.tag_to_group, 5, n_bins=10,
+                                               pooled=True)
+        monkeypatch.setattr(equal_mass, "MERGE_BYTES", 1)
+        narrow = equal_mass.equal_mass_bin_stats(entries, groups.tag_to_group, 5,
+                                                 n_bins=10, pooled=True)
+        got, got_groups = sd.smce_and_gmce(entries, groups, n_bins=10)
+    assert splits[0] == 8 and splits[1:] == [2, 2]
+    for a, b in zip(wide, narrow, strict=True):
+        for field in ("count", "sum_label", "sum_score", "lower", "upper"):
+            np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+    ref, ref_groups = sc.smce_and_gmce(one, groups, n_bins=10)
+    _assert_same(got, ref)
+    for g, r in zip(got_groups, ref_groups, strict=True):
+        _assert_same(g, r)

@@ -39,9 +39,9 @@ import numpy as np
 from ..core.binning import BinStats, equal_mass_bin_starts
 from .chunks import add_tables, key_scores, runs, sorted_sets
 from .fixedpoint import fixed_parts, fixed_value
-from .reduce import per_block, persist_with, tree, tree_merge
+from .reduce import SPLIT_EVERY, per_block, persist_with, tree, tree_merge
 
-__all__ = ["GATHER_MAX", "equal_mass_bin_stats"]
+__all__ = ["GATHER_MAX", "MERGE_BYTES", "equal_mass_bin_stats"]
 
 _DIGIT = 16
 _RADIX = 1 << _DIGIT
@@ -49,6 +49,19 @@ _RADIX = 1 << _DIGIT
 #: by gathering the bucket's keys instead of further radix rounds
 GATHER_MAX = 1 << 14
 _EMPTY = np.empty(0, np.uint64)
+#: distinct top digits of scores in [0, 1] (0x3F80 + 1 for float32 keys,
+#: 0x3FF0 + 1 for float64): the ids of one set's first-round counts
+_TOP_IDS = 1 << 14
+#: bytes of partial digit counts one merge task takes in (about)
+MERGE_BYTES = 32 << 20
+
+
+def _split_every(n_sets):
+    """Partial digit counts merged per task: at most ``SPLIT_EVERY``, fewer
+    when ``n_sets`` sets' tables (up to ``_TOP_IDS`` (id, count) pairs of 16
+    bytes each per set) would pass :data:`MERGE_BYTES`; at least 2. The
+    merge's inputs dominate its peak (docs/scale.md, "Memory")."""
+    return int(np.clip(MERGE_BYTES // (n_sets * _TOP_IDS * 16), 2, SPLIT_EVERY))
 
 
 def _prepare(block, index, pooled, tag_to_group, n_groups):
@@ -167,7 +180,8 @@ def _select(prepared, ranks, bits, first):
         refine, finish = map(list, zip(*[cut.plan(w) for cut in cuts]))
         if not any(r.size or f.size for r, f in zip(refine, finish)):
             return [(c.key, c.chunk, c.tie) for c in cuts]
-        result = tree_merge(_query, _merge_round, prepared, w, refine, finish)
+        result = tree_merge(_query, _merge_round, prepared, w, refine, finish,
+                            split_every=_split_every(len(ranks)))
 
 
 def _bin_sums(sets, index, cuts):
@@ -269,7 +283,7 @@ def equal_mass_bin_stats(entries, tag_to_group=None, n_groups=1, *, n_bins=None,
     # first round counts every key by its top digit: the sets' sizes
     prepared = per_block(_prepare, entries.blocks, pooled, tag_to_group, n_groups)
     first = tree(per_block(_query, prepared, bits, [np.zeros(1, np.uint64)] * n_sets,
-                           [_EMPTY] * n_sets), _merge_round)
+                           [_EMPTY] * n_sets), _merge_round, _split_every(n_sets))
     prepared, first = persist_with(entries.blocks, prepared, first)
     sizes = [int(cnt.sum()) for _, cnt in first[0]]
     starts = [equal_mass_bin_starts(n, n_bins=n_bins, bin_size=bin_size) if n else None

@@ -44,8 +44,8 @@ def per_block(func, blocks, *args):
     return [task(b, i, *args) for i, b in enumerate(blocks)]
 
 
-def tree(parts, merge):
-    """``merge`` of lazy partial results, reduced in a tree (``SPLIT_EVERY``
+def tree(parts, merge, split_every=SPLIT_EVERY):
+    """``merge`` of lazy partial results, reduced in a tree (``split_every``
     partials per task, in order); lazy.
 
     Parameters
@@ -53,6 +53,9 @@ def tree(parts, merge):
     parts : list of dask.delayed.Delayed
     merge : callable
         ``merge(list_of_partials)``; exact and order-free.
+    split_every : int, default=SPLIT_EVERY
+        Partials merged by one task (at least 2): fewer for wide partials
+        bound a merge task's memory.
 
     Returns
     -------
@@ -66,11 +69,11 @@ def tree(parts, merge):
     """
     step = require_dask().delayed(merge, pure=True)
     while len(parts) > 1:
-        parts = [step(parts[i:i + SPLIT_EVERY]) for i in range(0, len(parts), SPLIT_EVERY)]
+        parts = [step(parts[i:i + split_every]) for i in range(0, len(parts), split_every)]
     return step(parts)
 
 
-def tree_merge(func, merge, blocks, *args):
+def tree_merge(func, merge, blocks, *args, split_every=SPLIT_EVERY):
     """``merge`` of ``func(block, i, *args)`` over all blocks, reduced in a
     tree on the workers; only the final result comes back.
 
@@ -78,7 +81,7 @@ def tree_merge(func, merge, blocks, *args):
     ----------
     func, blocks, *args
         As :func:`per_block`.
-    merge : callable
+    merge, split_every
         As :func:`tree`.
 
     Returns
@@ -93,7 +96,8 @@ def tree_merge(func, merge, blocks, *args):
     >>> tree_merge(size, sum, [dask.delayed([1, 2]), dask.delayed([3])])
     3
     """
-    return require_dask().compute(tree(per_block(func, blocks, *args), merge))[0]
+    return require_dask().compute(tree(per_block(func, blocks, *args), merge,
+                                       split_every))[0]
 
 
 def _persisted(blocks):
