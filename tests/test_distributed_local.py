@@ -115,3 +115,20 @@ def test_local_cluster_never_writes_this_process_environment(monkeypatch, preset
     assert os.environ.get("MALLOC_TRIM_THRESHOLD_") == preset
     assert seen == {"MALLOC_TRIM_THRESHOLD_": {"268435456"},
                     "MALLOC_MMAP_THRESHOLD_": {"268435456"}}
+
+
+def test_cli_dask_prints_no_dask_logs(capfd, tmp_path):
+    """``--dask`` on the command line: the scheduler (in this process) and the
+    workers (their own processes, writing to the inherited stderr) log only
+    warnings, as Dask's own LocalCluster does: the user sees the command's lines."""
+    import numpy as np
+    from sparsecal.cli.main import main
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "s.npy", rng.dirichlet(np.ones(4), size=200).astype(np.float32))
+    np.save(tmp_path / "g.npy", rng.integers(0, 4, 200))
+    rc = main(["evaluate", "--scores", str(tmp_path / "s.npy"), "--gold",
+               str(tmp_path / "g.npy"), "--dask"])
+    out, err = capfd.readouterr()
+    assert rc == 0, err
+    assert "SMCE" in out and "dashboard:" in out
+    assert " - INFO - " not in out + err, err

@@ -17,6 +17,7 @@ environment and Dask configuration are never written.
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import sys
 
@@ -123,9 +124,10 @@ def local_cluster(n_workers=None, *, memory_limit="auto", malloc=True, **kwargs)
         "host": "127.0.0.1", "dashboard": dashboard is not None,
         "dashboard_address": dashboard, **kwargs}}
     worker = {"cls": _subprocess_worker(env), "options": {"worker_kwargs": {
-        "host": "127.0.0.1", "nthreads": 1, "memory_limit": memory_limit}}}
+        "host": "127.0.0.1", "nthreads": 1, "memory_limit": memory_limit,
+        "silence_logs": logging.WARN}}}
     with SpecCluster({i: worker for i in range(n_workers)}, scheduler, worker,
-                     name="sparsecal") as cluster:
+                     name="sparsecal", silence_logs=logging.WARN) as cluster:
         cluster.wait_for_workers(n_workers)
         yield cluster
 
