@@ -5,8 +5,8 @@ in test_smooth_ece.py): pooled and per group, float32 and float64, searched and
 fixed bandwidths (one with sigma < 0.01, a second grid size), curves and
 densities within 1e-12, the same bandwidths, a repeated run bit for bit, another
 chunking within 1e-12, one pass over the chunks per grid size, evaluate and the
-command line. Random data with ties, tiny groups, empty chunks and chunks with
-every score below the threshold."""
+command line. Data: random tagger scores with ties, a tiny group, an empty chunk,
+a one-row chunk and a chunk whose scores are all under the threshold."""
 import json
 
 import dask.array as da
@@ -21,16 +21,16 @@ from sparsecal.distributed import smooth as dsmooth
 from _dask_cluster import tagger_scores, two_workers
 
 
-@pytest.fixture(scope="module", autouse=True)
-def client():
-    with two_workers() as c:
-        yield c
-
-
 REL = 1e-12
 #: an empty chunk, a one-row chunk, a chunk all below the threshold (rows 60-100)
 CHUNKS = [(60, 0, 41, 1, 0, 98), (200,), (13,) * 15 + (5,)]
 GROUPS = sc.TagGroups([0, 1, 1, 2, 2, 3], 4)   # group 3: the tiny tag 5
+
+
+@pytest.fixture(scope="module", autouse=True)
+def client():
+    with two_workers() as c:
+        yield c
 
 
 def _data(dtype, seed=1):

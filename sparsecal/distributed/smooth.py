@@ -134,13 +134,16 @@ def smooth_ece(entries, groups=None, *, bandwidth=None):
     >>> import dask.array as da, numpy as np
     >>> import sparsecal as sc
     >>> from sparsecal.distributed import threshold
-    >>> x = np.random.default_rng(0).dirichlet(np.ones(6), size=300)
-    >>> entries = threshold(da.from_array(x, chunks=(70, 6)), np.arange(300) % 6)
-    >>> pooled, (group,) = smooth_ece(entries)
-    >>> ref = sc.smooth_ece(*(lambda e: (e.score, e.label))(
-    ...     sc.threshold(x, np.arange(300) % 6)))
+    >>> scores = np.random.default_rng(5).dirichlet(np.ones(4), size=250).round(2)
+    >>> gold = np.arange(250) % 4
+    >>> pooled, (g1, g2) = smooth_ece(threshold(da.from_array(scores, chunks=(60, 4)), gold),
+    ...                               sc.TagGroups([0, 0, 1, 1], 2))
+    >>> one = sc.threshold(scores, gold)
+    >>> ref = sc.smooth_ece(one.score, one.label)
     >>> pooled.bandwidth == ref.bandwidth, abs(pooled.value - ref.value) <= 1e-12 * ref.value
     (True, True)
+    >>> g1.n + g2.n == ref.n
+    True
     """
     check_dask_entries(entries, groups)
     groups = TagGroups.scw(entries.n_tags) if groups is None else groups
@@ -167,13 +170,14 @@ def smooth_reliability(entries, *, bandwidth=None, n_points=200):
 
     Raises
     ------
-    TypeError, ValueError
-        As :func:`smooth_ece`, or ``n_points`` below 2.
+    TypeError
+        As :func:`smooth_ece`.
+    ValueError
+        As :func:`smooth_ece`; an ``n_points`` under 2.
 
     References
     ----------
-    Błasiok & Nakkiran 2023, Section 5 (the smooth reliability diagram);
-    ``relplot.diagrams.prepare_rel_diagram``.
+    Błasiok & Nakkiran 2023, Section 5; relplot's ``prepare_rel_diagram``.
 
     Examples
     --------
