@@ -146,6 +146,6 @@ def test_refusals():
         sd.compare_methods(dev, test, GROUPS, methods=["isotonic"], groupings=["x"])
     with pytest.raises(ValueError, match="unknown method|nope"):
         sd.compare_methods(dev, test, GROUPS, methods=["nope"])
-    with pytest.raises(ValueError, match="smooth-ece"):
+    with pytest.raises(ValueError, match="calibration-test-p"):
         sd.compare_methods(dev, test, GROUPS, methods=["isotonic"],
-                           evaluation=dict(metrics=["smooth-ece"]))
+                           evaluation=dict(metrics=["calibration-test-p"]))

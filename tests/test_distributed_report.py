@@ -1,7 +1,8 @@
 """write_report of distributed entries (engine sparsecal.distributed.CLUSTER_REPORT) on two
 worker processes: numbers.json equals the single-machine report's (within 1e-12
-relative) but the smooth ECE, which needs every entry; the figures with a
-distributed form written (PNG and SVG), the others left out with a note on the
+relative), the smooth ECE included; the figures with a
+distributed form written (PNG and SVG; the smooth reliability diagram from
+merged grid sums), the others left out with a note on the
 page and one warning. Random data with ties, tiny groups, empty and
 all-below-threshold chunks."""
 import json
@@ -36,14 +37,6 @@ def _split(seed, n, chunks):
     return sc.threshold(x, gold), sd.threshold(da.from_array(x, chunks=(chunks, -1)), gold)
 
 
-def _drop(numbers, name):
-    """``numbers`` without measure ``name`` (every evaluation's ``metrics``)."""
-    if isinstance(numbers, dict):
-        return {k: _drop(v, name) for k, v in numbers.items()
-                if not (k == name and "pooled" in (v or {}))}
-    return numbers
-
-
 def _figures(path):
     return sorted(os.listdir(os.path.join(os.path.dirname(path), "figures")))
 
@@ -65,17 +58,18 @@ def test_report_numbers_equal_single_machine(tmp_path):
     got = json.loads(open(os.path.join(os.path.dirname(path), "numbers.json")).read())
     ref = json.loads(open(os.path.join(os.path.dirname(ref_path), "numbers.json")).read())
     assert "smooth-ece" in ref["evaluation"]["metrics"]
-    assert "smooth-ece" not in got["evaluation"]["metrics"]
+    assert "smooth-ece" in got["evaluation"]["metrics"]
     assert got["evaluation"]["mce"] is not None   # a tag with 400 entries: per-tag CE
     # MCB and DSC within 1e-14 absolute (docs/scale.md), the rest 1e-12 relative
-    assert_close(got, _drop(ref, "smooth-ece"), 1e-12, 1e-14)
+    assert_close(got, ref, 1e-12, 1e-14)
     assert _figures(path) == sorted(f"{n}.{e}" for e in ("png", "svg") for n in
                                     ("reliability", "groups", "methods", "per_tag",
-                                     "modified_reliability"))
+                                     "modified_reliability", "smooth_reliability"))
     assert set(_figures(ref_path)) - set(_figures(path)) == {
-        f"{n}.{e}" for e in ("png", "svg") for n in ("smooth_reliability", "bayes_error")}
+        f"{n}.{e}" for e in ("png", "svg") for n in ("bayes_error",)}
     page = open(path, encoding="utf-8").read()
-    assert page.count("Not in this report:") == 3 and "Bayes error plot" in page
+    assert page.count("Not in this report:") == 2 and "Bayes error plot" in page
+    assert "Smooth (kernel) reliability diagram" in page
     assert "approximated from the equal-mass bins" in page
 
 
@@ -90,12 +84,13 @@ def test_test_only_tiny_report_and_progress(tmp_path):
                             progress=lambda d, t: calls.append((d, t)))
         ref = write_report(tmp_path / "one", sc.threshold(x, np.array([0, 1, 1])),
                            sc.TagGroups([0, 1], 2), n_bins=2)
-    assert calls[-1] == (4, 4)   # the evaluation and 3 figures (no per-tag CE)
+    assert calls[-1] == (5, 5)   # the evaluation and 4 figures (no per-tag CE)
     assert _figures(path) == sorted(f"{n}.{e}" for e in ("png", "svg") for n in
-                                    ("reliability", "groups", "modified_reliability"))
+                                    ("reliability", "groups", "modified_reliability",
+                                     "smooth_reliability"))
     got, one = (json.loads(open(os.path.join(os.path.dirname(p), "numbers.json")).read())
                 for p in (path, ref))
-    assert_close(got, _drop(one, "smooth-ece"), 1e-12, 1e-14)
+    assert_close(got, one, 1e-12, 1e-14)
 
 
 def test_refusals_write_nothing(tmp_path):

@@ -17,6 +17,8 @@ vectors; every result is exact (docs/scale.md).
   :func:`binned_errors` (any binning, norm, debias; simulation and score
   intervals), :func:`top_label_ece`, :func:`measures_by_group` (the
   registry's measures with a mergeable form).
+- :mod:`~sparsecal.distributed.smooth`: :func:`smooth_ece` (pooled and per
+  group), :func:`smooth_reliability`: the kernel smoothing from merged grid sums.
 - :mod:`~sparsecal.distributed.groups`: :func:`tfg_from_gold`, TFG groups
   from a distributed training gold vector.
 - :mod:`~sparsecal.distributed.isotonic`: :func:`fit_grouped`, isotonic fits
@@ -64,6 +66,7 @@ _EXPORTS = {
     "fit_scaling_binning": "scaling_binning", "fit_halves": "scaling_binning",
     "save_entry_shards": "entry_store", "load_entry_shards_dask": "entry_store",
     "local_cluster": "local", "worker_environ": "local", "WORKER_MALLOC": "local",
+    "smooth_ece": "smooth", "smooth_reliability": "smooth",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -42,6 +42,7 @@ from .equal_mass import equal_mass_bin_stats
 from .fixedpoint import fixed_parts, fixed_value
 from .isotonic import score_tables
 from .reduce import tree_merge
+from .smooth import smooth_ece
 
 __all__ = ["DISTRIBUTED_MEASURES", "binned_errors", "check_distributed_ci",
            "application_from_table", "check_measures", "corp_from_table",
@@ -50,10 +51,12 @@ __all__ = ["DISTRIBUTED_MEASURES", "binned_errors", "check_distributed_ci",
 
 #: the registry's measures (:data:`sparsecal.metrics.measures.MEASURES`) that
 #: have a distributed form: the binned CEs (from the bins), the Brier score, the
-#: CORP decompositions and the application measures (from the distinct-score tables)
+#: CORP decompositions and the application measures (from the distinct-score
+#: tables), the smooth ECE (from merged grid sums, :mod:`.smooth`)
 DISTRIBUTED_MEASURES = ("brier", "brier-dsc", "brier-mcb", "brier-unc", "ce", "cllr",
                         "dcf", "debiased-ce", "ece", "log-loss", "log-loss-dsc",
-                        "log-loss-mcb", "log-loss-unc", "max-ce", "min-cllr", "min-dcf")
+                        "log-loss-mcb", "log-loss-unc", "max-ce", "min-cllr", "min-dcf",
+                        "smooth-ece")
 
 
 def check_distributed_ci(ci, debias=False):
@@ -606,10 +609,10 @@ def measures_by_group(entries, groups, names, *, n_bins=None, bin_size=None,
     >>> got = measures_by_group(entries, sc.TagGroups.scw(4), ["brier", "ece"])
     >>> sorted(got), len(got["brier"]["groups"])
     (['brier', 'ece'], 1)
-    >>> measures_by_group(entries, sc.TagGroups.scw(4), ["smooth-ece"])
+    >>> measures_by_group(entries, sc.TagGroups.scw(4), ["calibration-test-p"])
     Traceback (most recent call last):
     ...
-    ValueError: measure(s) smooth-ece have no distributed form yet; on distributed entries: brier, brier-dsc, brier-mcb, brier-unc, ce, cllr, dcf, debiased-ce, ece, log-loss, log-loss-dsc, log-loss-mcb, log-loss-unc, max-ce, min-cllr, min-dcf
+    ValueError: measure(s) calibration-test-p have no distributed form yet; on distributed entries: brier, brier-dsc, brier-mcb, brier-unc, ce, cllr, dcf, debiased-ce, ece, log-loss, log-loss-dsc, log-loss-mcb, log-loss-unc, max-ce, min-cllr, min-dcf, smooth-ece
     """
     check_dask_entries(entries, groups)
     measures = check_measures(names)
@@ -633,6 +636,11 @@ def measures_by_group(entries, groups, names, *, n_bins=None, bin_size=None,
                               application_from_table(*t, m.name, prior)
                               for t in cache["tables"]]
             return [None if d is None else m.value_of(d) for d in cache[key]]
+        if m.name == "smooth-ece":   # every set's grids in the same passes
+            if "smooth" not in cache:
+                pooled, per_group = smooth_ece(entries, groups)
+                cache["smooth"] = [pooled] + per_group
+            return [None if e is None else m.value_of(e) for e in cache["smooth"]]
         if m.name == "brier":   # one fixed-width pass gives every set's squared errors
             key = "brier"
             if key not in cache:

@@ -9,7 +9,8 @@ The tables (evaluation, method comparison, before and after TFG isotonic) and
 :func:`sparsecal.distributed.compare_methods`; the reliability diagrams (SMCE,
 per group), the per-tag CE and the method figures need only per-bin
 statistics, the modified reliability plot only the top-label bins, all of which
-those results hold. What needs every entry is left out (:data:`LEFT_OUT`), with
+those results hold; the smooth reliability diagram comes from merged grid sums
+(:func:`sparsecal.distributed.smooth_reliability`). What needs every entry is left out (:data:`LEFT_OUT`), with
 a note on the page and one warning.
 """
 from ..core.groups import TagGroups
@@ -17,13 +18,12 @@ from .comparison import compare_methods, distributed_methods
 from .entries import check_dask_entries
 from .evaluation import _entry_counts, evaluate
 from .measures import DISTRIBUTED_MEASURES
+from .smooth import smooth_reliability
 
 __all__ = ["CLUSTER_REPORT", "ClusterReport", "LEFT_OUT"]
 
 #: the report's sections without a distributed form -> why
 LEFT_OUT = {
-    "the smooth ECE and the smooth reliability diagram":
-        "kernel smoothing over every entry; Błasiok & Nakkiran 2023",
     "the Bayes error plot": "its DCF curves are drawn from every score",
     "an exact score histogram under the calibration curve":
         "it is approximated from the equal-mass bins, each bin's count spread over "
@@ -41,8 +41,8 @@ class ClusterReport:
         False: the figures that need every entry are not drawn.
     measures : tuple of str
         The measures with a distributed form
-        (:data:`~sparsecal.distributed.measures.DISTRIBUTED_MEASURES`): the
-        report's other default measures (the smooth ECE) are left out.
+        (:data:`~sparsecal.distributed.measures.DISTRIBUTED_MEASURES`, the
+        report's default measures among them).
     left_out : dict
         :data:`LEFT_OUT`, shown on the page and named in one warning.
 
@@ -96,6 +96,9 @@ class ClusterReport:
         """The entries of the test tag with the most (one pass of counts)."""
         per_tag, _ = _entry_counts(test, TagGroups.scw(test.n_tags))
         return int(per_tag.max(initial=0))
+
+    #: the smooth reliability diagram of all the entries, from merged grid sums
+    smooth_reliability = staticmethod(smooth_reliability)
 
 
 #: the engine of :func:`sparsecal.plotting.report.write_report` for DaskEntries

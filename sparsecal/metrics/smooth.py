@@ -91,26 +91,43 @@ class SmoothReliability:
 
 
 def _grid_size(sigma):
-    """Grid points of relplot's ``GaussianKernel.apply`` at bandwidth ``sigma``."""
+    """Grid points of relplot's ``GaussianKernel.apply`` at bandwidth ``sigma``:
+    1001 for every ``sigma >= 0.01``, more below."""
     return max(2000, round(20 / sigma)) // 2 + 1
 
 
-def _kernel_sums(x, weights, sigma, mesh):
-    """Kernel-weighted sums ``sum_i w_i K_sigma(t - x_i)`` (reflected at 0 and 1) at
-    each ``mesh`` point, one row per row of ``weights``.
+#: the rows of the grid sums: the residual ``x - y`` and the count (smECE), the
+#: label (the reliability curve)
+_RESIDUAL, _COUNT, _LABEL = 0, 1, 2
 
-    relplot's ``smooth_round_to_grid``, ``ReflectedGaussianKernel.convolve`` and
-    ``interpolate``: linear split of each point onto an ``m``-point grid, the
-    grid mirrored at both ends (without repeating the end points) and convolved
-    with the kernel sampled on the grid (unnormalised, as relplot), then linear
-    interpolation onto ``mesh``.
+
+def _grid_sums(x, y, m):
+    """The grid sums of points ``(x, y)`` on an ``m``-point grid: one row per
+    weight (``x - y``, 1, ``y``), each point split linearly between its two grid
+    points (relplot's ``smooth_round_to_grid``). Sums over points: the grid sums
+    of a union of sets are the sums of theirs.
+
+    ``x`` and ``y`` are float64 of one length; returns float64, shape (3, m).
     """
-    m = _grid_size(sigma)
     pos = x * (m - 1)
     left = np.clip(pos.astype(np.int64), 0, m - 2)
     frac = pos - left
-    grid = np.stack([np.bincount(left, w * (1 - frac), minlength=m)
-                     + np.bincount(left + 1, w * frac, minlength=m) for w in weights])
+    return np.stack([np.bincount(left, w * (1 - frac), minlength=m)
+                     + np.bincount(left + 1, w * frac, minlength=m)
+                     for w in (x - y, np.ones_like(x), y)])
+
+
+def _smooth(grid, sigma, mesh):
+    """Kernel-weighted sums ``sum_i w_i K_sigma(t - x_i)`` (reflected at 0 and 1) at
+    each ``mesh`` point, one row per row of ``grid`` (grid sums of
+    :func:`_grid_sums` at ``m = _grid_size(sigma)``).
+
+    relplot's ``ReflectedGaussianKernel.convolve`` and ``interpolate``: the grid
+    mirrored at both ends (without repeating the end points) and convolved with
+    the kernel sampled on the grid (unnormalised, as relplot), then linear
+    interpolation onto ``mesh``.
+    """
+    m = grid.shape[1]
     t = np.linspace(0.0, 1.0, m)
     kernel = np.exp(-(t - 0.5) ** 2 / (2 * sigma ** 2)) / (np.sqrt(2 * np.pi) * sigma)
     mirrored = np.concatenate([grid[:, :0:-1], grid, grid[:, -2::-1]], axis=1)
@@ -123,38 +140,108 @@ def _kernel_sums(x, weights, sigma, mesh):
     return smoothed[:, cell] * (1 - residual) + smoothed[:, cell + 1] * residual
 
 
-def _smece_at(x, y, sigma):
-    """relplot's ``smooth_ece(f, y, sigma)``."""
+def _smece_at(grids, sigma):
+    """relplot's ``smooth_ece(f, y, sigma)`` from the grid sums ``grids(m)``."""
     mesh = np.linspace(0.0, 1.0, max(round(10 / sigma), _MESH_POINTS))
-    residual, count = _kernel_sums(x, (x - y, np.ones_like(x)), sigma, mesh)
+    residual, count = _smooth(grids(_grid_size(sigma))[[_RESIDUAL, _COUNT]], sigma, mesh)
     density = count + _DENSITY_EPS
     return float(np.sum(np.abs(residual / density) * density) / np.sum(density))
 
 
-def _search_bandwidth(x, y):
-    """relplot's ``search_param``: the bisection for ``sigma = smECE(sigma)``."""
-    def below(sigma):
-        return sigma < _MIN_BANDWIDTH or sigma < _smece_at(x, y, sigma)
-
-    if below(1.0):
+def _bisection():
+    """relplot's ``search_param`` as a generator: yields each sigma to test, is
+    sent whether it lies below the fixed point (``sigma < smECE(sigma)``), and
+    returns the bandwidth (the ``StopIteration`` value)."""
+    if (yield 1.0):
         return 1.0
     hi, lo = 1.0, 0.0
     for _ in range(_SEARCH_STEPS):
         mid = (hi + lo) / 2
-        if below(mid):
+        if (yield mid):
             lo = mid
         else:
             hi = mid
     return hi
 
 
+def _search_bandwidths(grids, n_sets, fetch=None):
+    """The bisection of every set in lockstep: the bandwidth of each set.
+
+    ``grids(s, m)`` are the grid sums of set ``s`` at ``m`` points;
+    ``fetch(requests)``, called before each step with the ``(s, m)`` pairs
+    the step needs, may compute them together (one pass over the data)."""
+    searches = [_bisection() for _ in range(n_sets)]
+    sigma = {s: next(search) for s, search in enumerate(searches)}
+    out = [None] * n_sets
+    while sigma:
+        if fetch is not None:
+            fetch([(s, _grid_size(v)) for s, v in sigma.items() if v >= _MIN_BANDWIDTH])
+        for s, v in list(sigma.items()):
+            below = v < _MIN_BANDWIDTH or v < _smece_at(lambda m: grids(s, m), v)
+            try:
+                sigma[s] = searches[s].send(below)
+            except StopIteration as done:
+                out[s] = done.value
+                del sigma[s]
+    return out
+
+
+def _local_grids(x, y):
+    """The grid sums of local points, computed once per grid size."""
+    cache = {}
+
+    def grids(m):
+        if m not in cache:
+            cache[m] = _grid_sums(x, y, m)
+        return cache[m]
+    return grids
+
+
+def _smooth_eces(grids, counts, bandwidth, fetch=None):
+    """SmoothECE of each set of points from their grid sums ``grids(s, m)``
+    (None for a set of no points), the bandwidths searched in lockstep if
+    ``bandwidth`` is None; ``fetch`` as in :func:`_search_bandwidths`."""
+    live = [s for s, n in enumerate(counts) if n]
+    if bandwidth is None:
+        found = _search_bandwidths(
+            lambda i, m: grids(live[i], m), len(live),
+            None if fetch is None else lambda req: fetch([(live[i], m) for i, m in req]))
+    else:
+        found = [bandwidth] * len(live)
+        if fetch is not None:
+            fetch([(s, _grid_size(bandwidth)) for s in live])
+    out = [None] * len(counts)
+    for s, sigma in zip(live, found):
+        out[s] = SmoothECE(_smece_at(lambda m: grids(s, m), sigma), sigma, int(counts[s]))
+    return out
+
+
+def _reliability_from_grids(grids, ece, n_points):
+    """SmoothReliability on ``n_points`` mesh points at ``ece``'s bandwidth."""
+    mesh = np.linspace(0.0, 1.0, n_points)
+    sigma = ece.bandwidth
+    total, count = _smooth(grids(_grid_size(sigma))[[_LABEL, _COUNT]], sigma, mesh)
+    return SmoothReliability(mesh, total / (count + _DENSITY_EPS), count / ece.n, ece)
+
+
+def _check_bandwidth(bandwidth):
+    """None (search) or a positive real sigma."""
+    return None if bandwidth is None else check_positive_real(bandwidth, "bandwidth")
+
+
+def _check_n_points(n_points):
+    """A mesh size of at least 2."""
+    n_points = check_positive_int(n_points, "n_points")
+    if n_points < 2:
+        raise ValueError(f"n_points must be at least 2, got {n_points}")
+    return n_points
+
+
 def _prepare(scores, labels, bandwidth):
     x, y = check_scores_and_labels(scores, labels)
-    x = x.astype(np.float64)
-    y = y.astype(np.float64)
-    sigma = _search_bandwidth(x, y) if bandwidth is None \
-        else check_positive_real(bandwidth, "bandwidth")
-    return x, y, SmoothECE(_smece_at(x, y, sigma), sigma, x.shape[0])
+    bandwidth = _check_bandwidth(bandwidth)
+    grids = _local_grids(x.astype(np.float64), y.astype(np.float64))
+    return grids, _smooth_eces(lambda s, m: grids(m), [x.shape[0]], bandwidth)[0]
 
 
 def smooth_ece(scores, labels, *, bandwidth=None):
@@ -204,7 +291,7 @@ def smooth_ece(scores, labels, *, bandwidth=None):
     >>> round(smooth_ece(f, (rng.random(5000) < f), bandwidth=0.05).value, 3)
     0.012
     """
-    return _prepare(scores, labels, bandwidth)[2]
+    return _prepare(scores, labels, bandwidth)[1]
 
 
 def smooth_reliability(scores, labels, *, bandwidth=None, n_points=_MESH_POINTS):
@@ -251,10 +338,5 @@ def smooth_reliability(scores, labels, *, bandwidth=None, n_points=_MESH_POINTS)
     >>> bool(abs(r.density.mean() - 1) < 0.1)    # a density on [0, 1]
     True
     """
-    n_points = check_positive_int(n_points, "n_points")
-    if n_points < 2:
-        raise ValueError(f"n_points must be at least 2, got {n_points}")
-    x, y, ece = _prepare(scores, labels, bandwidth)
-    mesh = np.linspace(0.0, 1.0, n_points)
-    total, count = _kernel_sums(x, (y, np.ones_like(x)), ece.bandwidth, mesh)
-    return SmoothReliability(mesh, total / (count + _DENSITY_EPS), count / x.shape[0], ece)
+    n_points = _check_n_points(n_points)
+    return _reliability_from_grids(*_prepare(scores, labels, bandwidth), n_points)

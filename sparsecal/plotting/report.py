@@ -165,9 +165,9 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
     per_tag = engine.most_tag_entries(test) >= MIN_TAG_ENTRIES
     # progress units: the evaluation; with dev, compare_methods' (1 + SCW and
     # TFG per method) and the evaluation after; a figure each (_figures draws 5,
-    # 3 without every entry, the methods' with dev, the per-tag one with per_tag)
+    # 4 without every entry, the methods' with dev, the per-tag one with per_tag)
     n_dev = 0 if dev is None else 1 + 2 * len(compare_options["methods"]) + 1
-    n_figures = 5 if engine.per_entry else 3
+    n_figures = 5 if engine.per_entry else 4
     counter = ProgressCounter(progress, 1 + n_dev + n_figures + (dev is not None) + per_tag)
     ev["per_tag"] = per_tag
     with atomic_directory(out_dir, _is_report, "a sparsecal report") as tmp:
@@ -186,7 +186,8 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
             curves["TFG isotonic"] = after
             entries["TFG isotonic"] = calibrated
         figures = _figures(tmp, curves, entries if engine.per_entry else None, before,
-                           comparison, groups, counter)
+                           comparison, groups, counter,
+                           {k: engine.smooth_reliability(e) for k, e in entries.items()})
         _write_pages(tmp, title, notes, before, after, comparison, figures, omitted)
     return os.path.join(out_dir, "index.html")
 
@@ -218,6 +219,11 @@ class OneMachine:
     def most_tag_entries(test):
         """The entries of the test tag with the most."""
         return int(np.bincount(test.tag).max()) if len(test) else 0
+
+    @staticmethod
+    def smooth_reliability(entries):
+        """The smooth reliability diagram of all the entries."""
+        return smooth_reliability(entries.score, entries.label)
 
 
 def _restrict(engine, ev, compare_options, dev, seed):
@@ -291,11 +297,12 @@ def _is_report(path):
         return False
 
 
-def _figures(directory, curves, entries, before, comparison, groups, counter):
+def _figures(directory, curves, entries, before, comparison, groups, counter, smooth):
     """Render every figure to PNG and SVG, counting each; returns [(name, caption)].
 
+    ``smooth``: the SmoothReliability of each set of entries (the engine's).
     ``entries`` None (entries on a cluster): the figures that need every entry
-    (smooth reliability, Bayes error plot) are left out, the score histogram is
+    (Bayes error plot) are left out, the score histogram is
     approximated from the bins, and the modified reliability plot is drawn from
     the evaluations' top-label ECE (20 fixed-width bins, as from entries)."""
     os.makedirs(os.path.join(directory, "figures"))
@@ -327,11 +334,10 @@ def _figures(directory, curves, entries, before, comparison, groups, counter):
                                          tag_names=groups),
              "Per-tag calibration error of the most frequent tags with 95% intervals "
              "(Nguyen & O'Connor Fig. 4).")
+    save("smooth_reliability", plots.plot_smooth_reliability(smooth),
+         "Smooth (kernel) reliability diagram of all thresholded entries at smECE's "
+         "bandwidth, with the score density below (Błasiok & Nakkiran 2023).")
     if entries is not None:
-        save("smooth_reliability", plots.plot_smooth_reliability(
-            {k: smooth_reliability(e.score, e.label) for k, e in entries.items()}),
-            "Smooth (kernel) reliability diagram of all thresholded entries at smECE's "
-            "bandwidth, with the score density below (Błasiok & Nakkiran 2023).")
         save("bayes_error", plots.plot_bayes_error(
             {k: bayes_error_plot(e.score, e.label) for k, e in entries.items()}),
             "Bayes error plot: normalized actual DCF (solid) and minimum DCF (dashed) over "
