@@ -1,8 +1,8 @@
 """Cross-fitting on distributed entries (sparsecal.distributed.folds) on two
 worker processes, against one machine: the stratified token folds entry by
 entry, the members of CrossFittedCalibrator (isotonic and histogram bit for
-bit, Platt within float rounding), select's score table (1e-12 relative) and
-choice, and the CLI's ``fit --ensemble K`` and ``fit --select`` with
+bit, Platt within float rounding), select's score table (1e-12 relative for
+the exact methods, 1e-6 for Platt's weighted fit) and choice, and the CLI's ``fit --ensemble K`` and ``fit --select`` with
 ``--scheduler``. Random data with ties, tiny groups, empty chunks, one-row
 chunks and a chunk with every score below the threshold."""
 import json
@@ -129,8 +129,11 @@ def test_select_table_and_choice_equal_one_machine(client, metric):
     got = sc.select(_dask(x, gold, (150, 0, 1, 249)), **kw)
     for key in ("method", "n_groups", "n_bins", "rank"):
         assert got.cv_results[key] == ref.cv_results[key], key
-    np.testing.assert_allclose(got.cv_results["score"], ref.cv_results["score"],
-                               rtol=1e-12, atol=0)
+    exact = np.array(ref.cv_results["method"]) != "platt"
+    got_s, ref_s = np.array(got.cv_results["score"]), np.array(ref.cv_results["score"])
+    np.testing.assert_allclose(got_s[exact], ref_s[exact], rtol=1e-12, atol=0)
+    # Platt: fitted on weighted distinct-score rows (docs/scale.md)
+    np.testing.assert_allclose(got_s[~exact], ref_s[~exact], rtol=1e-6, atol=0)
     assert got.best_params == ref.best_params and got.best_index == ref.best_index
     assert got.to_markdown() == ref.to_markdown()
     if ref.best_params["method"] != "platt":
