@@ -129,3 +129,17 @@ def test_entries_folds_follow_the_rule():
 
 def test_empty_run():
     assert positional_folds(np.empty(0, np.int64), np.zeros(2, np.int64), 3, 0).shape == (0,)
+
+
+def test_errors_name_the_argument():
+    s, z = np.array([0, 1]), np.zeros(2, np.int64)
+    with pytest.raises(ValueError, match="n_folds must be at least 2"):
+        positional_folds(s, z, 1, 0)
+    with pytest.raises(ValueError, match="seed"):
+        positional_folds(s, z, 2, -1)
+    with pytest.raises(ValueError, match="stratum must be"):
+        positional_folds(np.array([0.5]), z, 2, 0)
+    with pytest.raises(ValueError, match="offsets must be"):
+        positional_folds(s, np.array([-1, 0]), 2, 0)
+    with pytest.raises(ValueError, match="offsets has 1 strata"):
+        positional_folds(s, z[:1], 2, 0)

@@ -21,7 +21,7 @@ from ..core.groups import check_groups
 from ..core.hashing import splitmix64
 from ..core.validation import check_positive_int
 
-__all__ = ["check_n_folds", "positional_folds", "stratified_token_folds", "token_strata"]
+__all__ = ["positional_folds", "stratified_token_folds"]
 
 
 def check_n_folds(n_folds):
@@ -93,6 +93,12 @@ def positional_folds(stratum, offsets, n_folds, seed):
     ndarray of int64, shape (n,)
         The fold of each token, in ``[0, K)``.
 
+    Raises
+    ------
+    ValueError
+        For ``n_folds`` below 2, a negative ``seed``, ``stratum`` or ``offsets``
+        that are not 1-D non-negative integers, or a stratum without an offset.
+
     References
     ----------
     Score-calibration lecture notes (``004``), "K-fold"; Steele, Lea & Flood
@@ -105,9 +111,18 @@ def positional_folds(stratum, offsets, n_folds, seed):
     >>> sorted(fold[:3].tolist()), sorted(fold[3:].tolist())
     ([0, 1, 2], [0, 1, 2])
     """
-    stratum = np.asarray(stratum, dtype=np.int64)
+    n_folds = check_n_folds(n_folds)
+    seed = check_positive_int(seed, "seed", allow_zero=True)
+    stratum, offsets = np.asarray(stratum), np.asarray(offsets)
+    for name, a in (("stratum", stratum), ("offsets", offsets)):
+        if a.ndim != 1 or a.dtype.kind not in "iu" or (a.size and a.min() < 0):
+            raise ValueError(f"{name} must be a 1-D array of non-negative integers")
     if stratum.shape[0] == 0:
         return np.empty(0, dtype=np.int64)
+    if stratum.max() >= offsets.shape[0]:
+        raise ValueError(f"offsets has {offsets.shape[0]} strata but stratum holds "
+                         f"{int(stratum.max())}")
+    stratum = stratum.astype(np.int64)
     order = np.argsort(stratum, kind="stable")
     in_order = stratum[order]
     rank = np.empty(stratum.shape[0], dtype=np.int64)

@@ -21,7 +21,7 @@ from .folds import stratified_token_folds
 from .grouped import GroupedCalibrator, fold_models
 from .registry import METHODS, check_prior_methods, get_method
 
-__all__ = ["METRICS", "SelectionResult", "metric_value", "select"]
+__all__ = ["METRICS", "SelectionResult", "select"]
 
 #: the measures ``select`` can score out-of-fold predictions with
 METRICS = ("smce", "gmce")
