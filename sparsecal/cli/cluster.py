@@ -189,24 +189,17 @@ def cluster_apply(args, console):
     return 0
 
 
-def cluster_fit(args, console, make_model):
+def cluster_fit(args, console, make_model, fit):
     """``sparsecal fit`` on a cluster: the grouped calibrator of ``make_model(n_tags)``
-    (``(model, method)``) fitted from the workers' merged per-group tables
-    (:func:`sparsecal.distributed.fit_grouped`); returns ``(model, method,
-    n_tokens)``."""
-    from ..calibration.ensemble import CrossFittedCalibrator
+    (``(model, method)``) fitted by ``fit(model, entries, step)`` from the workers'
+    merged per-group tables (:func:`sparsecal.distributed.fit_grouped`); returns
+    ``(model, method, n_tokens)``."""
     from ..distributed import distributed_method
     entries = _entries(args)
     model, method = make_model(entries.n_tags)
     distributed_method(model.base)    # refused before the cluster starts
-    with _client(args, console):
-        if args.ensemble is not None:   # members fitted on the workers (distributed/folds.py)
-            model = CrossFittedCalibrator(model, n_folds=args.ensemble, seed=args.seed)
-            with console.step("fitting a cross-fitted ensemble on the cluster"):
-                model.fit(entries)
-        else:
-            with console.step("fitting on the cluster") as progress:
-                model.fit(entries, progress=progress)
+    with _client(args, console):   # an --ensemble's members: distributed/folds.py
+        model = fit(model, entries, "fitting on the cluster")
     return model, method, entries.n_tokens
 
 

@@ -273,19 +273,13 @@ def _cmd_fit(args, console):
         raise ValueError(f"--ensemble must be at least 2 folds, got {args.ensemble}")
     if wants_cluster(args):
         model, method, n_tokens = cluster_fit(
-            args, console, lambda n_tags: _grouped_model(args, n_tags, prior, console))
+            args, console, lambda n_tags: _grouped_model(args, n_tags, prior, console),
+            lambda model, entries, step: _fit_setup(args, console, model, entries, step))
         fitted_on = f"{n_tokens:,} tokens on the cluster"
     else:
         entries = _entries_from_args(args, console)
         model, method = _grouped_model(args, entries.n_tags, prior, console)
-        if args.ensemble is not None:
-            from ..calibration.ensemble import CrossFittedCalibrator
-            model = CrossFittedCalibrator(model, n_folds=args.ensemble, seed=args.seed)
-            with console.step("fitting"):
-                model.fit(entries)
-        else:
-            with console.step("fitting") as progress:
-                model.fit(entries, progress=progress)
+        model = _fit_setup(args, console, model, entries, "fitting")
         fitted_on = f"{len(entries):,} entries"
     model.save(args.output)
     what = (f"a cross-fitted ensemble of {len(model.calibrators_)} {method.display_name} "
@@ -293,6 +287,18 @@ def _cmd_fit(args, console):
             f"{len(model.calibrators_)} {method.display_name} calibrator(s)")
     console.info(f"fitted {what} ({args.grouping}) on {fitted_on}; saved to {args.output}")
     return 0
+
+
+def _fit_setup(args, console, model, entries, step):
+    """``model`` fitted on ``entries`` (Entries or DaskEntries), wrapped in a
+    CrossFittedCalibrator with --ensemble K."""
+    if args.ensemble is not None:
+        from ..calibration.ensemble import CrossFittedCalibrator
+        model = CrossFittedCalibrator(model, n_folds=args.ensemble, seed=args.seed)
+        with console.step(step):
+            return model.fit(entries)
+    with console.step(step) as progress:
+        return model.fit(entries, progress=progress)
 
 
 def _grouped_model(args, n_tags, prior, console):

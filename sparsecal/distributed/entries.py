@@ -111,14 +111,14 @@ class DaskEntries:
         """The fitted members of a :class:`~sparsecal.CrossFittedCalibrator`
         (what its ``fit`` calls for distributed entries); see
         :func:`sparsecal.distributed.folds.cross_fit_members`."""
-        from .folds import cross_fit_members
+        from . import cross_fit_members   # the lazy export: distributed/folds.py uses this module
         return cross_fit_members(calibrator, self, n_folds, seed)
 
     def cross_fit_scores(self, setups, groups, n_folds, seed, metric):
         """The cross-fitted scores of :func:`sparsecal.select`'s candidates
         (what it computes for distributed entries); see
         :func:`sparsecal.distributed.folds.cross_fit_scores`."""
-        from .folds import cross_fit_scores
+        from . import cross_fit_scores   # the lazy export, as above
         return cross_fit_scores(setups, self, groups, n_folds, seed, metric)
 
     def transform_grouped(self, model):

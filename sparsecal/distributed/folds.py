@@ -172,15 +172,14 @@ def cross_fit_members(calibrator, entries, n_folds=5, seed=0):
 
     Examples
     --------
-    >>> import dask.array as da
+    >>> import dask.array as da, numpy as np
     >>> import sparsecal as sc
     >>> from sparsecal.distributed import threshold
-    >>> from sparsecal.datasets import make_tagger_outputs
-    >>> dev = make_tagger_outputs(600, split_seed=1)
-    >>> setup = sc.GroupedCalibrator(sc.IsotonicCalibrator(), sc.TagGroups.scw(426))
-    >>> members = cross_fit_members(
-    ...     setup, threshold(da.from_array(dev.scores, chunks=(200, -1)), dev.gold), 3)
-    >>> one = sc.CrossFittedCalibrator(setup, n_folds=3).fit(sc.threshold(dev.scores, dev.gold))
+    >>> x = np.random.default_rng(2).dirichlet(np.ones(4), size=200).round(2)
+    >>> gold = np.arange(200) % 4
+    >>> setup = sc.GroupedCalibrator(sc.IsotonicCalibrator(), sc.TagGroups.scw(4))
+    >>> members = cross_fit_members(setup, threshold(da.from_array(x, chunks=(64, 4)), gold), 3)
+    >>> one = sc.CrossFittedCalibrator(setup, n_folds=3).fit(sc.threshold(x, gold))
     >>> [m.get_state()[0] for m in members] == [m.get_state()[0] for m in one.calibrators_]
     True
     """
@@ -232,17 +231,16 @@ def cross_fit_scores(setups, entries, groups, n_folds=5, seed=0, metric="smce"):
 
     Examples
     --------
-    >>> import dask.array as da
+    >>> import dask.array as da, numpy as np
     >>> import sparsecal as sc
+    >>> x = np.random.default_rng(1).dirichlet(np.ones(5), size=300).round(2)
+    >>> gold = np.arange(300) % 5
+    >>> setup = sc.GroupedCalibrator(sc.IsotonicCalibrator(), sc.TagGroups.scw(5))
     >>> from sparsecal.distributed import threshold
-    >>> from sparsecal.datasets import make_tagger_outputs
-    >>> dev = make_tagger_outputs(600, split_seed=1)
-    >>> scw = sc.TagGroups.scw(426)
-    >>> setup = sc.GroupedCalibrator(sc.IsotonicCalibrator(), scw)
-    >>> entries = threshold(da.from_array(dev.scores, chunks=(200, -1)), dev.gold)
-    >>> [score] = cross_fit_scores([setup], entries, scw, 3)
-    >>> one = sc.select(sc.threshold(dev.scores, dev.gold), methods=["isotonic"],
-    ...                 n_groups=[1], n_folds=3)
+    >>> entries = threshold(da.from_array(x, chunks=(80, 5)), gold)
+    >>> [score] = cross_fit_scores([setup], entries, sc.TagGroups.scw(5), 3)
+    >>> one = sc.select(sc.threshold(x, gold), methods=["isotonic"], n_groups=[1],
+    ...                 n_folds=3)
     >>> abs(score - one.best_score) <= 1e-12 * one.best_score
     True
     """
