@@ -73,7 +73,7 @@ _EXPORTS = {
     "BetaCalibration": "calibration", "GaussianCalibration": "calibration",
     "LogisticFusion": "calibration", "PriorWeightedLogistic": "calibration",
     "select": "calibration", "CrossFittedCalibrator": "calibration",
-    "stratified_token_folds": "calibration",
+    "stratified_token_folds": "calibration", "positional_folds": "calibration",
     "load_calibrator": "calibration",
     "Forecaster": "calibration",
     # structured: events of interest, sampling, tag pairs (issue 14)

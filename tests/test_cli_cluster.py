@@ -137,18 +137,6 @@ def test_fit_on_scheduler_equals_single_machine(files, scheduler, capsys, tmp_pa
                                atol=0 if method != "platt" else 1e-7)
 
 
-def test_fit_refusals_one_error_line(files, capsys, tmp_path):
-    d, _, _, _ = files
-    args = ["fit", "--scores", d / "test.npy", "--gold", d / "test_gold.npy", "--dask",
-            "-o", tmp_path / "m"]
-    for extra, message in [(["--select"], "--select runs on one machine"),
-                           (["--ensemble", 3], "--ensemble: cross-fitted ensembles are "
-                                               "not available on a cluster")]:
-        rc, _, err = run(capsys, *args, *extra)
-        assert rc == 2 and message in err and err.count("\n") == 1, err
-    assert not (tmp_path / "m").exists()
-
-
 def _same_numbers(got, ref, path="json"):
     """The same JSON document, floats within 1e-12 relative."""
     assert type(got) is type(ref), path

@@ -1,10 +1,12 @@
 """Stratified K-fold by token (sparsecal.calibration.folds) against a brute-force
-dealing of tokens, and its balance, determinism and errors."""
+dealing of tokens by the positional rule, and its balance, determinism and errors."""
 import numpy as np
 import pytest
 
 from sparsecal import Entries, TagGroups
 from sparsecal.calibration.folds import stratified_token_folds
+
+from test_folds_positional import reference_folds
 
 
 def random_entries(rng, n_tokens, n_tags, per_token=3):
@@ -19,19 +21,13 @@ def random_entries(rng, n_tokens, n_tags, per_token=3):
 
 
 def brute_force_folds(entries, groups, n_folds, seed):
-    n_tokens = entries.n_tokens
-    stratum = [groups.n_groups] * n_tokens
+    """Token by token: the stratum of its gold entry, then the positional rule
+    read from its definition (test_folds_positional.reference_folds)."""
+    stratum = [groups.n_groups] * entries.n_tokens
     for t, g, y in zip(entries.token, entries.tag, entries.label):
         if y == 1:
             stratum[t] = int(groups.tag_to_group[g])
-    shuffled = np.random.default_rng(seed).permutation(n_tokens)
-    fold_of_token, i = {}, 0
-    for s in range(groups.n_groups + 1):
-        for tok in shuffled:
-            if stratum[tok] == s:
-                fold_of_token[tok] = i % n_folds
-                i += 1
-    return np.array([fold_of_token[t] for t in entries.token])
+    return reference_folds(stratum, n_folds, seed)[entries.token]
 
 
 @pytest.mark.parametrize("n_tokens, n_tags, n_groups, n_folds, seed", [
@@ -57,7 +53,8 @@ def test_folds_are_balanced_per_group_and_label():
                              minlength=5)
         assert counts.max() - counts.min() <= 1, (g, counts)
     tokens_per_fold = np.bincount(np.unique(np.c_[entries.token, fold], axis=0)[:, 1])
-    assert tokens_per_fold.max() - tokens_per_fold.min() <= 1
+    # every stratum (4 groups + no gold) adds floor or ceil of its share to a fold
+    assert tokens_per_fold.max() - tokens_per_fold.min() <= 5
     # never splits a token
     assert all(np.unique(fold[entries.token == t]).size == 1 for t in range(50))
 

@@ -87,8 +87,10 @@ class CrossFittedCalibrator(EntryTransformer, Estimator):
 
         Parameters
         ----------
-        entries : Entries
-            Dev entries, with their tokens.
+        entries : Entries or DaskEntries
+            Dev entries, with their tokens; on a cluster (DaskEntries, with
+            their rows) the same folds and members, fitted on the workers
+            (:func:`sparsecal.distributed.folds.cross_fit_members`).
 
         Returns
         -------
@@ -98,14 +100,19 @@ class CrossFittedCalibrator(EntryTransformer, Estimator):
         ------
         TypeError
             For a ``calibrator`` that is not a GroupedCalibrator or ``entries``
-            that are not Entries.
+            that are not Entries or DaskEntries.
         ValueError
             For fewer than 2 folds, entries without tokens, or what the
             members' ``fit`` refuses.
         """
         self._check_params()
+        fit_distributed = getattr(entries, "cross_fit_members", None)
+        if fit_distributed is not None:   # sparsecal.distributed.DaskEntries
+            self.calibrators_ = fit_distributed(self.calibrator, self.n_folds, self.seed)
+            self.threshold_ = entries.threshold
+            return self
         if not isinstance(entries, Entries):
-            raise TypeError("fit takes Entries (see sparsecal.threshold)")
+            raise TypeError("fit takes Entries (see sparsecal.threshold) or DaskEntries")
         fold = stratified_token_folds(entries, self.calibrator.groups, self.n_folds,
                                       self.seed)
         self.calibrators_ = [model for _, model in fold_models(self.calibrator, entries,

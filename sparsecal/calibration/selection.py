@@ -91,8 +91,11 @@ def select(dev_entries, *, train_counts=None, methods=None, n_groups=(1, 5),
 
     Parameters
     ----------
-    dev_entries : Entries
-        Dev entries, with their tokens.
+    dev_entries : Entries or DaskEntries
+        Dev entries, with their tokens; on a cluster (DaskEntries, with their
+        rows) the same folds, fits and scores are computed on the workers
+        (:func:`sparsecal.distributed.folds.cross_fit_scores`): the scores
+        within 1e-12 relative, the same choice (docs/scale.md).
     train_counts : dict, array_like or str, optional
         Training counts per tag, as :meth:`TagGroups.from_counts` takes them;
         needed for any ``n_groups`` above 1 (1 is SCW).
@@ -117,7 +120,7 @@ def select(dev_entries, *, train_counts=None, methods=None, n_groups=(1, 5),
     Raises
     ------
     TypeError
-        For ``dev_entries`` that are not Entries.
+        For ``dev_entries`` that are not Entries or DaskEntries.
     ValueError
         An unknown method or metric, an empty grid, a count that is not a
         positive integer, ``n_groups`` above 1 without ``train_counts``, fewer
@@ -142,7 +145,9 @@ def select(dev_entries, *, train_counts=None, methods=None, n_groups=(1, 5),
     >>> result.best_score == min(result.cv_results["score"])
     True
     """
-    dev_entries = check_entries(dev_entries, "dev_entries")
+    distributed = getattr(dev_entries, "cross_fit_scores", None)   # DaskEntries
+    if distributed is None:
+        dev_entries = check_entries(dev_entries, "dev_entries")
     metric = check_choice(metric, "metric", METRICS)
     methods = list(METHODS) if methods is None else list(methods)
     candidates = _grid(methods, n_groups, n_bins)
@@ -154,14 +159,13 @@ def select(dev_entries, *, train_counts=None, methods=None, n_groups=(1, 5),
     groups = {g: TagGroups.scw(n_tags) if g == 1 else
               TagGroups.from_counts(train_counts, g, n_tags=n_tags)
               for g in sorted({g for _, g, _ in candidates})}
-    fold = stratified_token_folds(dev_entries, groups[largest], n_folds, seed)
-    scores = []
-    for method, g, bins in candidates:
-        model = _setup(method, groups[g], bins, seed, prior)
-        out = dev_entries.score.copy()
-        for held, fitted in fold_models(model, dev_entries, fold):
-            out[held] = fitted.transform(dev_entries.take(held)).score
-        scores.append(_score(dev_entries.with_scores(out), metric, groups[largest]))
+    setups = [_setup(method, groups[g], bins, seed, prior) for method, g, bins in candidates]
+    if distributed is not None:
+        scores = distributed(setups, groups[largest], n_folds, seed, metric)
+    else:
+        fold = stratified_token_folds(dev_entries, groups[largest], n_folds, seed)
+        scores = [_score(_out_of_fold(model, dev_entries, fold), metric, groups[largest])
+                  for model in setups]
     scores = np.asarray(scores)
     best = int(np.argmin(scores))
     method, g, bins = candidates[best]
@@ -193,10 +197,44 @@ def _setup(method, groups, bins, seed, prior):
     return GroupedCalibrator(base, groups)
 
 
+def _out_of_fold(model, entries, fold):
+    """``entries`` with each fold's scores calibrated by ``model`` fit on the
+    other folds."""
+    out = entries.score.copy()
+    for held, fitted in fold_models(model, entries, fold):
+        out[held] = fitted.transform(entries.take(held)).score
+    return entries.with_scores(out)
+
+
 def _score(entries, metric, groups):
     """``metric`` of calibrated entries (10 equal-mass bins)."""
-    pooled, per_group = smce_and_gmce(entries, groups, n_bins=10,
-                                      pooled=metric == "smce")
+    return metric_value(metric, *smce_and_gmce(entries, groups, n_bins=10,
+                                               pooled=metric == "smce"))
+
+
+def metric_value(metric, pooled, per_group):
+    """The score ``select`` minimises, from SMCE and the per-group GMCEs.
+
+    Parameters
+    ----------
+    metric : {"smce", "gmce"}
+    pooled : CalibrationError or None
+        SMCE (Kranzlein et al. 2021, eq. 2).
+    per_group : list of CalibrationError or None
+        GMCE of each group (eq. 3); None for a group without entries.
+
+    Returns
+    -------
+    float
+        ``pooled.value`` for SMCE; the root mean square of the groups' GMCEs
+        for GMCE.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as E
+    >>> metric_value("gmce", None, [E(value=0.3), None, E(value=0.4)])
+    0.3535533905932738
+    """
     if metric == "smce":
         return pooled.value
     return float(np.sqrt(np.mean([c.value ** 2 for c in per_group if c is not None])))

@@ -191,22 +191,27 @@ def cluster_apply(args, console):
     return 0
 
 
-def cluster_fit(args, console, make_model):
+def cluster_fit(args, console, make_model, fit):
     """``sparsecal fit`` on a cluster: the grouped calibrator of ``make_model(n_tags)``
-    (``(model, method)``) fitted from the workers' merged per-group tables
-    (:func:`sparsecal.distributed.fit_grouped`); returns ``(model, method,
-    n_tokens)``."""
+    (``(model, method)``) fitted by ``fit(model, entries, step)`` from the workers'
+    merged per-group tables (:func:`sparsecal.distributed.fit_grouped`); returns
+    ``(model, method, n_tokens)``."""
     from ..distributed import distributed_method
-    if args.ensemble is not None:
-        raise ValueError("--ensemble: cross-fitted ensembles are not available on a "
-                         "cluster yet (docs/scale.md)")
     entries = _entries(args)
     model, method = make_model(entries.n_tags)
     distributed_method(model.base)    # refused before the cluster starts
-    with _client(args, console):
-        with console.step("fitting on the cluster") as progress:
-            model.fit(entries, progress=progress)
+    with _client(args, console):   # an --ensemble's members: distributed/folds.py
+        model = fit(model, entries, "fitting on the cluster")
     return model, method, entries.n_tokens
+
+
+def cluster_select(args, console, run_select):
+    """``sparsecal fit --select`` on a cluster: ``run_select(entries)`` (the
+    :func:`sparsecal.select` call) on the distributed dev entries, with the
+    client open; returns ``(its result, n_tokens)``."""
+    entries = _entries(args)
+    with _client(args, console):
+        return run_select(entries), entries.n_tokens
 
 
 def cluster_compare(args, console, groups_from_args, options):

@@ -262,8 +262,6 @@ def _cmd_evaluate(args, console):
 def _cmd_fit(args, console):
     from ..calibration.registry import check_bins_methods, check_prior_methods
     from .cluster import cluster_fit, wants_cluster
-    if args.select and wants_cluster(args):
-        raise ValueError("--select runs on one machine: not with --scheduler/--dask")
     if args.select:
         return _fit_select(args, console)
     _check_not_select(args)
@@ -275,28 +273,32 @@ def _cmd_fit(args, console):
         raise ValueError(f"--ensemble must be at least 2 folds, got {args.ensemble}")
     if wants_cluster(args):
         model, method, n_tokens = cluster_fit(
-            args, console, lambda n_tags: _grouped_model(args, n_tags, prior, console))
+            args, console, lambda n_tags: _grouped_model(args, n_tags, prior, console),
+            lambda model, entries, step: _fit_setup(args, console, model, entries, step))
         fitted_on = f"{n_tokens:,} tokens on the cluster"
     else:
         entries = _entries_from_args(args, console)
         model, method = _grouped_model(args, entries.n_tags, prior, console)
-        if args.ensemble is not None:
-            from ..calibration.ensemble import CrossFittedCalibrator
-            model = CrossFittedCalibrator(model, n_folds=args.ensemble, seed=args.seed)
-            with console.step("fitting"):
-                model.fit(entries)
-            model.save(args.output)
-            console.info(f"fitted a cross-fitted ensemble of {len(model.calibrators_)} "
-                         f"{method.display_name} set-ups ({args.grouping}) on "
-                         f"{len(entries):,} entries; saved to {args.output}")
-            return 0
-        with console.step("fitting") as progress:
-            model.fit(entries, progress=progress)
+        model = _fit_setup(args, console, model, entries, "fitting")
         fitted_on = f"{len(entries):,} entries"
     model.save(args.output)
-    console.info(f"fitted {len(model.calibrators_)} {method.display_name} "
-                 f"calibrator(s) ({args.grouping}) on {fitted_on}; saved to {args.output}")
+    what = (f"a cross-fitted ensemble of {len(model.calibrators_)} {method.display_name} "
+            "set-ups" if args.ensemble is not None else
+            f"{len(model.calibrators_)} {method.display_name} calibrator(s)")
+    console.info(f"fitted {what} ({args.grouping}) on {fitted_on}; saved to {args.output}")
     return 0
+
+
+def _fit_setup(args, console, model, entries, step):
+    """``model`` fitted on ``entries`` (Entries or DaskEntries), wrapped in a
+    CrossFittedCalibrator with --ensemble K."""
+    if args.ensemble is not None:
+        from ..calibration.ensemble import CrossFittedCalibrator
+        model = CrossFittedCalibrator(model, n_folds=args.ensemble, seed=args.seed)
+        with console.step(step):
+            return model.fit(entries)
+    with console.step(step) as progress:
+        return model.fit(entries, progress=progress)
 
 
 def _grouped_model(args, n_tags, prior, console):
@@ -336,6 +338,7 @@ def _fit_select(args, console):
     from ..calibration.selection import select
     from ..core.jsonfile import read_json
     from ..io.atomic import atomic_write_text
+    from .cluster import cluster_select, wants_cluster
     for flag, value in (("--method", args.method), ("--grouping", args.grouping),
                         ("--ensemble", args.ensemble), ("--min-entries", args.min_entries)):
         if value is not None:
@@ -346,21 +349,30 @@ def _fit_select(args, console):
     groups_grid = args.groups_grid or sorted({1, args.groups})
     if max(groups_grid) > 1 and not args.train_counts:
         raise ValueError(f"--groups-grid {max(groups_grid)} needs --train-counts (TFG groups)")
-    entries = _entries_from_args(args, console)
     counts = None
     if args.train_counts:
         counts = read_json(args.train_counts, "train counts")
-    with console.step("selecting"):
-        result = select(entries, train_counts=counts, methods=methods, n_groups=groups_grid,
-                        n_bins=args.bins_grid or [args.bins or 10],
-                        n_folds=5 if args.folds is None else args.folds,
-                        metric=args.select_metric or "smce", seed=args.seed, prior=prior)
+
+    def run_select(entries):
+        with console.step("selecting"):
+            return select(entries, train_counts=counts, methods=methods, n_groups=groups_grid,
+                          n_bins=args.bins_grid or [args.bins or 10],
+                          n_folds=5 if args.folds is None else args.folds,
+                          metric=args.select_metric or "smce", seed=args.seed, prior=prior)
+
+    if wants_cluster(args):
+        result, n_tokens = cluster_select(args, console, run_select)
+        fitted_on = f"{n_tokens:,} tokens on the cluster"
+    else:
+        entries = _entries_from_args(args, console)
+        result = run_select(entries)
+        fitted_on = f"{len(entries):,} entries"
     result.best_calibrator.save(args.output)
     console.info(result.to_markdown())
     best = result.best_params
     console.info(f"\nbest: {METHODS[best['method']].display_name}, {best['n_groups']} "
-                 f"group(s), bins {best['n_bins'] or '—'}; refit on {len(entries):,} "
-                 f"entries and saved to {args.output}")
+                 f"group(s), bins {best['n_bins'] or '—'}; refit on {fitted_on} "
+                 f"and saved to {args.output}")
     if args.json:
         table = {"metric": result.metric, "best_params": best,
                  "best_score": result.best_score, "cv_results": result.cv_results}

@@ -39,6 +39,10 @@ vectors; every result is exact (docs/scale.md).
   :func:`open_store` reads it back.
 - :mod:`~sparsecal.distributed.entry_store`: :func:`save_entry_shards`,
   :func:`load_entry_shards_dask`: entries as a directory of ``.npz`` shards.
+- :mod:`~sparsecal.distributed.folds`: :func:`token_folds` (the stratified
+  token folds, from per-chunk stratum counts), :func:`cross_fit_members` and
+  :func:`cross_fit_scores` (``CrossFittedCalibrator.fit`` and
+  :func:`sparsecal.select` for :class:`DaskEntries`).
 - :mod:`~sparsecal.distributed.local`: :func:`local_cluster`, the package's
   local cluster (worker malloc settings, :func:`worker_environ`).
 - :mod:`~sparsecal.distributed.chunks`: per-chunk group split and score keys.
@@ -67,6 +71,7 @@ _EXPORTS = {
     "save_entry_shards": "entry_store", "load_entry_shards_dask": "entry_store",
     "local_cluster": "local", "worker_environ": "local", "WORKER_MALLOC": "local",
     "smooth_ece": "smooth", "smooth_reliability": "smooth",
+    "token_folds": "folds", "cross_fit_members": "folds", "cross_fit_scores": "folds",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -107,6 +107,20 @@ class DaskEntries:
         from .calibrators import fit_grouped
         return fit_grouped(model, self, sample_weight, progress=progress)
 
+    def cross_fit_members(self, calibrator, n_folds, seed):
+        """The fitted members of a :class:`~sparsecal.CrossFittedCalibrator`
+        (what its ``fit`` calls for distributed entries); see
+        :func:`sparsecal.distributed.folds.cross_fit_members`."""
+        from . import cross_fit_members   # the lazy export: distributed/folds.py uses this module
+        return cross_fit_members(calibrator, self, n_folds, seed)
+
+    def cross_fit_scores(self, setups, groups, n_folds, seed, metric):
+        """The cross-fitted scores of :func:`sparsecal.select`'s candidates
+        (what it computes for distributed entries); see
+        :func:`sparsecal.distributed.folds.cross_fit_scores`."""
+        from . import cross_fit_scores   # the lazy export, as above
+        return cross_fit_scores(setups, self, groups, n_folds, seed, metric)
+
     def transform_grouped(self, model):
         """Calibrated entries, chunk by chunk on the workers (what
         :meth:`sparsecal.GroupedCalibrator.transform` calls for distributed
