@@ -32,6 +32,21 @@ def _modules(*patterns):
     return out
 
 
+def _lazy_exports(package, modules):
+    """``{name: submodule}`` of a package's lazy exports (the ``_EXPORTS`` dict
+    of its ``__init__``): ``from . import name`` imports that submodule, an edge
+    of the graph like any other (a lazy export must not hide a cycle)."""
+    path = modules.get(package)
+    if path is None or path.name != "__init__.py":
+        return {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if (isinstance(node, (ast.Assign, ast.AnnAssign)) and
+                "_EXPORTS" in [getattr(t, "id", None) for t in
+                               (node.targets if isinstance(node, ast.Assign) else [node.target])]):
+            return ast.literal_eval(node.value)
+    return {}
+
+
 def _imports(name, path, modules):
     """Modules of the package that ``name`` imports anywhere (lazy imports too),
     and the top-level names of outside packages it imports."""
@@ -50,7 +65,9 @@ def _imports(name, path, modules):
                 continue
             for alias in node.names:
                 sub = f"{target}.{alias.name}"
-                inside.add(sub if sub in modules else target)
+                lazy = _lazy_exports(target, modules).get(alias.name)
+                inside.add(sub if sub in modules else
+                           f"{target}.{lazy}" if lazy is not None else target)
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith("sparsecal"):

@@ -10,7 +10,10 @@ vectors; every result is exact (docs/scale.md).
   over mergeable per-chunk counts (no entry leaves its worker).
 - :mod:`~sparsecal.distributed.fixedpoint`: exact, order-free score sums.
 - :mod:`~sparsecal.distributed.metrics`: :func:`calibration_error`,
-  :func:`smce`, :func:`gmce`, :func:`smce_and_gmce`.
+  :func:`smce`, :func:`gmce`; :mod:`~sparsecal.distributed.marginal`:
+  :func:`smce_and_gmce` (one selection for all sets).
+- :mod:`~sparsecal.distributed.checks`: :func:`check_dask_entries`, the one
+  check of a distributed ``entries`` argument.
 - :mod:`~sparsecal.distributed.evaluation`: :func:`mce`, :func:`evaluate`
   (the single-machine result types, for :func:`sparsecal.compare`).
 - :mod:`~sparsecal.distributed.measures`: :func:`fixed_width_bin_stats`,
@@ -55,7 +58,7 @@ _EXPORTS = {
     "DaskEntries": "entries", "threshold": "entries", "from_arrays": "entries",
     "equal_mass_bin_stats": "equal_mass",
     "calibration_error": "metrics", "smce": "metrics", "gmce": "metrics",
-    "smce_and_gmce": "metrics",
+    "smce_and_gmce": "marginal",
     "fit_grouped": "calibrators", "distributed_method": "calibrators",
     "apply_to_store": "apply", "open_store": "apply",
     "mce": "evaluation", "evaluate": "evaluation",

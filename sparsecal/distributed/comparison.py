@@ -17,7 +17,7 @@ import numpy as np
 from ..calibration.comparison import _run_comparison
 from ..calibration.registry import METHODS, get_method
 from .calibrators import distributed_method
-from .entries import check_dask_entries
+from .checks import check_dask_entries
 from .evaluation import evaluate
 from .reduce import tree_merge
 

@@ -9,11 +9,10 @@ entries in the same (row-major) order: the order ties are broken by
 import numpy as np
 
 from ..core.entries import Entries, concatenate_entries, threshold as threshold_block
-from ..core.groups import check_groups
 from ..core.validation import check_choice, check_unit_interval
 from ._dask import require_dask
 
-__all__ = ["DaskEntries", "check_dask_entries", "from_arrays", "threshold"]
+__all__ = ["DaskEntries", "from_arrays", "threshold"]
 
 
 class DaskEntries:
@@ -111,14 +110,14 @@ class DaskEntries:
         """The fitted members of a :class:`~sparsecal.CrossFittedCalibrator`
         (what its ``fit`` calls for distributed entries); see
         :func:`sparsecal.distributed.folds.cross_fit_members`."""
-        from . import cross_fit_members   # the lazy export: distributed/folds.py uses this module
+        from .folds import cross_fit_members
         return cross_fit_members(calibrator, self, n_folds, seed)
 
     def cross_fit_scores(self, setups, groups, n_folds, seed, metric):
         """The cross-fitted scores of :func:`sparsecal.select`'s candidates
         (what it computes for distributed entries); see
         :func:`sparsecal.distributed.folds.cross_fit_scores`."""
-        from . import cross_fit_scores   # the lazy export, as above
+        from .folds import cross_fit_scores
         return cross_fit_scores(setups, self, groups, n_folds, seed, metric)
 
     def transform_grouped(self, model):
@@ -268,21 +267,3 @@ def from_arrays(scores, labels):
 def _binary_chunk(scores, labels):
     """Validated entries of one chunk of a binary problem (on a worker)."""
     return Entries(scores, np.zeros(scores.shape[0], np.int32), labels, n_tags=1)
-
-
-def check_dask_entries(entries, groups=None):
-    """``entries`` as :class:`DaskEntries` (and ``groups`` over its tagset).
-
-    Raises
-    ------
-    TypeError
-        If ``entries`` is not ``DaskEntries`` or ``groups`` not ``TagGroups``.
-    ValueError
-        If ``groups`` covers another number of tags.
-    """
-    if not isinstance(entries, DaskEntries):
-        raise TypeError(f"entries must be DaskEntries (see sparsecal.distributed.threshold), "
-                        f"got {type(entries).__name__}")
-    if groups is not None:
-        check_groups(groups, entries.n_tags)
-    return entries

@@ -11,7 +11,8 @@ from ..io.atomic import atomic_directory
 from ..io.entry_shards import (is_entry_shards, new_manifest, read_manifest, read_shard,
                                write_manifest, write_shard)
 from ._dask import require_dask
-from .entries import DaskEntries, check_dask_entries
+from .checks import check_dask_entries
+from .entries import DaskEntries
 
 __all__ = ["save_entry_shards", "load_entry_shards_dask"]
 

@@ -15,7 +15,7 @@ from ..core.validation import check_prior
 from ..metrics.evaluation import EvaluationResult
 from ..metrics.marginal import (MarginalCalibrationError, _mce_settings, _mce_tags,
                                 check_ce_options)
-from .entries import check_dask_entries
+from .checks import check_dask_entries
 from .equal_mass import equal_mass_bin_stats
 from .measures import (binned_errors, check_distributed_ci, check_measures,
                        measures_by_group, top_label_ece, with_interval)

@@ -20,8 +20,8 @@ from ..calibration.folds import check_n_folds, positional_folds, token_strata
 from ..calibration.selection import metric_value
 from ..core.validation import check_positive_int
 from ._dask import require_dask
-from .entries import check_dask_entries
-from .metrics import smce_and_gmce
+from .checks import check_dask_entries
+from .marginal import smce_and_gmce
 from .reduce import persist_with, tree
 
 __all__ = ["cross_fit_members", "cross_fit_scores", "token_folds"]

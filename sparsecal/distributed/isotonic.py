@@ -14,7 +14,7 @@ import numpy as np
 from ..calibration.base import clone
 from ..calibration.isotonic import IsotonicCalibrator
 from ..core.isotonic import isotonic_fit_pooled
-from ..core.groups import check_groups
+from .checks import check_dask_entries
 from .chunks import add_tables, key_scores, runs, sorted_sets
 from .reduce import tree_merge
 
@@ -213,9 +213,6 @@ def _check_fit(model, entries, sample_weight):
     """The arguments of a grouped fit on distributed entries (model
     parameters, entries, groups over their tagset, no weights)."""
     model._check_params()
-    if getattr(entries, "blocks", None) is None:
-        raise TypeError("entries must be DaskEntries (see sparsecal.distributed.threshold), "
-                        f"got {type(entries).__name__}")
-    check_groups(model.groups, entries.n_tags)
+    check_dask_entries(entries, model.groups)
     if sample_weight is not None:
         raise ValueError("sample_weight is not supported on distributed entries yet")

@@ -37,7 +37,7 @@ from ..metrics.intervals import ConfidenceInterval, simulation_interval
 from ..metrics.marginal import check_ce_options
 from ..metrics.measures import get_measure
 from ..metrics.toplabel import top_label
-from .entries import check_dask_entries
+from .checks import check_dask_entries
 from .equal_mass import equal_mass_bin_stats
 from .fixedpoint import fixed_parts, fixed_value
 from .isotonic import score_tables

@@ -9,17 +9,15 @@ Confidence intervals are not offered yet (docs/scale.md).
 """
 import numpy as np
 
-from ..metrics.binary import CalibrationError
 from ..metrics.ce import ce_from_bins, check_norm
-from .entries import check_dask_entries, from_arrays
+from .checks import check_dask_entries
+from .entries import from_arrays
 from .equal_mass import equal_mass_bin_stats
+from .marginal import error_of_bins as _result
 
-__all__ = ["calibration_error", "gmce", "smce", "smce_and_gmce"]
+__all__ = ["calibration_error", "gmce", "smce"]
 
 
-def _result(bins, norm):
-    return None if bins is None else CalibrationError(ce_from_bins(bins, norm), norm,
-                                                      int(bins.count.sum()), bins)
 
 
 def _pooled(entries, norm, n_bins, bin_size):
@@ -164,47 +162,3 @@ def gmce(entries, groups, *, n_bins=None, bin_size=None):
     bins = equal_mass_bin_stats(entries, np.asarray(groups.tag_to_group, dtype=np.int64),
                                 groups.n_groups, n_bins=n_bins, bin_size=bin_size)
     return [_result(b, 2.0) for b in bins]
-
-
-def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None):
-    """SMCE and every GMCE of distributed entries (as
-    :func:`sparsecal.smce_and_gmce`).
-
-    Parameters
-    ----------
-    entries : DaskEntries
-    groups : TagGroups
-    n_bins, bin_size : int, optional
-
-    Returns
-    -------
-    smce : CalibrationError
-    gmce : list of CalibrationError or None
-
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`smce` and :func:`gmce`.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Sections 3.2-3.3, eqs. 2-3.
-
-    Examples
-    --------
-    >>> import dask.array as da, numpy as np
-    >>> import sparsecal as sc
-    >>> from sparsecal.distributed import threshold
-    >>> x = np.random.default_rng(0).dirichlet(np.ones(6), size=300)
-    >>> entries = threshold(da.from_array(x, chunks=(70, 6)), np.arange(300) % 6)
-    >>> pooled, per_group = smce_and_gmce(entries, sc.TagGroups.scw(6))
-    >>> pooled.value == per_group[0].value
-    True
-    """
-    check_dask_entries(entries, groups)
-    pooled, *per_group = equal_mass_bin_stats(
-        entries, np.asarray(groups.tag_to_group, dtype=np.int64), groups.n_groups,
-        n_bins=n_bins, bin_size=bin_size, pooled=True)   # all cuts in the same rounds
-    if pooled is None:
-        raise ValueError("cannot compute a calibration error of no points")
-    return _result(pooled, 2.0), [_result(b, 2.0) for b in per_group]

@@ -15,7 +15,7 @@ a note on the page and one warning.
 """
 from ..core.groups import TagGroups
 from .comparison import compare_methods, distributed_methods
-from .entries import check_dask_entries
+from .checks import check_dask_entries
 from .evaluation import _entry_counts, evaluate
 from .measures import DISTRIBUTED_MEASURES
 from .smooth import smooth_reliability

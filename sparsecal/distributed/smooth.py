@@ -31,7 +31,7 @@ import numpy as np
 from ..core.groups import TagGroups, partition_by_group
 from ..metrics.smooth import (_check_bandwidth, _check_n_points, _grid_size, _grid_sums,
                               _reliability_from_grids, _smooth_eces)
-from .entries import check_dask_entries
+from .checks import check_dask_entries
 from .reduce import tree_merge
 
 __all__ = ["smooth_ece", "smooth_reliability"]
