@@ -17,6 +17,9 @@ vectors; every result is exact (docs/scale.md).
   :func:`binned_errors` (any binning, norm, debias; simulation and score
   intervals), :func:`top_label_ece`, :func:`measures_by_group` (the
   registry's measures with a mergeable form).
+- :mod:`~sparsecal.distributed.application`: :func:`application_from_table`
+  (DCF, minDCF, Cllr, minCllr) and :func:`bayes_error_plot`, from the merged
+  distinct-score tables.
 - :mod:`~sparsecal.distributed.groups`: :func:`tfg_from_gold`, TFG groups
   from a distributed training gold vector.
 - :mod:`~sparsecal.distributed.isotonic`: :func:`fit_grouped`, isotonic fits
@@ -58,11 +61,12 @@ _EXPORTS = {
     "top_label_ece": "measures", "measures_by_group": "measures",
     "check_distributed_ci": "measures", "check_measures": "measures",
     "with_interval": "measures", "DISTRIBUTED_MEASURES": "measures",
-    "corp_from_table": "measures", "application_from_table": "measures",
+    "corp_from_table": "measures", "application_from_table": "application",
     "compare_methods": "comparison", "distributed_methods": "comparison",
     "CLUSTER_REPORT": "report", "ClusterReport": "report", "LEFT_OUT": "report",
     "fit_scaling_binning": "scaling_binning", "fit_halves": "scaling_binning",
     "save_entry_shards": "entry_store", "load_entry_shards_dask": "entry_store",
+    "bayes_error_plot": "application",
     "local_cluster": "local", "worker_environ": "local", "WORKER_MALLOC": "local",
 }
 
