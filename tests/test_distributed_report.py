@@ -71,12 +71,12 @@ def test_report_numbers_equal_single_machine(tmp_path):
     assert_close(got, _drop(ref, "smooth-ece"), 1e-12, 1e-14)
     assert _figures(path) == sorted(f"{n}.{e}" for e in ("png", "svg") for n in
                                     ("reliability", "groups", "methods", "per_tag",
-                                     "modified_reliability"))
+                                     "bayes_error", "modified_reliability"))
     assert set(_figures(ref_path)) - set(_figures(path)) == {
-        f"{n}.{e}" for e in ("png", "svg") for n in ("smooth_reliability", "bayes_error")}
+        f"{n}.{e}" for e in ("png", "svg") for n in ("smooth_reliability",)}
     page = open(path, encoding="utf-8").read()
-    assert page.count("Not in this report:") == 3 and "Bayes error plot" in page
-    assert "approximated from the equal-mass bins" in page
+    assert page.count("Not in this report:") == 1 and "Bayes error plot" in page
+    assert "approximated from the equal-mass bins" not in page
 
 
 def test_test_only_tiny_report_and_progress(tmp_path):
@@ -90,9 +90,10 @@ def test_test_only_tiny_report_and_progress(tmp_path):
                             progress=lambda d, t: calls.append((d, t)))
         ref = write_report(tmp_path / "one", sc.threshold(x, np.array([0, 1, 1])),
                            sc.TagGroups([0, 1], 2), n_bins=2)
-    assert calls[-1] == (4, 4)   # the evaluation and 3 figures (no per-tag CE)
+    assert calls[-1] == (5, 5)   # the evaluation and 4 figures (no per-tag CE)
     assert _figures(path) == sorted(f"{n}.{e}" for e in ("png", "svg") for n in
-                                    ("reliability", "groups", "modified_reliability"))
+                                    ("reliability", "groups", "bayes_error",
+                                     "modified_reliability"))
     got, one = (json.loads(open(os.path.join(os.path.dirname(p), "numbers.json")).read())
                 for p in (path, ref))
     assert_close(got, _drop(one, "smooth-ece"), 1e-12, 1e-14)

@@ -20,6 +20,9 @@ vectors; every result is exact (docs/scale.md).
 - :mod:`~sparsecal.distributed.application`: :func:`application_from_table`
   (DCF, minDCF, Cllr, minCllr) and :func:`bayes_error_plot`, from the merged
   distinct-score tables.
+- :mod:`~sparsecal.distributed.histogram`: :func:`score_histogram`, the exact
+  score histogram under the report's calibration curve (counts over fixed
+  edges, added).
 - :mod:`~sparsecal.distributed.groups`: :func:`tfg_from_gold`, TFG groups
   from a distributed training gold vector.
 - :mod:`~sparsecal.distributed.isotonic`: :func:`fit_grouped`, isotonic fits
@@ -66,7 +69,7 @@ _EXPORTS = {
     "CLUSTER_REPORT": "report", "ClusterReport": "report", "LEFT_OUT": "report",
     "fit_scaling_binning": "scaling_binning", "fit_halves": "scaling_binning",
     "save_entry_shards": "entry_store", "load_entry_shards_dask": "entry_store",
-    "bayes_error_plot": "application",
+    "bayes_error_plot": "application", "score_histogram": "histogram",
     "local_cluster": "local", "worker_environ": "local", "WORKER_MALLOC": "local",
 }
 

@@ -9,13 +9,19 @@ The tables (evaluation, method comparison, before and after TFG isotonic) and
 :func:`sparsecal.distributed.compare_methods`; the reliability diagrams (SMCE,
 per group), the per-tag CE and the method figures need only per-bin
 statistics, the modified reliability plot only the top-label bins, all of which
-those results hold. What needs every entry is left out (:data:`LEFT_OUT`), with
-a note on the page and one warning.
+those results hold; the Bayes error plot comes from the merged distinct-score
+table (:func:`~sparsecal.distributed.application.bayes_error_plot`), the exact
+score histogram under the calibration curve from counts over the figure's edges
+(:func:`~sparsecal.distributed.histogram.score_histogram`, a second pass). What
+needs every entry is left out (:data:`LEFT_OUT`), with a note on the page and
+one warning.
 """
 from ..core.groups import TagGroups
 from .comparison import compare_methods, distributed_methods
+from .application import bayes_error_plot
 from .entries import check_dask_entries
 from .evaluation import _entry_counts, evaluate
+from .histogram import score_histogram
 from .measures import DISTRIBUTED_MEASURES
 
 __all__ = ["CLUSTER_REPORT", "ClusterReport", "LEFT_OUT"]
@@ -24,10 +30,6 @@ __all__ = ["CLUSTER_REPORT", "ClusterReport", "LEFT_OUT"]
 LEFT_OUT = {
     "the smooth ECE and the smooth reliability diagram":
         "kernel smoothing over every entry; Błasiok & Nakkiran 2023",
-    "the Bayes error plot": "its DCF curves are drawn from every score",
-    "an exact score histogram under the calibration curve":
-        "it is approximated from the equal-mass bins, each bin's count spread over "
-        "its score range",
 }
 
 
@@ -75,6 +77,10 @@ class ClusterReport:
     left_out = LEFT_OUT
     evaluate = staticmethod(evaluate)
     compare_methods = staticmethod(compare_methods)
+    #: from the merged distinct-score table (exact)
+    bayes_error_plot = staticmethod(bayes_error_plot)
+    #: counts over the figure's edges, added over the chunks (exact)
+    score_histogram = staticmethod(score_histogram)
 
     @staticmethod
     def check(test, dev, groups):

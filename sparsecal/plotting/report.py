@@ -26,6 +26,7 @@ from ..metrics.measures import get_measure
 from ..metrics.intervals import ConfidenceInterval
 from ..metrics.marginal import DEFAULT_BIN_SIZE
 from ..metrics.application import bayes_error_plot
+from ..core.binning import histogram_counts
 from ..metrics.smooth import smooth_reliability
 from ..calibration.grouped import GroupedCalibrator
 
@@ -165,9 +166,9 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
     per_tag = engine.most_tag_entries(test) >= MIN_TAG_ENTRIES
     # progress units: the evaluation; with dev, compare_methods' (1 + SCW and
     # TFG per method) and the evaluation after; a figure each (_figures draws 5,
-    # 3 without every entry, the methods' with dev, the per-tag one with per_tag)
+    # 4 without every entry, the methods' with dev, the per-tag one with per_tag)
     n_dev = 0 if dev is None else 1 + 2 * len(compare_options["methods"]) + 1
-    n_figures = 5 if engine.per_entry else 3
+    n_figures = 5 if engine.per_entry else 4
     counter = ProgressCounter(progress, 1 + n_dev + n_figures + (dev is not None) + per_tag)
     ev["per_tag"] = per_tag
     with atomic_directory(out_dir, _is_report, "a sparsecal report") as tmp:
@@ -185,8 +186,8 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
             counter.advance()
             curves["TFG isotonic"] = after
             entries["TFG isotonic"] = calibrated
-        figures = _figures(tmp, curves, entries if engine.per_entry else None, before,
-                           comparison, groups, counter)
+        figures = _figures(tmp, curves, entries, engine, before, comparison, groups,
+                           counter)
         _write_pages(tmp, title, notes, before, after, comparison, figures, omitted)
     return os.path.join(out_dir, "index.html")
 
@@ -218,6 +219,16 @@ class OneMachine:
     def most_tag_entries(test):
         """The entries of the test tag with the most."""
         return int(np.bincount(test.tag).max()) if len(test) else 0
+
+    @staticmethod
+    def bayes_error_plot(entries):
+        """The Bayes error plot of entries (probabilities, empirical prior)."""
+        return bayes_error_plot(entries.score, entries.label)
+
+    @staticmethod
+    def score_histogram(entries, edges):
+        """The entries per histogram bin of ``edges``."""
+        return histogram_counts(entries.score, edges)
 
 
 def _restrict(engine, ev, compare_options, dev, seed):
@@ -291,13 +302,13 @@ def _is_report(path):
         return False
 
 
-def _figures(directory, curves, entries, before, comparison, groups, counter):
+def _figures(directory, curves, entries, engine, before, comparison, groups, counter):
     """Render every figure to PNG and SVG, counting each; returns [(name, caption)].
 
-    ``entries`` None (entries on a cluster): the figures that need every entry
-    (smooth reliability, Bayes error plot) are left out, the score histogram is
-    approximated from the bins, and the modified reliability plot is drawn from
-    the evaluations' top-label ECE (20 fixed-width bins, as from entries)."""
+    The score histogram and the Bayes error plot come from ``engine``. Without
+    ``engine.per_entry`` (entries on a cluster) the smooth reliability diagram
+    is left out and the modified reliability plot is drawn from the
+    evaluations' top-label ECE (20 fixed-width bins, as from entries)."""
     os.makedirs(os.path.join(directory, "figures"))
     figs = []
 
@@ -307,8 +318,9 @@ def _figures(directory, curves, entries, before, comparison, groups, counter):
         counter.advance()
 
     smce = {k: v.smce for k, v in curves.items()}
+    edges = plots.score_histogram_edges(smce, scale="logit")
     save("reliability", plots.reliability_diagram(
-        smce, scores=None if entries is None else [e.score for e in entries.values()],
+        smce, hist_counts=[engine.score_histogram(e, edges) for e in entries.values()],
         scale="logit"),
         "Calibration curve of all thresholded entries (SMCE), 10 equal-mass bins with "
         "Algorithm-2 95% bars, and the score distribution (Nguyen & O'Connor Fig. 1d; "
@@ -327,18 +339,18 @@ def _figures(directory, curves, entries, before, comparison, groups, counter):
                                          tag_names=groups),
              "Per-tag calibration error of the most frequent tags with 95% intervals "
              "(Nguyen & O'Connor Fig. 4).")
-    if entries is not None:
+    if engine.per_entry:
         save("smooth_reliability", plots.plot_smooth_reliability(
             {k: smooth_reliability(e.score, e.label) for k, e in entries.items()}),
             "Smooth (kernel) reliability diagram of all thresholded entries at smECE's "
             "bandwidth, with the score density below (Błasiok & Nakkiran 2023).")
-        save("bayes_error", plots.plot_bayes_error(
-            {k: bayes_error_plot(e.score, e.label) for k, e in entries.items()}),
-            "Bayes error plot: normalized actual DCF (solid) and minimum DCF (dashed) over "
-            "application prior log-odds; the gap is the cost of miscalibration (score-"
-            "calibration lecture notes, Cumani).")
+    save("bayes_error", plots.plot_bayes_error(
+        {k: engine.bayes_error_plot(e) for k, e in entries.items()}),
+        "Bayes error plot: normalized actual DCF (solid) and minimum DCF (dashed) over "
+        "application prior log-odds; the gap is the cost of miscalibration (score-"
+        "calibration lecture notes, Cumani).")
     save("modified_reliability", plots.modified_reliability(
-        curves if entries is None else dict(entries)),
+        dict(entries) if engine.per_entry else curves),
         "Top-label accuracy minus confidence per confidence bin; marker area is the "
         "bin size (Jagannatha & Yu Fig. 1).")
     return figs
