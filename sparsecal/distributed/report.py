@@ -69,7 +69,7 @@ class ClusterReport:
     ...     path = write_report(os.path.join(tmp, "r"), entries, groups,
     ...                         engine=CLUSTER_REPORT)
     ...     sorted(os.listdir(os.path.join(tmp, "r", "figures")))[:2]
-    ['groups.png', 'groups.svg']
+    ['bayes_error.png', 'bayes_error.svg']
     """
 
     per_entry = False
