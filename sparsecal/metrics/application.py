@@ -107,8 +107,7 @@ def dcf(scores, labels, *, prior, c_miss=1.0, c_fa=1.0, normalize=True,
     """
     app = check_application(prior, c_miss, c_fa)
     llr, y = _llr(scores, labels, scores_are, training_prior)
-    return actual_dcf(llr, np.ones_like(y, dtype=np.int64), y.astype(np.int64), *app,
-                      bool(normalize))
+    return actual_dcf(llr, None, y, *app, bool(normalize))
 
 
 def min_dcf(scores, labels, *, prior, c_miss=1.0, c_fa=1.0, normalize=True,

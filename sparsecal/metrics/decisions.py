@@ -243,8 +243,10 @@ def actual_dcf(llr, counts, positives, prior, c_miss, c_fa, normalize):
     Parameters
     ----------
     llr : ndarray of float64, shape (m,)
-    counts, positives : ndarray of int, shape (m,)
-        Entries and positives per row; both classes present.
+    counts : ndarray of int, shape (m,), or None
+        Entries per row; None: one each (a row per entry).
+    positives : ndarray of int or bool, shape (m,)
+        Positives per row; both classes present.
     prior, c_miss, c_fa : float
         A checked application.
     normalize : bool
@@ -267,10 +269,13 @@ def actual_dcf(llr, counts, positives, prior, c_miss, c_fa, normalize):
     """
     t = bayes_threshold(prior, c_miss, c_fa)
     yes = llr > t
-    n_pos = int(positives.sum())
-    n_neg = int(counts.sum()) - n_pos
-    p_miss = int(positives[~yes].sum()) / n_pos
-    p_fa = (int(counts[yes].sum()) - int(positives[yes].sum())) / n_neg
+    n_pos, pos_yes = int(positives.sum()), int(positives.sum(where=yes))
+    if counts is None:
+        n_neg, n_yes = llr.shape[0] - n_pos, int(np.count_nonzero(yes))
+    else:
+        n_neg, n_yes = int(counts.sum()) - n_pos, int(counts.sum(where=yes))
+    p_miss = (n_pos - pos_yes) / n_pos
+    p_fa = (n_yes - pos_yes) / n_neg
     return DetectionCost(float(detection_cost(prior, c_miss, c_fa, p_miss, p_fa, normalize)),
                          float(t), p_miss, p_fa, prior, c_miss, c_fa, normalize)
 
