@@ -47,6 +47,10 @@ class ClusterReport:
         report's other default measures (the smooth ECE) are left out.
     left_out : dict
         :data:`LEFT_OUT`, shown on the page and named in one warning.
+    bayes_error_plot, score_histogram : callable
+        The Bayes error plot and the exact score histogram of distributed
+        entries (:func:`~sparsecal.distributed.application.bayes_error_plot`,
+        :func:`~sparsecal.distributed.histogram.score_histogram`).
 
     References
     ----------
