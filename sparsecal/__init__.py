@@ -112,6 +112,8 @@ _EXPORTS = {
     "tfg_from_gold": "distributed",
     "local_cluster": "distributed",
     "save_entry_shards": "distributed",
+    # the score histogram of the reliability diagram, counted anywhere
+    "histogram_counts": "core", "score_histogram_edges": "plotting",
 }
 _SUBPACKAGES = ("adapters", "calibration", "cli", "core", "crf", "datasets",
                 "distributed", "io", "metrics", "plotting", "structured")

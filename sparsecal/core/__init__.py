@@ -19,8 +19,10 @@ from .entries import Entries, threshold
 from .groups import TagGroups, load_train_counts, partition_by_group
 from .isotonic import isotonic_fit, isotonic_fit_pooled, isotonic_predict
 from .validation import DegenerateDataError
+from .binning import histogram_counts
 
 __all__ = ["BinStats", "DegenerateDataError", "Entries", "TagGroups", "argsort_scores", "equal_mass_bin_starts",
            "equal_mass_bins", "fixed_width_bins", "isotonic_fit", "isotonic_fit_pooled",
            "isotonic_predict",
            "load_train_counts", "lookup_bins", "partition_by_group", "threshold"]
+__all__ += ["histogram_counts"]

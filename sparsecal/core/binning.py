@@ -19,6 +19,7 @@ from .validation import (as_array, as_float_array, check_allocation, check_choic
 __all__ = ["BinStats", "argsort_scores", "bin_statistics", "equal_mass_bin_starts",
            "equal_mass_bins", "equal_mass_bins_sorted", "fixed_width_bins", "lookup_bin_means",
            "lookup_bins", "replicated_bin_sums", "weighted_equal_mass_bins"]
+__all__ += ["histogram_counts"]
 
 
 @dataclass(frozen=True)
@@ -695,3 +696,37 @@ def lookup_bin_means(keys, values, w, boundaries):
     k = boundaries.shape[0] + 1
     mass = np.bincount(idx, weights=ww, minlength=k)
     return boundaries, np.bincount(idx, weights=ww * values, minlength=k) / mass
+
+
+def histogram_counts(scores, edges):
+    """Scores per histogram bin of ``edges``, scores outside the range counted
+    in the first or last bin (the score histogram of the reliability diagram).
+
+    Each score's bin depends on that score only, so the counts of parts of the
+    scores add up to the counts of the whole, bit for bit (the distributed
+    report adds its chunks' counts).
+
+    Parameters
+    ----------
+    scores : array_like of float, shape (n,)
+    edges : ndarray of float64, shape (m + 1,)
+        Increasing bin edges; bins ``[edges[j], edges[j + 1])``, the last one
+        closed (``np.histogram``'s rule).
+
+    Returns
+    -------
+    ndarray of int64, shape (m,)
+
+    References
+    ----------
+    Nguyen & O'Connor 2015, Fig. 1(d) (the score distribution under the
+    calibration curve).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> histogram_counts(np.array([0.0, 0.2, 0.5, 0.9, 1.0]), np.array([0.1, 0.5, 0.9]))
+    array([2, 3])
+    """
+    x = np.asarray(scores, dtype=np.float64)
+    return np.histogram(np.clip(x, edges[0], edges[-1]), bins=edges)[0].astype(np.int64)

@@ -22,6 +22,12 @@ vectors; every result is exact (docs/scale.md).
   registry's measures with a mergeable form).
 - :mod:`~sparsecal.distributed.smooth`: :func:`smooth_ece` (pooled and per
   group), :func:`smooth_reliability`: the kernel smoothing from merged grid sums.
+- :mod:`~sparsecal.distributed.application`: :func:`application_from_table`
+  (DCF, minDCF, Cllr, minCllr) and :func:`bayes_error_plot`, from the merged
+  distinct-score tables.
+- :mod:`~sparsecal.distributed.histogram`: :func:`score_histogram`, the exact
+  score histogram under the report's calibration curve (counts over fixed
+  edges, added).
 - :mod:`~sparsecal.distributed.groups`: :func:`tfg_from_gold`, TFG groups
   from a distributed training gold vector.
 - :mod:`~sparsecal.distributed.isotonic`: :func:`fit_grouped`, isotonic fits
@@ -36,7 +42,7 @@ vectors; every result is exact (docs/scale.md).
   (:func:`sparsecal.compare_methods` for :class:`DaskEntries`).
 - :mod:`~sparsecal.distributed.report`: :data:`CLUSTER_REPORT`, the engine
   of :func:`sparsecal.plotting.report.write_report` for distributed entries
-  (every section that has a distributed form).
+  (every section of the single-machine report).
 - :mod:`~sparsecal.distributed.apply`: :func:`apply_to_store`, a fitted
   calibrator applied on the workers into Zarr or ``.npy`` shards, atomically;
   :func:`open_store` reads it back.
@@ -67,11 +73,12 @@ _EXPORTS = {
     "top_label_ece": "measures", "measures_by_group": "measures",
     "check_distributed_ci": "measures", "check_measures": "measures",
     "with_interval": "measures", "DISTRIBUTED_MEASURES": "measures",
-    "corp_from_table": "measures", "application_from_table": "measures",
+    "corp_from_table": "measures", "application_from_table": "application",
     "compare_methods": "comparison", "distributed_methods": "comparison",
-    "CLUSTER_REPORT": "report", "ClusterReport": "report", "LEFT_OUT": "report",
+    "CLUSTER_REPORT": "report", "ClusterReport": "report",
     "fit_scaling_binning": "scaling_binning", "fit_halves": "scaling_binning",
     "save_entry_shards": "entry_store", "load_entry_shards_dask": "entry_store",
+    "bayes_error_plot": "application", "score_histogram": "histogram",
     "local_cluster": "local", "worker_environ": "local", "WORKER_MALLOC": "local",
     "smooth_ece": "smooth", "smooth_reliability": "smooth",
     "token_folds": "folds", "cross_fit_members": "folds", "cross_fit_scores": "folds",

@@ -21,7 +21,7 @@ ECE, the Brier score and the registry's measures that have a mergeable form.
 - **CORP decompositions** (Brier and log loss: score, MCB, DSC, UNC): PAV of the
   merged per-set distinct-score tables (:func:`corp_from_table`), as the
   isotonic fit; **DCF, minDCF, Cllr, minCllr** from the same tables
-  (:func:`application_from_table`).
+  (:func:`~sparsecal.distributed.application.application_from_table`).
 """
 import numpy as np
 
@@ -37,6 +37,7 @@ from ..metrics.intervals import ConfidenceInterval, simulation_interval
 from ..metrics.marginal import check_ce_options
 from ..metrics.measures import get_measure
 from ..metrics.toplabel import top_label
+from .application import APPLICATION_MEASURES, application_from_table
 from .checks import check_dask_entries
 from .equal_mass import equal_mass_bin_stats
 from .fixedpoint import fixed_parts, fixed_value
@@ -45,7 +46,7 @@ from .reduce import tree_merge
 from .smooth import smooth_ece
 
 __all__ = ["DISTRIBUTED_MEASURES", "binned_errors", "check_distributed_ci",
-           "application_from_table", "check_measures", "corp_from_table",
+           "check_measures", "corp_from_table",
            "fixed_width_bin_stats",
            "measures_by_group", "top_label_ece", "with_interval"]
 
@@ -385,9 +386,6 @@ def _log_loss_of(p, n, k):
     return float(-np.sum(terms) / np.sum(n))
 
 
-#: the application measures computed from the distinct-score tables
-_APPLICATION = ("cllr", "dcf", "min-cllr", "min-dcf")
-
 #: the CORP functions of the registry -> their rule
 _RULES = {"corp.brier_corp": "brier", "corp.log_loss_corp": "log_loss"}
 
@@ -433,105 +431,6 @@ def corp_from_table(scores, counts, positives, rule="brier"):
     climatology = np.full_like(scores, k.sum() / n.sum())
     s, s_rc, s_c = (mean_of(p, n, k) for p in (scores, recalibrated, climatology))
     return ScoreDecomposition(s, s - s_rc, s_c - s_rc, s_c, int(counts.sum()), rule)
-
-
-def _llr_table(scores, counts, positives):
-    """The LLRs of a table's distinct scores at its empirical prior (as
-    :func:`sparsecal.dcf` computes them), merged where equal, with their counts
-    and positives (int64)."""
-    n_all, n_pos = int(counts.sum()), int(positives.sum())
-    if n_pos in (0, n_all):
-        raise ValueError("labels must hold both classes (a miss rate and a false-alarm "
-                         f"rate are needed), got {n_pos} positives of {n_all}")
-    pi = n_pos / n_all
-    with np.errstate(divide="ignore"):
-        llr = np.log(scores) - np.log1p(-scores) - np.log(pi / (1 - pi))
-    u, inv = np.unique(llr, return_inverse=True)
-    return (u, np.bincount(inv, weights=counts, minlength=u.size).astype(np.int64),
-            np.bincount(inv, weights=positives, minlength=u.size).astype(np.int64))
-
-
-def _cllr_of_table(llr, n, k):
-    """Cllr in bits of LLRs with ``n`` entries, ``k`` positive, each (an
-    infinite LLR on the right side costs 0)."""
-    with np.errstate(invalid="ignore"):
-        pos = np.where(k > 0, k * np.logaddexp(0.0, -llr), 0.0).sum() / k.sum()
-        neg = np.where(n > k, (n - k) * np.logaddexp(0.0, llr), 0.0).sum() / (n - k).sum()
-    return float((pos + neg) / (2 * np.log(2)))
-
-
-def application_from_table(scores, counts, positives, name, prior=None):
-    """An application measure of one set of entries from its distinct-score
-    table: :func:`sparsecal.dcf`, :func:`sparsecal.min_dcf`,
-    :func:`sparsecal.cllr` or :func:`sparsecal.min_cllr` (probabilities as
-    scores, the empirical training prior, unit costs, normalized DCF) on a
-    cluster.
-
-    The decisions of a threshold on the LLRs depend on the entries only through
-    the counts per distinct score, so DCF and minDCF (and their error rates and
-    thresholds) are the single-machine ones bit for bit; Cllr and minCllr (PAV on
-    the table, as the isotonic fit) are sums over distinct scores, equal to the
-    means over entries to float rounding.
-
-    Parameters
-    ----------
-    scores : ndarray of float64, shape (m,)
-        Sorted distinct scores.
-    counts, positives : ndarray of int64, shape (m,)
-    name : {"dcf", "min-dcf", "cllr", "min-cllr"}
-    prior : float, optional
-        The application prior (DCF, minDCF).
-
-    Returns
-    -------
-    DetectionCost or float
-        As the single-machine function.
-
-    Raises
-    ------
-    ValueError
-        One class only; a prior outside (0, 1) or missing for DCF / minDCF.
-
-    References
-    ----------
-    Cumani, "Score calibration and fusion" (``004``): DCF, minDCF, Cllr and
-    minCllr; Brümmer & du Preez 2006, Section 2.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import sparsecal as sc
-    >>> x, n, k = np.array([0.1, 0.4, 0.8]), np.array([3, 2, 2]), np.array([0, 1, 2])
-    >>> scores, labels = np.repeat(x, n), np.array([0, 0, 0, 1, 0, 1, 1])
-    >>> application_from_table(x, n, k, "min-dcf", 0.3) == sc.min_dcf(scores, labels,
-    ...                                                                prior=0.3)
-    True
-    >>> round(application_from_table(x, n, k, "cllr"), 12) == round(
-    ...     sc.cllr(scores, labels), 12)
-    True
-    """
-    from ..metrics.application import (DetectionCost, _application, _bayes_threshold,
-                                       _cost, _minimum)
-    llr, n, k = _llr_table(scores, counts, positives)
-    n_pos, n_neg = int(k.sum()), int((n - k).sum())
-    if name in ("cllr", "min-cllr"):
-        if name == "min-cllr":   # PAV on the ranks of the distinct LLRs, as min_cllr
-            rank = np.arange(llr.shape[0], dtype=np.float64)
-            p = isotonic_predict(rank, *isotonic_fit_pooled(rank, k / n, n.astype(float)))
-            pi = n_pos / (n_pos + n_neg)
-            with np.errstate(divide="ignore"):
-                llr = np.log(p) - np.log1p(-p) - np.log(pi / (1 - pi))
-        return _cllr_of_table(llr, n, k)
-    prior, c_miss, c_fa = _application(prior, 1.0, 1.0)
-    if name == "dcf":
-        t = _bayes_threshold(prior, c_miss, c_fa)
-        yes = llr > t
-        p_miss, p_fa = int(k[~yes].sum()) / n_pos, int((n - k)[yes].sum()) / n_neg
-        return DetectionCost(float(_cost(prior, c_miss, c_fa, p_miss, p_fa, True)),
-                             float(t), p_miss, p_fa, prior, c_miss, c_fa, True)
-    cum_n, cum_k = np.cumsum(np.r_[0, n]), np.cumsum(np.r_[0, k])
-    curve = (np.r_[-np.inf, llr], cum_k / n_pos, (n_neg - (cum_n - cum_k)) / n_neg)
-    return _minimum(curve, prior, c_miss, c_fa, True)
 
 
 def check_measures(names):
@@ -624,7 +523,7 @@ def measures_by_group(entries, groups, names, *, n_bins=None, bin_size=None,
     def per_set(m):
         """The measure over all entries, then each group (a list)."""
         kw = m.arguments(n_bins=n_bins, bin_size=bin_size, binning=binning, prior=prior)
-        if m.function_path in _RULES or m.name in _APPLICATION:   # the tables, one pass
+        if m.function_path in _RULES or m.name in APPLICATION_MEASURES:   # the tables, one pass
             if "tables" not in cache:
                 (pooled,), per_group = score_tables(
                     entries, [TagGroups.scw(entries.n_tags), groups])[0]

@@ -1,8 +1,8 @@
 """The calibration report of distributed entries: :data:`CLUSTER_REPORT`, the
 engine that :func:`sparsecal.plotting.report.write_report` takes
 (``engine=CLUSTER_REPORT``) to write the report of
-:class:`~sparsecal.distributed.DaskEntries` with every section that has a
-distributed form.
+:class:`~sparsecal.distributed.DaskEntries` with every section of the
+single-machine report.
 
 The tables (evaluation, method comparison, before and after TFG isotonic) and
 ``numbers.json`` come from :func:`sparsecal.distributed.evaluate` and
@@ -10,26 +10,21 @@ The tables (evaluation, method comparison, before and after TFG isotonic) and
 per group), the per-tag CE and the method figures need only per-bin
 statistics, the modified reliability plot only the top-label bins, all of which
 those results hold; the smooth reliability diagram comes from merged grid sums
-(:func:`sparsecal.distributed.smooth_reliability`). What needs every entry is left out (:data:`LEFT_OUT`), with
-a note on the page and one warning.
+(:func:`sparsecal.distributed.smooth_reliability`), the Bayes error plot from
+the merged distinct-score table
+(:func:`~sparsecal.distributed.application.bayes_error_plot`), the exact score
+histogram under the calibration curve from counts over the figure's edges
+(:func:`~sparsecal.distributed.histogram.score_histogram`, a second pass).
 """
 from ..core.groups import TagGroups
-from .comparison import compare_methods, distributed_methods
+from .application import bayes_error_plot
 from .checks import check_dask_entries
+from .comparison import compare_methods, distributed_methods
 from .evaluation import _entry_counts, evaluate
-from .measures import DISTRIBUTED_MEASURES
+from .histogram import score_histogram
 from .smooth import smooth_reliability
 
-__all__ = ["CLUSTER_REPORT", "ClusterReport", "LEFT_OUT"]
-
-#: the report's sections without a distributed form -> why
-LEFT_OUT = {
-    "the Bayes error plot": "its DCF curves are drawn from every score",
-    "an exact score histogram under the calibration curve":
-        "it is approximated from the equal-mass bins, each bin's count spread over "
-        "its score range",
-}
-
+__all__ = ["CLUSTER_REPORT", "ClusterReport"]
 
 class ClusterReport:
     """How :func:`sparsecal.plotting.report.write_report` computes the report
@@ -38,13 +33,12 @@ class ClusterReport:
     Attributes
     ----------
     per_entry : bool
-        False: the figures that need every entry are not drawn.
-    measures : tuple of str
-        The measures with a distributed form
-        (:data:`~sparsecal.distributed.measures.DISTRIBUTED_MEASURES`, the
-        report's default measures among them).
-    left_out : dict
-        :data:`LEFT_OUT`, shown on the page and named in one warning.
+        False: the modified reliability plot is drawn from the evaluations'
+        top-label bins (the same points as from the entries).
+    bayes_error_plot, score_histogram : callable
+        The Bayes error plot and the exact score histogram of distributed
+        entries (:func:`~sparsecal.distributed.application.bayes_error_plot`,
+        :func:`~sparsecal.distributed.histogram.score_histogram`).
 
     References
     ----------
@@ -67,14 +61,16 @@ class ClusterReport:
     ...     path = write_report(os.path.join(tmp, "r"), entries, groups,
     ...                         engine=CLUSTER_REPORT)
     ...     sorted(os.listdir(os.path.join(tmp, "r", "figures")))[:2]
-    ['groups.png', 'groups.svg']
+    ['bayes_error.png', 'bayes_error.svg']
     """
 
     per_entry = False
-    measures = DISTRIBUTED_MEASURES
-    left_out = LEFT_OUT
     evaluate = staticmethod(evaluate)
     compare_methods = staticmethod(compare_methods)
+    #: from the merged distinct-score table (exact)
+    bayes_error_plot = staticmethod(bayes_error_plot)
+    #: counts over the figure's edges, added over the chunks (exact)
+    score_histogram = staticmethod(score_histogram)
 
     @staticmethod
     def check(test, dev, groups):

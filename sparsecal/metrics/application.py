@@ -8,88 +8,17 @@ computed under a training prior ``pi_t`` (``"probability"``; their LLR is
 ``logit(p) - logit(pi_t)``). The Bayes decision says "positive" when
 ``llr > -log(pi c_miss / ((1 - pi) c_fa))``.
 """
-from dataclasses import dataclass
-
 import numpy as np
 
 from ..core.isotonic import isotonic_fit, isotonic_predict
 from ..core.validation import (DegenerateDataError, check_choice, check_finite,
-                               check_labels, check_positive_real, check_prior,
-                               check_scores_and_labels)
-
-#: beyond this prior log-odds, 1 / (1 + e^-x) rounds to 1 in float64
-_MAX_LOG_ODDS = 30
+                               check_labels, check_prior, check_scores_and_labels)
+from .decisions import (BayesErrorPlot, DetectionCost, actual_dcf, bayes_error,
+                        check_application, check_prior_log_odds, error_curve,
+                        llr_of_probabilities, llr_table, minimum_dcf)
 
 __all__ = ["BayesErrorPlot", "DetectionCost", "bayes_error_plot", "cllr", "dcf",
            "min_cllr", "min_dcf"]
-
-
-@dataclass(frozen=True)
-class DetectionCost:
-    """A detection cost (DCF) and the decisions it comes from.
-
-    Attributes
-    ----------
-    value : float
-        ``pi c_miss P_miss + (1 - pi) c_fa P_fa``, divided by
-        ``min(pi c_miss, (1 - pi) c_fa)`` when ``normalized``.
-    threshold : float
-        The LLR threshold: "positive" where ``llr > threshold`` (the Bayes
-        threshold for the actual DCF, the best one for the minimum DCF; -inf
-        means every point is decided positive).
-    p_miss, p_fa : float
-        Miss rate of the positives and false-alarm rate of the negatives.
-    prior, c_miss, c_fa : float
-        The application.
-    normalized : bool
-
-    Examples
-    --------
-    >>> d = dcf([0.2, 0.7, 0.9], [0, 0, 1], prior=0.5, training_prior=0.5)
-    >>> float(d), d.p_miss, d.p_fa, d.threshold
-    (0.5, 0.0, 0.5, -0.0)
-    """
-
-    value: float
-    threshold: float
-    p_miss: float
-    p_fa: float
-    prior: float
-    c_miss: float
-    c_fa: float
-    normalized: bool
-
-    def __float__(self):
-        return float(self.value)
-
-    def to_dict(self):
-        """Every field."""
-        return {"value": self.value, "threshold": self.threshold, "p_miss": self.p_miss,
-                "p_fa": self.p_fa, "prior": self.prior, "c_miss": self.c_miss,
-                "c_fa": self.c_fa, "normalized": self.normalized}
-
-
-@dataclass(frozen=True)
-class BayesErrorPlot:
-    """The data of a Bayes error plot.
-
-    Attributes
-    ----------
-    prior_log_odds : ndarray of float64
-        The grid of effective prior log-odds ``log(pi / (1 - pi))`` (unit costs).
-    actual_dcf, min_dcf : ndarray of float64
-        Normalized actual and minimum DCF at each grid point.
-
-    Examples
-    --------
-    >>> b = bayes_error_plot([0.1, 0.8], [0, 1], prior_log_odds=[0.0])
-    >>> b.actual_dcf.tolist(), b.min_dcf.tolist()
-    ([0.0], [0.0])
-    """
-
-    prior_log_odds: np.ndarray
-    actual_dcf: np.ndarray
-    min_dcf: np.ndarray
 
 
 def _llr(scores, labels, scores_are, training_prior):
@@ -113,59 +42,7 @@ def _llr(scores, labels, scores_are, training_prior):
         return x, y
     pi_t = n_pos / y.shape[0] if training_prior is None \
         else check_prior(training_prior, "training_prior")
-    with np.errstate(divide="ignore"):
-        return np.log(x) - np.log1p(-x) - np.log(pi_t / (1 - pi_t)), y
-
-
-def _application(prior, c_miss, c_fa):
-    prior = check_prior(prior, "prior")
-    return prior, check_positive_real(c_miss, "c_miss"), check_positive_real(c_fa, "c_fa")
-
-
-def _bayes_threshold(prior, c_miss, c_fa):
-    """The LLR above which the Bayes decision is "positive"."""
-    return -np.log(prior * c_miss / ((1 - prior) * c_fa))
-
-
-def _cost(prior, c_miss, c_fa, p_miss, p_fa, normalize):
-    """Detection cost of error rates (arrays allowed), normalized if asked."""
-    cost = prior * c_miss * p_miss + (1 - prior) * c_fa * p_fa
-    return cost / min(prior * c_miss, (1 - prior) * c_fa) if normalize else cost
-
-
-def _actual(llr, y, prior, c_miss, c_fa, normalize):
-    t = _bayes_threshold(prior, c_miss, c_fa)
-    yes = llr > t
-    pos = y == 1
-    p_miss = float(np.count_nonzero(~yes & pos) / np.count_nonzero(pos))
-    p_fa = float(np.count_nonzero(yes & ~pos) / np.count_nonzero(~pos))
-    return DetectionCost(float(_cost(prior, c_miss, c_fa, p_miss, p_fa, normalize)),
-                         float(t), p_miss, p_fa, prior, c_miss, c_fa, normalize)
-
-
-def _error_curve(llr, y):
-    """Every distinct decision of a threshold on the scores, from one sort.
-
-    Returns ``(thresholds, p_miss, p_fa)``: deciding "positive" where
-    ``llr > thresholds[k]``, for ``-inf`` and each distinct score.
-    """
-    order = np.argsort(llr, kind="stable")
-    s = llr[order]
-    pos = y[order].astype(np.int64)
-    cum_pos = np.concatenate([[0], np.cumsum(pos)])
-    k = np.concatenate([[0], np.flatnonzero(s[1:] != s[:-1]) + 1, [s.shape[0]]])
-    n_pos = cum_pos[-1]
-    n_neg = s.shape[0] - n_pos
-    thresholds = np.concatenate([[-np.inf], s[k[1:] - 1]])
-    return thresholds, cum_pos[k] / n_pos, (n_neg - (k - cum_pos[k])) / n_neg
-
-
-def _minimum(curve, prior, c_miss, c_fa, normalize):
-    thresholds, p_miss, p_fa = curve
-    costs = _cost(prior, c_miss, c_fa, p_miss, p_fa, normalize)
-    best = int(np.argmin(costs))
-    return DetectionCost(float(costs[best]), float(thresholds[best]), float(p_miss[best]),
-                         float(p_fa[best]), prior, c_miss, c_fa, normalize)
+    return llr_of_probabilities(x, pi_t), y
 
 
 def dcf(scores, labels, *, prior, c_miss=1.0, c_fa=1.0, normalize=True,
@@ -228,9 +105,9 @@ def dcf(scores, labels, *, prior, c_miss=1.0, c_fa=1.0, normalize=True,
     >>> round(d.value, 3), round(d.threshold, 3)
     (0.689, 0.847)
     """
-    app = _application(prior, c_miss, c_fa)
+    app = check_application(prior, c_miss, c_fa)
     llr, y = _llr(scores, labels, scores_are, training_prior)
-    return _actual(llr, y, *app, bool(normalize))
+    return actual_dcf(llr, None, y, *app, bool(normalize))
 
 
 def min_dcf(scores, labels, *, prior, c_miss=1.0, c_fa=1.0, normalize=True,
@@ -273,9 +150,9 @@ def min_dcf(scores, labels, *, prior, c_miss=1.0, c_fa=1.0, normalize=True,
     >>> round(dcf(llr, y, prior=0.5, scores_are="llr").value, 4)   # threshold 0
     0.8333
     """
-    app = _application(prior, c_miss, c_fa)
+    app = check_application(prior, c_miss, c_fa)
     llr, y = _llr(scores, labels, scores_are, training_prior)
-    return _minimum(_error_curve(llr, y), *app, bool(normalize))
+    return minimum_dcf(error_curve(*llr_table(llr, y)), *app, bool(normalize))
 
 
 def _cllr_of(llr, y):
@@ -364,10 +241,7 @@ def min_cllr(scores, labels, *, scores_are="probability", training_prior=None):
     # ranks, which are finite where LLRs of probabilities 0 and 1 are not
     rank = np.unique(llr, return_inverse=True)[1].astype(np.float64)
     p = isotonic_predict(rank, *isotonic_fit(rank, y))
-    prior = np.mean(y, dtype=np.float64)
-    with np.errstate(divide="ignore"):
-        pav_llr = np.log(p) - np.log1p(-p) - np.log(prior / (1 - prior))
-    return _cllr_of(pav_llr, y)
+    return _cllr_of(llr_of_probabilities(p, np.mean(y, dtype=np.float64)), y)
 
 
 def bayes_error_plot(scores, labels, *, prior_log_odds=None, scores_are="probability",
@@ -412,15 +286,6 @@ def bayes_error_plot(scores, labels, *, prior_log_odds=None, scores_are="probabi
     >>> b.actual_dcf.round(2).tolist(), b.min_dcf.round(2).tolist()
     ([0.65, 0.31, 0.63], [0.64, 0.3, 0.57])
     """
-    grid = np.linspace(-3.0, 3.0, 61) if prior_log_odds is None \
-        else check_finite(prior_log_odds, "prior_log_odds").astype(np.float64)
-    if grid.shape[0] == 0 or np.abs(grid).max() > _MAX_LOG_ODDS:
-        raise ValueError(f"prior_log_odds must be a non-empty grid within "
-                         f"[-{_MAX_LOG_ODDS}, {_MAX_LOG_ODDS}] (a prior of 0 or 1 has no "
-                         "normalized cost)")
+    grid = check_prior_log_odds(prior_log_odds)
     llr, y = _llr(scores, labels, scores_are, training_prior)
-    curve = _error_curve(llr, y)
-    priors = 1.0 / (1.0 + np.exp(-grid))
-    actual = [_actual(llr, y, p, 1.0, 1.0, True).value for p in priors]
-    minimum = [_minimum(curve, p, 1.0, 1.0, True).value for p in priors]
-    return BayesErrorPlot(grid, np.array(actual), np.array(minimum))
+    return bayes_error(*llr_table(llr, y), grid)

@@ -12,6 +12,8 @@ One module per figure:
 - :mod:`.reliability`: :func:`reliability_diagram`, calibration curves from
   (equal-mass) bins with the per-bin 95% interval of the label rate and the
   score distribution below (Nguyen & O'Connor 2015, Fig. 1d, 2, 3).
+  :func:`score_histogram_edges`: the edges of that histogram, for counts made
+  elsewhere (on a cluster).
 - :mod:`.groups`: :func:`group_reliability`, one small reliability diagram per
   tag group (TFG; Kranzlein et al. 2021, Section 3.3).
 - :mod:`.methods`: :func:`method_comparison`, CE per recalibration method and
@@ -41,8 +43,10 @@ from .reliability import reliability_diagram
 from .save import save_figure
 from .kernel_reliability import plot_smooth_reliability
 from .bayes_error import plot_bayes_error
+from .reliability import score_histogram_edges
 
 __all__ = ["COLORS", "comparison_table", "group_reliability", "method_comparison",
            "modified_reliability", "per_tag_ce", "reliability_diagram", "save_figure"]
 __all__ += ["plot_smooth_reliability"]
 __all__ += ["plot_bayes_error"]
+__all__ += ["score_histogram_edges"]

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from ..core.binning import histogram_counts
 from ..metrics import reliability_table
 from ._inputs import _curves
 from ._labels import _bins_phrase, _ce_text
@@ -13,7 +14,7 @@ from ._scales import (_check_scale, _diagonal, _from_display, _scale_limits, _se
                       _to_display)
 from ._style import _main_and_lower_axes, _rc_style, _style_of
 
-__all__ = ["reliability_diagram"]
+__all__ = ["reliability_diagram", "score_histogram_edges"]
 
 
 def _draw_curve(ax, ce, i, label, colors, markersize=5, errorbars=True,
@@ -36,7 +37,7 @@ def _draw_curve(ax, ce, i, label, colors, markersize=5, errorbars=True,
 def reliability_diagram(results, labels=None, *, scores=None, scale="linear", yscale=None,
                         show_distribution=True, hist_bins=40, ax=None, hist_ax=None,
                         title=None, colors=None, figsize=(5.2, 5.6), legend_loc=None,
-                        bin_interval="wilson"):
+                        bin_interval="wilson", hist_counts=None):
     """Calibration curve(s) from binned statistics, with 95% intervals per bin.
 
     Points are ``(mean score, empirical frequency of the label)`` of each
@@ -55,8 +56,8 @@ def reliability_diagram(results, labels=None, *, scores=None, scale="linear", ys
         Legend label per curve (not with a dict).
     scores : array or list of arrays, optional
         The scores each curve was binned from, for an exact histogram. Without
-        them the histogram is approximated from the bins: each bin's count is
-        spread evenly over its score range [lower, upper].
+        them (or ``hist_counts``) the histogram is approximated from the bins:
+        each bin's count is spread evenly over its score range [lower, upper].
     scale : {"linear", "log", "logit"}, default "linear"
         Scale of the score axis. Thresholded tagger scores pile up near the
         threshold (0.01) and near 1: "logit" spreads out both ends, "log" the
@@ -84,6 +85,11 @@ def reliability_diagram(results, labels=None, *, scores=None, scale="linear", ys
     bin_interval : {"wilson", "clopper-pearson"}, default "wilson"
         The interval of each bin's label rate
         (:func:`~sparsecal.metrics.bin_intervals.binomial_interval`).
+    hist_counts : list or dict of arrays, optional
+        Instead of ``scores``: each curve's exact histogram, counted elsewhere
+        (on a cluster) over :func:`score_histogram_edges` of the same
+        ``results``, ``scale``, ``yscale`` and ``hist_bins``
+        (:func:`sparsecal.core.binning.histogram_counts`, what ``scores`` give).
 
     Returns
     -------
@@ -100,7 +106,9 @@ def reliability_diagram(results, labels=None, *, scores=None, scale="linear", ys
         If ``bin_interval`` is unknown, ``results`` is empty or has no
         non-empty bins, the labels or score arrays do not match the curves,
         scores are not probabilities, a scale is unknown, ``hist_bins`` is not
-        a positive integer, or ``hist_ax`` is given without ``ax``.
+        a positive integer, ``hist_ax`` is given without ``ax``, or
+        ``hist_counts`` is given with ``scores`` or is not one array of
+        ``hist_bins`` counts per curve.
 
     References
     ----------
@@ -127,9 +135,9 @@ def reliability_diagram(results, labels=None, *, scores=None, scale="linear", ys
     curves = _curves(results, labels)
     scale = _check_scale(scale)
     yscale = scale if yscale is None else _check_scale(yscale, "yscale")
-    if not isinstance(hist_bins, numbers.Integral) or hist_bins < 1:
-        raise ValueError(f"hist_bins must be a positive integer, got {hist_bins!r}")
+    _check_hist_bins(hist_bins)
     score_arrays = _score_arrays(scores, len(curves))
+    count_arrays = _count_arrays(hist_counts, len(curves), hist_bins, scores)
     with _rc_style():
         fig, ax, hist_ax = _main_and_lower_axes(ax, hist_ax, show_distribution, figsize,
                                                 "hist_ax")
@@ -140,13 +148,7 @@ def reliability_diagram(results, labels=None, *, scores=None, scale="linear", ys
             label = text if label is None else f"{label}: {text}"
             _, t = _draw_curve(ax, ce, i, label, colors, bin_interval=bin_interval)
             tables.append(t)
-        allx = np.concatenate([t["mean_score"] for t in tables])
-        ally = np.concatenate([t["mean_label"] for t in tables])
-        xlo, xhi = _scale_limits(allx, scale)
-        ylo, yhi = _scale_limits(np.r_[ally, allx], yscale) if yscale != "linear" else (0, 1)
-        if scale == yscale != "linear":   # one range, so the diagonal is the square's
-            xlo = ylo = min(xlo, ylo)
-            xhi = yhi = max(xhi, yhi)
+        xlo, xhi, ylo, yhi = _limits(tables, scale, yscale)
         _set_scale(ax, "x", scale)
         _set_scale(ax, "y", yscale)
         pad = 0.02 if scale == "linear" else 0.0
@@ -163,14 +165,15 @@ def reliability_diagram(results, labels=None, *, scores=None, scale="linear", ys
         ax.legend(loc=legend_loc or ("upper left" if yscale == "linear" else "lower right"),
                   title=leg_title, title_fontsize=7.5)
         if show_distribution:
-            edges = _hist_edges(max(xlo, 1e-15) if scale != "linear" else 0.0,
-                                xhi if scale != "linear" else 1.0, scale, hist_bins)
+            edges = _edges_of(xlo, xhi, scale, hist_bins)
             approx = False
             for i, (label, ce) in enumerate(curves):
                 st = _style_of(i, colors)
                 s = None if score_arrays is None else score_arrays[i]
-                if s is not None:
-                    h, _ = np.histogram(np.clip(s, edges[0], edges[-1]), bins=edges)
+                if count_arrays is not None:
+                    h = count_arrays[i]
+                elif s is not None:
+                    h = histogram_counts(s, edges)
                 else:
                     h = _approx_hist(ce.bins, edges, scale)
                     approx = True
@@ -188,6 +191,92 @@ def reliability_diagram(results, labels=None, *, scores=None, scale="linear", ys
         else:
             ax.set_xlabel("predicted score")
     return fig
+
+
+def _limits(tables, scale, yscale):
+    """``(xlo, xhi, ylo, yhi)`` of the axes that show the reliability tables."""
+    allx = np.concatenate([t["mean_score"] for t in tables])
+    ally = np.concatenate([t["mean_label"] for t in tables])
+    xlo, xhi = _scale_limits(allx, scale)
+    ylo, yhi = _scale_limits(np.r_[ally, allx], yscale) if yscale != "linear" else (0, 1)
+    if scale == yscale != "linear":   # one range, so the diagonal is the square's
+        xlo = ylo = min(xlo, ylo)
+        xhi = yhi = max(xhi, yhi)
+    return xlo, xhi, ylo, yhi
+
+
+def _edges_of(xlo, xhi, scale, hist_bins):
+    """The histogram's edges under a score axis from ``xlo`` to ``xhi``."""
+    return _hist_edges(max(xlo, 1e-15) if scale != "linear" else 0.0,
+                       xhi if scale != "linear" else 1.0, scale, hist_bins)
+
+
+def score_histogram_edges(results, *, scale="linear", yscale=None, hist_bins=40):
+    """The edges of the score histogram that :func:`reliability_diagram` draws
+    under these curves: ``hist_bins`` bins evenly spaced on the score axis's
+    scale, over the axis's range.
+
+    Count scores over them with :func:`sparsecal.core.binning.histogram_counts`
+    (on each chunk of distributed entries, adding the counts) and pass the
+    counts as ``reliability_diagram(..., hist_counts=...)``: the figure is the
+    one its ``scores`` would give.
+
+    Parameters
+    ----------
+    results, scale, yscale, hist_bins
+        As in :func:`reliability_diagram`.
+
+    Returns
+    -------
+    ndarray of float64, shape (hist_bins + 1,)
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`reliability_diagram` for these arguments.
+
+    References
+    ----------
+    Nguyen & O'Connor 2015, Fig. 1(d).
+
+    Examples
+    --------
+    >>> from sparsecal import calibration_error
+    >>> ce = calibration_error([0.1, 0.4, 0.6, 0.9], [0, 1, 0, 1], n_bins=2)
+    >>> score_histogram_edges(ce, hist_bins=4).tolist()
+    [0.0, 0.25, 0.5, 0.75, 1.0]
+    """
+    curves = _curves(results, None)
+    scale = _check_scale(scale)
+    yscale = scale if yscale is None else _check_scale(yscale, "yscale")
+    _check_hist_bins(hist_bins)
+    tables = [reliability_table(ce.bins) for _, ce in curves]
+    xlo, xhi, _, _ = _limits(tables, scale, yscale)
+    return _edges_of(xlo, xhi, scale, hist_bins)
+
+
+def _check_hist_bins(hist_bins):
+    if not isinstance(hist_bins, numbers.Integral) or hist_bins < 1:
+        raise ValueError(f"hist_bins must be a positive integer, got {hist_bins!r}")
+
+
+def _count_arrays(hist_counts, n_curves, hist_bins, scores):
+    """None, or one array of ``hist_bins`` non-negative counts per curve."""
+    if hist_counts is None:
+        return None
+    if scores is not None:
+        raise ValueError("give scores or hist_counts, not both")
+    counts = list(hist_counts.values() if isinstance(hist_counts, Mapping) else hist_counts)
+    if len(counts) != n_curves:
+        raise ValueError(f"got {len(counts)} hist_counts arrays for {n_curves} curves")
+    out = []
+    for i, c in enumerate(counts):
+        a = np.asarray(c)
+        if a.shape != (hist_bins,) or not np.issubdtype(a.dtype, np.number) or (a < 0).any():
+            raise ValueError(f"hist_counts[{i}] must be {hist_bins} non-negative counts, "
+                             f"got {a!r:.60}")
+        out.append(a)
+    return out
 
 
 def _hist_edges(lo, hi, scale, n):

@@ -26,6 +26,7 @@ from ..metrics.measures import get_measure
 from ..metrics.intervals import ConfidenceInterval
 from ..metrics.marginal import DEFAULT_BIN_SIZE
 from ..metrics.application import bayes_error_plot
+from ..core.binning import histogram_counts
 from ..metrics.smooth import smooth_reliability
 from ..calibration.grouped import GroupedCalibrator
 
@@ -159,15 +160,15 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
     engine = OneMachine if engine is None else engine
     engine.check(test, dev, groups)
     ev, compare_options = _options(dev, methods, n_bins, ci, seed, prior, evaluation)
-    omitted = _restrict(engine, ev, compare_options, dev, seed)
+    _restrict(engine, compare_options, dev, seed)
     # Per-tag CE needs a tag with MIN_TAG_ENTRIES entries; a small test set may
     # have none (evaluate would raise): the report then goes without it.
     per_tag = engine.most_tag_entries(test) >= MIN_TAG_ENTRIES
     # progress units: the evaluation; with dev, compare_methods' (1 + SCW and
     # TFG per method) and the evaluation after; a figure each (_figures draws 5,
-    # 4 without every entry, the methods' with dev, the per-tag one with per_tag)
+    # the methods' with dev, the per-tag one with per_tag)
     n_dev = 0 if dev is None else 1 + 2 * len(compare_options["methods"]) + 1
-    n_figures = 5 if engine.per_entry else 4
+    n_figures = 5
     counter = ProgressCounter(progress, 1 + n_dev + n_figures + (dev is not None) + per_tag)
     ev["per_tag"] = per_tag
     with atomic_directory(out_dir, _is_report, "a sparsecal report") as tmp:
@@ -185,10 +186,9 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
             counter.advance()
             curves["TFG isotonic"] = after
             entries["TFG isotonic"] = calibrated
-        figures = _figures(tmp, curves, entries if engine.per_entry else None, before,
-                           comparison, groups, counter,
-                           {k: engine.smooth_reliability(e) for k, e in entries.items()})
-        _write_pages(tmp, title, notes, before, after, comparison, figures, omitted)
+        figures = _figures(tmp, curves, entries, engine, before, comparison, groups,
+                           counter)
+        _write_pages(tmp, title, notes, before, after, comparison, figures)
     return os.path.join(out_dir, "index.html")
 
 
@@ -196,9 +196,7 @@ class OneMachine:
     """The report's engine for :class:`Entries` (:func:`write_report`'s
     default): every section, from every entry."""
 
-    per_entry = True       #: the figures that need every entry are drawn
-    measures = None        #: every measure of the registry
-    left_out = {}          #: no section left out
+    per_entry = True       #: the modified reliability plot from the entries
     evaluate = staticmethod(evaluate)
     compare_methods = staticmethod(compare_methods)
 
@@ -225,21 +223,22 @@ class OneMachine:
         """The smooth reliability diagram of all the entries."""
         return smooth_reliability(entries.score, entries.label)
 
+    @staticmethod
+    def bayes_error_plot(entries):
+        """The Bayes error plot of entries (probabilities, empirical prior)."""
+        return bayes_error_plot(entries.score, entries.label)
 
-def _restrict(engine, ev, compare_options, dev, seed):
-    """Drop the report's default measures and methods the engine has no form
-    of, warn once about what is left out; returns the page's notes on it."""
+    @staticmethod
+    def score_histogram(entries, edges):
+        """The entries per histogram bin of ``edges``."""
+        return histogram_counts(entries.score, edges)
+
+
+def _restrict(engine, compare_options, dev, seed):
+    """The methods compared: those the engine can fit (it warns about others)."""
     if dev is not None:
         compare_options["methods"] = engine.methods(compare_options["methods"], seed,
                                                     compare_options["prior"])
-    if engine.measures is None:
-        return []
-    dropped = [m for m in ev["metrics"] if m in REPORT_METRICS and m not in engine.measures]
-    ev["metrics"] = [m for m in ev["metrics"] if m not in dropped]
-    warnings.warn(f"report: left out {', '.join(engine.left_out)} and the measures "
-                  f"{', '.join(dropped) or 'none'} (they need every entry)",
-                  UserWarning, stacklevel=3)
-    return [f"Not in this report: {what} ({why})." for what, why in engine.left_out.items()]
 
 
 def _options(dev, methods, n_bins, ci, seed, prior, evaluation):
@@ -275,16 +274,15 @@ def _tfg_isotonic(comparison, dev, groups):
     return model
 
 
-def _write_pages(directory, title, notes, before, after, comparison, figures, omitted=()):
-    """``numbers.json`` and ``index.html`` of a report (``omitted``: notes on the
-    sections left out, shown on the page)."""
+def _write_pages(directory, title, notes, before, after, comparison, figures):
+    """``numbers.json`` and ``index.html`` of a report."""
     numbers = {"evaluation": before.to_dict()}
     if comparison is not None:
         numbers["after_tfg_isotonic"] = after.to_dict()
         numbers["comparison"] = comparison.to_dict()
     with open(os.path.join(directory, "numbers.json"), "w", encoding="utf-8") as f:
         json.dump(numbers, f, indent=2)
-    page = _page(title, notes, before, after, comparison, figures, omitted)
+    page = _page(title, notes, before, after, comparison, figures)
     with open(os.path.join(directory, "index.html"), "w", encoding="utf-8") as f:
         f.write(page)
 
@@ -297,14 +295,13 @@ def _is_report(path):
         return False
 
 
-def _figures(directory, curves, entries, before, comparison, groups, counter, smooth):
+def _figures(directory, curves, entries, engine, before, comparison, groups, counter):
     """Render every figure to PNG and SVG, counting each; returns [(name, caption)].
 
-    ``smooth``: the SmoothReliability of each set of entries (the engine's).
-    ``entries`` None (entries on a cluster): the figures that need every entry
-    (Bayes error plot) are left out, the score histogram is
-    approximated from the bins, and the modified reliability plot is drawn from
-    the evaluations' top-label ECE (20 fixed-width bins, as from entries)."""
+    The score histogram, the smooth reliability diagram and the Bayes error
+    plot come from ``engine``. Without ``engine.per_entry`` (entries on a
+    cluster) the modified reliability plot is drawn from the evaluations'
+    top-label ECE (20 fixed-width bins, as from entries)."""
     os.makedirs(os.path.join(directory, "figures"))
     figs = []
 
@@ -314,8 +311,9 @@ def _figures(directory, curves, entries, before, comparison, groups, counter, sm
         counter.advance()
 
     smce = {k: v.smce for k, v in curves.items()}
+    edges = plots.score_histogram_edges(smce, scale="logit")
     save("reliability", plots.reliability_diagram(
-        smce, scores=None if entries is None else [e.score for e in entries.values()],
+        smce, hist_counts=[engine.score_histogram(e, edges) for e in entries.values()],
         scale="logit"),
         "Calibration curve of all thresholded entries (SMCE), 10 equal-mass bins with "
         "Algorithm-2 95% bars, and the score distribution (Nguyen & O'Connor Fig. 1d; "
@@ -334,23 +332,23 @@ def _figures(directory, curves, entries, before, comparison, groups, counter, sm
                                          tag_names=groups),
              "Per-tag calibration error of the most frequent tags with 95% intervals "
              "(Nguyen & O'Connor Fig. 4).")
-    save("smooth_reliability", plots.plot_smooth_reliability(smooth),
-         "Smooth (kernel) reliability diagram of all thresholded entries at smECE's "
-         "bandwidth, with the score density below (Błasiok & Nakkiran 2023).")
-    if entries is not None:
-        save("bayes_error", plots.plot_bayes_error(
-            {k: bayes_error_plot(e.score, e.label) for k, e in entries.items()}),
-            "Bayes error plot: normalized actual DCF (solid) and minimum DCF (dashed) over "
-            "application prior log-odds; the gap is the cost of miscalibration (score-"
-            "calibration lecture notes, Cumani).")
+    save("smooth_reliability", plots.plot_smooth_reliability(
+        {k: engine.smooth_reliability(e) for k, e in entries.items()}),
+        "Smooth (kernel) reliability diagram of all thresholded entries at smECE's "
+        "bandwidth, with the score density below (Błasiok & Nakkiran 2023).")
+    save("bayes_error", plots.plot_bayes_error(
+        {k: engine.bayes_error_plot(e) for k, e in entries.items()}),
+        "Bayes error plot: normalized actual DCF (solid) and minimum DCF (dashed) over "
+        "application prior log-odds; the gap is the cost of miscalibration (score-"
+        "calibration lecture notes, Cumani).")
     save("modified_reliability", plots.modified_reliability(
-        curves if entries is None else dict(entries)),
+        dict(entries) if engine.per_entry else curves),
         "Top-label accuracy minus confidence per confidence bin; marker area is the "
         "bin size (Jagannatha & Yu Fig. 1).")
     return figs
 
 
-def _page(title, notes, before, after, comparison, figures, omitted=()):
+def _page(title, notes, before, after, comparison, figures):
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>{MARKER}",
              f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>",
              f"<h1>{html.escape(title)}</h1>"]
@@ -366,7 +364,6 @@ def _page(title, notes, before, after, comparison, figures, omitted=()):
                   markdown_to_html(compare(before, after).to_markdown(
                       "uncalibrated", "TFG isotonic"))]
     parts.append("<h2>Figures</h2>")
-    parts += [f"<p class='note'>{html.escape(note)}</p>" for note in omitted]
     for name, caption in figures:
         parts.append(f"<figure><img src='figures/{name}.png' alt='{html.escape(caption)}'>"
                      f"<figcaption>{html.escape(caption)} "

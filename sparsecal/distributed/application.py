@@ -1,0 +1,170 @@
+"""The application measures of distributed entries, from merged distinct-score
+tables: DCF, minDCF, Cllr, minCllr (:func:`application_from_table`) and the
+Bayes error plot (:func:`bayes_error_plot`).
+
+The decisions of a threshold on the LLRs depend on the entries only through the
+counts and positives per distinct score, which the workers tabulate and merge
+exactly (:func:`sparsecal.distributed.isotonic.score_tables`); the client then
+applies the single-machine rules of :mod:`sparsecal.metrics.decisions` to the
+merged table, so every error rate, threshold and DCF is the single-machine one
+bit for bit. What travels is one row per distinct score (docs/scale.md).
+"""
+import numpy as np
+
+from ..core.groups import TagGroups
+from ..core.isotonic import isotonic_fit_pooled, isotonic_predict
+from ..core.validation import DegenerateDataError, check_prior
+from ..metrics.decisions import (actual_dcf, bayes_error, check_application,
+                                 check_prior_log_odds, error_curve, llr_of_probabilities,
+                                 llr_table, minimum_dcf)
+from .checks import check_dask_entries
+from .isotonic import score_tables
+
+__all__ = ["APPLICATION_MEASURES", "application_from_table", "bayes_error_plot"]
+
+#: the registry's application measures computed from the distinct-score tables
+APPLICATION_MEASURES = ("cllr", "dcf", "min-cllr", "min-dcf")
+
+
+def _llr_table(scores, counts, positives, training_prior=None):
+    """The LLRs of a table's distinct scores (at its empirical prior unless
+    ``training_prior``), as :func:`sparsecal.dcf` computes them, merged where
+    equal, with their counts and positives (int64)."""
+    n_all, n_pos = int(counts.sum()), int(positives.sum())
+    if n_pos in (0, n_all):
+        raise DegenerateDataError("labels must hold both classes (a miss rate and a "
+                                  "false-alarm rate are needed), got "
+                                  f"{n_pos} positives of {n_all}")
+    pi = n_pos / n_all if training_prior is None else training_prior
+    return llr_table(llr_of_probabilities(scores, pi), positives, counts)
+
+
+def _cllr_of_table(llr, n, k):
+    """Cllr in bits of LLRs with ``n`` entries, ``k`` positive, each (an
+    infinite LLR on the right side costs 0)."""
+    with np.errstate(invalid="ignore"):
+        pos = np.where(k > 0, k * np.logaddexp(0.0, -llr), 0.0).sum() / k.sum()
+        neg = np.where(n > k, (n - k) * np.logaddexp(0.0, llr), 0.0).sum() / (n - k).sum()
+    return float((pos + neg) / (2 * np.log(2)))
+
+
+def application_from_table(scores, counts, positives, name, prior=None):
+    """An application measure of one set of entries from its distinct-score
+    table: :func:`sparsecal.dcf`, :func:`sparsecal.min_dcf`,
+    :func:`sparsecal.cllr` or :func:`sparsecal.min_cllr` (probabilities as
+    scores, the empirical training prior, unit costs, normalized DCF) on a
+    cluster.
+
+    The decisions of a threshold on the LLRs depend on the entries only through
+    the counts per distinct score, so DCF and minDCF (and their error rates and
+    thresholds) are the single-machine ones bit for bit; Cllr and minCllr (PAV on
+    the table, as the isotonic fit) are sums over distinct scores, equal to the
+    means over entries to float rounding.
+
+    Parameters
+    ----------
+    scores : ndarray of float64, shape (m,)
+        Sorted distinct scores.
+    counts, positives : ndarray of int64, shape (m,)
+    name : {"dcf", "min-dcf", "cllr", "min-cllr"}
+    prior : float, optional
+        The application prior (DCF, minDCF).
+
+    Returns
+    -------
+    DetectionCost or float
+        As the single-machine function.
+
+    Raises
+    ------
+    ValueError
+        One class only (``DegenerateDataError``); a prior outside (0, 1) or
+        missing for DCF / minDCF.
+
+    References
+    ----------
+    Cumani, "Score calibration and fusion" (``004``): DCF, minDCF, Cllr and
+    minCllr; Brümmer & du Preez 2006, Section 2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import sparsecal as sc
+    >>> x, n, k = np.array([0.1, 0.4, 0.8]), np.array([3, 2, 2]), np.array([0, 1, 2])
+    >>> scores, labels = np.repeat(x, n), np.array([0, 0, 0, 1, 0, 1, 1])
+    >>> application_from_table(x, n, k, "min-dcf", 0.3) == sc.min_dcf(scores, labels,
+    ...                                                                prior=0.3)
+    True
+    >>> round(application_from_table(x, n, k, "cllr"), 12) == round(
+    ...     sc.cllr(scores, labels), 12)
+    True
+    """
+    llr, n, k = _llr_table(scores, counts, positives)
+    if name in ("cllr", "min-cllr"):
+        if name == "min-cllr":   # PAV on the ranks of the distinct LLRs, as min_cllr
+            rank = np.arange(llr.shape[0], dtype=np.float64)
+            p = isotonic_predict(rank, *isotonic_fit_pooled(rank, k / n, n.astype(float)))
+            llr = llr_of_probabilities(p, int(k.sum()) / int(n.sum()))
+        return _cllr_of_table(llr, n, k)
+    app = check_application(prior, 1.0, 1.0)
+    if name == "dcf":
+        return actual_dcf(llr, n, k, *app, True)
+    return minimum_dcf(error_curve(llr, n, k), *app, True)
+
+
+def bayes_error_plot(entries, *, prior_log_odds=None, training_prior=None):
+    """Normalized actual and minimum DCF of distributed entries over a range of
+    applications: :func:`sparsecal.bayes_error_plot` (probabilities as scores)
+    on a cluster.
+
+    One pass tabulates the entries per distinct score on the workers and merges
+    the tables exactly; the curves are computed from the merged table by the
+    single-machine rules (:func:`sparsecal.metrics.decisions.bayes_error`), so
+    they equal the single-machine ones bit for bit.
+
+    Parameters
+    ----------
+    entries : DaskEntries
+    prior_log_odds : array_like of float, optional
+        The grid; default 61 points on [-3, 3].
+    training_prior : float, optional
+        The prior the scores were computed under, in (0, 1); default the
+        positive rate of the entries.
+
+    Returns
+    -------
+    BayesErrorPlot
+
+    Raises
+    ------
+    TypeError
+        If ``entries`` is not ``DaskEntries``.
+    ValueError
+        A grid as :func:`sparsecal.bayes_error_plot` refuses it, a
+        ``training_prior`` outside (0, 1), or entries of one class only
+        (``DegenerateDataError``), none included.
+
+    References
+    ----------
+    Brümmer & du Preez 2006, Section 5 (applied probability of error plots);
+    Cumani, "Score calibration and fusion" (``004``).
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np
+    >>> import sparsecal as sc
+    >>> from sparsecal.distributed import threshold
+    >>> x = np.random.default_rng(0).dirichlet(np.ones(5), size=300).round(2)
+    >>> gold = np.arange(300) % 5
+    >>> got = bayes_error_plot(threshold(da.from_array(x, chunks=(70, 5)), gold))
+    >>> one = sc.threshold(x, gold)
+    >>> ref = sc.bayes_error_plot(one.score, one.label)
+    >>> bool((got.actual_dcf == ref.actual_dcf).all() and (got.min_dcf == ref.min_dcf).all())
+    True
+    """
+    check_dask_entries(entries)
+    grid = check_prior_log_odds(prior_log_odds)
+    if training_prior is not None:
+        training_prior = check_prior(training_prior, "training_prior")
+    (((table,),), _) = score_tables(entries, [TagGroups.scw(entries.n_tags)])
+    return bayes_error(*_llr_table(*table, training_prior), grid)
