@@ -155,25 +155,65 @@ def replicate_generators(random_state, n_resamples):
     return check_random_state(random_state).spawn(n_resamples)
 
 
-def _cells(table):
-    """The nonzero ``(score, label)`` cells of a table: their counts and, per
-    cell, the index ``2 j + label`` into the interleaved per-score arrays."""
-    _, counts, positives = table
-    both = np.column_stack((counts - positives, positives)).ravel()
-    index = np.flatnonzero(both)
-    return both[index], index
+class _Draws:
+    """What the draws of one table need, computed once per block of replicates:
+    the nonzero ``(score, label)`` cells (counts, and index ``2 j + label`` into
+    the interleaved per-score arrays) and the rank-to-item maps of the index
+    draws."""
+
+    def __init__(self, table):
+        self.scores, counts, positives = table
+        both = np.column_stack((counts - positives, positives)).ravel()
+        self.index = np.flatnonzero(both)
+        self.cells, self.counts = both[self.index], counts
+        # one cell per score (no score with both labels): no interleaving needed
+        self.label = (positives > 0).astype(np.int64) if self.index.shape[0] == counts.shape[
+            0] else None
+        self.n = int(counts.sum())
+        self.cell_of_rank = _rank_map(self.cells, self.n)
+        self.score_of_rank = _rank_map(counts, self.n)
 
 
-def _multinomial(rng, counts):
-    """Counts of ``n = counts.sum()`` draws with replacement from items with
-    ``counts`` copies each: ``Multinomial(n, counts / n)``, exactly."""
-    n = int(counts.sum())
-    if counts.shape[0] == n:   # every item once: the draws' indices are the items
-        return np.bincount(rng.integers(0, n, n), minlength=n)
+def _rank_map(counts, n):
+    """How :func:`_multinomial` draws ``Multinomial(n, counts / n)``: False for
+    one item per rank, the item of each rank for index draws, None for the
+    multinomial over the items."""
+    if counts.shape[0] == n:
+        return False
     if _INDEX_DRAW_RATIO * counts.shape[0] >= n:
-        item = np.repeat(np.arange(counts.shape[0]), counts)
-        return np.bincount(item[rng.integers(0, n, n)], minlength=counts.shape[0])
-    return rng.multinomial(n, counts / n)
+        return np.repeat(np.arange(counts.shape[0]), counts)
+    return None
+
+
+def _multinomial(rng, counts, rank_map, n):
+    """Counts of ``n = counts.sum()`` draws with replacement from items with
+    ``counts`` copies each, ``Multinomial(n, counts / n)`` exactly: ``n`` index
+    draws when the items are many (``rank_map`` from :func:`_rank_map`), one
+    multinomial draw over the items when they are few."""
+    if rank_map is None:
+        return rng.multinomial(n, counts / n)
+    ranks = rng.integers(0, n, n)
+    return np.bincount(ranks if rank_map is False else rank_map[ranks],
+                       minlength=counts.shape[0])
+
+
+def _bootstrap(rng, d):
+    if d.label is not None:
+        copies = _multinomial(rng, d.cells, d.cell_of_rank, d.n)
+        return copies, copies * d.label
+    both = np.zeros(2 * d.scores.shape[0], dtype=np.int64)
+    both[d.index] = _multinomial(rng, d.cells, d.cell_of_rank, d.n)
+    return both[0::2] + both[1::2], both[1::2]
+
+
+def _null(rng, d):
+    copies = _multinomial(rng, d.counts, d.score_of_rank, d.n)
+    if d.score_of_rank is None:   # few distinct scores: one binomial each
+        return copies, rng.binomial(copies, d.scores)
+    # many: a Bernoulli label per copy, summed per score (the same law)
+    bern = np.concatenate(([0], np.cumsum(rng.random(d.n) < np.repeat(d.scores, copies))))
+    cw = np.concatenate(([0], np.cumsum(copies)))
+    return copies, bern[cw[1:]] - bern[cw[:-1]]
 
 
 def bootstrap_cells(rng, table):
@@ -190,7 +230,9 @@ def bootstrap_cells(rng, table):
     -------
     copies, positives : ndarray of int64, shape (J,)
         ``Multinomial(n, cells / n)`` over the ``(score, label)`` cells: the
-        resampled multiset of ``n`` points drawn with replacement.
+        resampled multiset of ``n`` points drawn with replacement (``n`` index
+        draws into the points when the cells are at least ``n / 4``, one
+        multinomial draw over the cells otherwise: the same law).
 
     References
     ----------
@@ -205,10 +247,7 @@ def bootstrap_cells(rng, table):
     >>> int(m.sum()), bool(np.all(m1 <= m))
     (4, True)
     """
-    counts, index = _cells(table)
-    both = np.zeros(2 * table[0].shape[0], dtype=np.int64)
-    both[index] = _multinomial(rng, counts)
-    return both[0::2] + both[1::2], both[1::2]
+    return _bootstrap(rng, _Draws(table))
 
 
 def null_cells(rng, table):
@@ -224,7 +263,9 @@ def null_cells(rng, table):
     Returns
     -------
     copies, positives : ndarray of int64, shape (J,)
-        ``m ~ Multinomial(n, c / n)``, ``positives_j ~ Binomial(m_j, s_j)``.
+        ``m ~ Multinomial(n, c / n)``, ``positives_j ~ Binomial(m_j, s_j)``
+        (with at least ``n / 4`` distinct scores: ``n`` index draws and a
+        uniform per copy; otherwise one multinomial and one binomial per score).
 
     References
     ----------
@@ -239,8 +280,7 @@ def null_cells(rng, table):
     >>> int(m.sum()), int(m1[0]), int(m1[1] - m[1])
     (4, 0, 0)
     """
-    copies = _multinomial(rng, table[1])
-    return copies, rng.binomial(copies, table[0])
+    return _null(rng, _Draws(table))
 
 
 def _split_positives(rng, copies, positives, run, offset):
@@ -263,7 +303,8 @@ def _split_positives(rng, copies, positives, run, offset):
     return left
 
 
-def replicate_bin_sums(rng, scores, copies, positives, *, starts=None, n_bins=None):
+def replicate_bin_sums(rng, scores, copies, positives, *, starts=None, n_bins=None,
+                       score_bins=None):
     """Bin counts, score sums and label sums of a replicate given per distinct score.
 
     Parameters
@@ -279,6 +320,8 @@ def replicate_bin_sums(rng, scores, copies, positives, *, starts=None, n_bins=No
         the copies of one score splits its positives hypergeometrically.
     n_bins : int, optional
         Fixed-width bins (when ``starts`` is None).
+    score_bins : ndarray of int, shape (J,), optional
+        The fixed-width bin of each score, if already looked up.
 
     Returns
     -------
@@ -296,16 +339,22 @@ def replicate_bin_sums(rng, scores, copies, positives, *, starts=None, n_bins=No
     (array([2., 2.]), array([0.4, 1.2]), array([2., 0.]))
     """
     if starts is None:
-        b = lookup_bins(scores, np.arange(1, n_bins) / n_bins)
+        b = _score_bins(scores, n_bins) if score_bins is None else score_bins
         return tuple(np.bincount(b, weights=w, minlength=n_bins).astype(np.float64)
                      for w in (copies, copies * scores, positives))
-    cw = np.r_[0, np.cumsum(copies)]
+    cw = np.concatenate(([0], np.cumsum(copies)))
     run = np.minimum(np.searchsorted(cw, starts, side="right") - 1, scores.shape[0] - 1)
     offset = starts - cw[run]
-    left = np.r_[0, np.cumsum(positives)][run] + _split_positives(rng, copies, positives,
-                                                                  run, offset)
+    left = np.concatenate(([0], np.cumsum(positives)))[run] + _split_positives(
+        rng, copies, positives, run, offset)
     (sum_score,) = replicated_bin_sums(copies, starts, scores)
     return np.diff(starts).astype(np.float64), sum_score, np.diff(left).astype(np.float64)
+
+
+def _score_bins(scores, n_bins):
+    """Fixed-width bin of each score, the rule of
+    :func:`~sparsecal.core.binning.fixed_width_bins`."""
+    return lookup_bins(scores, np.arange(1, n_bins) / n_bins)
 
 
 def replicate_errors(table, generators, *, starts=None, n_bins=None, norm=2.0, null=False):
@@ -340,13 +389,15 @@ def replicate_errors(table, generators, *, starts=None, n_bins=None, norm=2.0, n
     >>> ce.shape, bool(np.all(ce >= 0))
     ((3,), True)
     """
-    draw = null_cells if null else bootstrap_cells
+    draw, d = _null if null else _bootstrap, _Draws(table)
     weights = None if starts is None else np.diff(starts) / starts[-1]
+    score_bins = None if starts is not None else _score_bins(table[0], n_bins)
     out = np.empty(len(generators))
     for r, rng in enumerate(generators):
-        copies, positives = draw(rng, table)
+        copies, positives = draw(rng, d)
         count, sum_score, sum_label = replicate_bin_sums(rng, table[0], copies, positives,
-                                                         starts=starts, n_bins=n_bins)
+                                                         starts=starts, n_bins=n_bins,
+                                                         score_bins=score_bins)
         out[r] = (ce_of_gaps(weights, np.abs(sum_score - sum_label) / count, norm)
                   if starts is not None else
                   ce_from_bins(BinStats(count, sum_score, sum_label, None, None), norm))
