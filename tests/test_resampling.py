@@ -104,7 +104,7 @@ def test_hypergeometric_split_matches_enumeration():
             key = tuple(np.diff(np.r_[0, np.cumsum(labels)][starts]))
             exact[key] = exact.get(key, 0) + 1
     total = sum(exact.values())
-    reps = 8000
+    reps = 4000
     seen = {}
     for g in replicate_generators(11, reps):
         count, sum_score, sum_label = replicate_bin_sums(g, scores, copies, positives,
