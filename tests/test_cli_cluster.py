@@ -85,8 +85,7 @@ def test_bad_address_and_inputs_one_error_line(files, capsys, tmp_path):
     rc, out, err = run(capsys, "apply", d / "model", "--scores", tmp_path / "s.npz",
                        "-o", tmp_path / "o", "--scheduler", "tcp://127.0.0.1:9")
     assert rc == 2 and "must be a .npy file or a Zarr store" in err
-    for extra, message in [(["--ci", "bootstrap"], "--ci bootstrap resamples entries"),
-                           (["--metrics", "ece", "smooth-ece"],
+    for extra, message in [(["--metrics", "ece", "smooth-ece"],
                             "--metrics: measure(s) smooth-ece have no distributed form"),
                            (["--ci", "score"], "--ci score is the interval of the debiased")]:
         rc, out, err = run(capsys, "evaluate", "--scores", d / "test.npy", "--gold",
@@ -171,8 +170,10 @@ def _same_numbers(got, ref, path="json"):
     ["--ci", "--level", "0.9", "--n-resamples", 300, "--per-tag", "--min-entries", 50,
      "--metrics", "ece", "brier", "min-dcf", "log-loss-mcb", "--prior", 0.3,
      "--binning", "fixed", "--bins", 12, "--norm", 1],
-    ["--ci", "score", "--debias", "--bin-size", 40, "--metrics", "debiased-ce"]],
-    ids=["simulation-fixed", "score-debiased"])
+    ["--ci", "score", "--debias", "--bin-size", 40, "--metrics", "debiased-ce"],
+    ["--ci", "bootstrap", "--n-resamples", 60, "--seed", 3, "--per-tag", "--min-entries",
+     50, "--metrics", "ece", "calibration-test-p"]],
+    ids=["simulation-fixed", "score-debiased", "bootstrap-and-test"])
 def test_evaluate_options_on_cluster_equal_single_machine(files, scheduler, capsys,
                                                           tmp_path, extra):
     d, _, _, _ = files
@@ -256,8 +257,8 @@ def test_compare_and_report_refusals_one_error_line(files, capsys, tmp_path):
             (["compare", *test, "--dask"], "give --dev-scores and --dev-gold"),
             (["compare", *test, "--dask", "--metrics", "smooth-ece"],
              "--metrics: measure(s) smooth-ece have no distributed form"),
-            (["report", *test, "--dask", "--ci", "bootstrap", "-o", tmp_path / "r"],
-             "--ci bootstrap resamples entries"),
+            (["report", *test, "--dask", "--metrics", "smooth-ece", "-o", tmp_path / "r"],
+             "--metrics: measure(s) smooth-ece have no distributed form"),
             (["report", "--scores", d / "test.npy", "--scheduler", "tcp://127.0.0.1:9",
               "-o", tmp_path / "r"], "give --scores and --gold")]:
         rc, out, err = run(capsys, *argv)

@@ -251,12 +251,9 @@ def test_tiny_sets(n):
 def test_refusals_name_the_problem():
     x, gold = _data(np.float64)
     entries = _entries(x, gold, CHUNKS[1])
-    with pytest.raises(ValueError, match="ci='bootstrap' .* use ci='simulation'"):
-        sd.evaluate(entries, ci="bootstrap")
     with pytest.raises(ValueError, match="'score' is the interval of the debiased CE"):
         sd.binned_errors(entries, ci="score")
-    with pytest.raises(ValueError, match="smooth-ece, calibration-test-p have no "
-                                         "distributed form"):
+    with pytest.raises(ValueError, match="smooth-ece have no distributed form"):
         sd.evaluate(entries, metrics=["ece", "smooth-ece", "calibration-test-p"])
     with pytest.raises(ValueError, match="measure 'min-dcf' needs prior"):
         sd.evaluate(entries, metrics=["min-dcf"])
