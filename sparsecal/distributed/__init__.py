@@ -14,8 +14,7 @@ vectors; every result is exact (docs/scale.md).
 - :mod:`~sparsecal.distributed.evaluation`: :func:`mce`, :func:`evaluate`
   (the single-machine result types, for :func:`sparsecal.compare`).
 - :mod:`~sparsecal.distributed.measures`: :func:`fixed_width_bin_stats`,
-  :func:`binned_errors` (any binning, norm, debias; simulation and score
-  intervals), :func:`top_label_ece`, :func:`measures_by_group` (the
+  :func:`binned_errors` (any binning, norm, debias; every interval), :func:`top_label_ece`, :func:`measures_by_group` (the
   registry's measures with a mergeable form).
 - :mod:`~sparsecal.distributed.groups`: :func:`tfg_from_gold`, TFG groups
   from a distributed training gold vector.
@@ -37,6 +36,9 @@ vectors; every result is exact (docs/scale.md).
   :func:`open_store` reads it back.
 - :mod:`~sparsecal.distributed.entry_store`: :func:`save_entry_shards`,
   :func:`load_entry_shards_dask`: entries as a directory of ``.npz`` shards.
+- :mod:`~sparsecal.distributed.resampling`: the bootstrap interval and the
+  calibration test from merged distinct-score tables, replicates in blocks on
+  the workers (:func:`table_bootstrap_intervals`, :func:`table_calibration_tests`).
 - :mod:`~sparsecal.distributed.local`: :func:`local_cluster`, the package's
   local cluster (worker malloc settings, :func:`worker_environ`).
 - :mod:`~sparsecal.distributed.chunks`: per-chunk group split and score keys.
@@ -64,6 +66,8 @@ _EXPORTS = {
     "fit_scaling_binning": "scaling_binning", "fit_halves": "scaling_binning",
     "save_entry_shards": "entry_store", "load_entry_shards_dask": "entry_store",
     "local_cluster": "local", "worker_environ": "local", "WORKER_MALLOC": "local",
+    "table_bootstrap_intervals": "resampling", "table_calibration_tests": "resampling",
+    "top_label_table": "resampling", "set_tables": "resampling",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -15,12 +15,11 @@ computes the same test.
 """
 from dataclasses import dataclass
 
-
 from ..core.binning import bin_statistics
 from ..core.validation import check_positive_int
 from .ce import ce_from_bins
-from .intervals import check_random_state
-from .resampling import bin_layout, data_table, p_value, replicate_errors, replicate_generators
+from .resampling import (bin_layout, check_random_state, data_table, p_value,
+                         replicate_errors, replicate_generators)
 
 __all__ = ["CalibrationTest", "calibration_test"]
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..core.validation import check_positive_int
 from .ce import bin_rates, ce_of_gaps
+from .resampling import check_random_state, data_table, table_bootstrap_interval
 
 __all__ = ["ConfidenceInterval", "bootstrap_interval", "ce_interval", "check_confidence_level",
            "check_random_state", "simulation_interval", "two_sided_z"]
@@ -66,37 +67,6 @@ def check_confidence_level(level):
         raise ValueError(f"confidence_level must be a number strictly between 0 and 1, "
                          f"got {level!r}")
     return float(level)
-
-
-def check_random_state(random_state):
-    """The numpy Generator of a ``random_state`` argument.
-
-    Parameters
-    ----------
-    random_state : None, int, SeedSequence or numpy Generator
-
-    Returns
-    -------
-    numpy.random.Generator
-        ``numpy.random.default_rng(random_state)`` (a Generator unchanged).
-
-    Raises
-    ------
-    ValueError
-        For anything else (the message names ``random_state``).
-
-    Examples
-    --------
-    >>> check_random_state(-1)
-    Traceback (most recent call last):
-        ...
-    ValueError: random_state must be None, a non-negative int, a SeedSequence or a numpy Generator, got -1
-    """
-    try:
-        return np.random.default_rng(random_state)   # returns a Generator unchanged
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"random_state must be None, a non-negative int, a SeedSequence "
-                         f"or a numpy Generator, got {random_state!r}") from err
 
 
 def two_sided_z(level):
@@ -394,6 +364,4 @@ def bootstrap_interval(scores, labels, bins, order, norm, spec):
     >>> bool(0 <= lo <= hi)
     True
     """
-    # here, not at the top: resampling uses this module's check_random_state
-    from .resampling import data_table, table_bootstrap_interval
     return table_bootstrap_interval(data_table(scores, labels, order), bins, norm, spec)

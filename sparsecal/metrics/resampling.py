@@ -27,9 +27,8 @@ import numpy as np
 
 from ..core.binning import BinStats, argsort_scores, lookup_bins, replicated_bin_sums
 from .ce import ce_from_bins, ce_of_gaps
-from .intervals import check_random_state
 
-__all__ = ["bin_layout", "bootstrap_cells", "data_table", "null_cells", "p_value",
+__all__ = ["bin_layout", "bootstrap_cells", "check_random_state", "data_table", "null_cells", "p_value",
            "percentile_interval", "replicate_bin_sums", "replicate_errors",
            "replicate_generators", "score_table", "table_bootstrap_interval"]
 
@@ -126,13 +125,44 @@ def bin_layout(bins):
     return {"starts": np.r_[0, np.cumsum(bins.count)].astype(np.int64)}
 
 
+def check_random_state(random_state):
+    """The numpy Generator of a ``random_state`` argument.
+
+    Parameters
+    ----------
+    random_state : None, int, SeedSequence or numpy Generator
+
+    Returns
+    -------
+    numpy.random.Generator
+        ``numpy.random.default_rng(random_state)`` (a Generator unchanged).
+
+    Raises
+    ------
+    ValueError
+        For anything else (the message names ``random_state``).
+
+    Examples
+    --------
+    >>> check_random_state(-1)
+    Traceback (most recent call last):
+        ...
+    ValueError: random_state must be None, a non-negative int, a SeedSequence or a numpy Generator, got -1
+    """
+    try:
+        return np.random.default_rng(random_state)   # returns a Generator unchanged
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"random_state must be None, a non-negative int, a SeedSequence "
+                         f"or a numpy Generator, got {random_state!r}") from err
+
+
 def replicate_generators(random_state, n_resamples):
     """One independent generator per replicate, spawned from ``random_state``.
 
     Parameters
     ----------
     random_state : None, int, SeedSequence or numpy Generator
-        As :func:`~sparsecal.metrics.intervals.check_random_state` takes it; a
+        As :func:`check_random_state` takes it; a
         Generator spawns its children (a second call spawns new ones).
     n_resamples : int
 
