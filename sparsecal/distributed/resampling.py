@@ -37,12 +37,18 @@ def set_tables(entries, groups):
     ----------
     entries : DaskEntries
     groups : TagGroups
+        The sets after the pooled one.
 
     Returns
     -------
     list of (ndarray, ndarray, ndarray)
         ``1 + groups.n_groups`` tables (sorted distinct scores as float64,
         counts and label sums as int64; empty for an empty group).
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Sections 3.2-3.3 (SMCE over all entries,
+    GMCE per group).
 
     Examples
     --------

@@ -445,6 +445,11 @@ def percentile_interval(values, spec):
     Returns
     -------
     (float, float)
+        The ``spec.percentiles`` of ``values`` (linear interpolation).
+
+    References
+    ----------
+    Efron & Tibshirani 1993, "An Introduction to the Bootstrap", Chapter 13.
 
     Examples
     --------
