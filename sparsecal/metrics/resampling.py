@@ -215,6 +215,12 @@ def _rank_map(counts, n):
     return None
 
 
+def _items(rng, rank_map, n):
+    """The item of each of ``n`` uniform index draws into the ranks."""
+    ranks = rng.integers(0, n, n)
+    return ranks if rank_map is False else rank_map[ranks]
+
+
 def _multinomial(rng, counts, rank_map, n):
     """Counts of ``n = counts.sum()`` draws with replacement from items with
     ``counts`` copies each, ``Multinomial(n, counts / n)`` exactly: ``n`` index
@@ -222,9 +228,7 @@ def _multinomial(rng, counts, rank_map, n):
     multinomial draw over the items when they are few."""
     if rank_map is None:
         return rng.multinomial(n, counts / n)
-    ranks = rng.integers(0, n, n)
-    return np.bincount(ranks if rank_map is False else rank_map[ranks],
-                       minlength=counts.shape[0])
+    return np.bincount(_items(rng, rank_map, n), minlength=counts.shape[0])
 
 
 def _bootstrap(rng, d):
@@ -237,13 +241,15 @@ def _bootstrap(rng, d):
 
 
 def _null(rng, d):
-    copies = _multinomial(rng, d.counts, d.score_of_rank, d.n)
     if d.score_of_rank is None:   # few distinct scores: one binomial each
+        copies = _multinomial(rng, d.counts, None, d.n)
         return copies, rng.binomial(copies, d.scores)
-    # many: a Bernoulli label per copy, summed per score (the same law)
-    bern = np.concatenate(([0], np.cumsum(rng.random(d.n) < np.repeat(d.scores, copies))))
-    cw = np.concatenate(([0], np.cumsum(copies)))
-    return copies, bern[cw[1:]] - bern[cw[:-1]]
+    # many: a Bernoulli label per drawn copy (the same law)
+    item = _items(rng, d.score_of_rank, d.n)
+    label = rng.random(d.n) < d.scores[item]
+    J = d.counts.shape[0]
+    return (np.bincount(item, minlength=J),
+            np.bincount(item, weights=label, minlength=J).astype(np.int64))
 
 
 def bootstrap_cells(rng, table):
