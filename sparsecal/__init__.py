@@ -63,6 +63,8 @@ _EXPORTS = {
     "ScoreDecomposition": "metrics", "brier_corp": "metrics", "log_loss_corp": "metrics",
     "BayesErrorPlot": "metrics", "DetectionCost": "metrics", "bayes_error_plot": "metrics",
     "cllr": "metrics", "dcf": "metrics", "min_cllr": "metrics", "min_dcf": "metrics",
+    "replicate_errors": "metrics", "replicate_generators": "metrics",
+    "score_table": "metrics", "table_bootstrap_interval": "metrics",
     "plot_smooth_reliability": "plotting", "plot_bayes_error": "plotting",
     # calibration
     "GroupedCalibrator": "calibration", "HistogramBinning": "calibration",

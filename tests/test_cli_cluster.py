@@ -10,6 +10,7 @@ from distributed import LocalCluster
 
 import sparsecal as sc
 from sparsecal import distributed as sd
+from sparsecal.distributed import measures as distributed_measures
 from sparsecal.cli.main import main
 from sparsecal.datasets import make_tagger_outputs
 
@@ -74,7 +75,7 @@ def test_apply_on_scheduler_and_local_dask(files, scheduler, capsys, tmp_path):
         np.testing.assert_array_equal(sd.open_store(out).compute(), ref)
 
 
-def test_bad_address_and_inputs_one_error_line(files, capsys, tmp_path):
+def test_bad_address_and_inputs_one_error_line(files, capsys, tmp_path, monkeypatch):
     d, _, _, _ = files
     rc, out, err = run(capsys, "evaluate", "--scores", d / "test.npy", "--gold",
                        d / "test_gold.npy", "--scheduler", "tcp://127.0.0.1:9")
@@ -85,9 +86,11 @@ def test_bad_address_and_inputs_one_error_line(files, capsys, tmp_path):
     rc, out, err = run(capsys, "apply", d / "model", "--scores", tmp_path / "s.npz",
                        "-o", tmp_path / "o", "--scheduler", "tcp://127.0.0.1:9")
     assert rc == 2 and "must be a .npy file or a Zarr store" in err
-    for extra, message in [(["--ci", "bootstrap"], "--ci bootstrap resamples entries"),
-                           (["--metrics", "ece", "calibration-test-p"],
-                            "--metrics: measure(s) calibration-test-p have no distributed"),
+    # every registry measure has a distributed form; one without is simulated
+    monkeypatch.setattr(distributed_measures, "DISTRIBUTED_MEASURES", tuple(
+        m for m in sd.DISTRIBUTED_MEASURES if m != "smooth-ece"))
+    for extra, message in [(["--metrics", "ece", "smooth-ece"],
+                            "--metrics: measure(s) smooth-ece have no distributed form"),
                            (["--ci", "score"], "--ci score is the interval of the debiased")]:
         rc, out, err = run(capsys, "evaluate", "--scores", d / "test.npy", "--gold",
                            d / "test_gold.npy", "--dask", *extra)
@@ -159,8 +162,10 @@ def _same_numbers(got, ref, path="json"):
     ["--ci", "--level", "0.9", "--n-resamples", 300, "--per-tag", "--min-entries", 50,
      "--metrics", "ece", "brier", "min-dcf", "log-loss-mcb", "--prior", 0.3,
      "--binning", "fixed", "--bins", 12, "--norm", 1],
-    ["--ci", "score", "--debias", "--bin-size", 40, "--metrics", "debiased-ce"]],
-    ids=["simulation-fixed", "score-debiased"])
+    ["--ci", "score", "--debias", "--bin-size", 40, "--metrics", "debiased-ce"],
+    ["--ci", "bootstrap", "--n-resamples", 60, "--seed", 3, "--per-tag", "--min-entries",
+     50, "--metrics", "ece", "calibration-test-p"]],
+    ids=["simulation-fixed", "score-debiased", "bootstrap-and-test"])
 def test_evaluate_options_on_cluster_equal_single_machine(files, scheduler, capsys,
                                                           tmp_path, extra):
     d, _, _, _ = files
@@ -237,15 +242,18 @@ def test_report_on_scheduler_equals_single_machine(files, scheduler, capsys, tmp
     assert_close(got, ref, 1e-12, 1e-14)
 
 
-def test_compare_and_report_refusals_one_error_line(files, capsys, tmp_path):
+def test_compare_and_report_refusals_one_error_line(files, capsys, tmp_path, monkeypatch):
     d = files[0]
     test = ["--scores", d / "test.npy", "--gold", d / "test_gold.npy"]
+    # every registry measure has a distributed form; one without is simulated
+    monkeypatch.setattr(distributed_measures, "DISTRIBUTED_MEASURES", tuple(
+        m for m in sd.DISTRIBUTED_MEASURES if m != "smooth-ece"))
     for argv, message in [
             (["compare", *test, "--dask"], "give --dev-scores and --dev-gold"),
-            (["compare", *test, "--dask", "--metrics", "calibration-test-p"],
-             "--metrics: measure(s) calibration-test-p have no distributed form"),
-            (["report", *test, "--dask", "--ci", "bootstrap", "-o", tmp_path / "r"],
-             "--ci bootstrap resamples entries"),
+            (["compare", *test, "--dask", "--metrics", "smooth-ece"],
+             "--metrics: measure(s) smooth-ece have no distributed form"),
+            (["report", *test, "--dask", "--metrics", "smooth-ece", "-o", tmp_path / "r"],
+             "--metrics: measure(s) smooth-ece have no distributed form"),
             (["report", "--scores", d / "test.npy", "--scheduler", "tcp://127.0.0.1:9",
               "-o", tmp_path / "r"], "give --scores and --gold")]:
         rc, out, err = run(capsys, *argv)

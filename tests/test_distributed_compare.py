@@ -140,8 +140,6 @@ def test_refusals():
     one_dev, one_test, dev, test = _data()
     with pytest.raises(TypeError, match="DaskEntries"):
         sd.compare_methods(one_dev, test, GROUPS, methods=["isotonic"])
-    with pytest.raises(ValueError, match="bootstrap"):
-        sd.compare_methods(dev, test, GROUPS, methods=["isotonic"], ci="bootstrap")
     with pytest.raises(ValueError, match="unknown grouping 'x'"):
         sd.compare_methods(dev, test, GROUPS, methods=["isotonic"], groupings=["x"])
     with pytest.raises(ValueError, match="unknown method|nope"):

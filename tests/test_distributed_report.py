@@ -100,10 +100,6 @@ def test_refusals_write_nothing(tmp_path):
         write_report(tmp_path / "a", test, GROUPS)   # one machine: no DaskEntries
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with pytest.raises(ValueError, match="bootstrap"):
-            write_report(tmp_path / "b", test, GROUPS, ci="bootstrap",
-                         engine=sd.CLUSTER_REPORT)
-        with pytest.raises(ValueError, match="calibration-test-p"):
-            write_report(tmp_path / "c", test, GROUPS, engine=sd.CLUSTER_REPORT,
-                         evaluation=dict(metrics=["calibration-test-p"]))
+        with pytest.raises(ValueError, match="'score' is the interval of the debiased"):
+            write_report(tmp_path / "c", test, GROUPS, ci="score", engine=sd.CLUSTER_REPORT)
     assert os.listdir(tmp_path) == []

@@ -440,20 +440,18 @@ def naive_bootstrap(x, y, n_boot, seed, **kw):
 
 
 def ref_bootstrap_ci(x, y, n_resamples, seed, level, **kw):
-    """The package's replicates (one ``integers(0, n, n)`` per replicate from
-    ``default_rng(seed)``), physically resampled and re-binned by the brute-force
-    reference; percentile interval at ``level``. Exact when scores are distinct.
-
-    With equal-mass bins the package draws the indices into the points in sorted
-    order (a resample of the same points, so the same bootstrap distribution)."""
-    rng = np.random.default_rng(seed)
+    """The definition of the package's replicates on distinct scores: replicate
+    ``r`` is ``integers(0, n, n)`` indices into the points in sorted order from
+    the ``r``-th generator spawned from ``default_rng(seed)`` (with one point per
+    distinct (score, label) cell, the multinomial cell draw is that index draw),
+    physically resampled and re-binned by the brute-force reference; percentile
+    interval at ``level``. Exact when scores are distinct."""
     n = len(x)
-    if kw.get("binning") != "fixed":
-        order = np.argsort(x, kind="stable")
-        x, y = x[order], y[order]
+    order = np.argsort(x, kind="stable")
+    x, y = x[order], y[order]
     vals = []
-    for _ in range(n_resamples):
-        idx = rng.integers(0, n, n)
+    for g in np.random.default_rng(seed).spawn(n_resamples):
+        idx = g.integers(0, n, n)
         vals.append(ref_ce_from(x[idx], y[idx], 2, **kw))
     return np.percentile(vals, [100 * (1 - level) / 2, 100 * (1 + level) / 2])
 

@@ -110,12 +110,9 @@ def _inputs(args, prefix=""):
 
 
 def _check_flags(args):
-    """One error line for ``--ci bootstrap`` and the ``--metrics`` without a
-    distributed form, before any file is read."""
+    """One error line for the ``--metrics`` without a distributed form, before
+    any file is read."""
     from ..distributed import check_measures
-    if getattr(args, "ci", None) == "bootstrap":   # refused, never accepted and ignored
-        raise ValueError("--ci bootstrap resamples entries and is not available on a "
-                         "cluster: use --ci simulation (or --ci score with --debias)")
     try:
         check_measures(args.metrics)
     except ValueError as exc:

@@ -239,7 +239,7 @@ def _cmd_evaluate(args, console):
     resampling = _resampling_options(args)
     if wants_cluster(args):
         return cluster_evaluate(args, console, _groups_from_args,
-                                dict(binning, ci=ci, prior=prior))
+                                dict(binning, ci=ci, prior=prior, **resampling))
     entries = _entries_from_args(args, console)
     groups = _groups_from_args(args, entries.n_tags, console)
     with console.step("evaluating") as progress:

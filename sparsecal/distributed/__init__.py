@@ -17,8 +17,7 @@ vectors; every result is exact (docs/scale.md).
 - :mod:`~sparsecal.distributed.evaluation`: :func:`mce`, :func:`evaluate`
   (the single-machine result types, for :func:`sparsecal.compare`).
 - :mod:`~sparsecal.distributed.measures`: :func:`fixed_width_bin_stats`,
-  :func:`binned_errors` (any binning, norm, debias; simulation and score
-  intervals), :func:`top_label_ece`, :func:`measures_by_group` (the
+  :func:`binned_errors` (any binning, norm, debias; every interval), :func:`top_label_ece`, :func:`measures_by_group` (the
   registry's measures with a mergeable form).
 - :mod:`~sparsecal.distributed.smooth`: :func:`smooth_ece` (pooled and per
   group), :func:`smooth_reliability`: the kernel smoothing from merged grid sums.
@@ -52,6 +51,9 @@ vectors; every result is exact (docs/scale.md).
   token folds, from per-chunk stratum counts), :func:`cross_fit_members` and
   :func:`cross_fit_scores` (``CrossFittedCalibrator.fit`` and
   :func:`sparsecal.select` for :class:`DaskEntries`).
+- :mod:`~sparsecal.distributed.resampling`: the bootstrap interval and the
+  calibration test from merged distinct-score tables, replicates in blocks on
+  the workers (:func:`table_bootstrap_intervals`, :func:`table_calibration_tests`).
 - :mod:`~sparsecal.distributed.local`: :func:`local_cluster`, the package's
   local cluster (worker malloc settings, :func:`worker_environ`).
 - :mod:`~sparsecal.distributed.chunks`: per-chunk group split and score keys.
@@ -82,6 +84,8 @@ _EXPORTS = {
     "local_cluster": "local", "worker_environ": "local", "WORKER_MALLOC": "local",
     "smooth_ece": "smooth", "smooth_reliability": "smooth",
     "token_folds": "folds", "cross_fit_members": "folds", "cross_fit_scores": "folds",
+    "table_bootstrap_intervals": "resampling", "table_calibration_tests": "resampling",
+    "top_label_table": "resampling", "set_tables": "resampling",
 }
 
 __all__ = sorted(_EXPORTS)

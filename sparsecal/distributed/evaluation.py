@@ -12,7 +12,7 @@ import numpy as np
 
 from ..core.groups import TagGroups, check_groups
 from ..core.validation import check_prior
-from ..metrics.evaluation import EvaluationResult
+from ..metrics.evaluation import EvaluationResult, _check_measure_options
 from ..metrics.marginal import (MarginalCalibrationError, _mce_settings, _mce_tags,
                                 check_ce_options)
 from .checks import check_dask_entries
@@ -20,6 +20,7 @@ from .equal_mass import equal_mass_bin_stats
 from .measures import (binned_errors, check_distributed_ci, check_measures,
                        measures_by_group, top_label_ece, with_interval)
 from .reduce import tree_merge
+from .resampling import bootstrap_ends
 
 __all__ = ["evaluate", "mce"]
 
@@ -77,7 +78,7 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
         Fewest entries for a tag to be evaluated (default 400).
     n_bins, bin_size : int, optional
         Equal-mass bins per tag (default ``bin_size=200``).
-    ci : None, "simulation" or ConfidenceInterval, default=None
+    ci : None, "simulation", "bootstrap" or ConfidenceInterval, default=None
         The interval of each tag's CE (drawn in tag order, as on one machine).
 
     Returns
@@ -125,17 +126,21 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
     tag_to_group[enough] = np.arange(enough.size)
     bins = equal_mass_bin_stats(entries, tag_to_group, enough.size + 1, n_bins=n_bins,
                                 bin_size=bin_size)
-    per_tag = {int(t): with_interval(b, 2.0, spec) for t, b in zip(enough, bins)}
+    sets = [None] + list(bins[:enough.size]) + [None]   # not pooled, not the others
+    ends = bootstrap_ends(entries, TagGroups(tag_to_group, enough.size + 1), sets, 2.0,
+                           spec)[1:]
+    per_tag = {int(t): with_interval(b, 2.0, spec, ends=e)
+               for t, b, e in zip(enough, bins, ends)}
     value = float(np.sqrt(np.mean([c.value ** 2 for c in per_tag.values()])))
     return MarginalCalibrationError(value, per_tag, too_few, min_entries)
 
 
 def evaluate(entries, groups=None, *, n_bins=None, per_tag=False, min_entries=None,
              ci=None, top_label=False, metrics=(), bin_size=None, binning="equal-mass",
-             norm=2, debias=False, prior=None):
+             norm=2, debias=False, prior=None, measure_options=None):
     """Evaluate the marginal calibration of distributed entries:
-    :func:`sparsecal.evaluate` on a cluster (every option but the bootstrap
-    interval and the measures without a distributed form).
+    :func:`sparsecal.evaluate` on a cluster (every option but the measures
+    without a distributed form).
 
     Parameters
     ----------
@@ -148,15 +153,17 @@ def evaluate(entries, groups=None, *, n_bins=None, per_tag=False, min_entries=No
         Also the per-tag CE and MCE (:func:`mce`).
     min_entries : int, optional
         As :func:`mce`.
-    ci : None, {"simulation", "score"} or ConfidenceInterval, default=None
+    ci : None, {"simulation", "bootstrap", "score"} or ConfidenceInterval, default=None
         As :func:`sparsecal.evaluate` (the interval of every CE); the
-        bootstrap is refused (:func:`~sparsecal.distributed.measures.check_distributed_ci`).
+        bootstrap from the merged distinct-score tables
+        (:mod:`~sparsecal.distributed.resampling`).
     top_label : bool, default=False
         Also the top-label ECE (:func:`~sparsecal.distributed.measures.top_label_ece`).
     metrics : sequence of str, default=()
         Measures of :data:`~sparsecal.distributed.measures.DISTRIBUTED_MEASURES`.
-    bin_size, binning, norm, debias, prior
-        As :func:`sparsecal.evaluate`.
+    bin_size, binning, norm, debias, prior, measure_options
+        As :func:`sparsecal.evaluate` (``measure_options``: the calibration
+        test's ``n_resamples`` and ``random_state``).
 
     Returns
     -------
@@ -214,7 +221,8 @@ def evaluate(entries, groups=None, *, n_bins=None, per_tag=False, min_entries=No
         smce=shared, gmce=grouped, groups=rows, mce=marginal,
         top_label_ece=top_label_ece(entries, ci=other) if top_label else None,
         metrics=measures_by_group(entries, groups, metrics, n_bins=n_bins,
-                                  bin_size=bin_size, binning=binning, prior=prior),
+                                  bin_size=bin_size, binning=binning, prior=prior,
+                                  **_check_measure_options(measure_options)),
         settings={"threshold": entries.threshold, "n_bins": n_bins,
                   "bin_size": bin_size, "binning": binning, "norm": shared.norm,
                   "debias": bool(debias), "prior": prior, "ci": interval.get("method"),

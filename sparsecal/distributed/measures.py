@@ -12,7 +12,8 @@ ECE, the Brier score and the registry's measures that have a mergeable form.
   only each bin's count, mean score and positive rate, and the score interval
   of the debiased CE (``ci="score"``) only the bins too: both are computed on
   the client from the merged bins, drawing in the single-machine order. The
-  bootstrap resamples entries and is refused.
+  bootstrap resamples each set's merged distinct-score table on the workers
+  (:mod:`~sparsecal.distributed.resampling`).
 - **Top-label ECE**: a token's entries all lie in its row's chunk, so each
   chunk's top-label entries (:func:`sparsecal.metrics.toplabel.top_label`) are
   the whole's; they are binned in fixed-width bins as above.
@@ -41,8 +42,9 @@ from .application import APPLICATION_MEASURES, application_from_table
 from .checks import check_dask_entries
 from .equal_mass import equal_mass_bin_stats
 from .fixedpoint import fixed_parts, fixed_value
-from .isotonic import score_tables
 from .reduce import tree_merge
+from .resampling import (bootstrap_ends, set_tables, table_bootstrap_intervals,
+                         table_calibration_tests, top_label_table)
 from .smooth import smooth_ece
 
 __all__ = ["DISTRIBUTED_MEASURES", "binned_errors", "check_distributed_ci",
@@ -53,19 +55,22 @@ __all__ = ["DISTRIBUTED_MEASURES", "binned_errors", "check_distributed_ci",
 #: the registry's measures (:data:`sparsecal.metrics.measures.MEASURES`) that
 #: have a distributed form: the binned CEs (from the bins), the Brier score, the
 #: CORP decompositions and the application measures (from the distinct-score
-#: tables), the smooth ECE (from merged grid sums, :mod:`.smooth`)
+#: tables), the smooth ECE (from merged grid sums, :mod:`.smooth`) and the
+#: calibration test (replicates of the tables, :mod:`.resampling`): every
+#: measure of the registry today (a test checks it); a measure added to the
+#: registry without a distributed form is refused by name (:func:`check_measures`)
 DISTRIBUTED_MEASURES = ("brier", "brier-dsc", "brier-mcb", "brier-unc", "ce", "cllr",
                         "dcf", "debiased-ce", "ece", "log-loss", "log-loss-dsc",
                         "log-loss-mcb", "log-loss-unc", "max-ce", "min-cllr", "min-dcf",
-                        "smooth-ece")
+                        "smooth-ece", "calibration-test-p")
 
 
 def check_distributed_ci(ci, debias=False):
-    """The interval specification of ``ci``, refusing the bootstrap.
+    """The interval specification of ``ci`` on distributed entries.
 
     Parameters
     ----------
-    ci : None, {"simulation", "score"} or ConfidenceInterval
+    ci : None, {"simulation", "bootstrap", "score"} or ConfidenceInterval
     debias : bool, default=False
         Whether the CE is the debiased one (the only one "score" is for).
 
@@ -76,30 +81,27 @@ def check_distributed_ci(ci, debias=False):
     Raises
     ------
     ValueError
-        For an invalid ``ci``, the bootstrap (it resamples entries, which
-        never leave their workers), or "score" without ``debias``.
+        For an invalid ``ci``, or "score" without ``debias``.
 
     Examples
     --------
     >>> check_distributed_ci("simulation").n_resamples
     10000
-    >>> check_distributed_ci("bootstrap")
+    >>> check_distributed_ci("bootstrap").n_resamples
+    1000
+    >>> check_distributed_ci("score")
     Traceback (most recent call last):
     ...
-    ValueError: ci='bootstrap' resamples entries and is not available on distributed entries: use ci='simulation' (Nguyen & O'Connor 2015, Algorithm 2) or, with debias=True, ci='score'
+    ValueError: ci method 'score' is the interval of the debiased CE: use it with debias=True
     """
     spec = ConfidenceInterval.resolve(ci)
-    if spec is not None and spec.method == "bootstrap":
-        raise ValueError("ci='bootstrap' resamples entries and is not available on "
-                         "distributed entries: use ci='simulation' (Nguyen & O'Connor "
-                         "2015, Algorithm 2) or, with debias=True, ci='score'")
     if spec is not None and spec.method == "score" and not debias:
         raise ValueError("ci method 'score' is the interval of the debiased CE: use it "
                          "with debias=True")
     return spec
 
 
-def with_interval(bins, norm=2.0, spec=None, debias=False):
+def with_interval(bins, norm=2.0, spec=None, debias=False, ends=None):
     """The CalibrationError of merged bins: CE_p (or the debiased CE_2) with the
     interval ``spec`` asks for, as the single-machine metrics compute it.
 
@@ -109,8 +111,11 @@ def with_interval(bins, norm=2.0, spec=None, debias=False):
     norm : float, default=2.0
         From :func:`~sparsecal.metrics.ce.check_norm`.
     spec : ConfidenceInterval, optional
-        "simulation" or "score" (from :func:`check_distributed_ci`).
+        From :func:`check_distributed_ci`.
     debias : bool, default=False
+    ends : (float, float), optional
+        The bootstrap interval, computed from the set's table
+        (:func:`~sparsecal.distributed.resampling.table_bootstrap_intervals`).
 
     Returns
     -------
@@ -135,7 +140,12 @@ def with_interval(bins, norm=2.0, spec=None, debias=False):
         return None
     value = debiased_ce_from_bins(bins) if debias else ce_from_bins(bins, norm)
     lo = hi = None
-    if spec is not None:
+    if spec is not None and spec.method == "bootstrap":
+        if ends is None:
+            raise ValueError("ci='bootstrap' needs the set's distinct-score table: "
+                             "give its interval as ends")
+        lo, hi = ends
+    elif spec is not None:
         lo, hi = (score_interval(bins, spec) if debias
                   else simulation_interval(bins, norm, spec))
     return CalibrationError(value, norm, int(bins.count.sum()), bins, lo, hi, spec)
@@ -259,7 +269,7 @@ def _all_bins(entries, groups, n_bins, bin_size, binning):
 def binned_errors(entries, groups=None, *, n_bins=None, bin_size=None,
                   binning="equal-mass", norm=2, debias=False, ci=None):
     """SMCE and every GMCE of distributed entries with any binning, norm and
-    interval of :func:`sparsecal.smce_and_gmce` but the bootstrap.
+    interval of :func:`sparsecal.smce_and_gmce`.
 
     Parameters
     ----------
@@ -272,9 +282,10 @@ def binned_errors(entries, groups=None, *, n_bins=None, bin_size=None,
     norm : {2, 1, inf}, default=2
     debias : bool, default=False
         Kumar et al.'s debiased CE_2.
-    ci : None, {"simulation", "score"} or ConfidenceInterval, default=None
-        Drawn (simulation) for the SMCE, then each group in order, as on one
-        machine.
+    ci : None, {"simulation", "bootstrap", "score"} or ConfidenceInterval, default=None
+        Drawn for the SMCE, then each group in order, as on one machine (the
+        bootstrap from the merged distinct-score tables:
+        :mod:`~sparsecal.distributed.resampling`).
 
     Returns
     -------
@@ -288,8 +299,7 @@ def binned_errors(entries, groups=None, *, n_bins=None, bin_size=None,
     TypeError
         If ``entries`` is not ``DaskEntries``.
     ValueError
-        As :func:`sparsecal.smce_and_gmce` for the options; ``ci="bootstrap"``
-        (:func:`check_distributed_ci`); no entries.
+        As :func:`sparsecal.smce_and_gmce` for the options; no entries.
 
     References
     ----------
@@ -313,8 +323,10 @@ def binned_errors(entries, groups=None, *, n_bins=None, bin_size=None,
     groups = TagGroups.scw(entries.n_tags) if groups is None else groups
     spec = check_distributed_ci(ci, debias)
     n_bins, norm = check_ce_options(n_bins, bin_size, binning, norm, debias, spec)
-    pooled, *per_group = [with_interval(b, norm, spec, debias)
-                          for b in _all_bins(entries, groups, n_bins, bin_size, binning)]
+    sets = _all_bins(entries, groups, n_bins, bin_size, binning)
+    pooled, *per_group = [with_interval(b, norm, spec, debias, e)
+                          for b, e in zip(sets, bootstrap_ends(entries, groups, sets, norm,
+                                                                spec))]
     if pooled is None:
         raise ValueError("cannot compute a calibration error of no points")
     return pooled, per_group
@@ -330,7 +342,9 @@ def top_label_ece(entries, *, n_bins=20, norm=1, ci=None):
     n_bins : int, default=20
         As Jagannatha & Yu 2020.
     norm : {1, 2, inf}, default=1
-    ci : None, "simulation" or ConfidenceInterval, default=None
+    ci : None, "simulation", "bootstrap" or ConfidenceInterval, default=None
+        The bootstrap resamples the merged table of the top-label entries
+        (:func:`~sparsecal.distributed.resampling.top_label_table`).
 
     Returns
     -------
@@ -341,7 +355,7 @@ def top_label_ece(entries, *, n_bins=20, norm=1, ci=None):
     TypeError
         If ``entries`` is not ``DaskEntries``.
     ValueError
-        Invalid ``n_bins``, ``norm`` or ``ci`` (the bootstrap, or "score");
+        Invalid ``n_bins``, ``norm`` or ``ci`` ("score");
         no entries.
 
     References
@@ -368,7 +382,9 @@ def top_label_ece(entries, *, n_bins=20, norm=1, ci=None):
     ((bins, _),) = _group_sums(entries, None, 1, n_bins, top=True)
     if bins is None:
         raise ValueError("cannot compute a calibration error of no points")
-    return with_interval(bins, norm, spec)
+    ends = (table_bootstrap_intervals([top_label_table(entries)], [bins], norm, spec)[0]
+            if spec is not None and spec.method == "bootstrap" else None)
+    return with_interval(bins, norm, spec, ends=ends)
 
 
 def _brier_of(p, n, k):
@@ -464,7 +480,7 @@ def check_measures(names):
 
 
 def measures_by_group(entries, groups, names, *, n_bins=None, bin_size=None,
-                      binning="equal-mass", prior=None):
+                      binning="equal-mass", prior=None, n_resamples=None, random_state=None):
     """Measures of the registry by name, over all distributed entries and per
     group: ``evaluate(metrics=...)``'s table on a cluster.
 
@@ -478,6 +494,9 @@ def measures_by_group(entries, groups, names, *, n_bins=None, bin_size=None,
         The bins of the binned measures (default 10 equal-mass bins).
     prior : float, optional
         The application prior of DCF and minDCF.
+    n_resamples, random_state : optional
+        Of the calibration test (default: :func:`sparsecal.calibration_test`'s,
+        999 and 0).
 
     Returns
     -------
@@ -508,10 +527,6 @@ def measures_by_group(entries, groups, names, *, n_bins=None, bin_size=None,
     >>> got = measures_by_group(entries, sc.TagGroups.scw(4), ["brier", "ece"])
     >>> sorted(got), len(got["brier"]["groups"])
     (['brier', 'ece'], 1)
-    >>> measures_by_group(entries, sc.TagGroups.scw(4), ["calibration-test-p"])
-    Traceback (most recent call last):
-    ...
-    ValueError: measure(s) calibration-test-p have no distributed form yet; on distributed entries: brier, brier-dsc, brier-mcb, brier-unc, ce, cllr, dcf, debiased-ce, ece, log-loss, log-loss-dsc, log-loss-mcb, log-loss-unc, max-ce, min-cllr, min-dcf, smooth-ece
     """
     check_dask_entries(entries, groups)
     measures = check_measures(names)
@@ -520,14 +535,18 @@ def measures_by_group(entries, groups, names, *, n_bins=None, bin_size=None,
     n_bins, _ = check_ce_options(n_bins, bin_size, binning, 2, False, None)
     cache = {}
 
+    def tables():
+        """The merged distinct-score tables, pooled then per group (one pass)."""
+        if "tables" not in cache:
+            cache["tables"] = set_tables(entries, groups)
+        return cache["tables"]
+
     def per_set(m):
         """The measure over all entries, then each group (a list)."""
-        kw = m.arguments(n_bins=n_bins, bin_size=bin_size, binning=binning, prior=prior)
+        kw = m.arguments(n_bins=n_bins, bin_size=bin_size, binning=binning, prior=prior,
+                         n_resamples=n_resamples, random_state=random_state)
         if m.function_path in _RULES or m.name in APPLICATION_MEASURES:   # the tables, one pass
-            if "tables" not in cache:
-                (pooled,), per_group = score_tables(
-                    entries, [TagGroups.scw(entries.n_tags), groups])[0]
-                cache["tables"] = [pooled] + per_group
+            tables()
             key = m.function_path
             if key not in cache:
                 cache[key] = [None if not t[1].sum() else
@@ -553,6 +572,11 @@ def measures_by_group(entries, groups, names, *, n_bins=None, bin_size=None,
         if key not in cache:
             cache[key] = _all_bins(entries, groups, kw.get("n_bins"), kw.get("bin_size"),
                                    key[0])
+        if m.name == "calibration-test-p":   # resamples of the tables, on the workers
+            return table_calibration_tests(
+                tables(), cache[key], [None if b is None else ce_from_bins(b, 2.0)
+                                       for b in cache[key]],
+                kw.get("n_resamples", 999), kw.get("random_state", 0))
         norm = check_norm(kw.get("norm", 2))
         return [None if b is None else with_interval(b, norm, None, kw.get("debias", False))
                 .value for b in cache[key]]

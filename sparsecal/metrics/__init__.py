@@ -15,6 +15,10 @@
   debias=True)``) and its score interval.
 - :mod:`~sparsecal.metrics.consistency`: :func:`calibration_test`, Bröcker & Smith's
   consistency-resampling test.
+- :mod:`~sparsecal.metrics.resampling`: the bootstrap replicates and the
+  consistency resamples from a set's distinct-score table (:func:`score_table`,
+  :func:`replicate_generators`, :func:`replicate_errors`,
+  :func:`table_bootstrap_interval`), the same on a cluster.
 - :mod:`~sparsecal.metrics.smooth`: :func:`smooth_ece`, :func:`smooth_reliability`
   (Błasiok & Nakkiran 2023, as ``relplot``).
 - :mod:`~sparsecal.metrics.classwise`: :func:`classwise_ece` (Kull et al. 2019).
@@ -38,6 +42,8 @@ from .application import (BayesErrorPlot, DetectionCost, bayes_error_plot, cllr,
 from .corp import ScoreDecomposition, brier_corp, log_loss_corp
 from .classwise import ClasswiseECE, classwise_ece
 from .smooth import SmoothECE, SmoothReliability, smooth_ece, smooth_reliability
+from .resampling import (replicate_errors, replicate_generators, score_table,
+                         table_bootstrap_interval)
 
 __all__ = ["BrierDecomposition", "CalibrationError", "Comparison", "ConfidenceInterval",
            "EvaluationResult", "MarginalCalibrationError", "brier_decomposition",
@@ -49,3 +55,5 @@ __all__ += ["ClasswiseECE", "classwise_ece"]
 __all__ += ["ScoreDecomposition", "brier_corp", "log_loss_corp"]
 __all__ += ["BayesErrorPlot", "DetectionCost", "bayes_error_plot", "cllr", "dcf",
             "min_cllr", "min_dcf"]
+__all__ += ["replicate_errors", "replicate_generators", "score_table",
+            "table_bootstrap_interval"]

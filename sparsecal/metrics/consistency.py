@@ -2,20 +2,24 @@
 Smith (2007).
 
 Under the null hypothesis of calibration the labels are ``Bernoulli(score)``.
-Each of ``R`` resamples draws ``n`` scores with replacement from the data and a
-label for each from its own score, and recomputes the statistic, the binned CE_2
-with the same binning as :func:`~sparsecal.metrics.calibration_error`; the
-p-value is ``(1 + #{T* >= T}) / (1 + R)``.
+Each of ``R`` resamples draws ``n`` scores with replacement from the data
+(``Multinomial(n, c / n)`` copies of the distinct scores) and a label for each
+from its own score (``Binomial`` positives per distinct score), and recomputes
+the statistic, the binned CE_2 with the same binning as
+:func:`~sparsecal.metrics.calibration_error` (a cut of equal-mass bins inside
+the copies of one score splits their positives hypergeometrically); the p-value
+is ``(1 + #{T* >= T}) / (1 + R)``. Resample ``r`` draws from the ``r``-th
+generator spawned from ``random_state`` and the data enter only through their
+distinct-score table (:mod:`~sparsecal.metrics.resampling`), so a cluster
+computes the same test.
 """
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..core.binning import bin_statistics
 from ..core.validation import check_positive_int
-from .binary import calibration_error, sorted_calibration_error
 from .ce import ce_from_bins
-from .intervals import check_random_state
+from .resampling import (bin_layout, check_random_state, data_table, p_value,
+                         replicate_errors, replicate_generators)
 
 __all__ = ["CalibrationTest", "calibration_test"]
 
@@ -68,7 +72,8 @@ def calibration_test(scores, labels, *, n_bins=None, n_resamples=999, random_sta
     n_resamples : int, default=999
         Consistency resamples R; the smallest p-value is ``1 / (1 + R)``.
     random_state : None, int, SeedSequence or numpy Generator, default=0
-        Seed of :func:`numpy.random.default_rng`.
+        Resample ``r`` draws from the ``r``-th generator it spawns
+        (:func:`~sparsecal.metrics.resampling.replicate_generators`).
     bin_size : int, optional
         Entries per equal-mass bin, instead of ``n_bins``.
     binning : {"equal-mass", "fixed"}, default="equal-mass"
@@ -107,20 +112,10 @@ def calibration_test(scores, labels, *, n_bins=None, n_resamples=999, random_sta
     rng = check_random_state(random_state)
     if n_bins is None and bin_size is None:
         n_bins = 10
-    bins, x, _, order = bin_statistics(scores, labels, binning=binning, n_bins=n_bins,
+    bins, x, y, order = bin_statistics(scores, labels, binning=binning, n_bins=n_bins,
                                        bin_size=bin_size)
     statistic = ce_from_bins(bins, 2.0)
-    # fixed-width bins: no sort was made; any order of the scores gives the same bins
-    sorted_x = (x if order is None else order[1]).astype(np.float64)
-    n = x.shape[0]
-    null = np.empty(n_resamples)
-    for r in range(n_resamples):
-        # a resample in sorted order: each sorted score as often as it was drawn
-        # (the same values as indexing by the sorted draws, without their sort)
-        xs = np.repeat(sorted_x, np.bincount(rng.integers(0, n, n), minlength=n))
-        ys = (rng.random(n) < xs).astype(np.uint8)          # labels under the null
-        null[r] = (sorted_calibration_error(xs, ys, n_bins=n_bins, bin_size=bin_size).value
-                   if order is not None else
-                   calibration_error(xs, ys, binning="fixed", n_bins=n_bins).value)
-    p_value = (1.0 + np.count_nonzero(null >= statistic)) / (1.0 + n_resamples)
-    return CalibrationTest(statistic, float(p_value), n_resamples, bins.n_bins, n)
+    null = replicate_errors(data_table(x, y, order), replicate_generators(rng, n_resamples),
+                            **bin_layout(bins), norm=2.0, null=True)
+    return CalibrationTest(statistic, p_value(null, statistic), n_resamples, bins.n_bins,
+                           x.shape[0])

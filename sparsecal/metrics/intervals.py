@@ -10,7 +10,9 @@ computes its interval (the names follow :func:`scipy.stats.bootstrap`):
   quantile of ``confidence_level`` (1.96 at 95%, the paper's Step 3).
 - ``method="bootstrap"``: resample the points with replacement, **re-bin** each
   replicate (equal-mass bins move with the data), and report the percentile
-  interval of ``n_resamples`` replicates (default 1,000).
+  interval of ``n_resamples`` replicates (default 1,000); replicate ``r``
+  draws from the ``r``-th generator spawned from ``random_state``
+  (:mod:`~sparsecal.metrics.resampling`).
 
 Metrics take ``ci=None`` (no interval), ``ci="simulation"`` / ``"bootstrap"``
 (that method with the defaults) or ``ci=ConfidenceInterval(...)``.
@@ -20,9 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.binning import fixed_width_bins, replicated_bin_sums
 from ..core.validation import check_positive_int
-from .ce import bin_rates, ce_from_bins, ce_of_gaps
+from .ce import bin_rates, ce_of_gaps
+from .resampling import check_random_state, data_table, table_bootstrap_interval
 
 __all__ = ["ConfidenceInterval", "bootstrap_interval", "ce_interval", "check_confidence_level",
            "check_random_state", "simulation_interval", "two_sided_z"]
@@ -65,37 +67,6 @@ def check_confidence_level(level):
         raise ValueError(f"confidence_level must be a number strictly between 0 and 1, "
                          f"got {level!r}")
     return float(level)
-
-
-def check_random_state(random_state):
-    """The numpy Generator of a ``random_state`` argument.
-
-    Parameters
-    ----------
-    random_state : None, int, SeedSequence or numpy Generator
-
-    Returns
-    -------
-    numpy.random.Generator
-        ``numpy.random.default_rng(random_state)`` (a Generator unchanged).
-
-    Raises
-    ------
-    ValueError
-        For anything else (the message names ``random_state``).
-
-    Examples
-    --------
-    >>> check_random_state(-1)
-    Traceback (most recent call last):
-        ...
-    ValueError: random_state must be None, a non-negative int, a SeedSequence or a numpy Generator, got -1
-    """
-    try:
-        return np.random.default_rng(random_state)   # returns a Generator unchanged
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"random_state must be None, a non-negative int, a SeedSequence "
-                         f"or a numpy Generator, got {random_state!r}") from err
 
 
 def two_sided_z(level):
@@ -352,13 +323,14 @@ def simulation_interval(bins, norm, spec):
 def bootstrap_interval(scores, labels, bins, order, norm, spec):
     """Percentile bootstrap over points, re-binning every replicate.
 
-    A replicate is ``n`` indices drawn with replacement. Equal-mass bins: the
-    indices count copies of the points *in sorted order* (a resample of the same
-    points); a replicate's copies of a point are consecutive, so its bins are
-    rank cuts of the cumulative counts
-    (:func:`~sparsecal.core.binning.replicated_bin_sums`), O(n) per replicate
-    with no re-sort. Fixed-width bins do not move: the
-    resampled points are re-binned into the same edges.
+    A replicate resamples the ``n`` points with replacement: its counts of the
+    distinct ``(score, label)`` cells are ``Multinomial(n, cells / n)``, drawn
+    from the replicate's own generator spawned from ``spec.random_state``.
+    Equal-mass bins are re-cut at the data's rank starts over the replicate's
+    copies in score order (a cut inside the copies of one score splits their
+    positives hypergeometrically); fixed-width bins do not move. The data enter
+    only through their distinct-score table, so a cluster computes the same
+    interval (:mod:`sparsecal.metrics.resampling`, docs/metrics.md).
 
     Parameters
     ----------
@@ -371,13 +343,17 @@ def bootstrap_interval(scores, labels, bins, order, norm, spec):
         (as :func:`~sparsecal.core.binning.bin_statistics` returns it).
     norm : float
     spec : ConfidenceInterval
-        ``n_resamples`` replicates from ``default_rng(random_state)``; the
-        level sets the percentiles.
+        ``n_resamples`` replicates; the level sets the percentiles.
 
     Returns
     -------
     (float, float)
         The ``spec.percentiles`` of the replicates' CE_p.
+
+    References
+    ----------
+    Efron & Tibshirani 1993, Chapter 13 (the percentile interval); Nguyen &
+    O'Connor 2015, Algorithm 1 (the re-binned CE_p).
 
     Examples
     --------
@@ -388,25 +364,4 @@ def bootstrap_interval(scores, labels, bins, order, norm, spec):
     >>> bool(0 <= lo <= hi)
     True
     """
-    n_samples = spec.n_resamples
-    rng = np.random.default_rng(spec.random_state)
-    n = scores.shape[0]
-    values = np.empty(n_samples)
-    if order is None:   # fixed-width: bins do not move, resample within them
-        n_bins = bins.edges.shape[0] - 1
-        for s in range(n_samples):
-            idx = rng.integers(0, n, n)
-            values[s] = ce_from_bins(fixed_width_bins(scores[idx], labels[idx],
-                                                      n_bins=n_bins), norm)
-    else:
-        perm, sorted_x, starts = order
-        sx = sorted_x.astype(np.float64)
-        sy = labels[perm].astype(np.float64)
-        count = np.diff(starts).astype(np.float64)
-        weights = count / count.sum()
-        for s in range(n_samples):
-            w = np.bincount(rng.integers(0, n, n), minlength=n)
-            sum_score, sum_label = replicated_bin_sums(w, starts, sx, sy)
-            values[s] = ce_of_gaps(weights, np.abs(sum_score - sum_label) / count, norm)
-    lo, hi = np.percentile(values, spec.percentiles)
-    return float(lo), float(hi)
+    return table_bootstrap_interval(data_table(scores, labels, order), bins, norm, spec)

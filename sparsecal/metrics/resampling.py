@@ -1,0 +1,528 @@
+"""Resampling from a set's distinct-score table: the bootstrap interval and the
+calibration test, the same numbers on one machine and on a cluster.
+
+Both procedures depend on the data only through the **table** of the set's
+sorted distinct scores ``s_j`` with their counts ``c_j`` and label sums
+``k_j`` (exactly mergeable across chunks: :func:`sparsecal.distributed.isotonic.score_tables`),
+and replicate ``r`` draws only from its own generator, the ``r``-th child
+spawned from ``random_state`` (:func:`replicate_generators`): a replicate's
+value does not depend on which process computes it nor on how replicates are
+blocked.
+
+- **Bootstrap replicate** (``ci="bootstrap"``): the counts of the distinct
+  ``(score, label)`` cells of a resample of the ``n`` points with replacement,
+  ``m ~ Multinomial(n, cells / n)`` (the distribution of the resampled
+  multiset, :func:`bootstrap_cells`).
+- **Consistency resample** (Bröcker & Smith 2007, Section 3): the counts of
+  the distinct scores ``m ~ Multinomial(n, c / n)`` and positives
+  ``m1_j ~ Binomial(m_j, s_j)``, labels under the null (:func:`null_cells`).
+
+A replicate is binned as the data (:func:`replicate_bin_sums`): equal-mass bins
+are the copies in score order cut at the data's bin rank starts, and where a
+cut falls inside the copies of one score the positives on each side are
+hypergeometric (copies of one score are exchangeable); fixed-width bins go by
+score value.
+"""
+import numpy as np
+
+from ..core.binning import BinStats, argsort_scores, lookup_bins, replicated_bin_sums
+from .ce import ce_from_bins, ce_of_gaps
+
+__all__ = ["bin_layout", "bootstrap_cells", "check_random_state", "data_table", "null_cells", "p_value",
+           "percentile_interval", "replicate_bin_sums", "replicate_errors",
+           "replicate_generators", "score_table", "table_bootstrap_interval"]
+
+# Index draws (one per point) instead of a multinomial over the cells when the
+# cells are at least n / _INDEX_DRAW_RATIO: both are exact, the index draw is
+# faster with few ties and needs a rank-to-cell map of n ints, at most
+# _INDEX_DRAW_RATIO times the table.
+_INDEX_DRAW_RATIO = 4
+
+
+def score_table(sorted_scores, sorted_labels):
+    """The distinct-score table of scores in ascending order and their labels.
+
+    Parameters
+    ----------
+    sorted_scores : ndarray of float, shape (n,)
+        Ascending, n >= 1.
+    sorted_labels : ndarray of {0, 1}, shape (n,)
+        The labels in the same order.
+
+    Returns
+    -------
+    scores : ndarray of float64, shape (J,)
+        The distinct scores, ascending.
+    counts, positives : ndarray of int64, shape (J,)
+        Points and positive labels of each distinct score.
+
+    References
+    ----------
+    Kranzlein, Liu & Schneider 2021, Section 2.2 (the same per-distinct-score
+    tables as the isotonic fit).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> score_table(np.array([0.1, 0.1, 0.5]), np.array([1, 0, 1], dtype=np.uint8))
+    (array([0.1, 0.5]), array([2, 1]), array([1, 1]))
+    """
+    x = sorted_scores.astype(np.float64)
+    first = np.flatnonzero(np.r_[True, x[1:] != x[:-1]])
+    counts = np.diff(np.r_[first, x.shape[0]]).astype(np.int64)
+    positives = np.add.reduceat(sorted_labels.astype(np.int64), first)
+    return x[first], counts, positives
+
+
+def data_table(scores, labels, order):
+    """The distinct-score table of binned data, as
+    :func:`~sparsecal.core.binning.bin_statistics` returns it.
+
+    Parameters
+    ----------
+    scores : ndarray of float, shape (n,)
+    labels : ndarray of uint8, shape (n,)
+    order : tuple or None
+        ``(perm, sorted_scores, starts)`` of equal-mass bins; None: the scores
+        are sorted here.
+
+    Returns
+    -------
+    (ndarray, ndarray, ndarray)
+        :func:`score_table` of the sorted points.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> data_table(np.array([0.5, 0.1]), np.array([1, 0], dtype=np.uint8), None)
+    (array([0.1, 0.5]), array([1, 1]), array([0, 1]))
+    """
+    perm, sorted_x = argsort_scores(scores) if order is None else order[:2]
+    return score_table(sorted_x, labels[perm])
+
+
+def bin_layout(bins):
+    """The binning of ``bins`` as :func:`replicate_errors` takes it.
+
+    Parameters
+    ----------
+    bins : BinStats
+
+    Returns
+    -------
+    dict
+        ``{"starts": rank starts}`` for equal-mass bins, ``{"n_bins": B}`` for
+        fixed-width bins.
+
+    Examples
+    --------
+    >>> from sparsecal.core.binning import equal_mass_bins
+    >>> bin_layout(equal_mass_bins([0.1, 0.4, 0.9], [0, 1, 1], n_bins=2))
+    {'starts': array([0, 1, 3])}
+    """
+    if bins.edges is not None:
+        return {"n_bins": bins.edges.shape[0] - 1}
+    return {"starts": np.r_[0, np.cumsum(bins.count)].astype(np.int64)}
+
+
+def check_random_state(random_state):
+    """The numpy Generator of a ``random_state`` argument.
+
+    Parameters
+    ----------
+    random_state : None, int, SeedSequence or numpy Generator
+
+    Returns
+    -------
+    numpy.random.Generator
+        ``numpy.random.default_rng(random_state)`` (a Generator unchanged).
+
+    Raises
+    ------
+    ValueError
+        For anything else (the message names ``random_state``).
+
+    Examples
+    --------
+    >>> check_random_state(-1)
+    Traceback (most recent call last):
+        ...
+    ValueError: random_state must be None, a non-negative int, a SeedSequence or a numpy Generator, got -1
+    """
+    try:
+        return np.random.default_rng(random_state)   # returns a Generator unchanged
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"random_state must be None, a non-negative int, a SeedSequence "
+                         f"or a numpy Generator, got {random_state!r}") from err
+
+
+def replicate_generators(random_state, n_resamples):
+    """One independent generator per replicate, spawned from ``random_state``.
+
+    Parameters
+    ----------
+    random_state : None, int, SeedSequence or numpy Generator
+        As :func:`check_random_state` takes it; a
+        Generator spawns its children (a second call spawns new ones).
+    n_resamples : int
+
+    Returns
+    -------
+    list of numpy.random.Generator
+        Replicate ``r`` draws from the ``r``-th child only.
+
+    Raises
+    ------
+    ValueError
+        An invalid ``random_state``.
+
+    Examples
+    --------
+    >>> a, b = replicate_generators(0, 2)
+    >>> a.random() == replicate_generators(0, 1)[0].random(), a.random() == b.random()
+    (True, False)
+    """
+    return check_random_state(random_state).spawn(n_resamples)
+
+
+class _Draws:
+    """What the draws of one table need, computed once per block of replicates:
+    the nonzero ``(score, label)`` cells (counts, and index ``2 j + label`` into
+    the interleaved per-score arrays) and the rank-to-item maps of the index
+    draws."""
+
+    def __init__(self, table):
+        self.scores, counts, positives = table
+        both = np.column_stack((counts - positives, positives)).ravel()
+        self.index = np.flatnonzero(both)
+        self.cells, self.counts = both[self.index], counts
+        # one cell per score (no score with both labels): no interleaving needed
+        self.label = (positives > 0).astype(np.int64) if self.index.shape[0] == counts.shape[
+            0] else None
+        self.n = int(counts.sum())
+        self.cell_of_rank = _rank_map(self.cells, self.n)
+        self.score_of_rank = _rank_map(counts, self.n)
+
+
+def _rank_map(counts, n):
+    """How :func:`_multinomial` draws ``Multinomial(n, counts / n)``: False for
+    one item per rank, the item of each rank for index draws, None for the
+    multinomial over the items."""
+    if counts.shape[0] == n:
+        return False
+    if _INDEX_DRAW_RATIO * counts.shape[0] >= n:
+        return np.repeat(np.arange(counts.shape[0]), counts)
+    return None
+
+
+def _items(rng, rank_map, n):
+    """The item of each of ``n`` uniform index draws into the ranks."""
+    ranks = rng.integers(0, n, n)
+    return ranks if rank_map is False else rank_map[ranks]
+
+
+def _multinomial(rng, counts, rank_map, n):
+    """Counts of ``n = counts.sum()`` draws with replacement from items with
+    ``counts`` copies each, ``Multinomial(n, counts / n)`` exactly: ``n`` index
+    draws when the items are many (``rank_map`` from :func:`_rank_map`), one
+    multinomial draw over the items when they are few."""
+    if rank_map is None:
+        return rng.multinomial(n, counts / n)
+    return np.bincount(_items(rng, rank_map, n), minlength=counts.shape[0])
+
+
+def _bootstrap(rng, d):
+    if d.label is not None:
+        copies = _multinomial(rng, d.cells, d.cell_of_rank, d.n)
+        return copies, copies * d.label
+    both = np.zeros(2 * d.scores.shape[0], dtype=np.int64)
+    both[d.index] = _multinomial(rng, d.cells, d.cell_of_rank, d.n)
+    return both[0::2] + both[1::2], both[1::2]
+
+
+def _null(rng, d):
+    if d.score_of_rank is None:   # few distinct scores: one binomial each
+        copies = _multinomial(rng, d.counts, None, d.n)
+        return copies, rng.binomial(copies, d.scores)
+    # many: a Bernoulli label per drawn copy (the same law)
+    item = _items(rng, d.score_of_rank, d.n)
+    label = rng.random(d.n) < d.scores[item]
+    J = d.counts.shape[0]
+    return (np.bincount(item, minlength=J),
+            np.bincount(item, weights=label, minlength=J).astype(np.int64))
+
+
+def bootstrap_cells(rng, table):
+    """A bootstrap replicate's copies and positives per distinct score.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The replicate's generator.
+    table : (ndarray, ndarray, ndarray)
+        Distinct scores, counts and positives (:func:`score_table`).
+
+    Returns
+    -------
+    copies, positives : ndarray of int64, shape (J,)
+        ``Multinomial(n, cells / n)`` over the ``(score, label)`` cells: the
+        resampled multiset of ``n`` points drawn with replacement (``n`` index
+        draws into the points when the cells are at least ``n / 4``, one
+        multinomial draw over the cells otherwise: the same law).
+
+    References
+    ----------
+    Efron & Tibshirani 1993, "An Introduction to the Bootstrap", Chapter 6
+    (resampling points with replacement).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> table = (np.array([0.2, 0.7]), np.array([3, 1]), np.array([1, 1]))
+    >>> m, m1 = bootstrap_cells(np.random.default_rng(0), table)
+    >>> int(m.sum()), bool(np.all(m1 <= m))
+    (4, True)
+    """
+    return _bootstrap(rng, _Draws(table))
+
+
+def null_cells(rng, table):
+    """A consistency resample's copies and positives per distinct score:
+    scores drawn with replacement, labels ``Bernoulli(score)``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    table : (ndarray, ndarray, ndarray)
+        Distinct scores, counts and positives (the positives are not used).
+
+    Returns
+    -------
+    copies, positives : ndarray of int64, shape (J,)
+        ``m ~ Multinomial(n, c / n)``, ``positives_j ~ Binomial(m_j, s_j)``
+        (with at least ``n / 4`` distinct scores: ``n`` index draws and a
+        uniform per copy; otherwise one multinomial and one binomial per score).
+
+    References
+    ----------
+    Bröcker & Smith 2007, "Increasing the reliability of reliability
+    diagrams", Weather and Forecasting 22, Section 3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> table = (np.array([0.0, 1.0]), np.array([3, 1]), np.array([1, 1]))
+    >>> m, m1 = null_cells(np.random.default_rng(0), table)
+    >>> int(m.sum()), int(m1[0]), int(m1[1] - m[1])
+    (4, 0, 0)
+    """
+    return _null(rng, _Draws(table))
+
+
+def _split_positives(rng, copies, positives, run, offset):
+    """Positives among the first ``offset[i]`` copies of run ``run[i]`` (cuts in
+    ascending order): sequential hypergeometric draws, one depth of cuts that
+    share a run at a time (copies of one score are exchangeable)."""
+    i = np.arange(run.shape[0])
+    first = np.maximum.accumulate(np.where(np.r_[True, run[1:] != run[:-1]], i, 0))
+    depth = i - first
+    left = np.zeros(run.shape[0], dtype=np.int64)
+    prev_offset = np.zeros(run.shape[0], dtype=np.int64)
+    prev_left = np.zeros(run.shape[0], dtype=np.int64)
+    for d in range(int(depth.max()) + 1 if depth.size else 0):
+        at = np.flatnonzero(depth == d)
+        if d:
+            prev_offset[at], prev_left[at] = offset[at - 1], left[at - 1]
+        good = positives[run[at]] - prev_left[at]
+        bad = copies[run[at]] - prev_offset[at] - good
+        left[at] = prev_left[at] + rng.hypergeometric(good, bad, offset[at] - prev_offset[at])
+    return left
+
+
+def replicate_bin_sums(rng, scores, copies, positives, *, starts=None, n_bins=None,
+                       score_bins=None):
+    """Bin counts, score sums and label sums of a replicate given per distinct score.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The replicate's generator (for the hypergeometric splits).
+    scores : ndarray of float64, shape (J,)
+        Distinct scores, ascending.
+    copies, positives : ndarray of int64, shape (J,)
+        The replicate's copies and positives of each score.
+    starts : ndarray of int64, optional
+        Equal-mass bins: rank starts from 0 to ``copies.sum()``; a cut inside
+        the copies of one score splits its positives hypergeometrically.
+    n_bins : int, optional
+        Fixed-width bins (when ``starts`` is None).
+    score_bins : ndarray of int, shape (J,), optional
+        The fixed-width bin of each score, if already looked up.
+
+    Returns
+    -------
+    count, sum_score, sum_label : ndarray of float64, shape (n_bins,)
+
+    References
+    ----------
+    Nguyen & O'Connor 2015, Algorithm 1 (equal-mass bins by rank).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x, m, m1 = np.array([0.2, 0.6]), np.array([2, 2]), np.array([2, 0])
+    >>> replicate_bin_sums(np.random.default_rng(0), x, m, m1, starts=np.array([0, 2, 4]))
+    (array([2., 2.]), array([0.4, 1.2]), array([2., 0.]))
+    """
+    if starts is None:
+        b = _score_bins(scores, n_bins) if score_bins is None else score_bins
+        return tuple(np.bincount(b, weights=w, minlength=n_bins).astype(np.float64)
+                     for w in (copies, copies * scores, positives))
+    cw = np.concatenate(([0], np.cumsum(copies)))
+    run = np.minimum(np.searchsorted(cw, starts, side="right") - 1, scores.shape[0] - 1)
+    offset = starts - cw[run]
+    left = np.concatenate(([0], np.cumsum(positives)))[run] + _split_positives(
+        rng, copies, positives, run, offset)
+    (sum_score,) = replicated_bin_sums(copies, starts, scores)
+    return np.diff(starts).astype(np.float64), sum_score, np.diff(left).astype(np.float64)
+
+
+def _score_bins(scores, n_bins):
+    """Fixed-width bin of each score, the rule of
+    :func:`~sparsecal.core.binning.fixed_width_bins`."""
+    return lookup_bins(scores, np.arange(1, n_bins) / n_bins)
+
+
+def replicate_errors(table, generators, *, starts=None, n_bins=None, norm=2.0, null=False):
+    """CE_p of a block of replicates of one set, in the order of ``generators``.
+
+    Parameters
+    ----------
+    table : (ndarray, ndarray, ndarray)
+        The set's distinct scores, counts and positives.
+    generators : sequence of numpy.random.Generator
+        One per replicate (:func:`replicate_generators`).
+    starts, n_bins
+        The data's bins: equal-mass rank starts, or the number of fixed-width bins.
+    norm : float, default=2.0
+    null : bool, default=False
+        Consistency resamples (:func:`null_cells`) instead of bootstrap
+        replicates (:func:`bootstrap_cells`).
+
+    Returns
+    -------
+    ndarray of float64, shape (len(generators),)
+
+    References
+    ----------
+    Nguyen & O'Connor 2015, Algorithm 1 (CE_p); Bröcker & Smith 2007, Section 3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> table = (np.array([0.2, 0.8]), np.array([5, 5]), np.array([1, 4]))
+    >>> ce = replicate_errors(table, replicate_generators(0, 3), starts=np.array([0, 5, 10]))
+    >>> ce.shape, bool(np.all(ce >= 0))
+    ((3,), True)
+    """
+    draw, d = _null if null else _bootstrap, _Draws(table)
+    weights = None if starts is None else np.diff(starts) / starts[-1]
+    score_bins = None if starts is not None else _score_bins(table[0], n_bins)
+    out = np.empty(len(generators))
+    for r, rng in enumerate(generators):
+        copies, positives = draw(rng, d)
+        count, sum_score, sum_label = replicate_bin_sums(rng, table[0], copies, positives,
+                                                         starts=starts, n_bins=n_bins,
+                                                         score_bins=score_bins)
+        out[r] = (ce_of_gaps(weights, np.abs(sum_score - sum_label) / count, norm)
+                  if starts is not None else
+                  ce_from_bins(BinStats(count, sum_score, sum_label, None, None), norm))
+    return out
+
+
+def percentile_interval(values, spec):
+    """The ``spec.percentiles`` of replicate values (the percentile bootstrap).
+
+    Parameters
+    ----------
+    values : ndarray of float64
+    spec : ConfidenceInterval
+
+    Returns
+    -------
+    (float, float)
+        The ``spec.percentiles`` of ``values`` (linear interpolation).
+
+    References
+    ----------
+    Efron & Tibshirani 1993, "An Introduction to the Bootstrap", Chapter 13.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.metrics.intervals import ConfidenceInterval
+    >>> percentile_interval(np.arange(101.0), ConfidenceInterval("bootstrap"))
+    (2.5, 97.5)
+    """
+    lo, hi = np.percentile(values, spec.percentiles)
+    return float(lo), float(hi)
+
+
+def p_value(null, statistic):
+    """``(1 + #{T* >= T}) / (1 + R)`` of ``R`` null statistics.
+
+    Parameters
+    ----------
+    null : ndarray of float64, shape (R,)
+    statistic : float
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    Bröcker & Smith 2007, Section 3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> p_value(np.array([0.1, 0.3, 0.5]), 0.3)
+    0.75
+    """
+    return float((1.0 + np.count_nonzero(null >= statistic)) / (1.0 + null.shape[0]))
+
+
+def table_bootstrap_interval(table, bins, norm, spec):
+    """The percentile bootstrap interval of CE_p of one set from its table.
+
+    Parameters
+    ----------
+    table : (ndarray, ndarray, ndarray)
+        The set's distinct scores, counts and positives.
+    bins : BinStats
+        The set's bins (:func:`bin_layout`).
+    norm : float
+    spec : ConfidenceInterval
+        ``n_resamples`` replicates from :func:`replicate_generators` of
+        ``random_state``; the level sets the percentiles.
+
+    Returns
+    -------
+    (float, float)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.core.binning import equal_mass_bins
+    >>> from sparsecal.metrics.intervals import ConfidenceInterval
+    >>> bins = equal_mass_bins([0.2, 0.4, 0.6, 0.8], [0, 1, 0, 1], n_bins=2)
+    >>> table = (np.array([0.2, 0.4, 0.6, 0.8]), np.ones(4, int), np.array([0, 1, 0, 1]))
+    >>> lo, hi = table_bootstrap_interval(table, bins, 2.0,
+    ...                                   ConfidenceInterval("bootstrap", n_resamples=50))
+    >>> bool(0 <= lo <= hi)
+    True
+    """
+    generators = replicate_generators(spec.random_state, spec.n_resamples)
+    return percentile_interval(replicate_errors(table, generators, **bin_layout(bins),
+                                                norm=norm), spec)

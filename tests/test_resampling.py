@@ -1,0 +1,177 @@
+"""Resampling from the distinct-score table (sparsecal.metrics.resampling): the
+table against np.unique, the multinomial cell draw against resampling entry
+indices (means and variances over many replicates, both draw paths), the
+hypergeometric split at cuts inside ties against an exact enumeration of the
+arrangements, replicate bin sums against the old entry-index procedure, and
+the spawned generators (reproducible, seed-dependent, independent of blocking)."""
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import sparsecal as sc
+from sparsecal.core.binning import equal_mass_bin_starts, replicated_bin_sums
+from sparsecal.metrics import ConfidenceInterval
+from sparsecal.metrics.resampling import (bootstrap_cells, data_table, null_cells,
+                                          replicate_bin_sums, replicate_errors,
+                                          replicate_generators, score_table)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 500])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_score_table_is_unique_with_sums(n, dtype):
+    rng = np.random.default_rng(n)
+    x = np.round(rng.random(n), 1).astype(dtype)
+    y = (rng.random(n) < 0.5).astype(np.uint8)
+    s, c, k = data_table(x, y, None)
+    u, inv = np.unique(x.astype(np.float64), return_inverse=True)
+    np.testing.assert_array_equal(s, u)
+    np.testing.assert_array_equal(c, np.bincount(inv))
+    np.testing.assert_array_equal(k, np.bincount(inv, weights=y).astype(np.int64))
+    o = np.argsort(x, kind="stable")
+    assert all(np.array_equal(a, b) for a, b in zip(score_table(x[o], y[o]), (s, c, k)))
+
+
+def _cell_moments(draw, reps, seed):
+    rows = np.array([np.concatenate(draw(g)) for g in replicate_generators(seed, reps)])
+    return rows.mean(axis=0), rows.var(axis=0, ddof=1)
+
+
+@pytest.mark.parametrize("n_distinct", [3, 400])   # multinomial path, index-draw path
+def test_bootstrap_cells_have_the_law_of_entry_resampling(n_distinct):
+    rng = np.random.default_rng(0)
+    n = 500
+    x = np.sort(rng.integers(0, n_distinct, n) / n_distinct)
+    y = (rng.random(n) < 0.4).astype(np.uint8)
+    table = score_table(x, y)
+    reps = 3000
+    mean, var = _cell_moments(lambda g: bootstrap_cells(g, table), reps, 1)
+
+    def entries(g):   # n entry indices, counted per distinct score and positives
+        idx = g.integers(0, n, n)
+        j = np.searchsorted(table[0], x[idx])
+        return (np.bincount(j, minlength=table[0].size),
+                np.bincount(j, weights=y[idx], minlength=table[0].size))
+    ref_mean, ref_var = _cell_moments(entries, reps, 2)
+    c, k = table[1], table[2]
+    exact_mean = np.concatenate((c, k)).astype(float)
+    exact_var = np.concatenate((c * (1 - c / n), k * (1 - k / n)))
+    se = np.sqrt(exact_var / reps) + 1e-12
+    assert np.all(np.abs(mean - exact_mean) <= 5 * se)
+    assert np.all(np.abs(ref_mean - exact_mean) <= 5 * se)
+    big = exact_var > 0.5
+    np.testing.assert_allclose(var[big], exact_var[big], rtol=0.2)
+    np.testing.assert_allclose(var[big], ref_var[big], rtol=0.25)
+    m, m1 = bootstrap_cells(np.random.default_rng(3), table)
+    assert m.sum() == n and np.all((0 <= m1) & (m1 <= m)) and np.all(m1[k == 0] == 0)
+
+
+@pytest.mark.parametrize("n_distinct", [4, 400])
+def test_null_cells_draw_labels_from_their_scores(n_distinct):
+    rng = np.random.default_rng(5)
+    n = 400
+    x = np.sort(rng.integers(1, n_distinct + 1, n) / (n_distinct + 1))
+    table = score_table(x, np.zeros(n, np.uint8))
+    reps = 3000
+    mean, var = _cell_moments(lambda g: null_cells(g, table), reps, 7)
+    s, c = table[0], table[1]
+    J = s.size
+    # E m = c; E positives = c s; Var positives = E[m] s (1 - s) + Var[m] s^2
+    var_m = c * (1 - c / n)
+    exact = np.concatenate((c, c * s))
+    exact_var = np.concatenate((var_m, c * s * (1 - s) + var_m * s ** 2))
+    assert np.all(np.abs(mean - exact) <= 5 * np.sqrt(exact_var / reps) + 1e-12)
+    big = exact_var > 0.5
+    np.testing.assert_allclose(var[big], exact_var[big], rtol=0.2)
+    assert mean[:J].sum() == pytest.approx(n)
+
+
+def test_hypergeometric_split_matches_enumeration():
+    # one score with 6 copies (3 positive) cut at ranks 1 and 4 and another
+    # score with 5 copies (2 positive) cut at 8 (3 into it): the positives left
+    # of each cut, against every arrangement of the copies (exchangeable).
+    scores = np.array([0.3, 0.7])
+    copies, positives = np.array([6, 5]), np.array([3, 2])
+    starts = np.array([0, 1, 4, 9, 11])
+    exact = {}
+    for a in itertools.combinations(range(6), 3):      # where the positives lie
+        for b in itertools.combinations(range(5), 2):
+            labels = np.zeros(11, int)
+            labels[list(a)] = 1
+            labels[[6 + i for i in b]] = 1
+            key = tuple(np.diff(np.r_[0, np.cumsum(labels)][starts]))
+            exact[key] = exact.get(key, 0) + 1
+    total = sum(exact.values())
+    reps = 4000
+    seen = {}
+    for g in replicate_generators(11, reps):
+        count, sum_score, sum_label = replicate_bin_sums(g, scores, copies, positives,
+                                                         starts=starts)
+        key = tuple(sum_label.astype(int))
+        seen[key] = seen.get(key, 0) + 1
+    np.testing.assert_array_equal(count, np.diff(starts))
+    np.testing.assert_allclose(sum_score, [0.3, 0.9, 0.3 * 2 + 0.7 * 3, 1.4])
+    assert set(seen) <= set(exact)
+    keys = sorted(exact)
+    observed = np.array([seen.get(k, 0) for k in keys])
+    expected = np.array([exact[k] / total * reps for k in keys])
+    assert stats.chisquare(observed, expected).pvalue > 1e-3
+
+
+def test_equal_mass_replicate_sums_match_entry_index_bootstrap():
+    # distinct scores: the old procedure (entry indices in sorted order,
+    # replicated_bin_sums) and the table draw give the same law of bin sums
+    rng = np.random.default_rng(8)
+    n = 300
+    x = np.sort(rng.random(n))
+    y = (rng.random(n) < x).astype(np.uint8)
+    table = score_table(x, y)
+    starts = equal_mass_bin_starts(n, n_bins=7)
+    reps = 3000
+    new = np.array([replicate_bin_sums(g, table[0], *bootstrap_cells(g, table),
+                                       starts=starts)[2]
+                    for g in replicate_generators(3, reps)])
+    rng = np.random.default_rng(4)
+    old = np.array([replicated_bin_sums(np.bincount(rng.integers(0, n, n), minlength=n),
+                                        starts, y.astype(float))[0] for _ in range(reps)])
+    sd = old.std(axis=0)
+    assert np.all(np.abs(new.mean(axis=0) - old.mean(axis=0)) <= 5 * sd * math.sqrt(2 / reps))
+    np.testing.assert_allclose(new.std(axis=0), sd, rtol=0.1)
+
+
+def test_generators_reproducible_seeded_and_blocking_free():
+    rng = np.random.default_rng(2)
+    x = np.round(rng.random(200), 2)
+    y = (rng.random(200) < x).astype(np.uint8)
+    table = score_table(np.sort(x), y[np.argsort(x, kind="stable")])
+    starts = equal_mass_bin_starts(200, n_bins=5)
+    one = replicate_errors(table, replicate_generators(9, 40), starts=starts)
+    gens = replicate_generators(9, 40)
+    blocks = np.concatenate([replicate_errors(table, gens[i:i + 7], starts=starts)
+                             for i in range(0, 40, 7)])
+    np.testing.assert_array_equal(one, blocks)
+    assert not np.array_equal(one, replicate_errors(table, replicate_generators(10, 40),
+                                                    starts=starts))
+    g = np.random.default_rng(1)   # a Generator spawns new children at each call
+    assert not np.array_equal(replicate_errors(table, replicate_generators(g, 5), n_bins=4),
+                              replicate_errors(table, replicate_generators(g, 5), n_bins=4))
+
+
+@pytest.mark.parametrize("binning", ["equal-mass", "fixed"])
+def test_bootstrap_of_one_point_and_two(binning):
+    spec = ConfidenceInterval("bootstrap", n_resamples=50)
+    one = sc.calibration_error([0.3], [1], binning=binning, ci=spec)
+    assert one.ci_low == one.ci_high == pytest.approx(one.value)   # every replicate the same
+    two = sc.calibration_error([0.3, 0.3], [1, 0], binning=binning, n_bins=2, ci=spec)
+    # replicates: both negative (CE .3), both positive (.7) or one each (.2 or 0)
+    assert two.ci_low == pytest.approx(0.0 if binning == "fixed" else 0.2, abs=0.21)
+    assert two.ci_high == pytest.approx(0.7)
+    a = sc.calibration_error([0.3, 0.3], [1, 0], n_bins=2,
+                             ci=ConfidenceInterval("bootstrap", n_resamples=50,
+                                                   random_state=3))
+    assert (a.ci_low, a.ci_high) == (
+        sc.calibration_error([0.3, 0.3], [1, 0], n_bins=2,
+                             ci=ConfidenceInterval("bootstrap", n_resamples=50,
+                                                   random_state=3)).ci_low, a.ci_high)
