@@ -232,7 +232,7 @@ def test_report_on_scheduler_equals_single_machine(files, scheduler, capsys, tmp
     assert rc == 0, err
     assert f"Dask scheduler {scheduler}; dashboard:" in out
     assert "wrote the report:" in out
-    assert sum("report: left out" in line for line in err.splitlines()) == 1
+    assert "left out" not in err   # every section of the report has a distributed form
     rc, _, err = run(capsys, *args, "-o", tmp_path / "one")
     assert rc == 0, err
     got, ref = (json.loads((tmp_path / r / "numbers.json").read_text())

@@ -65,10 +65,13 @@ def _intervals(result):
             if c is not None]
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_exact_methods_equal_single_machine(dtype):
+@pytest.mark.parametrize("dtype,method", [(np.float32, "simulation"),
+                                          (np.float64, "simulation"),
+                                          (np.float64, "bootstrap")])
+def test_exact_methods_equal_single_machine(dtype, method):
     one_dev, one_test, dev, test = _data(dtype)
-    ci = sc.ConfidenceInterval("simulation", confidence_level=0.9, random_state=3)
+    ci = sc.ConfidenceInterval(method, confidence_level=0.9, random_state=3,
+                               n_resamples=200)
     kw = dict(methods=["isotonic", "histogram"], n_bins=7, ci=ci,
               evaluation=dict(metrics=["brier", "ece"]))
     with warnings.catch_warnings():

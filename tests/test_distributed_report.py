@@ -1,10 +1,9 @@
 """write_report of distributed entries (engine sparsecal.distributed.CLUSTER_REPORT) on two
 worker processes: numbers.json equals the single-machine report's (within 1e-12
-relative), the smooth ECE included; the figures with a
-distributed form written (PNG and SVG; the smooth reliability diagram from
-merged grid sums), the others left out with a note on the
-page and one warning. Random data with ties, tiny groups, empty and
-all-below-threshold chunks."""
+relative), the smooth ECE included; every figure of the single-machine report
+written (PNG and SVG; the smooth reliability diagram from merged grid sums, the
+Bayes error plot from the merged tables), nothing left out. Random data with
+ties, tiny groups, empty and all-below-threshold chunks."""
 import json
 import os
 import warnings

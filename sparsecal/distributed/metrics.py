@@ -5,7 +5,8 @@ CE_p is computed by :func:`sparsecal.metrics.ce.ce_from_bins` from the merged
 bins, on the client: bins bit-identical in counts, label sums and score ranges,
 score sums exact, so values agree with the single-machine ones to float
 rounding (well within 1e-12 relative) and repeated runs are bit-identical.
-Confidence intervals are not offered yet (docs/scale.md).
+Intervals (any ``ci``), fixed-width bins and the debiased CE:
+:func:`~sparsecal.distributed.measures.binned_errors`.
 """
 import numpy as np
 
