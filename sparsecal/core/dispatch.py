@@ -64,6 +64,7 @@ REFUSED = {
                 "DaskEntries from the workers",
     "write_parquet": "it writes all entries from one process; save_entry_shards writes "
                      "DaskEntries from the workers",
+    "heuristic_k": "it fits forecasters on the event features in one process",
 }
 
 
