@@ -66,10 +66,10 @@ def binary_smooth_reliability(scores, labels, *, bandwidth=None, n_points=200):
 
     Parameters
     ----------
-    scores : dask.array.Array of float32 or float64, shape (n,)
-    labels : dask.array.Array or array_like of {0, 1}, shape (n,)
-    bandwidth : float, optional
-    n_points : int, default=200
+    scores, labels : dask.array.Array
+        As :func:`binary_smooth_ece`.
+    bandwidth, n_points : optional
+        As :func:`sparsecal.smooth_reliability`.
 
     Returns
     -------
@@ -97,13 +97,20 @@ def binary_smooth_reliability(scores, labels, *, bandwidth=None, n_points=200):
 
 
 def binary_brier_corp(scores, labels):
-    """:func:`sparsecal.brier_corp` of dask arrays (PAV of the merged
-    distinct-score table, :func:`~sparsecal.distributed.measures.corp_from_table`).
+    return corp_from_table(*_table(scores, labels), rule="brier")
+
+
+def binary_log_loss_corp(scores, labels):
+    return corp_from_table(*_table(scores, labels), rule="log_loss")
+
+
+_CORP_DOC = """:func:`sparsecal.{public}` of dask arrays: PAV of the merged
+    distinct-score table (:func:`~sparsecal.distributed.measures.corp_from_table`).
 
     Parameters
     ----------
     scores : dask.array.Array of float32 or float64, shape (n,)
-    labels : dask.array.Array or array_like of {0, 1}, shape (n,)
+    labels : dask.array.Array or array_like of {{0, 1}}, shape (n,)
 
     Returns
     -------
@@ -122,43 +129,13 @@ def binary_brier_corp(scores, labels):
     --------
     >>> import dask.array as da, numpy as np
     >>> import sparsecal as sc
-    >>> q = np.array([0.2, 0.2, 0.8, 0.8])
-    >>> d = binary_brier_corp(da.from_array(q, chunks=3), [0, 1, 1, 1])
-    >>> abs(d.score - sc.brier_corp(q, [0, 1, 1, 1]).score) < 1e-12
+    >>> q, y = np.array([0.2, 0.2, 0.8, 0.8]), [0, 1, 1, 1]
+    >>> d = {name}(da.from_array(q, chunks=3), y)
+    >>> abs(d.score - sc.{public}(q, y).score) < 1e-12
     True
     """
-    return corp_from_table(*_table(scores, labels), rule="brier")
-
-
-def binary_log_loss_corp(scores, labels):
-    """:func:`sparsecal.log_loss_corp` of dask arrays.
-
-    Parameters
-    ----------
-    scores : dask.array.Array of float32 or float64, shape (n,)
-    labels : dask.array.Array or array_like of {0, 1}, shape (n,)
-
-    Returns
-    -------
-    ScoreDecomposition
-
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`~sparsecal.distributed.entries.from_arrays`.
-
-    References
-    ----------
-    Dimitriadis, Gneiting & Jordan 2021 (CORP).
-
-    Examples
-    --------
-    >>> import dask.array as da, numpy as np
-    >>> d = binary_log_loss_corp(da.from_array(np.array([0.2, 0.8]), chunks=1), [0, 1])
-    >>> d.rule
-    'log_loss'
-    """
-    return corp_from_table(*_table(scores, labels), rule="log_loss")
+for _f in (binary_brier_corp, binary_log_loss_corp):
+    _f.__doc__ = _CORP_DOC.format(public=_f.__name__[len("binary_"):], name=_f.__name__)
 
 
 def _application(name, scores, labels, prior=None):
@@ -166,114 +143,33 @@ def _application(name, scores, labels, prior=None):
 
 
 def binary_dcf(scores, labels, *, prior):
-    """:func:`sparsecal.dcf` of dask arrays (probabilities, empirical training
-    prior, unit costs, normalized).
-
-    Parameters
-    ----------
-    scores : dask.array.Array of float32 or float64, shape (n,)
-    labels : dask.array.Array or array_like of {0, 1}, shape (n,)
-    prior : float
-
-    Returns
-    -------
-    DetectionCost
-
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`~sparsecal.distributed.application.application_from_table`.
-
-    References
-    ----------
-    Cumani, "Score calibration and fusion" (``004``), Bayes decisions.
-
-    Examples
-    --------
-    >>> import dask.array as da, numpy as np
-    >>> import sparsecal as sc
-    >>> q, y = np.array([0.1, 0.4, 0.6, 0.9]), [0, 1, 0, 1]
-    >>> binary_dcf(da.from_array(q, chunks=3), y, prior=0.3).value == sc.dcf(q, y, prior=0.3).value
-    True
-    """
     return _application("dcf", scores, labels, prior)
 
 
 def binary_min_dcf(scores, labels, *, prior):
-    """:func:`sparsecal.min_dcf` of dask arrays.
-
-    Parameters
-    ----------
-    scores : dask.array.Array of float32 or float64, shape (n,)
-    labels : dask.array.Array or array_like of {0, 1}, shape (n,)
-    prior : float
-
-    Returns
-    -------
-    DetectionCost
-
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`~sparsecal.distributed.application.application_from_table`.
-
-    References
-    ----------
-    Cumani, "Score calibration and fusion" (``004``), minimum DCF.
-
-    Examples
-    --------
-    >>> import dask.array as da, numpy as np
-    >>> q = np.array([0.1, 0.4, 0.6, 0.9])
-    >>> float(binary_min_dcf(da.from_array(q, chunks=3), [0, 1, 0, 1], prior=0.5).value) <= 1
-    True
-    """
     return _application("min-dcf", scores, labels, prior)
 
 
 def binary_cllr(scores, labels):
-    """:func:`sparsecal.cllr` of dask arrays.
-
-    Parameters
-    ----------
-    scores : dask.array.Array of float32 or float64, shape (n,)
-    labels : dask.array.Array or array_like of {0, 1}, shape (n,)
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`~sparsecal.distributed.application.application_from_table`.
-
-    References
-    ----------
-    Brümmer & du Preez 2006 (Cllr); Cumani (``004``).
-
-    Examples
-    --------
-    >>> import dask.array as da, numpy as np
-    >>> import sparsecal as sc
-    >>> q, y = np.array([0.1, 0.4, 0.6, 0.9]), [0, 1, 0, 1]
-    >>> abs(binary_cllr(da.from_array(q, chunks=3), y) - sc.cllr(q, y)) < 1e-12
-    True
-    """
     return _application("cllr", scores, labels)
 
 
 def binary_min_cllr(scores, labels):
-    """:func:`sparsecal.min_cllr` of dask arrays.
+    return _application("min-cllr", scores, labels)
+
+
+_APPLICATION_DOC = """:func:`sparsecal.{public}` of dask arrays (probabilities, the empirical
+    training prior, unit costs, normalized), from the merged distinct-score table
+    (:func:`~sparsecal.distributed.application.application_from_table`).
 
     Parameters
     ----------
     scores : dask.array.Array of float32 or float64, shape (n,)
-    labels : dask.array.Array or array_like of {0, 1}, shape (n,)
+    labels : dask.array.Array or array_like of {{0, 1}}, shape (n,){prior_doc}
 
     Returns
     -------
-    float
+    {returns}
 
     Raises
     ------
@@ -282,17 +178,25 @@ def binary_min_cllr(scores, labels):
 
     References
     ----------
-    Brümmer & du Preez 2006 (minCllr); Cumani (``004``).
+    Brümmer & du Preez 2006; Cumani, "Score calibration and fusion" (``004``).
 
     Examples
     --------
     >>> import dask.array as da, numpy as np
     >>> import sparsecal as sc
-    >>> q, y = np.array([0.1, 0.4, 0.6, 0.9]), [0, 1, 0, 1]
-    >>> abs(binary_min_cllr(da.from_array(q, chunks=3), y) - sc.min_cllr(q, y)) < 1e-12
+    >>> q, y = np.array([0.1, 0.4, 0.6, 0.9, 0.4]), [0, 1, 0, 1, 1]
+    >>> got = {name}(da.from_array(q, chunks=3), y{prior_arg})
+    >>> ref = sc.{public}(q, y{prior_arg})
+    >>> abs(float(getattr(got, "value", got)) - float(getattr(ref, "value", ref))) < 1e-12
     True
     """
-    return _application("min-cllr", scores, labels)
+for _f, _returns, _prior in [(binary_dcf, "DetectionCost", True),
+                             (binary_min_dcf, "DetectionCost", True),
+                             (binary_cllr, "float", False), (binary_min_cllr, "float", False)]:
+    _f.__doc__ = _APPLICATION_DOC.format(
+        public=_f.__name__[len("binary_"):], name=_f.__name__, returns=_returns,
+        prior_doc="\n    prior : float" if _prior else "",
+        prior_arg=", prior=0.3" if _prior else "")
 
 
 def binary_bayes_error_plot(scores, labels, *, prior_log_odds=None, training_prior=None):
