@@ -15,6 +15,7 @@ import numpy as np
 from ..core.validation import as_array, check_labels, check_positive_int
 from .base import clone
 from .forecaster import Forecaster
+from ..core.dispatch import distributed_form
 
 __all__ = ["KChoice", "heuristic_k"]
 
@@ -122,6 +123,7 @@ def heuristic_k(features, labels, ks=(2, 3), forecaster=None, validation=None, n
     >>> choice.ks, choice.n_events.tolist(), choice.k in (1, 2, 3)
     ((1, 2, 3), [500, 1000, 1500], True)
     """
+    distributed_form(heuristic_k, locals())
     from ..metrics.binary import calibration_error
 
     rank, y = _ranks(features, labels, "features")

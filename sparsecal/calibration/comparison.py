@@ -17,6 +17,7 @@ from ..metrics.intervals import ConfidenceInterval
 from ..metrics.measures import get_measure
 from .grouped import GroupedCalibrator
 from .registry import METHODS, check_prior_methods, get_method
+from ..core.dispatch import distributed_form
 
 __all__ = ["MethodComparison", "compare_methods"]
 
@@ -226,6 +227,8 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
     >>> sorted(result.models)
     [('isotonic', 'scw'), ('isotonic', 'tfg')]
     """
+    if (cluster := distributed_form(compare_methods, locals())) is not None:
+        return cluster()
     for name, entries in (("dev", dev), ("test", test)):
         check_entries(entries, name)
     check_groups(groups, test.n_tags)

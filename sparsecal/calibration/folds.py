@@ -20,6 +20,7 @@ from ..core.entries import check_entries
 from ..core.groups import check_groups
 from ..core.hashing import splitmix64
 from ..core.validation import check_positive_int
+from ..core.dispatch import distributed_form
 
 __all__ = ["positional_folds", "stratified_token_folds"]
 
@@ -197,6 +198,7 @@ def stratified_token_folds(entries, groups, n_folds=5, seed=0):
     >>> bool(fold[0] == fold[1]), sorted(np.bincount(fold[entries.label == 1]).tolist())
     (True, [2, 3])
     """
+    distributed_form(stratified_token_folds, locals())
     entries = check_entries(entries)
     check_groups(groups, entries.n_tags)
     n_folds = check_n_folds(n_folds)

@@ -25,6 +25,7 @@ from ..io.calibrators import (StateFields, check_bool, check_count, check_fields
 from .base import BaseCalibrator, Estimator, clone
 from .folds import stratified_token_folds
 from .registry import calibrator_class
+from ..core.dispatch import distributed_form
 
 __all__ = ["EntryTransformer", "GroupedCalibrator", "cross_fit_predict"]
 
@@ -669,6 +670,7 @@ def cross_fit_predict(calibrator, entries, *, n_folds=5, seed=0):
     >>> len(honest) == len(entries)
     True
     """
+    distributed_form(cross_fit_predict, locals())
     check_grouped(calibrator, "calibrator")
     entries = check_entries(entries)
     fold = stratified_token_folds(entries, calibrator.groups, n_folds, seed)

@@ -15,6 +15,7 @@ from . import _binning, _sort
 from .threads import get_n_threads
 from .validation import (as_array, as_float_array, check_allocation, check_choice,
                           check_labels, check_positive_int, check_probabilities)
+from .dispatch import distributed_form
 
 __all__ = ["BinStats", "argsort_scores", "bin_statistics", "equal_mass_bin_starts",
            "equal_mass_bins", "equal_mass_bins_sorted", "fixed_width_bins", "lookup_bin_means",
@@ -153,6 +154,7 @@ def argsort_scores(scores, *, n_threads=None):
     >>> sorted_scores
     array([0.1, 0.1, 0.4, 0.7, 0.9])
     """
+    distributed_form(argsort_scores, locals())
     x = np.ascontiguousarray(as_float_array(scores, "scores"))
     if np.isnan(x).any():
         raise ValueError("scores contains NaN, which has no place in a sort order")
@@ -266,6 +268,7 @@ def equal_mass_bins(scores, labels, *, n_bins=None, bin_size=None, n_threads=Non
     >>> stats.count, stats.lower, stats.upper
     (array([2, 3]), array([0.1, 0.4]), array([0.1, 0.9]))
     """
+    distributed_form(equal_mass_bins, locals())
     if n_bins is None and bin_size is None:
         n_bins = 10
     x = check_probabilities(scores, "scores")
@@ -409,6 +412,7 @@ def fixed_width_bins(scores, labels, *, n_bins=10):
     >>> stats.count, stats.edges
     (array([2, 1, 1, 1]), array([0.  , 0.25, 0.5 , 0.75, 1.  ]))
     """
+    distributed_form(fixed_width_bins, locals())
     n_bins = check_positive_int(n_bins, "n_bins")
     check_allocation(48 * n_bins, f"n_bins={n_bins} fixed-width bins")
     x = check_probabilities(scores, "scores")
@@ -462,6 +466,7 @@ def lookup_bins(scores, boundaries, *, n_threads=None):
     >>> lookup_bins([0.05, 0.5, 1.0], [0.25, 0.5, 0.75])
     array([0, 2, 3])
     """
+    distributed_form(lookup_bins, locals())
     x = check_probabilities(scores, "scores")
     b = as_array(boundaries, "boundaries")
     if b.dtype.kind not in "biuf":
@@ -728,5 +733,6 @@ def histogram_counts(scores, edges):
     >>> histogram_counts(np.array([0.0, 0.2, 0.5, 0.9, 1.0]), np.array([0.1, 0.5, 0.9]))
     array([2, 3])
     """
+    distributed_form(histogram_counts, locals())
     x = np.asarray(scores, dtype=np.float64)
     return np.histogram(np.clip(x, edges[0], edges[-1]), bins=edges)[0].astype(np.int64)

@@ -54,6 +54,9 @@ vectors; every result is exact (docs/scale.md).
 - :mod:`~sparsecal.distributed.resampling`: the bootstrap interval and the
   calibration test from merged distinct-score tables, replicates in blocks on
   the workers (:func:`table_bootstrap_intervals`, :func:`table_calibration_tests`).
+- :mod:`~sparsecal.distributed.arrays`: the array-form public functions
+  (:func:`binary_smooth_ece`, :func:`binary_brier_corp`, :func:`binary_dcf`,
+  ...) of two dask arrays, what :mod:`sparsecal.core.dispatch` calls.
 - :mod:`~sparsecal.distributed.local`: :func:`local_cluster`, the package's
   local cluster (worker malloc settings, :func:`worker_environ`).
 - :mod:`~sparsecal.distributed.chunks`: per-chunk group split and score keys.
@@ -86,6 +89,10 @@ _EXPORTS = {
     "token_folds": "folds", "cross_fit_members": "folds", "cross_fit_scores": "folds",
     "table_bootstrap_intervals": "resampling", "table_calibration_tests": "resampling",
     "top_label_table": "resampling", "set_tables": "resampling",
+    "binary_smooth_ece": "arrays", "binary_smooth_reliability": "arrays",
+    "binary_brier_corp": "arrays", "binary_log_loss_corp": "arrays",
+    "binary_dcf": "arrays", "binary_min_dcf": "arrays", "binary_cllr": "arrays",
+    "binary_min_cllr": "arrays", "binary_bayes_error_plot": "arrays",
 }
 
 __all__ = sorted(_EXPORTS)

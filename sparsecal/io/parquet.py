@@ -26,6 +26,7 @@ import numpy as np
 from .textfile import check_file
 from .._extras import require
 from ..core.entries import Entries
+from ..core.dispatch import distributed_form
 
 __all__ = ["to_arrow", "write_parquet", "read_parquet"]
 
@@ -73,6 +74,7 @@ def to_arrow(entries, *, tag_names=None):
     >>> table.column_names, table.column("tag").to_pylist()
     (['score', 'tag', 'label', 'token'], ['DET', 'NOUN', 'DET', 'NOUN'])
     """
+    distributed_form(to_arrow, locals())
     if not isinstance(entries, Entries):
         raise ValueError(f"entries must be Entries, got {type(entries).__name__}")
     pa = _pa("to_arrow()")
@@ -127,6 +129,7 @@ def write_parquet(entries, path, *, tag_names=None):
     >>> back.score.dtype, np.array_equal(back.score, entries.score), back.n_tokens
     (dtype('float32'), True, 2)
     """
+    distributed_form(write_parquet, locals())
     table = to_arrow(entries, tag_names=tag_names)
     pq = require("pyarrow.parquet", "arrow", "write_parquet()")
     from .atomic import atomic_path

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..core.binning import bin_statistics
 from .ce import bin_rates
+from ..core.dispatch import distributed_form
 
 __all__ = ["BrierDecomposition", "brier_decomposition"]
 
@@ -74,6 +75,7 @@ def brier_decomposition(scores, labels, *, binning="equal-mass", n_bins=None,
     >>> round(d.brier, 4) == round(d.calibration + d.refinement, 4), d.refinement
     (True, 0.0)
     """
+    distributed_form(brier_decomposition, locals())
     bins, x, y, _ = bin_statistics(scores, labels, binning=binning, n_bins=n_bins,
                                    bin_size=bin_size)
     brier = float(np.mean((x.astype(np.float64) - y) ** 2))

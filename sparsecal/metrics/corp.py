@@ -12,6 +12,7 @@ import numpy as np
 
 from ..core.isotonic import isotonic_fit, isotonic_predict
 from ..core.validation import check_scores_and_labels
+from ..core.dispatch import distributed_form
 
 __all__ = ["ScoreDecomposition", "brier_corp", "log_loss_corp"]
 
@@ -119,6 +120,8 @@ def brier_corp(scores, labels):
     >>> round(d.score, 4), round(d.miscalibration - d.discrimination + d.uncertainty, 4)
     (0.1703, 0.1703)
     """
+    if (cluster := distributed_form(brier_corp, locals())) is not None:
+        return cluster()
     return _decompose(scores, labels, _brier, "brier")
 
 
@@ -161,4 +164,6 @@ def log_loss_corp(scores, labels):
     >>> log_loss_corp([0.0, 0.5], [1, 0]).score
     inf
     """
+    if (cluster := distributed_form(log_loss_corp, locals())) is not None:
+        return cluster()
     return _decompose(scores, labels, _log_loss, "log_loss")

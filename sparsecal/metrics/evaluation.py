@@ -23,6 +23,7 @@ from .marginal import check_ce_options, mce, smce_and_gmce
 from .measures import check_options, get_measure
 from .toplabel import top_label_ece
 from ..io.tables import Table
+from ..core.dispatch import distributed_form
 
 __all__ = ["EvaluationResult", "Comparison", "evaluate", "compare"]
 
@@ -319,6 +320,8 @@ def evaluate(entries, groups=None, *, n_bins=None, ci="simulation", per_tag=Fals
     >>> len(res.gmce), res.smce.ci_level, res.to_markdown().splitlines()[0]
     (3, 0.9, 'Threshold 0.01, 10 equal-mass bins, 90% CI: simulation')
     """
+    if (cluster := distributed_form(evaluate, locals())) is not None:
+        return cluster()
     spec = ConfidenceInterval.resolve(ci)
     if isinstance(metrics, str):
         metrics = [metrics]

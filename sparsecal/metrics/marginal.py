@@ -20,6 +20,7 @@ from .binary import calibration_error, check_debias, sorted_calibration_error
 from .ce import check_norm
 from .intervals import ConfidenceInterval
 from ..io.tables import Table
+from ..core.dispatch import distributed_form
 
 __all__ = ["DEFAULT_BIN_SIZE", "MarginalCalibrationError", "gmce", "mce", "smce",
            "smce_and_gmce"]
@@ -83,6 +84,8 @@ def smce(entries, *, n_bins=None, bin_size=None, ci=None, binning="equal-mass", 
     >>> res.n == len(entries), bool(res.ci_low < res.value < res.ci_high)
     (True, True)
     """
+    if (cluster := distributed_form(smce, locals())) is not None:
+        return cluster()
     entries = check_entries(entries)
     return calibration_error(entries.score, entries.label, n_bins=n_bins,
                              bin_size=bin_size, ci=ci, binning=binning, norm=norm,
@@ -138,6 +141,8 @@ def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, progress=None,
     ...     int(np.isin(entries.tag, groups.members(g)).sum()) for g in range(3)]
     True
     """
+    if (cluster := distributed_form(gmce, locals())) is not None:
+        return cluster()
     return smce_and_gmce(entries, groups, n_bins=n_bins, bin_size=bin_size, ci=ci,
                          pooled=False, progress=progress, binning=binning, norm=norm,
                          debias=debias)[1]
@@ -197,6 +202,8 @@ def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, poole
     >>> pooled.value == smce(entries).value, len(per_group)
     (True, 3)
     """
+    if (cluster := distributed_form(smce_and_gmce, locals())) is not None:
+        return cluster()
     entries = check_entries(entries)
     check_groups(groups, entries.n_tags)
     spec = ConfidenceInterval.resolve(ci)
@@ -378,6 +385,8 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
     >>> bool(res.per_tag) and bool(res.too_few), res.min_entries, 0 < res.value < 1
     (True, 400, True)
     """
+    if (cluster := distributed_form(mce, locals())) is not None:
+        return cluster()
     entries = check_entries(entries)
     min_entries, bin_size = _mce_settings(min_entries, n_bins, bin_size)
     spec = ConfidenceInterval.resolve(ci)

@@ -4,6 +4,7 @@ import numpy as np
 
 from .binary import calibration_error
 from ..core.entries import check_entries
+from ..core.dispatch import distributed_form
 
 __all__ = ["top_label", "top_label_ece"]
 
@@ -46,6 +47,7 @@ def top_label(entries):
     >>> conf.tolist(), correct.tolist()
     ([0.6, 0.99], [1, 0])
     """
+    distributed_form(top_label, locals())
     entries = check_entries(entries)
     if entries.token is None:
         raise ValueError("top-label calibration needs the token of each entry")
@@ -98,5 +100,7 @@ def top_label_ece(entries, *, n_bins=20, binning="fixed", norm=1, ci=None):
     >>> res.n, res.bins.n_bins, res.norm
     (2000, 20, 1.0)
     """
+    if (cluster := distributed_form(top_label_ece, locals())) is not None:
+        return cluster()
     conf, correct = top_label(entries)
     return calibration_error(conf, correct, norm=norm, binning=binning, n_bins=n_bins, ci=ci)

@@ -1,0 +1,234 @@
+"""Binary problems given as two dask arrays: the array-form public functions
+(:func:`sparsecal.smooth_ece`, :func:`sparsecal.brier_corp`,
+:func:`sparsecal.dcf`, ...) on a cluster.
+
+Each is a thin wrapper: the arrays become entries of one tag
+(:func:`~sparsecal.distributed.entries.from_arrays`, validated chunk by chunk
+on the workers) and the entry-level distributed form computes the result, of
+the single-machine type (what :mod:`sparsecal.core.dispatch` calls for dask
+arrays).
+"""
+from ..core.groups import TagGroups
+from .application import application_from_table, bayes_error_plot
+from .entries import from_arrays
+from .measures import corp_from_table
+from .resampling import set_tables
+from .smooth import smooth_ece, smooth_reliability
+
+__all__ = ["binary_bayes_error_plot", "binary_brier_corp", "binary_cllr", "binary_dcf",
+           "binary_log_loss_corp", "binary_min_cllr", "binary_min_dcf",
+           "binary_smooth_ece", "binary_smooth_reliability"]
+
+
+def _table(scores, labels):
+    """The merged distinct-score table of all the binary entries."""
+    return set_tables(from_arrays(scores, labels), TagGroups.scw(1))[0]
+
+
+def binary_smooth_ece(scores, labels, *, bandwidth=None):
+    """:func:`sparsecal.smooth_ece` of dask arrays.
+
+    Parameters
+    ----------
+    scores : dask.array.Array of float32 or float64, shape (n,)
+    labels : dask.array.Array or array_like of {0, 1}, shape (n,)
+    bandwidth : float, optional
+
+    Returns
+    -------
+    SmoothECE
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`~sparsecal.distributed.entries.from_arrays` and
+        :func:`~sparsecal.distributed.smooth.smooth_ece`.
+
+    References
+    ----------
+    Błasiok & Nakkiran 2023, "Smooth ECE".
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np
+    >>> import sparsecal as sc
+    >>> q = np.random.default_rng(0).random(400).round(2)
+    >>> y = (q > 0.5).astype(np.uint8)
+    >>> got = binary_smooth_ece(da.from_array(q, chunks=150), y)
+    >>> abs(got.value - sc.smooth_ece(q, y).value) < 1e-9
+    True
+    """
+    return smooth_ece(from_arrays(scores, labels), bandwidth=bandwidth)[0]
+
+
+def binary_smooth_reliability(scores, labels, *, bandwidth=None, n_points=200):
+    """:func:`sparsecal.smooth_reliability` of dask arrays.
+
+    Parameters
+    ----------
+    scores, labels : dask.array.Array
+        As :func:`binary_smooth_ece`.
+    bandwidth, n_points : optional
+        As :func:`sparsecal.smooth_reliability`.
+
+    Returns
+    -------
+    SmoothReliability
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`~sparsecal.distributed.smooth.smooth_reliability`.
+
+    References
+    ----------
+    Błasiok & Nakkiran 2023, "Smooth ECE".
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np
+    >>> q = np.random.default_rng(0).random(400).round(2)
+    >>> r = binary_smooth_reliability(da.from_array(q, chunks=150), q > 0.5, n_points=5)
+    >>> r.mesh.shape
+    (5,)
+    """
+    return smooth_reliability(from_arrays(scores, labels), bandwidth=bandwidth,
+                              n_points=n_points)
+
+
+def binary_brier_corp(scores, labels):
+    return corp_from_table(*_table(scores, labels), rule="brier")
+
+
+def binary_log_loss_corp(scores, labels):
+    return corp_from_table(*_table(scores, labels), rule="log_loss")
+
+
+_CORP_DOC = """:func:`sparsecal.{public}` of dask arrays: PAV of the merged
+    distinct-score table (:func:`~sparsecal.distributed.measures.corp_from_table`).
+
+    Parameters
+    ----------
+    scores : dask.array.Array of float32 or float64, shape (n,)
+    labels : dask.array.Array or array_like of {{0, 1}}, shape (n,)
+
+    Returns
+    -------
+    ScoreDecomposition
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`~sparsecal.distributed.entries.from_arrays`.
+
+    References
+    ----------
+    Dimitriadis, Gneiting & Jordan 2021 (CORP).
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np
+    >>> import sparsecal as sc
+    >>> q, y = np.array([0.2, 0.2, 0.8, 0.8]), [0, 1, 1, 1]
+    >>> d = {name}(da.from_array(q, chunks=3), y)
+    >>> abs(d.score - sc.{public}(q, y).score) < 1e-12
+    True
+    """
+for _f in (binary_brier_corp, binary_log_loss_corp):
+    _f.__doc__ = _CORP_DOC.format(public=_f.__name__[len("binary_"):], name=_f.__name__)
+
+
+def _application(name, scores, labels, prior=None):
+    return application_from_table(*_table(scores, labels), name, prior)
+
+
+def binary_dcf(scores, labels, *, prior):
+    return _application("dcf", scores, labels, prior)
+
+
+def binary_min_dcf(scores, labels, *, prior):
+    return _application("min-dcf", scores, labels, prior)
+
+
+def binary_cllr(scores, labels):
+    return _application("cllr", scores, labels)
+
+
+def binary_min_cllr(scores, labels):
+    return _application("min-cllr", scores, labels)
+
+
+_APPLICATION_DOC = """:func:`sparsecal.{public}` of dask arrays (probabilities, the empirical
+    training prior, unit costs, normalized), from the merged distinct-score table
+    (:func:`~sparsecal.distributed.application.application_from_table`).
+
+    Parameters
+    ----------
+    scores : dask.array.Array of float32 or float64, shape (n,)
+    labels : dask.array.Array or array_like of {{0, 1}}, shape (n,){prior_doc}
+
+    Returns
+    -------
+    {returns}
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`~sparsecal.distributed.application.application_from_table`.
+
+    References
+    ----------
+    Brümmer & du Preez 2006; Cumani, "Score calibration and fusion" (``004``).
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np
+    >>> import sparsecal as sc
+    >>> q, y = np.array([0.1, 0.4, 0.6, 0.9, 0.4]), [0, 1, 0, 1, 1]
+    >>> got = {name}(da.from_array(q, chunks=3), y{prior_arg})
+    >>> ref = sc.{public}(q, y{prior_arg})
+    >>> abs(float(getattr(got, "value", got)) - float(getattr(ref, "value", ref))) < 1e-12
+    True
+    """
+for _f, _returns, _prior in [(binary_dcf, "DetectionCost", True),
+                             (binary_min_dcf, "DetectionCost", True),
+                             (binary_cllr, "float", False), (binary_min_cllr, "float", False)]:
+    _f.__doc__ = _APPLICATION_DOC.format(
+        public=_f.__name__[len("binary_"):], name=_f.__name__, returns=_returns,
+        prior_doc="\n    prior : float" if _prior else "",
+        prior_arg=", prior=0.3" if _prior else "")
+
+
+def binary_bayes_error_plot(scores, labels, *, prior_log_odds=None, training_prior=None):
+    """:func:`sparsecal.bayes_error_plot` of dask arrays.
+
+    Parameters
+    ----------
+    scores : dask.array.Array of float32 or float64, shape (n,)
+    labels : dask.array.Array or array_like of {0, 1}, shape (n,)
+    prior_log_odds, training_prior : optional
+        As :func:`sparsecal.bayes_error_plot`.
+
+    Returns
+    -------
+    BayesErrorPlot
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`~sparsecal.distributed.application.bayes_error_plot`.
+
+    References
+    ----------
+    Brümmer & du Preez 2006, Section 5.
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np
+    >>> q = np.array([0.1, 0.4, 0.6, 0.9])
+    >>> p = binary_bayes_error_plot(da.from_array(q, chunks=3), [0, 1, 0, 1])
+    >>> p.actual_dcf.shape == p.min_dcf.shape
+    True
+    """
+    return bayes_error_plot(from_arrays(scores, labels), prior_log_odds=prior_log_odds,
+                            training_prior=training_prior)

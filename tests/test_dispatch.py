@@ -1,0 +1,234 @@
+"""One API for both paths (issue 15, item 1; core/dispatch.py): a public function
+given DaskEntries or dask arrays returns its distributed form's result (same type,
+same values bit for bit), equal to the single-machine result within docs/scale.md's
+1e-12 relative; a function without a distributed form refuses dask input with one
+TypeError and never computes it."""
+import dataclasses
+import inspect
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+
+import sparsecal as sc
+import sparsecal.distributed as dist
+import sparsecal.metrics
+from sparsecal.core.dispatch import DISTRIBUTED, REFUSED, distributed_form, is_distributed
+from _dask_cluster import tagger_scores
+
+DATA = {"entries", "scores", "labels", "dev", "test", "x", "tag", "sorted_scores"}
+
+
+@pytest.fixture(autouse=True)
+def synchronous():
+    with dask.config.set(scheduler="synchronous"):
+        yield
+
+
+def _public_data_functions():
+    """Every public function of sparsecal and sparsecal.metrics taking data, but
+    the distributed path's own (which take dask data by design)."""
+    out = {}
+    for module in (sc, sparsecal.metrics):
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if (inspect.isfunction(obj) and not obj.__module__.startswith("sparsecal.distributed")
+                    and obj.__module__.split(".")[1] in ("core", "metrics", "calibration", "io")
+                    and DATA & set(inspect.signature(obj).parameters)):
+                out[name] = obj
+    return out
+
+
+def test_every_public_function_taking_data_dispatches_or_refuses():
+    funcs = _public_data_functions()
+    missing = sorted(set(funcs) - set(DISTRIBUTED) - set(REFUSED))
+    assert not missing, f"neither dispatched nor refused: {missing}"
+    assert not set(DISTRIBUTED) & set(REFUSED)
+    for name, target in DISTRIBUTED.items():
+        assert callable(getattr(dist, target)), name
+
+
+def _equal(a, b):
+    """Bit-for-bit equality of two results of the same type."""
+    assert type(a) is type(b)
+    if isinstance(a, (list, tuple)):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            _equal(x, y)
+    elif isinstance(a, np.ndarray):
+        np.testing.assert_array_equal(a, b)
+    elif dataclasses.is_dataclass(a):
+        for f in dataclasses.fields(a):
+            _equal(getattr(a, f.name), getattr(b, f.name))
+    elif isinstance(a, sc.Entries):
+        for f in ("score", "tag", "label", "token"):
+            _equal(getattr(a, f), getattr(b, f))
+        assert (a.n_tags, a.n_tokens, a.threshold) == (b.n_tags, b.n_tokens, b.threshold)
+    elif hasattr(a, "to_dict"):
+        _equal(a.to_dict(), b.to_dict())
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys()
+        for k in a:
+            _equal(a[k], b[k])
+    elif isinstance(a, float) and np.isnan(a):
+        assert np.isnan(b)
+    else:
+        assert a == b
+
+
+def _close(a, b):
+    """Equal within 1e-12 relative (docs/scale.md), same type."""
+    assert type(a) is type(b)
+    if isinstance(a, (list, tuple)):
+        for x, y in zip(a, b):
+            _close(x, y)
+    elif dataclasses.is_dataclass(a):
+        for f in dataclasses.fields(a):
+            _close(getattr(a, f.name), getattr(b, f.name))
+    elif isinstance(a, (float, np.floating, np.ndarray)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+    elif hasattr(a, "to_dict"):
+        _close(a.to_dict(), b.to_dict())
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys()
+        for k in a:
+            _close(a[k], b[k])
+    else:
+        assert a == b
+
+
+@pytest.fixture(scope="module", params=[(0, 1, np.float64), (1, 2, np.float32),
+                                        (2, 300, np.float64)], ids=lambda p: f"n{p[1]}")
+def data(request):
+    seed, n, dtype = request.param
+    x, gold = tagger_scores(seed, n, 5, dtype)
+    chunks = max(1, n // 3)
+    return (x, gold, sc.threshold(x, gold),
+            sc.threshold(da.from_array(x, chunks=(chunks, 5)), gold))
+
+
+def test_threshold_dispatches(data):
+    x, gold, one, de = data
+    assert isinstance(de, dist.DaskEntries)
+    _equal(de.compute(), one)
+
+
+ENTRY_CASES = [("smce", (), {}), ("gmce", ("groups",), {}), ("smce_and_gmce", ("groups",), {}),
+               ("mce", (), {"min_entries": 2, "bin_size": 1}), ("top_label_ece", (), {}),
+               ("evaluate", ("groups",), {"ci": None})]
+
+
+@pytest.mark.filterwarnings("ignore:.*fewer than")
+@pytest.mark.parametrize("name,extra,kw", ENTRY_CASES, ids=[c[0] for c in ENTRY_CASES])
+def test_entry_functions_dispatch(data, name, extra, kw):
+    x, gold, one, de = data
+    groups = sc.TagGroups.from_counts({0: 5, 1: 1, 3: 3, 4: 2}, 2, n_tags=5)
+    args = [groups if a == "groups" else a for a in extra]
+    try:
+        ref = getattr(sc, name)(one, *args, **kw)
+    except ValueError as e:   # too few entries: the same error on the cluster
+        with pytest.raises(ValueError, match=str(e)[:30]):
+            getattr(sc, name)(de, *args, **kw)
+        return
+    got = getattr(sc, name)(de, *args, **kw)
+    _equal(got, getattr(dist, DISTRIBUTED[name])(de, *args, **kw))
+    if name == "evaluate":
+        _close(got.to_dict(), ref.to_dict())
+    else:
+        _close(got, ref)
+
+
+ARRAY_CASES = [("calibration_error", {}), ("smooth_ece", {}), ("smooth_reliability", {}),
+               ("brier_corp", {}), ("log_loss_corp", {}), ("dcf", {"prior": 0.3}),
+               ("min_dcf", {"prior": 0.3}), ("cllr", {}), ("min_cllr", {}),
+               ("bayes_error_plot", {})]
+
+
+@pytest.mark.parametrize("name,kw", ARRAY_CASES, ids=[c[0] for c in ARRAY_CASES])
+def test_array_functions_dispatch(name, kw):
+    rng = np.random.default_rng(3)
+    q = rng.random(400).round(2)                       # ties
+    y = (rng.random(400) < q).astype(np.uint8)
+    dq = da.from_array(q, chunks=130)
+    got = getattr(sc, name)(dq, y, **kw)
+    _equal(got, getattr(dist, DISTRIBUTED[name])(dq, y, **kw))
+    ref = getattr(sc, name)(q, y, **kw)
+    if name == "smooth_reliability":   # kernel sums over merged grids
+        np.testing.assert_allclose(got.mesh, ref.mesh, rtol=1e-12)
+        np.testing.assert_allclose(got.curve, ref.curve, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(got.density, ref.density, rtol=1e-9, atol=1e-12)
+    elif name == "smooth_ece":
+        assert abs(got.value - ref.value) <= 1e-9 * ref.value
+    else:
+        _close(got, ref)
+
+
+def test_dcf_planted_prior_changes_value():
+    """The prior reaches the distributed form (0.3 -> 0.5 changes DCF)."""
+    q = np.array([0.1, 0.4, 0.6, 0.9, 0.35])
+    y = np.array([0, 1, 0, 1, 1])
+    dq = da.from_array(q, chunks=2)
+    assert sc.dcf(dq, y, prior=0.3).value == sc.dcf(q, y, prior=0.3).value
+    assert sc.dcf(dq, y, prior=0.5).value == sc.dcf(q, y, prior=0.5).value
+    assert sc.dcf(q, y, prior=0.3).value != sc.dcf(q, y, prior=0.5).value
+
+
+def test_unsupported_option_is_one_clear_error(data):
+    de = data[3]
+    with pytest.raises(TypeError, match=r"sparsecal.smce: debias=True is not supported"):
+        sc.smce(de, debias=True)
+    with pytest.raises(TypeError, match=r"c_miss=2.0 is not supported"):
+        sc.dcf(da.from_array(np.array([0.2, 0.7]), chunks=1), [0, 1], prior=0.5, c_miss=2.0)
+
+
+class _Boom(Exception):
+    pass
+
+
+def _exploding(shape, dtype=np.float64):
+    """A dask array whose compute raises _Boom."""
+    def boom():
+        raise _Boom("computed")
+    return da.from_delayed(dask.delayed(boom)(), shape=shape, dtype=dtype)
+
+
+REFUSED_CASES = {
+    "classwise_ece": lambda a: sc.classwise_ece(_exploding((4, 3)), np.zeros(4, int)),
+    "brier_decomposition": lambda a: sc.brier_decomposition(a, np.zeros(4, np.uint8)),
+    "calibration_test": lambda a: sc.calibration_test(a, np.zeros(4, np.uint8)),
+    "argsort_scores": lambda a: sc.argsort_scores(a),
+    "equal_mass_bins": lambda a: sc.equal_mass_bins(a, np.zeros(4, np.uint8)),
+    "fixed_width_bins": lambda a: sc.fixed_width_bins(a, np.zeros(4, np.uint8)),
+    "lookup_bins": lambda a: sc.lookup_bins(a, np.array([0.0, 0.5])),
+    "histogram_counts": lambda a: sc.histogram_counts(a, np.array([0.0, 0.5, 1.0])),
+    "isotonic_fit": lambda a: sc.isotonic_fit(a, np.zeros(4)),
+    "isotonic_predict": lambda a: sc.isotonic_predict(a, np.array([0.0, 1.0]),
+                                                      np.array([0.0, 1.0])),
+    "isotonic_fit_pooled": lambda a: sc.isotonic_fit_pooled(a, np.zeros(4), np.ones(4)),
+    "partition_by_group": lambda a: sc.partition_by_group(_exploding((4,), np.int32),
+                                                          np.zeros(3, np.int32)),
+    "score_table": lambda a: sc.score_table(a, np.zeros(4, np.uint8)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED_CASES))
+def test_refused_functions_raise_without_computing(name):
+    with pytest.raises(TypeError, match=rf"sparsecal.{name} does not take distributed"):
+        REFUSED_CASES[name](_exploding((4,)))
+
+
+def test_refused_entry_functions_raise(data):
+    de = data[3]
+    for f, args in [(sc.top_label, ()), (sc.to_arrow, ()),
+                    (sc.stratified_token_folds, (sc.TagGroups.scw(5),))]:
+        with pytest.raises(TypeError, match=rf"sparsecal.{f.__name__} does not take"):
+            f(de, *args)
+
+
+def test_numpy_input_is_not_dispatched():
+    q = np.array([0.2, 0.7])
+    assert not is_distributed(q) and not is_distributed(sc.threshold(np.eye(2), [0, 1]))
+    assert distributed_form(sc.smce, {"entries": sc.threshold(np.eye(2), [0, 1])}) is None
+    assert is_distributed(da.from_array(q))
