@@ -13,6 +13,7 @@ import pytest
 
 import sparsecal as sc
 from sparsecal import distributed as sd
+from sparsecal.distributed import measures as distributed_measures
 
 from _dask_cluster import tagger_scores, two_workers
 
@@ -147,6 +148,10 @@ def test_refusals():
         sd.compare_methods(dev, test, GROUPS, methods=["isotonic"], groupings=["x"])
     with pytest.raises(ValueError, match="unknown method|nope"):
         sd.compare_methods(dev, test, GROUPS, methods=["nope"])
-    with pytest.raises(ValueError, match="calibration-test-p"):
-        sd.compare_methods(dev, test, GROUPS, methods=["isotonic"],
-                           evaluation=dict(metrics=["calibration-test-p"]))
+    # every registry measure has a distributed form; one without (simulated) is refused
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(distributed_measures, "DISTRIBUTED_MEASURES", tuple(
+            m for m in sd.DISTRIBUTED_MEASURES if m != "calibration-test-p"))
+        with pytest.raises(ValueError, match="calibration-test-p"):
+            sd.compare_methods(dev, test, GROUPS, methods=["isotonic"],
+                               evaluation=dict(metrics=["calibration-test-p"]))
