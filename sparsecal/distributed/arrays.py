@@ -9,13 +9,15 @@ the single-machine type (what :mod:`sparsecal.core.dispatch` calls for dask
 arrays).
 """
 from ..core.groups import TagGroups
+from ..core.validation import check_choice, check_prior
+from ..metrics.decisions import check_application
 from .application import application_from_table, bayes_error_plot
 from .entries import from_arrays
 from .measures import corp_from_table
 from .resampling import set_tables
 from .smooth import smooth_ece, smooth_reliability
 
-__all__ = ["binary_bayes_error_plot", "binary_brier_corp", "binary_cllr", "binary_dcf",
+__all__ = ["binary_bayes_error_plot", "check_probability_scores", "binary_brier_corp", "binary_cllr", "binary_dcf",
            "binary_log_loss_corp", "binary_min_cllr", "binary_min_dcf",
            "binary_smooth_ece", "binary_smooth_reliability"]
 
@@ -138,34 +140,82 @@ for _f in (binary_brier_corp, binary_log_loss_corp):
     _f.__doc__ = _CORP_DOC.format(public=_f.__name__[len("binary_"):], name=_f.__name__)
 
 
-def _application(name, scores, labels, prior=None):
-    return application_from_table(*_table(scores, labels), name, prior)
+def _application(name, scores, labels, prior=None, scores_are="probability", **options):
+    """An application measure of dask arrays, its options checked before any
+    chunk is computed."""
+    check_probability_scores(scores_are)
+    if name in ("dcf", "min-dcf"):
+        check_application(prior, options.get("c_miss", 1.0), options.get("c_fa", 1.0))
+    if options.get("training_prior") is not None:
+        check_prior(options["training_prior"], "training_prior")
+    return application_from_table(*_table(scores, labels), name, prior, **options)
 
 
-def binary_dcf(scores, labels, *, prior):
-    return _application("dcf", scores, labels, prior)
+def check_probability_scores(scores_are):
+    """Refuse LLR scores: dask arrays are taken as probabilities.
+
+    Parameters
+    ----------
+    scores_are : {"probability", "llr"}
+
+    Raises
+    ------
+    ValueError
+        An unknown ``scores_are``.
+    TypeError
+        For "llr": the distributed entries hold probabilities in [0, 1], each
+        chunk checked as such (:func:`~sparsecal.distributed.entries.from_arrays`).
+
+    Examples
+    --------
+    >>> check_probability_scores("probability")
+    >>> check_probability_scores("llr")
+    Traceback (most recent call last):
+    ...
+    TypeError: scores_are='llr' is not supported on distributed (dask) data: the distributed entries hold probabilities in [0, 1] (each chunk is checked as such); give probabilities
+    """
+    check_choice(scores_are, "scores_are", {"probability", "llr"})
+    if scores_are == "llr":
+        raise TypeError("scores_are='llr' is not supported on distributed (dask) data: the "
+                        "distributed entries hold probabilities in [0, 1] (each chunk is "
+                        "checked as such); give probabilities")
 
 
-def binary_min_dcf(scores, labels, *, prior):
-    return _application("min-dcf", scores, labels, prior)
+def binary_dcf(scores, labels, *, prior, c_miss=1.0, c_fa=1.0, normalize=True,
+               scores_are="probability", training_prior=None):
+    return _application("dcf", scores, labels, prior, scores_are, c_miss=c_miss, c_fa=c_fa,
+                        normalize=normalize, training_prior=training_prior)
 
 
-def binary_cllr(scores, labels):
-    return _application("cllr", scores, labels)
+def binary_min_dcf(scores, labels, *, prior, c_miss=1.0, c_fa=1.0, normalize=True,
+                   scores_are="probability", training_prior=None):
+    return _application("min-dcf", scores, labels, prior, scores_are, c_miss=c_miss,
+                        c_fa=c_fa, normalize=normalize, training_prior=training_prior)
 
 
-def binary_min_cllr(scores, labels):
-    return _application("min-cllr", scores, labels)
+def binary_cllr(scores, labels, *, scores_are="probability", training_prior=None):
+    return _application("cllr", scores, labels, None, scores_are,
+                        training_prior=training_prior)
 
 
-_APPLICATION_DOC = """:func:`sparsecal.{public}` of dask arrays (probabilities, the empirical
-    training prior, unit costs, normalized), from the merged distinct-score table
-    (:func:`~sparsecal.distributed.application.application_from_table`).
+def binary_min_cllr(scores, labels, *, scores_are="probability", training_prior=None):
+    return _application("min-cllr", scores, labels, None, scores_are,
+                        training_prior=training_prior)
+
+
+_APPLICATION_DOC = """:func:`sparsecal.{public}` of dask arrays of probabilities, from the
+    merged distinct-score table
+    (:func:`~sparsecal.distributed.application.application_from_table`): every
+    option is a function of that table, so results equal the single machine's.
 
     Parameters
     ----------
     scores : dask.array.Array of float32 or float64, shape (n,)
     labels : dask.array.Array or array_like of {{0, 1}}, shape (n,){prior_doc}
+    scores_are : {{"probability"}}, default="probability"
+        "llr" is refused (:func:`check_probability_scores`).
+    training_prior : float, optional
+        As :func:`sparsecal.{public}`.
 
     Returns
     -------
@@ -195,11 +245,13 @@ for _f, _returns, _prior in [(binary_dcf, "DetectionCost", True),
                              (binary_cllr, "float", False), (binary_min_cllr, "float", False)]:
     _f.__doc__ = _APPLICATION_DOC.format(
         public=_f.__name__[len("binary_"):], name=_f.__name__, returns=_returns,
-        prior_doc="\n    prior : float" if _prior else "",
+        prior_doc=("\n    prior : float\n    c_miss, c_fa : float, default=1.0"
+                   "\n    normalize : bool, default=True") if _prior else "",
         prior_arg=", prior=0.3" if _prior else "")
 
 
-def binary_bayes_error_plot(scores, labels, *, prior_log_odds=None, training_prior=None):
+def binary_bayes_error_plot(scores, labels, *, prior_log_odds=None, scores_are="probability",
+                            training_prior=None):
     """:func:`sparsecal.bayes_error_plot` of dask arrays.
 
     Parameters
@@ -208,6 +260,8 @@ def binary_bayes_error_plot(scores, labels, *, prior_log_odds=None, training_pri
     labels : dask.array.Array or array_like of {0, 1}, shape (n,)
     prior_log_odds, training_prior : optional
         As :func:`sparsecal.bayes_error_plot`.
+    scores_are : {"probability"}, default="probability"
+        "llr" is refused (:func:`check_probability_scores`).
 
     Returns
     -------
@@ -230,5 +284,6 @@ def binary_bayes_error_plot(scores, labels, *, prior_log_odds=None, training_pri
     >>> p.actual_dcf.shape == p.min_dcf.shape
     True
     """
+    check_probability_scores(scores_are)
     return bayes_error_plot(from_arrays(scores, labels), prior_log_odds=prior_log_odds,
                             training_prior=training_prior)
