@@ -307,7 +307,6 @@ def _exploding(shape, dtype=np.float64):
 REFUSED_CASES = {
     "classwise_ece": lambda a: sc.classwise_ece(_exploding((4, 3)), np.zeros(4, int)),
     "brier_decomposition": lambda a: sc.brier_decomposition(a, np.zeros(4, np.uint8)),
-    "calibration_test": lambda a: sc.calibration_test(a, np.zeros(4, np.uint8)),
     "argsort_scores": lambda a: sc.argsort_scores(a),
     "equal_mass_bins": lambda a: sc.equal_mass_bins(a, np.zeros(4, np.uint8)),
     "fixed_width_bins": lambda a: sc.fixed_width_bins(a, np.zeros(4, np.uint8)),
@@ -342,3 +341,38 @@ def test_numpy_input_is_not_dispatched():
     assert not is_distributed(q) and not is_distributed(sc.threshold(np.eye(2), [0, 1]))
     assert distributed_form(sc.smce, {"entries": sc.threshold(np.eye(2), [0, 1])}) is None
     assert is_distributed(da.from_array(q))
+
+
+@pytest.mark.parametrize("kw", [dict(n_resamples=60), dict(n_resamples=60, binning="fixed",
+                                                            n_bins=4),
+                                dict(n_resamples=40, bin_size=30, random_state=3)],
+                         ids=["equal-mass", "fixed", "bin_size"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_calibration_test_dispatches(kw, dtype):
+    rng = np.random.default_rng(6)
+    q = rng.random(250).round(2).astype(dtype)            # ties
+    y = (rng.random(250) < q ** 1.5).astype(np.uint8)
+    dq = da.from_array(q, chunks=(90, 0, 160))
+    got = sc.calibration_test(dq, y, **kw)
+    _equal(got, dist.binary_calibration_test(dq, y, **kw))
+    ref = sc.calibration_test(q, y, **kw)
+    assert (got.p_value, got.n_resamples, got.n_bins, got.n) == (
+        ref.p_value, ref.n_resamples, ref.n_bins, ref.n)
+    assert abs(got.statistic - ref.statistic) <= 1e-12 * ref.statistic
+
+
+def test_calibration_test_planted_seed_and_tiny():
+    q = np.array([0.1, 0.1, 0.5, 0.8, 0.8, 0.3, 0.9, 0.2])
+    y = np.array([0, 1, 1, 1, 0, 0, 1, 0])
+    dq = da.from_array(q, chunks=3)
+    p = [sc.calibration_test(dq, y, n_bins=2, n_resamples=30, random_state=s).p_value
+         for s in (0, 1)]
+    assert p == [sc.calibration_test(q, y, n_bins=2, n_resamples=30, random_state=s).p_value
+                 for s in (0, 1)]
+    for n in (1, 2):
+        got = sc.calibration_test(da.from_array(q[:n], chunks=1), y[:n], n_bins=1,
+                                  n_resamples=9)
+        ref = sc.calibration_test(q[:n], y[:n], n_bins=1, n_resamples=9)
+        assert (got.p_value, got.n, got.n_bins) == (ref.p_value, ref.n, ref.n_bins)
+    with pytest.raises(ValueError, match="n_resamples"):
+        sc.calibration_test(_exploding((4,)), np.zeros(4, np.uint8), n_resamples=0)
