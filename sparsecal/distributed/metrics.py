@@ -138,13 +138,9 @@ def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, binning="equal
         Over the same tagset as ``entries``.
     n_bins, bin_size : int, optional
         Bins per group (default 10 bins); ``bin_size`` for equal-mass bins only.
-    ci : None, {"simulation", "bootstrap", "score"} or ConfidenceInterval, default=None
-        As :func:`sparsecal.calibration_error` (the bootstrap resamples the
-        merged distinct-score table on the workers).
-    binning : {"equal-mass", "fixed"}, default="equal-mass"
-    norm : {2, 1, inf}, default=2
-    debias : bool, default=False
-        Kumar et al.'s debiased CE_2 (its interval: ``ci="score"``).
+    ci, binning, norm, debias : optional
+        As :func:`smce`, per group (intervals drawn group by group, as on one
+        machine).
 
     Returns
     -------
