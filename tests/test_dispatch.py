@@ -177,10 +177,120 @@ def test_dcf_planted_prior_changes_value():
 
 def test_unsupported_option_is_one_clear_error(data):
     de = data[3]
-    with pytest.raises(TypeError, match=r"sparsecal.smce: debias=True is not supported"):
-        sc.smce(de, debias=True)
-    with pytest.raises(TypeError, match=r"c_miss=2.0 is not supported"):
-        sc.dcf(da.from_array(np.array([0.2, 0.7]), chunks=1), [0, 1], prior=0.5, c_miss=2.0)
+    with pytest.raises(TypeError, match=r"sparsecal.gmce: progress=True is not supported"):
+        sc.gmce(de, sc.TagGroups.scw(5), progress=True)
+    with pytest.raises(TypeError, match=r"scores_are='llr' is not supported on distributed"):
+        sc.dcf(_exploding((2,)), [0, 1], prior=0.5, scores_are="llr")
+    with pytest.raises(TypeError, match=r"scores_are='llr' is not supported on distributed"):
+        sc.bayes_error_plot(_exploding((2,)), [0, 1], scores_are="llr")
+
+
+CI_OPTIONS = [dict(ci="simulation"), dict(ci="bootstrap", n_bins=3),
+              dict(binning="fixed", n_bins=4, norm=1), dict(norm=np.inf, ci="simulation"),
+              dict(debias=True, ci="score", bin_size=2)]
+
+
+def _ci_cases():
+    for kw in CI_OPTIONS:
+        for name in ("smce", "gmce", "smce_and_gmce"):
+            yield name, kw
+
+
+@pytest.mark.parametrize("name,kw", list(_ci_cases()),
+                         ids=[f"{n}-{'-'.join(map(str, k.values()))}" for n, k in _ci_cases()])
+def test_ce_options_dispatch(data, name, kw):
+    """Every binning, norm, debias and interval of the single machine runs on
+    the cluster: equal to the distributed form bit for bit, to the single
+    machine within 1e-12 (interval ends included)."""
+    x, gold, one, de = data
+    args = () if name == "smce" else (sc.TagGroups.from_counts({0: 5, 1: 1, 3: 3}, 2,
+                                                               n_tags=5),)
+    got = getattr(sc, name)(de, *args, **kw)
+    _equal(got, getattr(dist, DISTRIBUTED[name])(de, *args, **kw))
+    _close(got, getattr(sc, name)(one, *args, **kw))
+
+
+@pytest.mark.parametrize("kw", CI_OPTIONS, ids=lambda k: "-".join(map(str, k.values())))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_calibration_error_options_dispatch(kw, dtype):
+    rng = np.random.default_rng(5)
+    q = rng.random(300).round(2).astype(dtype)          # ties
+    y = (rng.random(300) < q).astype(np.uint8)
+    dq = da.from_array(q, chunks=(0, 100, 0, 120, 80))  # empty chunks
+    got = sc.calibration_error(dq, y, **kw)
+    _equal(got, dist.calibration_error(dq, y, **kw))
+    ref = sc.calibration_error(q, y, **kw)
+    _close(got, ref)
+    assert got.ci_low == ref.ci_low or abs(got.ci_low - ref.ci_low) <= 1e-12 * ref.ci_low
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_calibration_error_options_tiny(n):
+    q, y = np.array([0.3, 0.3])[:n], np.array([1, 0])[:n]
+    for kw in CI_OPTIONS[:4]:
+        _close(sc.calibration_error(da.from_array(q, chunks=1), y, **kw),
+               sc.calibration_error(q, y, **kw))
+
+
+def test_planted_interval_changes_reach_the_cluster():
+    """Confidence level 0.95 -> 0.9 and the bootstrap seed change the ends on
+    the cluster, to the single machine's ends."""
+    rng = np.random.default_rng(8)
+    q = rng.random(200).round(2)
+    y = (rng.random(200) < q ** 2).astype(np.uint8)
+    dq = da.from_array(q, chunks=70)
+    for a, b in [(sc.ConfidenceInterval("simulation"),
+                  sc.ConfidenceInterval("simulation", confidence_level=0.9)),
+                 (sc.ConfidenceInterval("bootstrap", n_resamples=50),
+                  sc.ConfidenceInterval("bootstrap", n_resamples=50, random_state=1))]:
+        got_a, got_b = sc.calibration_error(dq, y, ci=a), sc.calibration_error(dq, y, ci=b)
+        assert (got_a.ci_low, got_a.ci_high) != (got_b.ci_low, got_b.ci_high)
+        for got, spec in [(got_a, a), (got_b, b)]:
+            ref = sc.calibration_error(q, y, ci=spec)
+            np.testing.assert_allclose([got.ci_low, got.ci_high], [ref.ci_low, ref.ci_high],
+                                       rtol=1e-12)
+
+
+APPLICATION_OPTIONS = [
+    ("dcf", dict(prior=0.3, c_miss=2.0, c_fa=0.5)), ("dcf", dict(prior=0.4, normalize=False)),
+    ("dcf", dict(prior=0.3, training_prior=0.2)),
+    ("min_dcf", dict(prior=0.3, c_miss=3.0, normalize=False)),
+    ("min_dcf", dict(prior=0.6, training_prior=0.7)),
+    ("cllr", dict(training_prior=0.25)), ("min_cllr", dict(training_prior=0.25)),
+    ("bayes_error_plot", dict(prior_log_odds=[-1.0, 0.0, 2.5], training_prior=0.4)),
+    ("cllr", dict(scores_are="probability"))]
+
+
+@pytest.mark.parametrize("name,kw", APPLICATION_OPTIONS,
+                         ids=[f"{n}-{'-'.join(map(str, k))}" for n, k in APPLICATION_OPTIONS])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_application_options_dispatch(name, kw, dtype):
+    rng = np.random.default_rng(4)
+    q = rng.random(300).round(2).astype(dtype)           # ties
+    y = (rng.random(300) < q).astype(np.uint8)
+    dq = da.from_array(q, chunks=(100, 0, 200))
+    got = getattr(sc, name)(dq, y, **kw)
+    _equal(got, getattr(dist, DISTRIBUTED[name])(dq, y, **kw))
+    _close(got, getattr(sc, name)(q, y, **kw))
+
+
+def test_planted_costs_change_the_cluster_value():
+    q, y = np.array([0.1, 0.4, 0.6, 0.9, 0.35]), np.array([0, 1, 0, 1, 1])
+    dq = da.from_array(q, chunks=2)
+    for kw in [dict(c_miss=5.0), dict(c_fa=5.0), dict(normalize=False),
+               dict(training_prior=0.2)]:
+        got = sc.dcf(dq, y, prior=0.3, **kw)
+        assert got.value == sc.dcf(q, y, prior=0.3, **kw).value
+        assert got.value != sc.dcf(dq, y, prior=0.3).value
+
+
+def test_application_options_checked_before_computing():
+    with pytest.raises(ValueError, match="c_miss"):
+        sc.dcf(_exploding((4,)), np.zeros(4, np.uint8), prior=0.3, c_miss=-1.0)
+    with pytest.raises(ValueError, match="training_prior"):
+        sc.cllr(_exploding((4,)), np.zeros(4, np.uint8), training_prior=1.5)
+    with pytest.raises(ValueError, match="scores_are"):
+        sc.min_dcf(_exploding((4,)), np.zeros(4, np.uint8), prior=0.3, scores_are="logit")
 
 
 class _Boom(Exception):
@@ -197,7 +307,6 @@ def _exploding(shape, dtype=np.float64):
 REFUSED_CASES = {
     "classwise_ece": lambda a: sc.classwise_ece(_exploding((4, 3)), np.zeros(4, int)),
     "brier_decomposition": lambda a: sc.brier_decomposition(a, np.zeros(4, np.uint8)),
-    "calibration_test": lambda a: sc.calibration_test(a, np.zeros(4, np.uint8)),
     "argsort_scores": lambda a: sc.argsort_scores(a),
     "equal_mass_bins": lambda a: sc.equal_mass_bins(a, np.zeros(4, np.uint8)),
     "fixed_width_bins": lambda a: sc.fixed_width_bins(a, np.zeros(4, np.uint8)),
@@ -232,3 +341,38 @@ def test_numpy_input_is_not_dispatched():
     assert not is_distributed(q) and not is_distributed(sc.threshold(np.eye(2), [0, 1]))
     assert distributed_form(sc.smce, {"entries": sc.threshold(np.eye(2), [0, 1])}) is None
     assert is_distributed(da.from_array(q))
+
+
+@pytest.mark.parametrize("kw", [dict(n_resamples=60), dict(n_resamples=60, binning="fixed",
+                                                            n_bins=4),
+                                dict(n_resamples=40, bin_size=30, random_state=3)],
+                         ids=["equal-mass", "fixed", "bin_size"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_calibration_test_dispatches(kw, dtype):
+    rng = np.random.default_rng(6)
+    q = rng.random(250).round(2).astype(dtype)            # ties
+    y = (rng.random(250) < q ** 1.5).astype(np.uint8)
+    dq = da.from_array(q, chunks=(90, 0, 160))
+    got = sc.calibration_test(dq, y, **kw)
+    _equal(got, dist.binary_calibration_test(dq, y, **kw))
+    ref = sc.calibration_test(q, y, **kw)
+    assert (got.p_value, got.n_resamples, got.n_bins, got.n) == (
+        ref.p_value, ref.n_resamples, ref.n_bins, ref.n)
+    assert abs(got.statistic - ref.statistic) <= 1e-12 * ref.statistic
+
+
+def test_calibration_test_planted_seed_and_tiny():
+    q = np.array([0.1, 0.1, 0.5, 0.8, 0.8, 0.3, 0.9, 0.2])
+    y = np.array([0, 1, 1, 1, 0, 0, 1, 0])
+    dq = da.from_array(q, chunks=3)
+    p = [sc.calibration_test(dq, y, n_bins=2, n_resamples=30, random_state=s).p_value
+         for s in (0, 1)]
+    assert p == [sc.calibration_test(q, y, n_bins=2, n_resamples=30, random_state=s).p_value
+                 for s in (0, 1)]
+    for n in (1, 2):
+        got = sc.calibration_test(da.from_array(q[:n], chunks=1), y[:n], n_bins=1,
+                                  n_resamples=9)
+        ref = sc.calibration_test(q[:n], y[:n], n_bins=1, n_resamples=9)
+        assert (got.p_value, got.n, got.n_bins) == (ref.p_value, ref.n, ref.n_bins)
+    with pytest.raises(ValueError, match="n_resamples"):
+        sc.calibration_test(_exploding((4,)), np.zeros(4, np.uint8), n_resamples=0)

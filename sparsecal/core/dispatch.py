@@ -37,6 +37,7 @@ DISTRIBUTED = {
     "dcf": "binary_dcf", "min_dcf": "binary_min_dcf",
     "cllr": "binary_cllr", "min_cllr": "binary_min_cllr",
     "bayes_error_plot": "binary_bayes_error_plot",
+    "calibration_test": "binary_calibration_test",
 }
 
 _SORT = "a global sort of all values on one process; the distributed path sorts per chunk"
@@ -52,8 +53,6 @@ REFUSED = {
     "classwise_ece": "it needs the dense score matrix of every token (Kull et al. 2019)",
     "brier_decomposition": "no distributed form yet; evaluate(metrics=['brier']) runs "
                            "the Brier score on DaskEntries",
-    "calibration_test": "no array form yet; evaluate(metrics=['calibration-test-p']) "
-                        "runs it on DaskEntries",
     "top_label": "it returns the top-label Entries in memory; top_label_ece runs on "
                  "DaskEntries",
     "cross_fit_predict": "it returns every entry's score in memory; "

@@ -93,6 +93,7 @@ _EXPORTS = {
     "binary_brier_corp": "arrays", "binary_log_loss_corp": "arrays",
     "binary_dcf": "arrays", "binary_min_dcf": "arrays", "binary_cllr": "arrays",
     "binary_min_cllr": "arrays", "binary_bayes_error_plot": "arrays",
+    "binary_calibration_test": "arrays", "check_probability_scores": "arrays",
 }
 
 __all__ = sorted(_EXPORTS)

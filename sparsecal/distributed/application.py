@@ -48,12 +48,13 @@ def _cllr_of_table(llr, n, k):
     return float((pos + neg) / (2 * np.log(2)))
 
 
-def application_from_table(scores, counts, positives, name, prior=None):
+def application_from_table(scores, counts, positives, name, prior=None, *, c_miss=1.0,
+                           c_fa=1.0, normalize=True, training_prior=None):
     """An application measure of one set of entries from its distinct-score
     table: :func:`sparsecal.dcf`, :func:`sparsecal.min_dcf`,
     :func:`sparsecal.cllr` or :func:`sparsecal.min_cllr` (probabilities as
-    scores, the empirical training prior, unit costs, normalized DCF) on a
-    cluster.
+    scores; by default the empirical training prior, unit costs, normalized
+    DCF) on a cluster.
 
     The decisions of a threshold on the LLRs depend on the entries only through
     the counts per distinct score, so DCF and minDCF (and their error rates and
@@ -69,6 +70,13 @@ def application_from_table(scores, counts, positives, name, prior=None):
     name : {"dcf", "min-dcf", "cllr", "min-cllr"}
     prior : float, optional
         The application prior (DCF, minDCF).
+    c_miss, c_fa : float, default=1.0
+        The costs of DCF and minDCF, as :func:`sparsecal.dcf`.
+    normalize : bool, default=True
+    training_prior : float, optional
+        The prior the scores were computed under (default: the table's
+        positive rate), as :func:`sparsecal.dcf`; checked and without effect
+        on minCllr.
 
     Returns
     -------
@@ -99,17 +107,19 @@ def application_from_table(scores, counts, positives, name, prior=None):
     ...     sc.cllr(scores, labels), 12)
     True
     """
-    llr, n, k = _llr_table(scores, counts, positives)
+    if training_prior is not None:
+        training_prior = check_prior(training_prior, "training_prior")
+    llr, n, k = _llr_table(scores, counts, positives, training_prior)
     if name in ("cllr", "min-cllr"):
         if name == "min-cllr":   # PAV on the ranks of the distinct LLRs, as min_cllr
             rank = np.arange(llr.shape[0], dtype=np.float64)
             p = isotonic_predict(rank, *isotonic_fit_pooled(rank, k / n, n.astype(float)))
             llr = llr_of_probabilities(p, int(k.sum()) / int(n.sum()))
         return _cllr_of_table(llr, n, k)
-    app = check_application(prior, 1.0, 1.0)
+    app = check_application(prior, c_miss, c_fa)
     if name == "dcf":
-        return actual_dcf(llr, n, k, *app, True)
-    return minimum_dcf(error_curve(llr, n, k), *app, True)
+        return actual_dcf(llr, n, k, *app, bool(normalize))
+    return minimum_dcf(error_curve(llr, n, k), *app, bool(normalize))
 
 
 def bayes_error_plot(entries, *, prior_log_odds=None, training_prior=None):

@@ -9,20 +9,25 @@ the single-machine type (what :mod:`sparsecal.core.dispatch` calls for dask
 arrays).
 """
 from ..core.groups import TagGroups
+from ..core.validation import check_choice, check_positive_int, check_prior
+from ..metrics.consistency import CalibrationTest
+from ..metrics.decisions import check_application
+from ..metrics.marginal import check_ce_options
+from ..metrics.resampling import check_random_state
 from .application import application_from_table, bayes_error_plot
 from .entries import from_arrays
-from .measures import corp_from_table
-from .resampling import set_tables
+from .measures import binned_errors, corp_from_table
+from .resampling import set_tables, table_calibration_tests
 from .smooth import smooth_ece, smooth_reliability
 
-__all__ = ["binary_bayes_error_plot", "binary_brier_corp", "binary_cllr", "binary_dcf",
+__all__ = ["binary_bayes_error_plot", "binary_calibration_test", "check_probability_scores", "binary_brier_corp", "binary_cllr", "binary_dcf",
            "binary_log_loss_corp", "binary_min_cllr", "binary_min_dcf",
            "binary_smooth_ece", "binary_smooth_reliability"]
 
 
-def _table(scores, labels):
+def _table(entries):
     """The merged distinct-score table of all the binary entries."""
-    return set_tables(from_arrays(scores, labels), TagGroups.scw(1))[0]
+    return set_tables(entries, TagGroups.scw(1))[0]
 
 
 def binary_smooth_ece(scores, labels, *, bandwidth=None):
@@ -97,11 +102,11 @@ def binary_smooth_reliability(scores, labels, *, bandwidth=None, n_points=200):
 
 
 def binary_brier_corp(scores, labels):
-    return corp_from_table(*_table(scores, labels), rule="brier")
+    return corp_from_table(*_table(from_arrays(scores, labels)), rule="brier")
 
 
 def binary_log_loss_corp(scores, labels):
-    return corp_from_table(*_table(scores, labels), rule="log_loss")
+    return corp_from_table(*_table(from_arrays(scores, labels)), rule="log_loss")
 
 
 _CORP_DOC = """:func:`sparsecal.{public}` of dask arrays: PAV of the merged
@@ -138,34 +143,82 @@ for _f in (binary_brier_corp, binary_log_loss_corp):
     _f.__doc__ = _CORP_DOC.format(public=_f.__name__[len("binary_"):], name=_f.__name__)
 
 
-def _application(name, scores, labels, prior=None):
-    return application_from_table(*_table(scores, labels), name, prior)
+def _application(name, scores, labels, prior=None, scores_are="probability", **options):
+    """An application measure of dask arrays, its options checked before any
+    chunk is computed."""
+    check_probability_scores(scores_are)
+    if name in ("dcf", "min-dcf"):
+        check_application(prior, options.get("c_miss", 1.0), options.get("c_fa", 1.0))
+    if options.get("training_prior") is not None:
+        check_prior(options["training_prior"], "training_prior")
+    return application_from_table(*_table(from_arrays(scores, labels)), name, prior, **options)
 
 
-def binary_dcf(scores, labels, *, prior):
-    return _application("dcf", scores, labels, prior)
+def check_probability_scores(scores_are):
+    """Refuse LLR scores: dask arrays are taken as probabilities.
+
+    Parameters
+    ----------
+    scores_are : {"probability", "llr"}
+
+    Raises
+    ------
+    ValueError
+        An unknown ``scores_are``.
+    TypeError
+        For "llr": the distributed entries hold probabilities in [0, 1], each
+        chunk checked as such (:func:`~sparsecal.distributed.entries.from_arrays`).
+
+    Examples
+    --------
+    >>> check_probability_scores("probability")
+    >>> check_probability_scores("llr")
+    Traceback (most recent call last):
+    ...
+    TypeError: scores_are='llr' is not supported on distributed (dask) data: the distributed entries hold probabilities in [0, 1] (each chunk is checked as such); give probabilities
+    """
+    check_choice(scores_are, "scores_are", {"probability", "llr"})
+    if scores_are == "llr":
+        raise TypeError("scores_are='llr' is not supported on distributed (dask) data: the "
+                        "distributed entries hold probabilities in [0, 1] (each chunk is "
+                        "checked as such); give probabilities")
 
 
-def binary_min_dcf(scores, labels, *, prior):
-    return _application("min-dcf", scores, labels, prior)
+def binary_dcf(scores, labels, *, prior, c_miss=1.0, c_fa=1.0, normalize=True,
+               scores_are="probability", training_prior=None):
+    return _application("dcf", scores, labels, prior, scores_are, c_miss=c_miss, c_fa=c_fa,
+                        normalize=normalize, training_prior=training_prior)
 
 
-def binary_cllr(scores, labels):
-    return _application("cllr", scores, labels)
+def binary_min_dcf(scores, labels, *, prior, c_miss=1.0, c_fa=1.0, normalize=True,
+                   scores_are="probability", training_prior=None):
+    return _application("min-dcf", scores, labels, prior, scores_are, c_miss=c_miss,
+                        c_fa=c_fa, normalize=normalize, training_prior=training_prior)
 
 
-def binary_min_cllr(scores, labels):
-    return _application("min-cllr", scores, labels)
+def binary_cllr(scores, labels, *, scores_are="probability", training_prior=None):
+    return _application("cllr", scores, labels, None, scores_are,
+                        training_prior=training_prior)
 
 
-_APPLICATION_DOC = """:func:`sparsecal.{public}` of dask arrays (probabilities, the empirical
-    training prior, unit costs, normalized), from the merged distinct-score table
-    (:func:`~sparsecal.distributed.application.application_from_table`).
+def binary_min_cllr(scores, labels, *, scores_are="probability", training_prior=None):
+    return _application("min-cllr", scores, labels, None, scores_are,
+                        training_prior=training_prior)
+
+
+_APPLICATION_DOC = """:func:`sparsecal.{public}` of dask arrays of probabilities, from the
+    merged distinct-score table
+    (:func:`~sparsecal.distributed.application.application_from_table`): every
+    option is a function of that table, so results equal the single machine's.
 
     Parameters
     ----------
     scores : dask.array.Array of float32 or float64, shape (n,)
     labels : dask.array.Array or array_like of {{0, 1}}, shape (n,){prior_doc}
+    scores_are : {{"probability"}}, default="probability"
+        "llr" is refused (:func:`check_probability_scores`).
+    training_prior : float, optional
+        As :func:`sparsecal.{public}`.
 
     Returns
     -------
@@ -195,11 +248,13 @@ for _f, _returns, _prior in [(binary_dcf, "DetectionCost", True),
                              (binary_cllr, "float", False), (binary_min_cllr, "float", False)]:
     _f.__doc__ = _APPLICATION_DOC.format(
         public=_f.__name__[len("binary_"):], name=_f.__name__, returns=_returns,
-        prior_doc="\n    prior : float" if _prior else "",
+        prior_doc=("\n    prior : float\n    c_miss, c_fa : float, default=1.0"
+                   "\n    normalize : bool, default=True") if _prior else "",
         prior_arg=", prior=0.3" if _prior else "")
 
 
-def binary_bayes_error_plot(scores, labels, *, prior_log_odds=None, training_prior=None):
+def binary_bayes_error_plot(scores, labels, *, prior_log_odds=None, scores_are="probability",
+                            training_prior=None):
     """:func:`sparsecal.bayes_error_plot` of dask arrays.
 
     Parameters
@@ -208,6 +263,8 @@ def binary_bayes_error_plot(scores, labels, *, prior_log_odds=None, training_pri
     labels : dask.array.Array or array_like of {0, 1}, shape (n,)
     prior_log_odds, training_prior : optional
         As :func:`sparsecal.bayes_error_plot`.
+    scores_are : {"probability"}, default="probability"
+        "llr" is refused (:func:`check_probability_scores`).
 
     Returns
     -------
@@ -230,5 +287,60 @@ def binary_bayes_error_plot(scores, labels, *, prior_log_odds=None, training_pri
     >>> p.actual_dcf.shape == p.min_dcf.shape
     True
     """
+    check_probability_scores(scores_are)
     return bayes_error_plot(from_arrays(scores, labels), prior_log_odds=prior_log_odds,
                             training_prior=training_prior)
+
+
+def binary_calibration_test(scores, labels, *, n_bins=None, n_resamples=999, random_state=0,
+                            bin_size=None, binning="equal-mass"):
+    """:func:`sparsecal.calibration_test` of dask arrays: the statistic from the
+    merged bins, the consistency resamples drawn from the merged distinct-score
+    table on the workers
+    (:func:`~sparsecal.distributed.resampling.table_calibration_tests`).
+
+    Resample ``r`` draws from the ``r``-th generator ``random_state`` spawns,
+    as on one machine, so the p-value is the single-machine one; the
+    statistic (exact score sums) agrees within 1e-12 relative.
+
+    Parameters
+    ----------
+    scores : dask.array.Array of float32 or float64, shape (n,)
+    labels : dask.array.Array or array_like of {0, 1}, shape (n,)
+    n_bins, n_resamples, random_state, bin_size, binning
+        As :func:`sparsecal.calibration_test`.
+
+    Returns
+    -------
+    CalibrationTest
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`sparsecal.calibration_test` (options checked before any
+        chunk is computed).
+
+    References
+    ----------
+    Bröcker & Smith 2007, "Increasing the reliability of reliability diagrams",
+    Weather and Forecasting 22, Section 3; Nguyen & O'Connor 2015, Algorithm 1.
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np
+    >>> import sparsecal as sc
+    >>> q = np.random.default_rng(0).random(300).round(2)
+    >>> y = (q ** 2 > 0.3).astype(np.uint8)
+    >>> got = binary_calibration_test(da.from_array(q, chunks=120), y, n_resamples=99)
+    >>> ref = sc.calibration_test(q, y, n_resamples=99)
+    >>> got.p_value == ref.p_value, abs(got.statistic - ref.statistic) <= 1e-12 * ref.statistic
+    (True, True)
+    """
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    check_random_state(random_state)
+    check_ce_options(n_bins, bin_size, binning, 2, False, None)
+    entries = from_arrays(scores, labels)
+    ce = binned_errors(entries, n_bins=n_bins, bin_size=bin_size, binning=binning)[0]
+    (p,) = table_calibration_tests([_table(entries)], [ce.bins], [ce.value], n_resamples,
+                                   random_state)
+    return CalibrationTest(ce.value, p, n_resamples, ce.bins.n_bins, ce.n)

@@ -1,67 +1,50 @@
 """SMCE and every GMCE of distributed entries from one selection of their
-equal-mass bins (:mod:`~sparsecal.distributed.equal_mass`), and the
-calibration error of merged bins: shared by
+bins, with every option of :func:`sparsecal.smce_and_gmce` (binning, norm,
+debias, interval): :func:`~sparsecal.distributed.measures.binned_errors`, the
+one home of the distributed binned errors. Shared by
 :mod:`~sparsecal.distributed.metrics` and the cross-fitted scores of
 :mod:`~sparsecal.distributed.folds` (which the entries' own methods call, so
 this module does not import :mod:`~sparsecal.distributed.entries`).
 """
-import numpy as np
+from .measures import binned_errors
 
-from ..metrics.binary import CalibrationError
-from ..metrics.ce import ce_from_bins
-from .checks import check_dask_entries
-from .equal_mass import equal_mass_bin_stats
-
-__all__ = ["error_of_bins", "smce_and_gmce"]
+__all__ = ["smce_and_gmce"]
 
 
-def error_of_bins(bins, norm):
-    """:class:`~sparsecal.metrics.CalibrationError` CE_p of merged bins (None
-    for None: a set without entries).
-
-    Parameters
-    ----------
-    bins : BinStats or None
-    norm : float
-        From :func:`~sparsecal.metrics.ce.check_norm`.
-
-    Returns
-    -------
-    CalibrationError or None
-
-    Examples
-    --------
-    >>> from sparsecal.core.binning import fixed_width_bins
-    >>> round(error_of_bins(fixed_width_bins([0.2, 0.8], [0, 1], n_bins=2), 2.0).value, 12)
-    0.2
-    """
-    return None if bins is None else CalibrationError(ce_from_bins(bins, norm), norm,
-                                                      int(bins.count.sum()), bins)
-
-
-def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None):
+def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, pooled=True,
+                  binning="equal-mass", norm=2, debias=False):
     """SMCE and every GMCE of distributed entries (as
-    :func:`sparsecal.smce_and_gmce`).
+    :func:`sparsecal.smce_and_gmce`, every option but ``progress``).
 
     Parameters
     ----------
     entries : DaskEntries
     groups : TagGroups
     n_bins, bin_size : int, optional
+        Default 10 bins; ``bin_size`` for equal-mass bins only.
+    ci : None, {"simulation", "bootstrap", "score"} or ConfidenceInterval, default=None
+    pooled : bool, default=True
+        False: no SMCE (None), as on one machine.
+    binning : {"equal-mass", "fixed"}, default="equal-mass"
+    norm : {2, 1, inf}, default=2
+    debias : bool, default=False
 
     Returns
     -------
-    smce : CalibrationError
+    smce : CalibrationError or None
     gmce : list of CalibrationError or None
+        Bins as the single-machine ones (counts, label sums and score ranges
+        bit for bit); values and interval ends within 1e-12 relative.
 
     Raises
     ------
     TypeError, ValueError
-        As :func:`smce` and :func:`gmce`.
+        As :func:`sparsecal.smce_and_gmce`; ``entries`` not ``DaskEntries``.
 
     References
     ----------
-    Kranzlein, Liu & Schneider 2021, Sections 3.2-3.3, eqs. 2-3.
+    Kranzlein, Liu & Schneider 2021, Sections 3.2-3.3, eqs. 2-3; Nguyen &
+    O'Connor 2015, Algorithms 1 and 2.
 
     Examples
     --------
@@ -74,10 +57,7 @@ def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None):
     >>> pooled.value == per_group[0].value
     True
     """
-    check_dask_entries(entries, groups)
-    pooled, *per_group = equal_mass_bin_stats(
-        entries, np.asarray(groups.tag_to_group, dtype=np.int64), groups.n_groups,
-        n_bins=n_bins, bin_size=bin_size, pooled=True)   # all cuts in the same rounds
-    if pooled is None:
-        raise ValueError("cannot compute a calibration error of no points")
-    return error_of_bins(pooled, 2.0), [error_of_bins(b, 2.0) for b in per_group]
+    if groups is None:
+        raise TypeError("groups must be TagGroups, got None")
+    return binned_errors(entries, groups, n_bins=n_bins, bin_size=bin_size, binning=binning,
+                         norm=norm, debias=debias, ci=ci, pooled=pooled)

@@ -255,19 +255,24 @@ def fixed_width_bin_stats(entries, tag_to_group=None, n_groups=1, *, n_bins=10):
     return [b for b, _ in _group_sums(entries, tag_to_group, n_groups, n_bins)]
 
 
-def _all_bins(entries, groups, n_bins, bin_size, binning):
-    """Bins of all entries pooled, then of each group."""
+def _all_bins(entries, groups, n_bins, bin_size, binning, pooled=True):
+    """Bins of all entries pooled (None unless ``pooled``), then of each group
+    of ``groups`` (none for None)."""
+    if groups is None:
+        return (fixed_width_bin_stats(entries, n_bins=n_bins) if binning == "fixed" else
+                equal_mass_bin_stats(entries, n_bins=n_bins, bin_size=bin_size))
     tag_to_group = np.asarray(groups.tag_to_group, dtype=np.int64)
     if binning == "fixed":
-        return (fixed_width_bin_stats(entries, n_bins=n_bins)
+        return ((fixed_width_bin_stats(entries, n_bins=n_bins) if pooled else [None])
                 + fixed_width_bin_stats(entries, tag_to_group, groups.n_groups,
                                         n_bins=n_bins))
-    return equal_mass_bin_stats(entries, tag_to_group, groups.n_groups, n_bins=n_bins,
-                                bin_size=bin_size, pooled=True)   # every cut in the same rounds
+    sets = equal_mass_bin_stats(entries, tag_to_group, groups.n_groups, n_bins=n_bins,
+                                bin_size=bin_size, pooled=pooled)   # every cut in the same rounds
+    return sets if pooled else [None] + sets
 
 
 def binned_errors(entries, groups=None, *, n_bins=None, bin_size=None,
-                  binning="equal-mass", norm=2, debias=False, ci=None):
+                  binning="equal-mass", norm=2, debias=False, ci=None, pooled=True):
     """SMCE and every GMCE of distributed entries with any binning, norm and
     interval of :func:`sparsecal.smce_and_gmce`.
 
@@ -275,7 +280,7 @@ def binned_errors(entries, groups=None, *, n_bins=None, bin_size=None,
     ----------
     entries : DaskEntries
     groups : TagGroups, optional
-        Default: SCW (one group of all tags).
+        The GMCE's groups; None: the SMCE only (no groups binned).
     n_bins, bin_size : int, optional
         Default 10 bins; ``bin_size`` for equal-mass bins only.
     binning : {"equal-mass", "fixed"}, default="equal-mass"
@@ -286,11 +291,16 @@ def binned_errors(entries, groups=None, *, n_bins=None, bin_size=None,
         Drawn for the SMCE, then each group in order, as on one machine (the
         bootstrap from the merged distinct-score tables:
         :mod:`~sparsecal.distributed.resampling`).
+    pooled : bool, default=True
+        Whether to compute the SMCE (with ``groups``; as
+        :func:`sparsecal.smce_and_gmce`'s ``pooled``).
 
     Returns
     -------
-    smce : CalibrationError
+    smce : CalibrationError or None
+        None unless ``pooled``.
     gmce : list of CalibrationError or None
+        One per group (empty without ``groups``).
         Bins as the single-machine ones (counts, label sums and score ranges
         bit for bit); values and interval ends within 1e-12 relative.
 
@@ -320,16 +330,15 @@ def binned_errors(entries, groups=None, *, n_bins=None, bin_size=None,
     True
     """
     check_dask_entries(entries, groups)
-    groups = TagGroups.scw(entries.n_tags) if groups is None else groups
     spec = check_distributed_ci(ci, debias)
     n_bins, norm = check_ce_options(n_bins, bin_size, binning, norm, debias, spec)
-    sets = _all_bins(entries, groups, n_bins, bin_size, binning)
-    pooled, *per_group = [with_interval(b, norm, spec, debias, e)
-                          for b, e in zip(sets, bootstrap_ends(entries, groups, sets, norm,
-                                                                spec))]
-    if pooled is None:
+    sets = _all_bins(entries, groups, n_bins, bin_size, binning, pooled or groups is None)
+    ends = bootstrap_ends(entries, TagGroups.scw(entries.n_tags) if groups is None else groups,
+                          sets, norm, spec)
+    shared, *per_group = [with_interval(b, norm, spec, debias, e) for b, e in zip(sets, ends)]
+    if shared is None and (pooled or groups is None):
         raise ValueError("cannot compute a calibration error of no points")
-    return pooled, per_group
+    return shared, per_group
 
 
 def top_label_ece(entries, *, n_bins=20, norm=1, ci=None):

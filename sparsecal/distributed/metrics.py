@@ -1,37 +1,28 @@
-"""Calibration errors of distributed entries: the single-machine result types
-and values, from exact distributed bins (:mod:`~sparsecal.distributed.equal_mass`).
+"""Calibration errors of distributed entries: the single-machine result types,
+options and values, from exact distributed bins (:mod:`~sparsecal.distributed.equal_mass`,
+fixed-width bins of :mod:`~sparsecal.distributed.measures`).
 
 CE_p is computed by :func:`sparsecal.metrics.ce.ce_from_bins` from the merged
 bins, on the client: bins bit-identical in counts, label sums and score ranges,
 score sums exact, so values agree with the single-machine ones to float
 rounding (well within 1e-12 relative) and repeated runs are bit-identical.
-Intervals (any ``ci``), fixed-width bins and the debiased CE:
-:func:`~sparsecal.distributed.measures.binned_errors`.
+Every function here takes its single-machine keywords (``ci``, ``binning``,
+``norm``, ``debias``, ``n_bins``, ``bin_size``) and delegates to
+:func:`~sparsecal.distributed.measures.binned_errors`, the one home of the
+distributed binned errors.
 """
-import numpy as np
-
-from ..metrics.ce import ce_from_bins, check_norm
 from .checks import check_dask_entries
 from .entries import from_arrays
-from .equal_mass import equal_mass_bin_stats
-from .marginal import error_of_bins as _result
+from .measures import binned_errors
 
 __all__ = ["calibration_error", "gmce", "smce"]
 
 
-
-
-def _pooled(entries, norm, n_bins, bin_size):
-    """CE_p over all of ``entries`` (one group); an error when there are none."""
-    (bins,) = equal_mass_bin_stats(entries, n_bins=n_bins, bin_size=bin_size)
-    if bins is None:
-        raise ValueError("cannot compute a calibration error of no points")
-    return _result(bins, norm)
-
-
-def calibration_error(scores, labels, *, norm=2, n_bins=None, bin_size=None):
-    """Binned calibration error CE_p of distributed binary predictions,
-    with equal-mass bins: :func:`sparsecal.calibration_error` on a cluster.
+def calibration_error(scores, labels, *, norm=2, binning="equal-mass", n_bins=None,
+                      bin_size=None, ci=None, debias=False):
+    """Binned calibration error CE_p of distributed binary predictions:
+    :func:`sparsecal.calibration_error` on a cluster (every option but
+    ``n_threads``).
 
     Parameters
     ----------
@@ -39,21 +30,28 @@ def calibration_error(scores, labels, *, norm=2, n_bins=None, bin_size=None):
         Probabilities in [0, 1].
     labels : dask.array.Array or array_like of {0, 1}, shape (n,)
     norm : {2, 1, inf}, default=2
+    binning : {"equal-mass", "fixed"}, default="equal-mass"
     n_bins, bin_size : int, optional
-        Equal-mass bins (default 10 bins).
+        Default 10 bins; ``bin_size`` for equal-mass bins only.
+    ci : None, {"simulation", "bootstrap", "score"} or ConfidenceInterval, default=None
+        As :func:`sparsecal.calibration_error` (the bootstrap resamples the
+        merged distinct-score table on the workers).
+    debias : bool, default=False
+        Kumar et al.'s debiased CE_2 (its interval: ``ci="score"``).
 
     Returns
     -------
     CalibrationError
-        Without an interval.
+        Bins as the single-machine ones (counts, label sums and score ranges
+        bit for bit); value and interval ends within 1e-12 relative.
 
     Raises
     ------
     TypeError
         If ``scores`` is not a float dask array.
     ValueError
-        For no scores, an invalid ``norm``, ``n_bins`` or ``bin_size``, or
-        labels of another length; invalid scores or labels raise when their
+        For no scores, an invalid ``norm``, ``binning``, ``n_bins``,
+        ``bin_size``, ``ci`` or ``debias`` combination, or labels of another length; invalid scores or labels raise when their
         chunk is computed.
 
     References
@@ -71,10 +69,12 @@ def calibration_error(scores, labels, *, norm=2, n_bins=None, bin_size=None):
     >>> abs(ce.value - sc.calibration_error(q, y).value) <= 1e-12 * ce.value
     True
     """
-    return _pooled(from_arrays(scores, labels), check_norm(norm), n_bins, bin_size)
+    return binned_errors(from_arrays(scores, labels), n_bins=n_bins, bin_size=bin_size,
+                         binning=binning, norm=norm, debias=debias, ci=ci)[0]
 
 
-def smce(entries, *, n_bins=None, bin_size=None):
+def smce(entries, *, n_bins=None, bin_size=None, ci=None, binning="equal-mass", norm=2,
+         debias=False):
     """Shared marginal calibration error (SMCE) of distributed entries:
     :func:`sparsecal.smce` on a cluster.
 
@@ -83,19 +83,26 @@ def smce(entries, *, n_bins=None, bin_size=None):
     entries : DaskEntries
         From :func:`sparsecal.distributed.threshold`.
     n_bins, bin_size : int, optional
-        Equal-mass bins (default 10 bins).
+        Default 10 bins; ``bin_size`` for equal-mass bins only.
+    ci : None, {"simulation", "bootstrap", "score"} or ConfidenceInterval, default=None
+        As :func:`sparsecal.calibration_error` (the bootstrap resamples the
+        merged distinct-score table on the workers).
+    binning : {"equal-mass", "fixed"}, default="equal-mass"
+    norm : {2, 1, inf}, default=2
+    debias : bool, default=False
+        Kumar et al.'s debiased CE_2 (its interval: ``ci="score"``).
 
     Returns
     -------
     CalibrationError
-        As :func:`calibration_error`: no interval.
+        As :func:`calibration_error`.
 
     Raises
     ------
     TypeError
         If ``entries`` is not ``DaskEntries``.
     ValueError
-        No entries, or both or invalid ``n_bins``/``bin_size``.
+        No entries, or invalid options (as :func:`sparsecal.smce`).
 
     References
     ----------
@@ -115,10 +122,12 @@ def smce(entries, *, n_bins=None, bin_size=None):
     >>> res.n == one.n, bool((res.bins.count == one.bins.count).all())
     (True, True)
     """
-    return _pooled(check_dask_entries(entries), 2.0, n_bins, bin_size)
+    return binned_errors(check_dask_entries(entries), n_bins=n_bins, bin_size=bin_size,
+                         binning=binning, norm=norm, debias=debias, ci=ci)[0]
 
 
-def gmce(entries, groups, *, n_bins=None, bin_size=None):
+def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, binning="equal-mass",
+         norm=2, debias=False):
     """Grouped marginal calibration error (GMCE) per tag group of distributed
     entries: :func:`sparsecal.gmce` on a cluster (all groups in the same passes).
 
@@ -128,7 +137,10 @@ def gmce(entries, groups, *, n_bins=None, bin_size=None):
     groups : TagGroups
         Over the same tagset as ``entries``.
     n_bins, bin_size : int, optional
-        Equal-mass bins per group (default 10 bins).
+        Bins per group (default 10 bins); ``bin_size`` for equal-mass bins only.
+    ci, binning, norm, debias : optional
+        As :func:`smce`, per group (intervals drawn group by group, as on one
+        machine).
 
     Returns
     -------
@@ -140,7 +152,7 @@ def gmce(entries, groups, *, n_bins=None, bin_size=None):
     TypeError
         If ``entries`` is not ``DaskEntries`` or ``groups`` not ``TagGroups``.
     ValueError
-        ``groups`` of another tagset, or invalid bins.
+        ``groups`` of another tagset, or invalid options (as :func:`sparsecal.gmce`).
 
     References
     ----------
@@ -159,7 +171,7 @@ def gmce(entries, groups, *, n_bins=None, bin_size=None):
     ...     g.n for g in sc.gmce(sc.threshold(data.scores, data.gold), groups)]
     True
     """
-    check_dask_entries(entries, groups)
-    bins = equal_mass_bin_stats(entries, np.asarray(groups.tag_to_group, dtype=np.int64),
-                                groups.n_groups, n_bins=n_bins, bin_size=bin_size)
-    return [_result(b, 2.0) for b in bins]
+    if groups is None:
+        raise TypeError("groups must be TagGroups, got None")
+    return binned_errors(entries, groups, n_bins=n_bins, bin_size=bin_size, binning=binning,
+                         norm=norm, debias=debias, ci=ci, pooled=False)[1]

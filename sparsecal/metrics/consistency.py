@@ -109,7 +109,8 @@ def calibration_test(scores, labels, *, n_bins=None, n_resamples=999, random_sta
     >>> calibration_test(q, rng.random(2000) < q, n_resamples=99).p_value > 0.05
     True
     """
-    distributed_form(calibration_test, locals())
+    if (cluster := distributed_form(calibration_test, locals())) is not None:
+        return cluster()
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     rng = check_random_state(random_state)
     if n_bins is None and bin_size is None:
