@@ -58,12 +58,9 @@ def weighted_rows(scores, counts, positives, dtype):
 
     Returns
     -------
-    x : ndarray of ``dtype``
-    y : ndarray of uint8
-    w : ndarray of float64
-        Each score as a positive of weight ``positives`` and a negative of
-        weight ``counts - positives``; zero weights dropped. Any weighted fit
-        of these rows sees the same weighted data as the entries.
+    x, y, w : ndarray
+        :func:`sparsecal.distributed.weights.binary_rows` with negatives
+        ``counts - positives``.
 
     Examples
     --------
