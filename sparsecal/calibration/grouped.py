@@ -265,6 +265,12 @@ class GroupedCalibrator(EntryTransformer, Estimator):
         entries : Entries
             Thresholded dev entries (see :func:`sparsecal.threshold`).
         sample_weight : array_like of float, shape (len(entries),), optional
+            One weight per entry. For :class:`~sparsecal.distributed.DaskEntries`
+            one weight per TOKEN instead: a dask array (or array_like) of shape
+            ``(n_tokens,)`` (rows of the score matrix, rechunked like them),
+            each entry weighted by its token's weight, i.e.
+            ``sample_weight=w[entries.token]`` on one machine (docs/scale.md,
+            "weights"; every method but scaling-binning).
         progress : callable, optional
             Called as ``progress(groups_done, n_groups)`` after each group of
             ``groups`` and then of ``fallback`` (whose groups all count as done

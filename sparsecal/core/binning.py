@@ -21,6 +21,7 @@ __all__ = ["BinStats", "argsort_scores", "bin_statistics", "equal_mass_bin_start
            "equal_mass_bins", "equal_mass_bins_sorted", "fixed_width_bins", "lookup_bin_means",
            "lookup_bins", "replicated_bin_sums", "weighted_equal_mass_bins"]
 __all__ += ["histogram_counts"]
+__all__ += ["weighted_bin_starts"]
 
 
 @dataclass(frozen=True)
@@ -605,8 +606,55 @@ def weighted_equal_mass_bins(sorted_x, y, w, perm, n_bins, bin_size):
     ws = w[perm]
     keep = ws > 0
     sx, ws, ys = sorted_x[keep].astype(np.float64), ws[keep], y[perm][keep]
-    n_kept = sx.shape[0]
-    cum = np.cumsum(ws)
+    starts = weighted_bin_starts(np.cumsum(ws), sx.shape[0], n_bins, bin_size)
+    count = np.diff(starts)
+    sum_w = np.add.reduceat(ws, starts[:-1])
+    # Weighted bins: "count" is the number of points, means are weighted.
+    return BinStats(count, np.add.reduceat(ws * sx, starts[:-1]) / sum_w * count,
+                    np.add.reduceat(ws * ys, starts[:-1]) / sum_w * count,
+                    sx[starts[:-1]], sx[starts[1:] - 1])
+
+
+def weighted_bin_starts(cum, n_kept, n_bins, bin_size):
+    """Starts of weighted equal-mass bins over points with cumulative weights
+    ``cum``: bin ``j`` starts at the first point whose cumulative weight, itself
+    included, exceeds ``j * W / B`` (``j * bin_size * W / n_kept`` given
+    ``bin_size``), the rule of :func:`weighted_equal_mass_bins`.
+
+    Parameters
+    ----------
+    cum : ndarray of float64, shape (m,)
+        Cumulative positive weights in score order (``W = cum[-1]``).
+    n_kept : int
+        Points with positive weight (``bin_size`` counts them; ``m`` may be
+        smaller when a point of ``cum`` stands for several, as in the
+        distributed weighted histogram).
+    n_bins, bin_size : int or None
+        Exactly one is not None.
+
+    Returns
+    -------
+    ndarray of int64
+        Indices into ``cum`` where bins start, with 0 first and ``m`` last.
+
+    Raises
+    ------
+    ValueError
+        If the ``n_bins`` or ``bin_size`` given is not a positive integer, or
+        ``n_bins`` exceeds 2**53.
+
+    References
+    ----------
+    Nguyen & O'Connor 2015, Algorithm 1 (equal-mass bins), with sample weights
+    as in docs/architecture.md, Semantics 7.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.core.binning import weighted_bin_starts
+    >>> weighted_bin_starts(np.cumsum([1.0, 2.0, 1.0]), 3, 2, None)
+    array([0, 1, 3])
+    """
     if n_bins is not None:
         k, step, denom = check_positive_int(n_bins, "n_bins"), 1, n_bins
         if k > 2**53:   # cut j * W / k is computed in float64
@@ -615,13 +663,7 @@ def weighted_equal_mass_bins(sorted_x, y, w, perm, n_bins, bin_size):
     else:
         bin_size = check_positive_int(bin_size, "bin_size")
         k, step, denom = max(n_kept // bin_size, 1), bin_size, n_kept
-    starts = _weighted_starts(cum, k, step, denom)
-    count = np.diff(starts)
-    sum_w = np.add.reduceat(ws, starts[:-1])
-    # Weighted bins: "count" is the number of points, means are weighted.
-    return BinStats(count, np.add.reduceat(ws * sx, starts[:-1]) / sum_w * count,
-                    np.add.reduceat(ws * ys, starts[:-1]) / sum_w * count,
-                    sx[starts[:-1]], sx[starts[1:] - 1])
+    return _weighted_starts(cum, k, step, denom)
 
 
 def _weighted_starts(cum, k, step, denom):

@@ -36,6 +36,10 @@ vectors; every result is exact (docs/scale.md).
   registered method (isotonic, histogram exactly; the logistic and Gaussian
   methods on weighted distinct-score rows; scaling-binning through
   :mod:`~sparsecal.distributed.scaling_binning`: :func:`fit_scaling_binning`).
+- :mod:`~sparsecal.distributed.weights`: :func:`fit_weighted`,
+  :func:`weighted_score_tables`: per-token ``sample_weight`` on
+  :class:`DaskEntries` (weighted distinct-score tables, every method but
+  scaling-binning).
 - :mod:`~sparsecal.distributed.comparison`: :func:`compare_methods`, every
   method x {SCW, TFG} fitted and evaluated on the cluster
   (:func:`sparsecal.compare_methods` for :class:`DaskEntries`).
@@ -95,6 +99,8 @@ _EXPORTS = {
     "binary_min_cllr": "arrays", "binary_bayes_error_plot": "arrays",
     "binary_calibration_test": "arrays", "check_probability_scores": "arrays",
 }
+_EXPORTS.update({"fit_weighted": "weights", "weighted_score_tables": "weights",
+                 "token_weight_blocks": "weights"})
 
 __all__ = sorted(_EXPORTS)
 

@@ -31,10 +31,12 @@ from ..calibration.base import clone
 from ..calibration.isotonic import IsotonicCalibrator
 from ..calibration.registry import METHODS
 from ..core.binning import lookup_bin_means
+from .checks import check_dask_entries
 from .equal_mass import equal_mass_bin_stats
 from .isotonic import fit_from_tables
 from .isotonic import fit_grouped as fit_isotonic
 from .scaling_binning import fit_scaling_binning
+from .weights import binary_rows, fit_weighted
 
 __all__ = ["distributed_method", "fit_grouped", "weighted_rows"]
 
@@ -56,12 +58,9 @@ def weighted_rows(scores, counts, positives, dtype):
 
     Returns
     -------
-    x : ndarray of ``dtype``
-    y : ndarray of uint8
-    w : ndarray of float64
-        Each score as a positive of weight ``positives`` and a negative of
-        weight ``counts - positives``; zero weights dropped. Any weighted fit
-        of these rows sees the same weighted data as the entries.
+    x, y, w : ndarray
+        :func:`sparsecal.distributed.weights.binary_rows` with negatives
+        ``counts - positives``.
 
     Examples
     --------
@@ -71,11 +70,7 @@ def weighted_rows(scores, counts, positives, dtype):
     >>> x.tolist(), y.tolist(), w.tolist()
     ([0.25, 0.5, 0.25], [1, 1, 0], [1.0, 2.0, 2.0])
     """
-    x = np.concatenate([scores, scores]).astype(dtype)
-    y = np.repeat(np.array([1, 0], dtype=np.uint8), scores.shape[0])
-    w = np.concatenate([positives, counts - positives]).astype(np.float64)
-    keep = w > 0
-    return x[keep], y[keep], w[keep]
+    return binary_rows(scores, positives, counts - positives, dtype)
 
 
 def distributed_method(base):
@@ -137,8 +132,12 @@ def fit_grouped(model, entries, sample_weight=None, *, progress=None):
     model : GroupedCalibrator
         With a base of a registered method.
     entries : DaskEntries
-    sample_weight : None
-        Weights are not supported on distributed entries.
+    sample_weight : dask.array.Array or array_like, shape (n_tokens,), optional
+        Per-TOKEN weights (rows of the score matrix, rechunked like them): each
+        entry is weighted by its token's weight, i.e. the single-machine
+        ``sample_weight=w[entries.token]``
+        (:func:`~sparsecal.distributed.weights.fit_weighted`; every method but
+        scaling-binning).
     progress : callable, optional
         As in :meth:`sparsecal.GroupedCalibrator.fit`.
 
@@ -154,7 +153,8 @@ def fit_grouped(model, entries, sample_weight=None, *, progress=None):
         If ``entries`` is not ``DaskEntries``, or the base is not a registered
         method.
     ValueError
-        For ``sample_weight``, groups of another tagset, or no entries; the
+        For ``sample_weight`` (shape, negative, NaN, zero on a fitted group;
+        with scaling-binning), groups of another tagset, or no entries; the
         base's own errors (e.g. a group with one label only for a
         prior-weighted method).
 
@@ -179,6 +179,8 @@ def fit_grouped(model, entries, sample_weight=None, *, progress=None):
     ...     for a, b in zip(model.calibrators_, one.calibrators_))
     True
     """
+    if sample_weight is not None:
+        return _fit_with_weights(model, entries, sample_weight, progress)
     if type(model.base) is IsotonicCalibrator:
         return fit_isotonic(model, entries, sample_weight, progress=progress)
     model._check_params()
@@ -198,3 +200,12 @@ def fit_grouped(model, entries, sample_weight=None, *, progress=None):
         return lambda g: _histogram_fit(base, table[g], bins[g], entries.dtype)
 
     return fit_from_tables(model, entries, sample_weight, fitter, progress=progress)
+
+
+def _fit_with_weights(model, entries, sample_weight, progress):
+    """The checks of :func:`fit_grouped`, then the weighted fit."""
+    model._check_params()
+    check_dask_entries(entries, model.groups)
+    name = distributed_method(model.base)
+    model.base._check_params()   # before any pass over the entries
+    return fit_weighted(model, entries, sample_weight, name, progress=progress)

@@ -97,7 +97,8 @@ def fit_grouped(model, entries, sample_weight=None, *, progress=None):
         With an :class:`~sparsecal.IsotonicCalibrator` base.
     entries : DaskEntries
     sample_weight : None
-        Weights are not supported on distributed entries yet.
+        Unweighted here; weighted fits: ``GroupedCalibrator.fit(entries,
+        sample_weight=w)`` (:func:`sparsecal.distributed.weights.fit_weighted`).
     progress : callable, optional
         As in :meth:`sparsecal.GroupedCalibrator.fit`.
 
@@ -162,7 +163,8 @@ def fit_from_tables(model, entries, sample_weight, fitter, *, progress=None):
     model : GroupedCalibrator
     entries : DaskEntries
     sample_weight : None
-        Weights are not supported on distributed entries yet.
+        Unweighted here; weighted fits: ``GroupedCalibrator.fit(entries,
+        sample_weight=w)`` (:func:`sparsecal.distributed.weights.fit_weighted`).
     fitter : callable
         ``fitter(groups, tables)`` for ``groups`` (then ``model.fallback``) and
         their tables returns ``fit_group(g)``, the fitted calibrator of group
@@ -215,4 +217,5 @@ def _check_fit(model, entries, sample_weight):
     model._check_params()
     check_dask_entries(entries, model.groups)
     if sample_weight is not None:
-        raise ValueError("sample_weight is not supported on distributed entries yet")
+        raise ValueError("sample_weight is not taken by this unweighted fit: pass it to "
+                         "GroupedCalibrator.fit (sparsecal.distributed.weights.fit_weighted)")
