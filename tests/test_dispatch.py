@@ -306,7 +306,6 @@ def _exploding(shape, dtype=np.float64):
 
 REFUSED_CASES = {
     "classwise_ece": lambda a: sc.classwise_ece(_exploding((4, 3)), np.zeros(4, int)),
-    "brier_decomposition": lambda a: sc.brier_decomposition(a, np.zeros(4, np.uint8)),
     "argsort_scores": lambda a: sc.argsort_scores(a),
     "equal_mass_bins": lambda a: sc.equal_mass_bins(a, np.zeros(4, np.uint8)),
     "fixed_width_bins": lambda a: sc.fixed_width_bins(a, np.zeros(4, np.uint8)),
@@ -376,3 +375,60 @@ def test_calibration_test_planted_seed_and_tiny():
         assert (got.p_value, got.n, got.n_bins) == (ref.p_value, ref.n, ref.n_bins)
     with pytest.raises(ValueError, match="n_resamples"):
         sc.calibration_test(_exploding((4,)), np.zeros(4, np.uint8), n_resamples=0)
+
+
+BRIER_OPTIONS = [{}, dict(n_bins=3), dict(binning="fixed", n_bins=7), dict(bin_size=2)]
+
+
+@pytest.mark.parametrize("kw", BRIER_OPTIONS, ids=lambda k: "-".join(map(str, k.values())))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 2, 301])
+def test_brier_decomposition_dispatches(kw, dtype, n):
+    """The merged bins and exact squared-error sum through the single
+    machine's formula: brier, calibration, refinement within 1e-12 relative;
+    within_bin (their difference) within 1e-12 of brier."""
+    rng = np.random.default_rng(n)
+    q = rng.random(n).round(2).astype(dtype)                  # ties
+    y = (rng.random(n) < q).astype(np.uint8)
+    chunks = (n,) if n < 3 else (100, 0, 150, 51)              # an empty chunk
+    dq = da.from_array(q, chunks=(chunks,))
+    got = sc.brier_decomposition(dq, y, **kw)
+    _equal(got, dist.binary_brier_decomposition(dq, y, **kw))
+    ref = sc.brier_decomposition(q, y, **kw)
+    assert type(got) is type(ref) and got.n == ref.n == n
+    np.testing.assert_allclose([got.brier, got.calibration, got.refinement],
+                               [ref.brier, ref.calibration, ref.refinement],
+                               rtol=1e-12, atol=1e-300)
+    assert abs(got.within_bin - ref.within_bin) <= 1e-12 * ref.brier + 1e-300
+    # the reference formula, brute force over the single-machine bins
+    bins = sc.calibration_error(q, y, **kw).bins
+    nz = bins.count > 0
+    w, qb, pb = bins.count[nz] / n, bins.sum_score[nz] / bins.count[nz], \
+        bins.sum_label[nz] / bins.count[nz]
+    np.testing.assert_allclose(got.calibration, np.sum(w * (qb - pb) ** 2), rtol=1e-12,
+                               atol=1e-300)
+    np.testing.assert_allclose(got.refinement, np.sum(w * pb * (1 - pb)), rtol=1e-12,
+                               atol=1e-300)
+    np.testing.assert_allclose(got.brier, np.mean((q.astype(float) - y) ** 2), rtol=1e-12)
+
+
+def test_brier_decomposition_planted_bins_and_refusals():
+    """Another bin count reaches the cluster; options are checked before any
+    chunk is computed; no points is the single machine's error."""
+    rng = np.random.default_rng(9)
+    q = rng.random(200).round(2)
+    y = (rng.random(200) < q ** 2).astype(np.uint8)
+    dq = da.from_array(q, chunks=70)
+    a, b = sc.brier_decomposition(dq, y, n_bins=3), sc.brier_decomposition(dq, y, n_bins=9)
+    assert a.calibration != b.calibration
+    assert b.calibration == pytest.approx(sc.brier_decomposition(q, y, n_bins=9).calibration,
+                                          rel=1e-12)
+    with pytest.raises(ValueError, match="binning"):
+        sc.brier_decomposition(_exploding((4,)), np.zeros(4, np.uint8), binning="quantile")
+    with pytest.raises(ValueError, match="bin_size"):
+        sc.brier_decomposition(_exploding((4,)), np.zeros(4, np.uint8), binning="fixed",
+                               bin_size=2)
+    with pytest.raises(ValueError, match="no points"):
+        sc.brier_decomposition(da.from_array(np.zeros(0), chunks=1), np.zeros(0, np.uint8))
+    with pytest.raises(ValueError, match="no points"):
+        sc.brier_decomposition(np.zeros(0), np.zeros(0, np.uint8))

@@ -38,6 +38,7 @@ DISTRIBUTED = {
     "cllr": "binary_cllr", "min_cllr": "binary_min_cllr",
     "bayes_error_plot": "binary_bayes_error_plot",
     "calibration_test": "binary_calibration_test",
+    "brier_decomposition": "binary_brier_decomposition",
 }
 
 _SORT = "a global sort of all values on one process; the distributed path sorts per chunk"
@@ -51,8 +52,6 @@ REFUSED = {
     "isotonic_fit": _SORT, "isotonic_fit_pooled": _TOOL, "isotonic_predict": _TOOL,
     "score_table": _TOOL,
     "classwise_ece": "it needs the dense score matrix of every token (Kull et al. 2019)",
-    "brier_decomposition": "no distributed form yet; evaluate(metrics=['brier']) runs "
-                           "the Brier score on DaskEntries",
     "top_label": "it returns the top-label Entries in memory; top_label_ece runs on "
                  "DaskEntries",
     "cross_fit_predict": "it returns every entry's score in memory; "

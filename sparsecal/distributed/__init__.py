@@ -98,6 +98,7 @@ _EXPORTS = {
     "binary_dcf": "arrays", "binary_min_dcf": "arrays", "binary_cllr": "arrays",
     "binary_min_cllr": "arrays", "binary_bayes_error_plot": "arrays",
     "binary_calibration_test": "arrays", "check_probability_scores": "arrays",
+    "binary_brier_decomposition": "arrays",
 }
 _EXPORTS.update({"fit_weighted": "weights", "weighted_score_tables": "weights",
                  "token_weight_blocks": "weights"})

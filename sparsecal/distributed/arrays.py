@@ -10,17 +10,19 @@ arrays).
 """
 from ..core.groups import TagGroups
 from ..core.validation import check_choice, check_positive_int, check_prior
+from ..metrics.brier import decomposition_from_bins
 from ..metrics.consistency import CalibrationTest
 from ..metrics.decisions import check_application
 from ..metrics.marginal import check_ce_options
 from ..metrics.resampling import check_random_state
 from .application import application_from_table, bayes_error_plot
 from .entries import from_arrays
-from .measures import binned_errors, corp_from_table
+from .equal_mass import equal_mass_bin_stats
+from .measures import _group_sums, binned_errors, corp_from_table
 from .resampling import set_tables, table_calibration_tests
 from .smooth import smooth_ece, smooth_reliability
 
-__all__ = ["binary_bayes_error_plot", "binary_calibration_test", "check_probability_scores", "binary_brier_corp", "binary_cllr", "binary_dcf",
+__all__ = ["binary_bayes_error_plot", "binary_brier_decomposition", "binary_calibration_test", "check_probability_scores", "binary_brier_corp", "binary_cllr", "binary_dcf",
            "binary_log_loss_corp", "binary_min_cllr", "binary_min_dcf",
            "binary_smooth_ece", "binary_smooth_reliability"]
 
@@ -344,3 +346,61 @@ def binary_calibration_test(scores, labels, *, n_bins=None, n_resamples=999, ran
     (p,) = table_calibration_tests([_table(entries)], [ce.bins], [ce.value], n_resamples,
                                    random_state)
     return CalibrationTest(ce.value, p, n_resamples, ce.bins.n_bins, ce.n)
+
+
+def binary_brier_decomposition(scores, labels, *, binning="equal-mass", n_bins=None,
+                               bin_size=None):
+    """:func:`sparsecal.brier_decomposition` of dask arrays: the single
+    machine's formula (:func:`sparsecal.metrics.brier.decomposition_from_bins`)
+    on the merged bins and the merged sum of squared errors.
+
+    The bins are the distributed equal-mass or fixed-width bins (counts, label
+    sums and score ranges bit for bit, score sums exact: docs/scale.md); the
+    sum of ``(s - y)^2`` (each in [0, 1]) is exact in fixed point
+    (:mod:`~sparsecal.distributed.fixedpoint`), one more pass for equal-mass
+    bins, the same pass for fixed-width bins. ``brier``, ``calibration`` and
+    ``refinement`` agree with the single machine within 1e-12 relative;
+    ``within_bin``, their difference, within 1e-12 of ``brier``.
+
+    Parameters
+    ----------
+    scores : dask.array.Array of float32 or float64, shape (n,)
+    labels : dask.array.Array or array_like of {0, 1}, shape (n,)
+    binning, n_bins, bin_size
+        As :func:`sparsecal.brier_decomposition` (options checked before any
+        chunk is computed).
+
+    Returns
+    -------
+    BrierDecomposition
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`sparsecal.brier_decomposition` and
+        :func:`~sparsecal.distributed.entries.from_arrays`.
+
+    References
+    ----------
+    Nguyen's thesis, Section 3.1.3; DeGroot & Fienberg 1982.
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np
+    >>> import sparsecal as sc
+    >>> q, y = np.array([0.2, 0.2, 0.8, 0.8, 0.5]), [0, 1, 1, 1, 0]
+    >>> got = binary_brier_decomposition(da.from_array(q, chunks=2), y, n_bins=2)
+    >>> ref = sc.brier_decomposition(q, y, n_bins=2)
+    >>> abs(got.calibration - ref.calibration) <= 1e-12 * ref.calibration, got.n
+    (True, 5)
+    """
+    n_bins, _ = check_ce_options(n_bins, bin_size, binning, 2, False, None)
+    entries = from_arrays(scores, labels)
+    if binning == "fixed":   # the squared errors in the same pass
+        ((bins, sum_squares),) = _group_sums(entries, None, 1, n_bins)
+    else:
+        (bins,) = equal_mass_bin_stats(entries, n_bins=n_bins, bin_size=bin_size)
+        ((_, sum_squares),) = _group_sums(entries, None, 1, 1)
+    if bins is None:
+        raise ValueError("cannot compute a calibration error of no points")
+    return decomposition_from_bins(bins, sum_squares)

@@ -8,7 +8,7 @@ from ..core.binning import bin_statistics
 from .ce import bin_rates
 from ..core.dispatch import distributed_form
 
-__all__ = ["BrierDecomposition", "brier_decomposition"]
+__all__ = ["BrierDecomposition", "brier_decomposition", "decomposition_from_bins"]
 
 
 @dataclass(frozen=True)
@@ -75,13 +75,49 @@ def brier_decomposition(scores, labels, *, binning="equal-mass", n_bins=None,
     >>> round(d.brier, 4) == round(d.calibration + d.refinement, 4), d.refinement
     (True, 0.0)
     """
-    distributed_form(brier_decomposition, locals())
+    if (cluster := distributed_form(brier_decomposition, locals())) is not None:
+        return cluster()
     bins, x, y, _ = bin_statistics(scores, labels, binning=binning, n_bins=n_bins,
                                    bin_size=bin_size)
-    brier = float(np.mean((x.astype(np.float64) - y) ** 2))
+    return decomposition_from_bins(bins, float(np.sum((x.astype(np.float64) - y) ** 2)))
+
+
+def decomposition_from_bins(bins, sum_squares):
+    """The Brier decomposition from the bins and the sum of squared errors:
+    the one formula of both paths (the distributed form merges both,
+    :func:`sparsecal.distributed.arrays.binary_brier_decomposition`).
+
+    ``brier = S / N``, ``calibration = sum |B|/N (q_B - p_B)^2``,
+    ``refinement = sum |B|/N p_B (1 - p_B)``, with ``S = sum (s - y)^2`` and
+    ``N`` the points of the bins.
+
+    Parameters
+    ----------
+    bins : BinStats
+    sum_squares : float
+        ``S``, the sum of ``(s - y)^2`` over the binned points.
+
+    Returns
+    -------
+    BrierDecomposition
+
+    References
+    ----------
+    Nguyen's thesis, Section 3.1.3; Nguyen & O'Connor 2015, Algorithm 1, step 4
+    (``q_B``, ``p_B``).
+
+    Examples
+    --------
+    >>> from sparsecal.core.binning import fixed_width_bins
+    >>> d = decomposition_from_bins(fixed_width_bins([0.2, 0.8], [0, 1], n_bins=2), 0.08)
+    >>> round(d.brier, 4), round(d.calibration, 4), d.n
+    (0.04, 0.04, 2)
+    """
     count, q, p = bin_rates(bins)
-    w = count / x.shape[0]
+    n = int(count.sum())
+    brier = sum_squares / n
+    w = count / n
     calibration = float(np.sum(w * (q - p) ** 2))
     refinement = float(np.sum(w * p * (1 - p)))
     return BrierDecomposition(brier, calibration, refinement,
-                              brier - calibration - refinement, x.shape[0])
+                              brier - calibration - refinement, n)
