@@ -329,8 +329,7 @@ def test_refused_functions_raise_without_computing(name):
 
 def test_refused_entry_functions_raise(data):
     de = data[3]
-    for f, args in [(sc.top_label, ()), (sc.to_arrow, ()),
-                    (sc.stratified_token_folds, (sc.TagGroups.scw(5),))]:
+    for f, args in [(sc.to_arrow, ())]:
         with pytest.raises(TypeError, match=rf"sparsecal.{f.__name__} does not take"):
             f(de, *args)
 
@@ -432,3 +431,95 @@ def test_brier_decomposition_planted_bins_and_refusals():
         sc.brier_decomposition(da.from_array(np.zeros(0), chunks=1), np.zeros(0, np.uint8))
     with pytest.raises(ValueError, match="no points"):
         sc.brier_decomposition(np.zeros(0), np.zeros(0, np.uint8))
+
+
+def _chunked(n, dtype, seed):
+    """Tagger scores (ties) with an empty chunk, one-row chunks and a chunk
+    whose scores are all below the threshold; single-machine and dask entries."""
+    x, gold = tagger_scores(seed, n, 5, dtype)
+    x = x.round(2).astype(dtype)
+    if n > 4:
+        x[3:5] = 0.001                                         # all below 0.01
+    chunks = (n,) if n < 3 else (3, 0, 2, 1, n - 6)
+    return sc.threshold(x, gold), sc.threshold(da.from_array(x, chunks=(chunks, 5)), gold)
+
+
+SIZES = [(1, np.float64), (2, np.float32), (300, np.float32), (300, np.float64)]
+
+
+@pytest.mark.parametrize("n,dtype", SIZES, ids=lambda v: str(v))
+def test_top_label_dispatches(n, dtype):
+    one, de = _chunked(n, dtype, n)
+    conf, correct = sc.top_label(de)
+    assert all(isinstance(a, da.Array) for a in (conf, correct))
+    assert (conf.dtype, correct.dtype) == (np.dtype(dtype), np.dtype(np.uint8))
+    ref = sc.top_label(one)
+    _equal(dask.compute(conf, correct), tuple(ref))
+    # brute force: each token's highest score (first tag on ties), gold or not
+    x, gold = tagger_scores(n, n, 5, dtype)
+    x = x.round(2).astype(dtype)
+    if n > 4:
+        x[3:5] = 0.001
+    kept = (x >= 0.01).any(axis=1)
+    np.testing.assert_array_equal(conf.compute(), np.where(x >= 0.01, x, -1).max(axis=1)[kept])
+    np.testing.assert_array_equal(correct.compute(),
+                                  (np.where(x >= 0.01, x, -1).argmax(axis=1) == gold)[kept])
+
+
+@pytest.mark.parametrize("n,dtype", SIZES, ids=lambda v: str(v))
+@pytest.mark.parametrize("k,seed", [(2, 0), (3, 7)])
+def test_stratified_token_folds_dispatch(n, dtype, k, seed):
+    one, de = _chunked(n, dtype, n + 1)
+    groups = sc.TagGroups.from_counts({0: 5, 1: 1, 3: 3, 4: 2}, 2, n_tags=5)
+    fold = sc.stratified_token_folds(de, groups, k, seed)
+    assert isinstance(fold, da.Array) and fold.dtype == np.int64
+    sizes = [len(b) for b in dask.compute(*de.blocks)]          # known chunk sizes
+    assert fold.chunks == (tuple(m for m in sizes if m),)     # (concatenate drops empties)
+    ref = sc.stratified_token_folds(one, groups, k, seed)
+    np.testing.assert_array_equal(fold.compute(), ref)
+    assert fold.shape == ref.shape
+
+
+def test_stratified_token_folds_planted_seed_and_errors(data):
+    x, gold, one, de = data
+    if len(one) < 50:
+        return
+    groups = sc.TagGroups.scw(5)
+    a, b = (sc.stratified_token_folds(de, groups, 3, s).compute() for s in (0, 1))
+    assert (a != b).any()
+    np.testing.assert_array_equal(b, sc.stratified_token_folds(one, groups, 3, 1))
+    with pytest.raises(ValueError, match="n_folds"):
+        sc.stratified_token_folds(de, groups, 1)
+
+
+def _rows_cases():
+    for method in (sc.IsotonicCalibrator(), sc.HistogramBinning()):
+        for groups in (sc.TagGroups.scw(5), sc.TagGroups.from_counts({0: 5, 1: 1, 3: 3}, 2,
+                                                                     n_tags=5)):
+            yield method, groups
+
+
+@pytest.mark.parametrize("n,dtype", SIZES[2:], ids=lambda v: str(v))
+@pytest.mark.parametrize("method,groups", list(_rows_cases()),
+                         ids=["iso-scw", "iso-tfg", "hist-scw", "hist-tfg"])
+def test_cross_fit_predict_dispatches(n, dtype, method, groups):
+    """Out-of-fold calibrated entries equal the single machine's bit for bit
+    (isotonic, histogram members)."""
+    one, de = _chunked(n, dtype, n + 2)
+    setup = sc.GroupedCalibrator(method, groups)
+    got = sc.cross_fit_predict(setup, de, n_folds=3, seed=4)
+    assert isinstance(got, dist.DaskEntries) and len(got.blocks) == len(de.blocks)
+    ref = sc.cross_fit_predict(setup, one, n_folds=3, seed=4)
+    _equal(got.compute(), ref)
+    assert (ref.score != one.score).any()                      # calibrated, not copied
+    other = sc.cross_fit_predict(setup, de, n_folds=3, seed=5).compute()
+    _equal(other, sc.cross_fit_predict(setup, one, n_folds=3, seed=5))
+
+
+def test_cross_fit_predict_errors(data):
+    de = data[3]
+    with pytest.raises(TypeError, match="calibrator must be a GroupedCalibrator"):
+        sc.cross_fit_predict(sc.IsotonicCalibrator(), de)
+    with pytest.raises(ValueError, match="n_folds"):
+        sc.cross_fit_predict(sc.GroupedCalibrator(sc.IsotonicCalibrator(),
+                                                  sc.TagGroups.scw(5)), de, n_folds=1)

@@ -198,7 +198,8 @@ def stratified_token_folds(entries, groups, n_folds=5, seed=0):
     >>> bool(fold[0] == fold[1]), sorted(np.bincount(fold[entries.label == 1]).tolist())
     (True, [2, 3])
     """
-    distributed_form(stratified_token_folds, locals())
+    if (cluster := distributed_form(stratified_token_folds, locals())) is not None:
+        return cluster()
     entries = check_entries(entries)
     check_groups(groups, entries.n_tags)
     n_folds = check_n_folds(n_folds)

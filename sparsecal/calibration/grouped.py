@@ -676,7 +676,8 @@ def cross_fit_predict(calibrator, entries, *, n_folds=5, seed=0):
     >>> len(honest) == len(entries)
     True
     """
-    distributed_form(cross_fit_predict, locals())
+    if (cluster := distributed_form(cross_fit_predict, locals())) is not None:
+        return cluster()
     check_grouped(calibrator, "calibrator")
     entries = check_entries(entries)
     fold = stratified_token_folds(entries, calibrator.groups, n_folds, seed)

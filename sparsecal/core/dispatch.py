@@ -39,6 +39,8 @@ DISTRIBUTED = {
     "bayes_error_plot": "binary_bayes_error_plot",
     "calibration_test": "binary_calibration_test",
     "brier_decomposition": "binary_brier_decomposition",
+    "top_label": "top_label", "stratified_token_folds": "stratified_token_folds",
+    "cross_fit_predict": "cross_fit_predict",
 }
 
 _SORT = "a global sort of all values on one process; the distributed path sorts per chunk"
@@ -52,12 +54,6 @@ REFUSED = {
     "isotonic_fit": _SORT, "isotonic_fit_pooled": _TOOL, "isotonic_predict": _TOOL,
     "score_table": _TOOL,
     "classwise_ece": "it needs the dense score matrix of every token (Kull et al. 2019)",
-    "top_label": "it returns the top-label Entries in memory; top_label_ece runs on "
-                 "DaskEntries",
-    "cross_fit_predict": "it returns every entry's score in memory; "
-                         "CrossFittedCalibrator.fit runs on DaskEntries",
-    "stratified_token_folds": "it returns every entry's fold in memory; "
-                              "sparsecal.distributed.token_folds runs on DaskEntries",
     "to_arrow": "an Arrow table holds all entries in memory; save_entry_shards writes "
                 "DaskEntries from the workers",
     "write_parquet": "it writes all entries from one process; save_entry_shards writes "

@@ -55,6 +55,8 @@ vectors; every result is exact (docs/scale.md).
   token folds, from per-chunk stratum counts), :func:`cross_fit_members` and
   :func:`cross_fit_scores` (``CrossFittedCalibrator.fit`` and
   :func:`sparsecal.select` for :class:`DaskEntries`).
+- :mod:`~sparsecal.distributed.toplabel`: :func:`top_label`, each chunk's
+  top-label confidences and correctness (:func:`sparsecal.top_label`).
 - :mod:`~sparsecal.distributed.resampling`: the bootstrap interval and the
   calibration test from merged distinct-score tables, replicates in blocks on
   the workers (:func:`table_bootstrap_intervals`, :func:`table_calibration_tests`).
@@ -98,7 +100,8 @@ _EXPORTS = {
     "binary_dcf": "arrays", "binary_min_dcf": "arrays", "binary_cllr": "arrays",
     "binary_min_cllr": "arrays", "binary_bayes_error_plot": "arrays",
     "binary_calibration_test": "arrays", "check_probability_scores": "arrays",
-    "binary_brier_decomposition": "arrays",
+    "binary_brier_decomposition": "arrays", "top_label": "toplabel",
+    "stratified_token_folds": "folds", "cross_fit_predict": "folds",
 }
 _EXPORTS.update({"fit_weighted": "weights", "weighted_score_tables": "weights",
                  "token_weight_blocks": "weights"})

@@ -16,6 +16,7 @@ chunk, in entry order, and scored by the distributed SMCE/GMCE (docs/scale.md).
 import numpy as np
 
 from ..calibration.base import clone
+from ..calibration.grouped import check_grouped
 from ..calibration.folds import check_n_folds, positional_folds, token_strata
 from ..calibration.selection import metric_value
 from ..core.validation import check_positive_int
@@ -24,7 +25,8 @@ from .checks import check_dask_entries
 from .marginal import smce_and_gmce
 from .reduce import persist_with, tree
 
-__all__ = ["cross_fit_members", "cross_fit_scores", "token_folds"]
+__all__ = ["cross_fit_members", "cross_fit_predict", "cross_fit_scores",
+           "stratified_token_folds", "token_folds"]
 
 
 def _chunk_strata(block, rows, groups):
@@ -33,8 +35,9 @@ def _chunk_strata(block, rows, groups):
 
 
 def _stratum_counts(block, rows, groups):
-    """Tokens per stratum in the chunk's rows (on a worker)."""
-    return np.bincount(_chunk_strata(block, rows, groups), minlength=groups.n_groups + 1)
+    """Tokens per stratum in the chunk's rows, then its entries (on a worker)."""
+    return np.append(np.bincount(_chunk_strata(block, rows, groups),
+                                 minlength=groups.n_groups + 1), len(block))
 
 
 def _chunk_folds(block, rows, groups, offsets, n_folds, seed):
@@ -105,6 +108,11 @@ def token_folds(entries, groups, n_folds=5, seed=0):
     >>> per_fold.tolist() == np.bincount(one, minlength=3).tolist()
     True
     """
+    return _folds(entries, groups, n_folds, seed)[:2]
+
+
+def _folds(entries, groups, n_folds, seed):
+    """:func:`token_folds`, and the entries of each chunk (from the same pass)."""
     dask = require_dask()
     check_dask_entries(entries, groups)
     n_folds = check_n_folds(n_folds)
@@ -116,13 +124,68 @@ def token_folds(entries, groups, n_folds=5, seed=0):
     count = dask.delayed(_stratum_counts, pure=True)
     per_chunk = np.array(dask.compute(*[count(b, r, groups)
                                         for b, r in zip(entries.blocks, rows)]),
-                         dtype=np.int64).reshape(len(rows), groups.n_groups + 1)
+                         dtype=np.int64).reshape(len(rows), groups.n_groups + 2)
+    per_chunk, sizes = per_chunk[:, :-1], per_chunk[:, -1]
     offsets = np.cumsum(per_chunk, axis=0) - per_chunk
     task = dask.delayed(_chunk_folds, pure=True)
     folds = [task(b, r, groups, o, n_folds, seed)
              for b, r, o in zip(entries.blocks, rows, offsets)]
     counts = dask.delayed(_fold_counts, pure=True)
-    return persist_with(entries.blocks, folds, tree([counts(f, n_folds) for f in folds], _add))
+    return (*persist_with(entries.blocks, folds, tree([counts(f, n_folds) for f in folds],
+                                                      _add)), sizes)
+
+
+def stratified_token_folds(entries, groups, n_folds=5, seed=0):
+    """:func:`sparsecal.stratified_token_folds` of distributed entries: the
+    fold of every entry as one dask array.
+
+    The per-chunk folds of :func:`token_folds` concatenated; their chunk sizes
+    are known (the entries per chunk come from the same pass as the stratum
+    counts).
+
+    Parameters
+    ----------
+    entries : DaskEntries
+        With their rows (:func:`~sparsecal.distributed.threshold` or entry
+        shards).
+    groups : TagGroups
+    n_folds : int, default=5
+    seed : int, default=0
+
+    Returns
+    -------
+    dask.array.Array of int64, shape (n_entries,)
+        One chunk per non-empty chunk of ``entries`` (dask's ``concatenate``
+        drops empty ones), of known sizes; computed, equal entry by entry to
+        :func:`sparsecal.stratified_token_folds` of the whole entries.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`token_folds`.
+
+    References
+    ----------
+    Score-calibration lecture notes (``004``), "K-fold"; docs/scale.md.
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np
+    >>> import sparsecal as sc
+    >>> from sparsecal.distributed import threshold
+    >>> x = np.random.default_rng(0).dirichlet(np.ones(4), size=40)
+    >>> gold = np.arange(40) % 4
+    >>> fold = stratified_token_folds(threshold(da.from_array(x, chunks=(9, 4)), gold),
+    ...                               sc.TagGroups.scw(4), 3)
+    >>> one = sc.stratified_token_folds(sc.threshold(x, gold), sc.TagGroups.scw(4), 3)
+    >>> fold.shape == one.shape, bool((fold.compute() == one).all())
+    (True, True)
+    """
+    dask = require_dask()
+    folds, _, sizes = _folds(entries, groups, n_folds, seed)
+    return dask.array.concatenate(
+        [dask.array.from_delayed(f, shape=(int(n),), dtype=np.int64)
+         for f, n in zip(folds, sizes)])
 
 
 def _take(block, fold, k, held):
@@ -196,6 +259,70 @@ def _out_of_fold(block, fold, members):
     return block.with_scores(score)
 
 
+def _out_of_fold_entries(setup, entries, folds, per_fold):
+    """The entries with each fold's scores from the member fitted outside it."""
+    dask = require_dask()
+    members = dask.delayed(_fold_members(setup, entries, folds, per_fold), pure=True)
+    task = dask.delayed(_out_of_fold, pure=True)
+    return entries._with_blocks([task(b, f, members) for b, f in zip(entries.blocks, folds)])
+
+
+def cross_fit_predict(calibrator, entries, *, n_folds=5, seed=0):
+    """:func:`sparsecal.cross_fit_predict` of distributed dev entries: the
+    pooled out-of-fold calibrated entries.
+
+    The folds are :func:`token_folds` stratified by ``calibrator.groups``;
+    each fold's member is fitted on the cluster
+    (:func:`~sparsecal.distributed.calibrators.fit_grouped`, on the entries
+    outside the fold) when this is called, and applied lazily to each chunk's
+    entries of its fold.
+
+    Parameters
+    ----------
+    calibrator : GroupedCalibrator
+        The set-up (it need not be fitted).
+    entries : DaskEntries
+        Dev entries, with their rows.
+    n_folds : int, default=5
+    seed : int, default=0
+
+    Returns
+    -------
+    DaskEntries
+        Same chunks, tags, labels and tokens; computed, equal to the single
+        machine's result entry by entry (bit for bit for isotonic and
+        histogram members; the others as their fit, docs/scale.md).
+
+    Raises
+    ------
+    TypeError
+        If ``calibrator`` is not a GroupedCalibrator, or as :func:`token_folds`.
+    ValueError
+        As :func:`token_folds` and the members' ``fit``.
+
+    References
+    ----------
+    Score-calibration lecture notes (``004``), "K-fold".
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np
+    >>> import sparsecal as sc
+    >>> from sparsecal.distributed import threshold
+    >>> x = np.random.default_rng(2).dirichlet(np.ones(4), size=200).round(2)
+    >>> gold = np.arange(200) % 4
+    >>> setup = sc.GroupedCalibrator(sc.IsotonicCalibrator(), sc.TagGroups.scw(4))
+    >>> got = cross_fit_predict(setup, threshold(da.from_array(x, chunks=(64, 4)), gold),
+    ...                         n_folds=3)
+    >>> one = sc.cross_fit_predict(setup, sc.threshold(x, gold), n_folds=3)
+    >>> bool((got.compute().score == one.score).all())
+    True
+    """
+    check_grouped(calibrator, "calibrator")
+    folds, per_fold = token_folds(entries, calibrator.groups, n_folds, seed)
+    return _out_of_fold_entries(calibrator, entries, folds, per_fold)
+
+
 def cross_fit_scores(setups, entries, groups, n_folds=5, seed=0, metric="smce"):
     """The scores of :func:`sparsecal.select`'s candidates on distributed dev
     entries (what it computes for DaskEntries): each set-up cross-fitted on
@@ -244,12 +371,7 @@ def cross_fit_scores(setups, entries, groups, n_folds=5, seed=0, metric="smce"):
     >>> abs(score - one.best_score) <= 1e-12 * one.best_score
     True
     """
-    dask = require_dask()
     folds, per_fold = token_folds(entries, groups, n_folds, seed)
-    task = dask.delayed(_out_of_fold, pure=True)
-    scores = []
-    for setup in setups:
-        members = dask.delayed(_fold_members(setup, entries, folds, per_fold), pure=True)
-        out = entries._with_blocks([task(b, f, members) for b, f in zip(entries.blocks, folds)])
-        scores.append(metric_value(metric, *smce_and_gmce(out, groups, n_bins=10)))
-    return scores
+    return [metric_value(metric, *smce_and_gmce(
+                _out_of_fold_entries(setup, entries, folds, per_fold), groups, n_bins=10))
+            for setup in setups]
