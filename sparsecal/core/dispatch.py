@@ -60,6 +60,17 @@ REFUSED = {
                      "DaskEntries from the workers",
     "heuristic_k": "it fits forecasters on the event features in one process",
 }
+_CRF = ("its forward-backward / Viterbi recursion runs along each whole sentence: it takes "
+        "[B, N, C] padded emissions of whole sentences as one torch tensor, which a "
+        "row-chunked dask array does not give (run it per batch of sentences, then "
+        "threshold its marginals on the cluster)")
+REFUSED.update({name: _CRF for name in ("viterbi", "kbest", "marginals", "pair_marginals",
+                                        "log_partition", "span_marginals")})
+REFUSED["save_entries"] = ("it writes all entries from one process; save_entry_shards "
+                           "writes DaskEntries from the workers")
+REFUSED["reliability_diagram"] = ("its scores= are only for the exact histogram; on a "
+                                  "cluster pass hist_counts= from "
+                                  "sparsecal.distributed.score_histogram")
 
 
 def is_distributed(value):

@@ -9,6 +9,7 @@ import contextlib
 import math
 import warnings
 
+from ..core.dispatch import distributed_form
 from . import backends, logspace
 from ._torch import to_tensor, torch, torch_threads
 from .potentials import prepare, with_potentials_doc
@@ -82,6 +83,7 @@ def marginals(emissions, transitions, lengths=None, start=None, end=None, allowe
     tensor([[[0.3333, 0.6667],
              [0.6667, 0.3333]]])
     """
+    distributed_form(marginals, locals())
     backend = backends.check_backend(backend)
     with torch_threads(n_threads), torch.no_grad():
         ch = prepare(emissions, transitions, lengths, start, end, allowed, mask)
@@ -131,6 +133,7 @@ def pair_marginals(emissions, transitions, lengths=None, start=None, end=None,
     tensor([[0.3333, 0.0000],
             [0.3333, 0.3333]], dtype=torch.float64)
     """
+    distributed_form(pair_marginals, locals())
     backend = backends.check_backend(backend)
     with torch_threads(n_threads), torch.no_grad():
         ch = prepare(emissions, transitions, lengths, start, end, allowed, mask)
@@ -191,6 +194,7 @@ def log_partition(emissions, transitions, lengths=None, start=None, end=None,
     tensor([[[0.5000, 0.5000],
              [0.5000, 0.5000]]], dtype=torch.float64)
     """
+    distributed_form(log_partition, locals())
     backend = backends.check_backend(backend)
     lean_grad = backend == "lean" and torch.is_grad_enabled() and any(
         isinstance(x, torch.Tensor) and x.requires_grad
@@ -297,6 +301,7 @@ def span_marginals(emissions, transitions, batch_index, span_start, tags, length
     >>> round(float(p), 6)
     0.5
     """
+    distributed_form(span_marginals, locals())
     backend = backends.check_backend(backend, ("lean", "log"))
     with torch_threads(n_threads), torch.no_grad():
         ch = prepare(emissions, transitions, lengths, start, end, allowed, mask)

@@ -15,6 +15,7 @@ import os
 
 import numpy as np
 
+from ..core.dispatch import distributed_form
 from .._extras import require
 from .bytefields import Lines, digit_fields, digit_values
 from .npyfile import npz_names, open_npy, read_npz
@@ -427,6 +428,7 @@ def save_entries(path, entries, *, extra_arrays=None, extra_metadata=None):
     >>> np.array_equal(loaded.score, entries.score), loaded.n_tokens, loaded.threshold
     (True, 2, 0.01)
     """
+    distributed_form(save_entries, locals())
     from .atomic import atomic_path   # here only: reading never needs it
     meta = {"format": ENTRIES_FORMAT, "version": ENTRIES_VERSION, "n_tags": entries.n_tags,
             "n_tokens": entries.n_tokens, "threshold": entries.threshold,

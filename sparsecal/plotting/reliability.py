@@ -2,6 +2,7 @@
 95% interval of the label rate and the score distribution below (Nguyen &
 O'Connor 2015, Fig. 1d, 2, 3)."""
 import numbers
+from ..core.dispatch import distributed_form
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -132,6 +133,7 @@ def reliability_diagram(results, labels=None, *, scores=None, scale="linear", ys
     >>> main.get_title(), hist.get_xlabel()
     ('Calibration curve (10 equal-mass bins)', 'predicted score')
     """
+    distributed_form(reliability_diagram, locals())
     curves = _curves(results, labels)
     scale = _check_scale(scale)
     yscale = scale if yscale is None else _check_scale(yscale, "yscale")
