@@ -309,12 +309,12 @@ def cross_fit_predict(calibrator, entries, *, n_folds=5, seed=0):
     >>> import dask.array as da, numpy as np
     >>> import sparsecal as sc
     >>> from sparsecal.distributed import threshold
-    >>> x = np.random.default_rng(2).dirichlet(np.ones(4), size=200).round(2)
-    >>> gold = np.arange(200) % 4
-    >>> setup = sc.GroupedCalibrator(sc.IsotonicCalibrator(), sc.TagGroups.scw(4))
-    >>> got = cross_fit_predict(setup, threshold(da.from_array(x, chunks=(64, 4)), gold),
-    ...                         n_folds=3)
-    >>> one = sc.cross_fit_predict(setup, sc.threshold(x, gold), n_folds=3)
+    >>> scores = np.random.default_rng(3).dirichlet(np.ones(3), size=150).round(2)
+    >>> tags = np.arange(150) % 3
+    >>> model = sc.GroupedCalibrator(sc.HistogramBinning(), sc.TagGroups.per_tag(3))
+    >>> dev = threshold(da.from_array(scores, chunks=(50, 3)), tags)
+    >>> got = cross_fit_predict(model, dev, n_folds=3)
+    >>> one = sc.cross_fit_predict(model, sc.threshold(scores, tags), n_folds=3)
     >>> bool((got.compute().score == one.score).all())
     True
     """
