@@ -32,11 +32,13 @@ def synchronous():
 #: functions take results (``results``, ``plots``, ``diagrams``, ``table``), not
 #: data; datasets' take sizes and seeds; io's loaders take paths (to_arrow and
 #: write_parquet take entries and are walked).
-WALKED = ("crf", "plotting", "datasets", "io")
+WALKED = ("crf", "plotting", "datasets", "io", "structured", "adapters")
 CRF_DATA = {"emissions"}
-#: not classified yet (the report says so): their functions take sentences'
-#: events, spans and model outputs (``scores``/``gold`` of whole sentences)
-NOT_WALKED = ("structured", "adapters")
+#: what holds data in structured and adapters: sentences' scores, gold tags,
+#: marginals, samples and a library's outputs (names, paths, models and Events
+#: objects are not data)
+SENTENCE_DATA = {"gold", "probabilities", "tags", "pair_marginals", "indicator", "values",
+                 "confidence", "marginals", "logits", "word_ids"}
 
 
 def _data_parameters(func):
@@ -44,6 +46,8 @@ def _data_parameters(func):
     ``labels`` are the curves' legend names, not data."""
     if func.__module__.startswith("sparsecal.plotting"):
         return (DATA | CRF_DATA) - {"labels"}
+    if func.__module__.split(".")[1] in ("structured", "adapters"):
+        return DATA | CRF_DATA | SENTENCE_DATA
     return DATA | CRF_DATA
 
 
@@ -59,7 +63,6 @@ def _public_data_functions():
         for name in module.__all__:
             obj = getattr(module, name)
             if (inspect.isfunction(obj) and not obj.__module__.startswith("sparsecal.distributed")
-                    and obj.__module__.split(".")[1] not in NOT_WALKED
                     and _data_parameters(obj) & set(inspect.signature(obj).parameters)):
                 out[name] = obj
     return out
@@ -568,3 +571,53 @@ def test_cross_fit_predict_errors(data):
     with pytest.raises(ValueError, match="n_folds"):
         sc.cross_fit_predict(sc.GroupedCalibrator(sc.IsotonicCalibrator(),
                                                   sc.TagGroups.scw(5)), de, n_folds=1)
+
+
+#: one call per structured / adapters function with an exploding dask array as
+#: its data (the dispatch is its first statement: the other arguments are not read)
+SENTENCE_CASES = {
+    "coreference_entries": lambda a: sc.structured.coreference_entries(a, [[0]]),
+    "sample_entities": lambda a: sc.structured.sample_entities(a, 2),
+    "crf_event_probabilities": lambda a: sc.structured.crf_event_probabilities(
+        None, a, np.zeros((2, 2))),
+    "softmax_event_probabilities": lambda a: sc.structured.softmax_event_probabilities(
+        None, a),
+    "crf_sequence_events": lambda a: sc.structured.crf_sequence_events(
+        a, np.zeros((2, 2)), [0]),
+    "softmax_sequence_events": lambda a: sc.structured.softmax_sequence_events(a, [0]),
+    "crf_span_events": lambda a: sc.structured.crf_span_events(a, np.zeros((2, 2)), [0],
+                                                               ["O", "B-X"]),
+    "softmax_span_events": lambda a: sc.structured.softmax_span_events(a, [0],
+                                                                       ["O", "B-X"]),
+    "decode_spans": lambda a: sc.structured.decode_spans(a, ["O", "B-X"]),
+    "most_frequent_pairs": lambda a: sc.structured.most_frequent_pairs(a, 2),
+    "pair_entries": lambda a: sc.structured.pair_entries(a, [0, 1]),
+    "rerank_sequences": lambda a: sc.structured.rerank_sequences(None, a),
+    "rerank_spans": lambda a: sc.structured.rerank_spans(None, a, [0], ["O", "B-X"]),
+    "span_f1": lambda a: sc.structured.span_f1([], a, 4),
+    "sample_confidence": lambda a: sc.structured.sample_confidence(a),
+    "sample_frequency": lambda a: sc.structured.sample_frequency(a),
+    "sample_percentiles": lambda a: sc.structured.sample_percentiles(a),
+    "sample_sequences": lambda a: sc.structured.sample_sequences(a, np.zeros((2, 2)), 3),
+    "crfsuite_scores": lambda a: sc.adapters.crfsuite_scores(a),
+    "entries_from_crfsuite": lambda a: sc.adapters.entries_from_crfsuite(a, [0]),
+    "gold_ids": lambda a: sc.adapters.gold_ids(a),
+    "log_partition_from_torchcrf": lambda a: sc.adapters.log_partition_from_torchcrf(None, a),
+    "marginals_from_torchcrf": lambda a: sc.adapters.marginals_from_torchcrf(None, a),
+    "word_probabilities": lambda a: sc.adapters.word_probabilities(a, [[0]]),
+}
+
+
+def test_sentence_functions_are_all_classified():
+    """Every structured / adapters function taking data is refused by name (the
+    walk above requires a table entry; this requires a call below)."""
+    walked = {n for n, f in _public_data_functions().items()
+              if f.__module__.split(".")[1] in ("structured", "adapters")}
+    assert walked == set(SENTENCE_CASES)
+    assert all(n in REFUSED for n in walked)
+
+
+@pytest.mark.parametrize("name", sorted(SENTENCE_CASES))
+def test_sentence_functions_refuse_dask_without_computing(name):
+    with pytest.raises(TypeError, match=rf"sparsecal.{name} does not take distributed"):
+        SENTENCE_CASES[name](_exploding((2, 3, 4)))

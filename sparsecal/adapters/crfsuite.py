@@ -21,6 +21,7 @@ from operator import itemgetter
 
 import numpy as np
 
+from ..core.dispatch import distributed_form
 from ..core.entries import threshold as _threshold
 from ..core.validation import check_probabilities
 from .labels import _gold_and_lengths, _names
@@ -74,6 +75,7 @@ def crfsuite_scores(marginals, labels=None):
     >>> labels
     ['V', 'N', 'ADJ']
     """
+    distributed_form(crfsuite_scores, locals())   # dask input: refused by name
     tokens, _ = _tokens(marginals)
     model = list(tokens[0]) if tokens else ([] if labels is None else list(labels))
     cols = model if labels is None else _names(labels).tolist()
@@ -146,6 +148,7 @@ def entries_from_crfsuite(marginals, gold, labels=None, *, threshold=0.01,
     >>> entries.score.tolist(), entries.tag.tolist(), entries.label.tolist()
     ([0.9, 0.3, 0.7], [0, 0, 1], [1, 1, 0])
     """
+    distributed_form(entries_from_crfsuite, locals())   # dask input: refused by name
     scores, cols = crfsuite_scores(marginals, labels)
     g, n_gold = _gold_and_lengths(gold, cols, unknown)
     _, n_tokens = _tokens(marginals)

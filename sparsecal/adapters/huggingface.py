@@ -30,6 +30,7 @@ from itertools import count, islice
 
 import numpy as np
 
+from ..core.dispatch import distributed_form
 from .._extras import require
 from ..core.entries import threshold as _threshold
 from ..core.entry_buffer import EntryBuffer
@@ -150,6 +151,7 @@ def word_probabilities(logits, word_ids, *, aggregation="first"):
     array([[0.9, 0.1],
            [0.2, 0.8]])
     """
+    distributed_form(word_probabilities, locals())   # dask input: refused by name
     return _word_probabilities(logits, word_ids, aggregation)[0]
 
 

@@ -10,6 +10,7 @@ from itertools import chain
 
 import numpy as np
 
+from ..core.dispatch import distributed_form
 from ..core.validation import check_choice, check_gold
 
 __all__ = ["gold_ids"]
@@ -60,6 +61,7 @@ def gold_ids(labels, label_names=None, *, unknown="error"):
     >>> gold_ids([["B-ORG"]], ["O", "B-PER"], unknown="missing")
     array([-1])
     """
+    distributed_form(gold_ids, locals())   # dask input: refused by name
     return _gold_and_lengths(labels, label_names, unknown)[0]
 
 

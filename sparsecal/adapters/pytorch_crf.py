@@ -18,6 +18,7 @@ goes to the last position of the mask's count).
 
 Needs the ``crf`` extra (``pip install "sparsecal[crf]"``).
 """
+from ..core.dispatch import distributed_form
 from .._extras import require
 
 __all__ = ["log_partition_from_torchcrf", "marginals_from_torchcrf"]
@@ -101,6 +102,7 @@ def marginals_from_torchcrf(crf, emissions, mask=None, *, backend="lean", n_thre
     >>> p.shape, p.sum(-1).round(decimals=4).tolist()
     (torch.Size([2, 4, 3]), [[1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 0.0, 0.0]])
     """
+    distributed_form(marginals_from_torchcrf, locals())   # dask input: refused by name
     from ..crf import marginals
     kw = _potentials(crf, emissions, mask, "marginals_from_torchcrf")
     p = marginals(**kw, backend=backend, n_threads=n_threads)
@@ -151,6 +153,7 @@ def log_partition_from_torchcrf(crf, emissions, mask=None, *, backend="log",
     >>> round(float(log_partition_from_torchcrf(crf, torch.zeros(2, 1, 3)).exp()), 6)
     9.0
     """
+    distributed_form(log_partition_from_torchcrf, locals())   # dask input: refused by name
     from ..crf import log_partition
     kw = _potentials(crf, emissions, mask, "log_partition_from_torchcrf")
     return log_partition(**kw, backend=backend, n_threads=n_threads)

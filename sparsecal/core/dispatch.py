@@ -66,6 +66,28 @@ _CRF = ("its forward-backward / Viterbi recursion runs along each whole sentence
         "threshold its marginals on the cluster)")
 REFUSED.update({name: _CRF for name in ("viterbi", "kbest", "marginals", "pair_marginals",
                                         "log_partition", "span_marginals")})
+REFUSED.update({name: _CRF for name in (
+    "crf_event_probabilities", "crf_sequence_events", "crf_span_events", "sample_sequences",
+    "log_partition_from_torchcrf", "marginals_from_torchcrf")})
+_SENTENCES = ("its events (top-k sequences, spans, tag pairs) are defined over whole "
+              "sentences, and a sentence may straddle the row chunks of a dask array: "
+              "compute them per batch of sentences in memory; their Entries then "
+              "evaluate and calibrate like any other")
+REFUSED.update({name: _SENTENCES for name in (
+    "softmax_event_probabilities", "softmax_sequence_events", "softmax_span_events",
+    "decode_spans", "most_frequent_pairs", "pair_entries", "rerank_sequences",
+    "rerank_spans", "span_f1")})
+_SAMPLES = ("it summarises the samples of a set of events held in memory (samples x "
+            "events), which come from sentences processed in memory")
+REFUSED.update({name: _SAMPLES for name in (
+    "sample_confidence", "sample_frequency", "sample_percentiles")})
+_DOCUMENT = "its entities and antecedent probabilities are those of one document, in memory"
+REFUSED.update({name: _DOCUMENT for name in ("coreference_entries", "sample_entities")})
+_LIBRARY = ("it takes a tagging library's per-sentence outputs (lists, tensors, word ids "
+            "of a tokenizer's batch), not rows of a score matrix: run it per batch, then "
+            "threshold the scores on the cluster")
+REFUSED.update({name: _LIBRARY for name in (
+    "crfsuite_scores", "entries_from_crfsuite", "gold_ids", "word_probabilities")})
 REFUSED["save_entries"] = ("it writes all entries from one process; save_entry_shards "
                            "writes DaskEntries from the workers")
 REFUSED["reliability_diagram"] = ("its scores= are only for the exact histogram; on a "

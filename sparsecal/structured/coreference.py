@@ -15,6 +15,7 @@ and ``P[i, j] = 0`` for ``j > i``; each row sums to 1.
 """
 import numpy as np
 
+from ..core.dispatch import distributed_form
 from ..core.entries import Entries
 from ..core.validation import (as_array, as_float_array, check_allocation,
                                check_positive_int)
@@ -85,6 +86,7 @@ def sample_entities(probabilities, n_samples, random_state=0):
     >>> e[:, 2].tolist() == [2] * 1000, bool(0.85 < (e[:, 1] == 0).mean() < 0.95)
     (True, True)
     """
+    distributed_form(sample_entities, locals())   # dask input: refused by name
     P = _check_antecedents(probabilities)
     S = check_positive_int(n_samples, "n_samples")
     rng = check_random_state(random_state)
@@ -175,6 +177,7 @@ def coreference_entries(probabilities, gold_entities):
     >>> e.score.tolist(), e.label.tolist()
     ([0.8, 0.1, 0.3], [1, 0, 0])
     """
+    distributed_form(coreference_entries, locals())   # dask input: refused by name
     P = np.asarray(as_float_array(probabilities, "probabilities", ndim=2), dtype=np.float64)
     gold = as_array(gold_entities, "gold_entities")
     if P.shape[0] != P.shape[1] or gold.shape != (P.shape[0],):

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..core.dispatch import distributed_form
 from ..core.entries import Entries
 from ..core.validation import as_float_array, check_lengths, check_probabilities
 
@@ -161,6 +162,7 @@ def softmax_event_probabilities(events, scores, normalize=False):
     >>> softmax_event_probabilities(ev, probs, normalize=True).round(4).tolist()
     [0.7348]
     """
+    distributed_form(softmax_event_probabilities, locals())   # dask input: refused by name
     ev = _check_events(events)
     arr, _ = check_softmax_scores(scores)
     _check_covers(ev, arr.shape)
@@ -229,6 +231,7 @@ def crf_event_probabilities(events, emissions, transitions, lengths=None, start=
     >>> bool(np.allclose(p, ev.entries.score))
     True
     """
+    distributed_form(crf_event_probabilities, locals())   # dask input: refused by name
     from .. import crf     # torch: only here
 
     ev = _check_events(events)

@@ -13,6 +13,7 @@ group, so :func:`~sparsecal.gmce` gives the calibration error per pair.
 """
 import numpy as np
 
+from ..core.dispatch import distributed_form
 from ..core.entries import Entries, threshold as threshold_entries
 from ..core.groups import TagGroups
 from ..core.validation import (as_float_array, check_lengths, check_positive_int,
@@ -79,6 +80,7 @@ def pair_entries(pair_marginals, gold, lengths=None, threshold=0.01):
     >>> ent.tag.tolist(), ent.label.tolist(), ent.n_tags
     ([0, 1, 2], [1, 0, 0], 4)
     """
+    distributed_form(pair_entries, locals())   # dask input: refused by name
     pm = as_float_array(pair_marginals, "pair_marginals", ndim=4)
     B, n, C, C2 = pm.shape
     if C != C2:
@@ -131,6 +133,7 @@ def most_frequent_pairs(gold, n_tags, n=5, lengths=None):
     >>> pairs.tolist(), counts.tolist()
     ([1, 2], [2, 1])
     """
+    distributed_form(most_frequent_pairs, locals())   # dask input: refused by name
     C = check_positive_int(n_tags, "n_tags")
     n = check_positive_int(n, "n")
     pairs, _ = _gold_pairs(gold, C, lengths)

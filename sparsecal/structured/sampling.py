@@ -17,6 +17,7 @@ stream could not promise that.
 """
 import numpy as np
 
+from ..core.dispatch import distributed_form
 from ..core.hashing import splitmix64 as _mix
 from ..core.validation import as_array, check_allocation, check_positive_int
 
@@ -105,6 +106,7 @@ def sample_sequences(emissions, transitions, n_samples, lengths=None, start=None
     >>> round(float((y[0, :, 0] == 1).double().mean()), 1)       # exactly 2/3
     0.7
     """
+    distributed_form(sample_sequences, locals())   # dask input: refused by name
     from ..crf import logspace
     from ..crf._torch import torch, torch_threads
     from ..crf.potentials import prepare

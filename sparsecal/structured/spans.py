@@ -14,6 +14,7 @@ around the span (the next token could extend it), as in J&Y.
 """
 import numpy as np
 
+from ..core.dispatch import distributed_form
 from ..core.validation import check_positive_int
 from .events import (check_softmax_scores, crf_event_probabilities, event_tags,
                      make_events, rescored, softmax_event_probabilities)
@@ -96,6 +97,7 @@ def crf_span_events(emissions, transitions, gold, tag_names, k=1, scheme="bio",
     >>> ev.start.tolist(), ev.length.tolist(), ev.rank.tolist(), ev.entries.label.tolist()
     ([0, 0, 1], [1, 2, 1], [2, 1, 2], [0, 1, 0])
     """
+    distributed_form(crf_span_events, locals())   # dask input: refused by name
     k = check_positive_int(k, "k")
     _check_names(tag_names, np.shape(emissions)[-1])
     gold = check_gold(gold, np.shape(emissions))
@@ -152,6 +154,7 @@ def softmax_span_events(scores, gold, tag_names, k=1, scheme="bio", lengths=None
     >>> ev.length.tolist(), ev.entries.score.round(2).tolist(), ev.entries.label.tolist()
     ([2], [0.48], [0])
     """
+    distributed_form(softmax_span_events, locals())   # dask input: refused by name
     k = check_positive_int(k, "k")
     arr, L = check_softmax_scores(scores, lengths)
     _check_names(tag_names, arr.shape[2])
