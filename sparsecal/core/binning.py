@@ -20,6 +20,7 @@ from .dispatch import distributed_form
 __all__ = ["BinStats", "argsort_scores", "bin_statistics", "equal_mass_bin_starts",
            "equal_mass_bins", "equal_mass_bins_sorted", "fixed_width_bins", "lookup_bin_means",
            "lookup_bins", "replicated_bin_sums", "weighted_equal_mass_bins"]
+__all__ += ["replicated_cuts"]
 __all__ += ["histogram_counts"]
 __all__ += ["weighted_bin_starts"]
 
@@ -331,7 +332,34 @@ def equal_mass_bins_sorted(sorted_scores, labels, perm, starts):
     return BinStats(count, *sums)
 
 
-def replicated_bin_sums(multiplicity, starts, *values):
+def replicated_cuts(multiplicity, starts):
+    """Where ranks ``starts`` of a replicated sorted sample fall: the point ``k``
+    holding each rank (``cw[k] <= r < cw[k + 1]``, ``cw`` the cumulative
+    multiplicities) and the copies of it before the rank.
+
+    Parameters
+    ----------
+    multiplicity : ndarray of int, shape (n,)
+        Copies of each point, in sorted order (non-negative, not all zero).
+    starts : ndarray of int64, shape (n_bins + 1,)
+        Rank cuts, from 0 to ``multiplicity.sum()``.
+
+    Returns
+    -------
+    k, partial : ndarray of int64, shape (n_bins + 1,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> [c.tolist() for c in replicated_cuts(np.array([2, 0, 1]), np.array([0, 1, 3]))]
+    [[0, 0, 2], [0, 1, 1]]
+    """
+    cw = np.concatenate(([0], np.cumsum(multiplicity)))
+    k = np.minimum(np.searchsorted(cw, starts, side="right") - 1, multiplicity.shape[0] - 1)
+    return k, starts - cw[k]
+
+
+def replicated_bin_sums(multiplicity, starts, *values, cuts=None):
     """Bin sums of a sorted sample in which point ``k`` appears ``multiplicity[k]``
     times, cut at ranks ``starts`` of the replicated sample.
 
@@ -351,6 +379,9 @@ def replicated_bin_sums(multiplicity, starts, *values):
         (e.g. :func:`equal_mass_bin_starts` of that sum).
     *values : ndarray of float64, shape (n,)
         Per-point values in sorted order (e.g. scores and labels).
+    cuts : (ndarray, ndarray), optional
+        :func:`replicated_cuts` of ``multiplicity`` and ``starts``, if the
+        caller has them already.
 
     Returns
     -------
@@ -364,11 +395,7 @@ def replicated_bin_sums(multiplicity, starts, *values):
     >>> replicated_bin_sums(np.array([2, 0, 1]), np.array([0, 1, 3]), x)   # 0.1 0.1 | 0.7
     [array([0.1, 0.8])]
     """
-    n = multiplicity.shape[0]
-    cw = np.concatenate(([0], np.cumsum(multiplicity)))
-    # Point holding replicated rank r (0-based): k with cw[k] <= r < cw[k + 1].
-    k = np.minimum(np.searchsorted(cw, starts, side="right") - 1, n - 1)
-    partial = starts - cw[k]
+    k, partial = replicated_cuts(multiplicity, starts) if cuts is None else cuts
     sums = []
     for v in values:
         cv = np.concatenate(([0.0], np.cumsum(multiplicity * v)))

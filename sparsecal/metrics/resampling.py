@@ -25,7 +25,8 @@ score value.
 """
 import numpy as np
 
-from ..core.binning import BinStats, argsort_scores, lookup_bins, replicated_bin_sums
+from ..core.binning import (BinStats, argsort_scores, lookup_bins, replicated_bin_sums,
+                            replicated_cuts)
 from .ce import ce_from_bins, ce_of_gaps
 from ..core.dispatch import distributed_form
 
@@ -380,12 +381,10 @@ def replicate_bin_sums(rng, scores, copies, positives, *, starts=None, n_bins=No
         b = _score_bins(scores, n_bins) if score_bins is None else score_bins
         return tuple(np.bincount(b, weights=w, minlength=n_bins).astype(np.float64)
                      for w in (copies, copies * scores, positives))
-    cw = np.concatenate(([0], np.cumsum(copies)))
-    run = np.minimum(np.searchsorted(cw, starts, side="right") - 1, scores.shape[0] - 1)
-    offset = starts - cw[run]
+    run, offset = replicated_cuts(copies, starts)
     left = np.concatenate(([0], np.cumsum(positives)))[run] + _split_positives(
         rng, copies, positives, run, offset)
-    (sum_score,) = replicated_bin_sums(copies, starts, scores)
+    (sum_score,) = replicated_bin_sums(copies, starts, scores, cuts=(run, offset))
     return np.diff(starts).astype(np.float64), sum_score, np.diff(left).astype(np.float64)
 
 
