@@ -161,14 +161,13 @@ def fit_logistic(features, positive, weights, *, shift=0.0, l2=0.0, intercept=Tr
         penalty[-1] = 0.0
     z = np.where(positive, 1.0, -1.0)
 
-    def loss(theta):
-        return -np.sum(weights * log_expit(z * (x @ theta + shift))) \
-            + 0.5 * np.sum(penalty * theta * theta)
+    def loss(theta):                            # and the linear predictor
+        eta = x @ theta + shift
+        return eta, -np.sum(weights * log_expit(z * eta)) + 0.5 * np.sum(penalty * theta * theta)
 
     theta = np.zeros(x.shape[1])
-    value = loss(theta)
+    eta, value = loss(theta)
     for _ in range(MAX_ITER):
-        eta = x @ theta + shift
         p = expit(eta)
         grad = x.T @ (weights * (p - positive)) + penalty * theta
         hess = (x * (weights * p * (1.0 - p))[:, None]).T @ x + np.diag(penalty)
@@ -178,13 +177,13 @@ def fit_logistic(features, positive, weights, *, shift=0.0, l2=0.0, intercept=Tr
             break
         t = 1.0
         while t > 1e-12:
-            new = loss(theta - t * step)
+            new_eta, new = loss(theta - t * step)
             if new <= value - 1e-4 * t * decrement:
                 break
             t *= 0.5
         else:
             break                               # no decrease left in float64
-        theta, value = theta - t * step, new
+        theta, eta, value = theta - t * step, new_eta, new
         if 0.5 * decrement < 1e-15 * max(abs(value), 1e-300):
             break
     beta = theta[:-1] if intercept else theta
