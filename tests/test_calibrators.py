@@ -19,6 +19,7 @@ from sparsecal import (BetaCalibration, GaussianCalibration, PriorWeightedLogist
                        clone)
 from sparsecal.calibration import NotFittedError
 from sparsecal.calibration.registry import calibrator_class
+from sparsecal.core.validation import DegenerateDataError
 
 ALL = [HistogramBinning, IsotonicCalibrator, ScalingBinning, PlattCalibrator,
        BetaCalibration, PriorWeightedLogistic, GaussianCalibration]
@@ -369,6 +370,57 @@ def test_platt_equals_sklearn_unregularised(seed, weighted):
                                atol=1e-6)
 
 
+def pin_data(n, dtype, weighted):
+    """Scores on the grid 0, 0.1, ..., 1 (ties; 0 and 1 are clipped by eps) and
+    labels drawn from ``0.15 + 0.7 x``."""
+    rng = np.random.default_rng(2 + n)
+    x = (rng.integers(0, 11, n) / 10).astype(dtype)
+    y = (rng.random(n) < 0.15 + 0.7 * x).astype(np.uint8)
+    return x, y, rng.random(n) * 2 if weighted else None
+
+
+#: (n, application_prior, weighted, dtype) -> (slope_, offset_) of PlattCalibrator
+#: at commit 9743533, before it became a case of calibration/logistic.py: its own
+#: L-BFGS (gtol 1e-12) stopped up to 3.1e-9 from the optimum on these data.
+PINNED = {
+    (12, None, False, "float32"): (1.410746210752223, 0.18286157456284843),
+    (12, None, False, "float64"): (1.4107462284126764, 0.18286158724007118),
+    (12, 0.2, True, "float32"): (3.556066362064266, 1.22489768818498),
+    (12, 0.2, True, "float64"): (3.556066256825145, 1.2248977414850946),
+    (100_000, None, True, "float32"): (0.13628840938790918, -0.003174059373875042),
+    (100_000, None, True, "float64"): (0.13628841010877873, -0.00317405972698597),
+    (100_000, 0.2, False, "float32"): (0.1290752929453217, 0.005596013997102549),
+    (100_000, 0.2, False, "float64"): (0.1290752935948552, 0.005596013857883345),
+}
+
+
+@pytest.mark.parametrize("case", list(PINNED), ids=str)
+def test_platt_pinned_to_its_previous_fit_and_to_sklearn(case):
+    n, prior, weighted, dtype = case
+    x, y, w = pin_data(n, dtype, weighted)
+    assert x[y == 0].max() > x[y == 1].min()     # the classes overlap: a finite optimum
+    cal = PlattCalibrator(application_prior=prior).fit(x, y, sample_weight=w)
+    a, g = PINNED[case]
+    assert (cal.slope_, cal.offset_) == pytest.approx((a, g), rel=0, abs=1e-8)
+    shift = 0.0 if prior is None else math.log(prior / (1 - prior))
+    q = np.linspace(0, 1, 1001).astype(dtype)
+    out = cal.predict(q)
+    assert out.dtype == dtype
+    atol = 1e-7 if dtype == "float32" else 1e-8
+    np.testing.assert_allclose(out, expit(a * logit(q) + g + shift), rtol=0, atol=atol)
+    # scikit-learn on the log-odds, with the prior weights written out here
+    pos = y == 1
+    w = np.ones(n) if w is None else w
+    if prior is not None:
+        w = w * np.where(pos, prior / w[pos].sum(), (1 - prior) / w[~pos].sum()) * n
+    lr = LogisticRegression(C=np.inf, solver="newton-cholesky", tol=1e-14, max_iter=1000)
+    lr.fit(logit(x)[:, None], y, sample_weight=w)
+    assert (cal.slope_, cal.offset_) == pytest.approx(
+        (lr.coef_[0, 0], lr.intercept_[0] - shift), rel=0, abs=1e-10)
+    np.testing.assert_allclose(cal.predict(q.astype(np.float64)),
+                               lr.predict_proba(logit(q)[:, None])[:, 1], rtol=0, atol=1e-10)
+
+
 def lecture_notes_R(params, s, z, prior):
     """R(a, g) of the lecture notes (``004``, prior-weighted logistic regression),
     written out independently: sum_i w_i log(1 + exp(-z_i (a s_i + g +
@@ -382,7 +434,7 @@ def lecture_notes_R(params, s, z, prior):
 @pytest.mark.parametrize("prior", [0.05, 0.3, 0.5, 0.9])
 def test_platt_prior_weighted_minimises_lecture_notes_objective(prior):
     x, y = make_dev(40, n=3000, power=1.3)
-    cal = PlattCalibrator(prior=prior).fit(x, y)
+    cal = PlattCalibrator(application_prior=prior).fit(x, y)
     s, z = logit(x), np.where(y == 1, 1, -1)
     ref = minimize(lecture_notes_R, np.array([0.5, 0.5]), args=(s, z, prior),
                    method="Nelder-Mead",
@@ -402,9 +454,27 @@ def test_platt_prior_at_dev_rate_equals_plain_ml():
     1/n for every point: the same fit as plain maximum likelihood."""
     x, y = make_dev(41, n=3000)
     a = PlattCalibrator().fit(x, y)
-    b = PlattCalibrator(prior=float(y.mean())).fit(x, y)
+    b = PlattCalibrator(application_prior=float(y.mean())).fit(x, y)
     q = np.linspace(0, 1, 501)
-    np.testing.assert_allclose(a.predict(q), b.predict(q), atol=1e-7)
+    np.testing.assert_allclose(a.predict(q), b.predict(q), rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("prior", [None, 0.2])
+def test_platt_is_prior_weighted_logistic(prior):
+    """One fit: with a prior, PriorWeightedLogistic(training_prior=prior) bit for
+    bit; without, its slope, and its offset plus the dev log-odds."""
+    x, y = make_dev(43, n=3000)
+    w = np.random.default_rng(3).random(x.shape[0])
+    platt = PlattCalibrator(application_prior=prior).fit(x, y, sample_weight=w)
+    pwl = PriorWeightedLogistic(training_prior=prior).fit(x, y, sample_weight=w)
+    p = pwl.training_prior_
+    assert platt.slope_ == pwl.slope_
+    assert platt.offset_ == pwl.offset_ + (0.0 if prior else np.log(p) - np.log1p(-p))
+    q = np.linspace(0, 1, 501)
+    np.testing.assert_allclose(platt.predict(q), pwl.predict(q), rtol=1e-14, atol=0)
+    if prior is not None:
+        assert platt.predict(q).tobytes() == pwl.predict(q).tobytes()
+        assert platt.llr(q).tobytes() == pwl.llr(q).tobytes()
 
 
 def test_platt_strictly_increasing_and_errors():
@@ -413,10 +483,33 @@ def test_platt_strictly_increasing_and_errors():
     assert cal.slope_ > 0
     q = np.linspace(0.001, 0.999, 999)
     assert (np.diff(cal.predict(q)) > 0).all()
-    with pytest.raises(ValueError):
-        PlattCalibrator(prior=0.0).fit(x, y)
-    with pytest.raises(ValueError):
-        PlattCalibrator(prior=0.3).fit(x, np.ones_like(y))
+    with pytest.raises(ValueError, match=r"application_prior must lie in \(0, 1\), got 0.0"):
+        PlattCalibrator(application_prior=0.0).fit(x, y)
+
+
+@pytest.mark.parametrize("cls", [PlattCalibrator, PriorWeightedLogistic])
+@pytest.mark.parametrize("prior", [None, 0.3])
+def test_logistic_refuses_one_class_and_equal_scores(cls, prior):
+    """The shared rule of calibration/logistic.py: a DegenerateDataError (which
+    GroupedCalibrator treats as a group under min_entries)."""
+    x, y = make_dev(44, n=300)
+    cal = cls(**{"application_prior" if cls is PlattCalibrator else "training_prior": prior})
+    one_class = "both positive and negative dev labels"
+    for labels in (np.ones_like(y), np.zeros_like(y)):
+        with pytest.raises(DegenerateDataError, match=one_class):
+            cal.fit(x, labels)
+    with pytest.raises(DegenerateDataError, match=one_class):   # the positives weigh 0
+        cal.fit(x, y, sample_weight=(y == 0).astype(float))
+    for scores, w in ((np.full(300, 0.7), None),
+                      (np.r_[0.2, np.full(299, 0.7)], np.r_[0.0, np.ones(299)]),
+                      (np.r_[0.0, np.full(299, 1e-9)], None)):   # equal after clipping
+        with pytest.raises(DegenerateDataError, match="zero variance"):
+            cal.fit(scores, y, sample_weight=w)
+    # two values, each with both classes, one of little weight: the saturated fit
+    scores, labels = np.r_[0.2, 0.2, np.full(298, 0.7)], np.r_[0, 1, y[2:]]
+    cal.fit(scores, labels, sample_weight=np.r_[0.01, 0.01, np.ones(298)])
+    rate = labels[2:].mean()   # and 1/2 at 0.2: the slope is free of the prior weights
+    assert cal.slope_ == pytest.approx(logit(rate) / (logit(0.7) - logit(0.2)), rel=1e-7)
 
 
 # --------------------------------------------------------------------------- #

@@ -27,7 +27,7 @@ from sklearn.utils.estimator_checks import check_estimator  # noqa: E402
 from sklearn.utils.validation import check_is_fitted  # noqa: E402
 
 BINARY = [sc.HistogramBinning(n_bins=7), sc.IsotonicCalibrator(),
-          sc.ScalingBinning(n_bins=5, seed=3), sc.PlattCalibrator(prior=0.3),
+          sc.ScalingBinning(n_bins=5, seed=3), sc.PlattCalibrator(application_prior=0.3),
           sc.BetaCalibration(), sc.BetaCalibration(parameters="am"),
           sc.PriorWeightedLogistic(training_prior=0.3, application_prior=0.1),
           sc.GaussianCalibration(variance="untied")]

@@ -20,7 +20,7 @@ from sparsecal.calibration.folds import stratified_token_folds
 
 N_TAGS = 60
 BASES = [HistogramBinning(), IsotonicCalibrator(), ScalingBinning(seed=3),
-         PlattCalibrator(), HistogramBinning(bin_size=50), PlattCalibrator(prior=0.2)]
+         PlattCalibrator(), HistogramBinning(bin_size=50), PlattCalibrator(application_prior=0.2)]
 BASE_IDS = ["histogram", "isotonic", "scaling-binning", "platt", "histogram-bin-size",
             "platt-prior"]
 
@@ -115,6 +115,30 @@ def test_group_without_calibrator_warns_and_is_left_unchanged(data):
                                           dev.take(~np.isin(dev.tag, np.flatnonzero(rare))),
                                           test)[~tm])
     assert (model.tag_to_calibrator_[rare] == -1).all()
+
+
+@pytest.mark.parametrize("prior", [None, 0.3])
+def test_platt_group_of_one_class_uses_its_fallback(data, prior):
+    """A per-tag group whose dev entries are all negatives: Platt refuses it (as
+    PriorWeightedLogistic does) and its tag uses its TFG group's calibrator,
+    with one warning naming it."""
+    dev, test, tfg = data["dev"], data["test"], data["tfg"]
+    counts = np.bincount(dev.tag, minlength=N_TAGS)
+    tag = int(np.argmax(np.where(tfg.tag_to_group == 1, counts, 0)))   # a TFG group of 3
+    label = np.where(dev.tag == tag, 0, dev.label).astype(np.uint8)
+    dev = Entries(dev.score, dev.tag, label, dev.token, n_tags=N_TAGS)
+    base = PlattCalibrator(application_prior=prior)
+    with pytest.warns(UserWarning, match=rf"PlattCalibrator cannot fit the dev data of 1 "
+                      rf"per-tag group\(s\) \({tag}\): logistic calibration needs both "
+                      "positive and negative dev labels"):
+        model = GroupedCalibrator(base, data["per_tag"], fallback=tfg,
+                                  min_entries=200).fit(dev)
+    members = np.flatnonzero(tfg.tag_to_group == tfg.tag_to_group[tag])
+    fallback = clone(base).fit(dev.score[np.isin(dev.tag, members)],
+                               dev.label[np.isin(dev.tag, members)])
+    tm = test.tag == tag
+    np.testing.assert_array_equal(model.transform(test).score[tm],
+                                  fallback.predict(test.score[tm]))
 
 
 def test_group_with_no_dev_entries_warns(data):

@@ -240,12 +240,18 @@ CASES = [
      "calibrators[2].params.seed is missing"),
     ("param-extra", ["isotonic"], set_json("calibrators", 2, "params", "y_min", value=0),
      JSON, "calibrators[2].params.y_min is not a field of a saved calibrator"),
-    ("prior-2", ["platt"], set_json("calibrators", 0, "params", "prior", value=2.0), JSON,
-     "calibrators[0].params.prior must lie in (0, 1), got 2.0"),
-    ("prior-1", ["platt"], set_json("base", "params", "prior", value=1.0), JSON,
-     "base.params.prior must lie in (0, 1), got 1.0"),
-    ("prior-string", ["platt"], set_json("base", "params", "prior", value="0.5"), JSON,
-     "base.params.prior must be a real number, got '0.5'"),
+    ("prior-2", ["platt"],
+     set_json("calibrators", 0, "params", "application_prior", value=2.0), JSON,
+     "calibrators[0].params.application_prior must lie in (0, 1), got 2.0"),
+    ("prior-1", ["platt"], set_json("base", "params", "application_prior", value=1.0), JSON,
+     "base.params.application_prior must lie in (0, 1), got 1.0"),
+    ("prior-string", ["platt"], set_json("base", "params", "application_prior", value="0.5"),
+     JSON, "base.params.application_prior must be a real number, got '0.5'"),
+    # files saved before the rename name Platt's application_prior "prior"
+    ("old-prior-name-2", ["platt"], ("json", lambda m: _old_prior_name(m, 2.0)), JSON,
+     "base.params.prior must lie in (0, 1), got 2.0"),
+    ("old-and-new-prior-name", ["platt"], set_json("base", "params", "prior", value=0.5),
+     JSON, "base.params.prior is not a field of a saved calibrator"),
     ("eps-large", ["platt"], set_json("calibrators", 0, "params", "eps", value=0.7), JSON,
      "calibrators[0].params.eps must lie in (0, 0.5), got 0.7"),
     # ---- fitted values (JSON) -------------------------------------------- #
@@ -396,6 +402,15 @@ CASES = [
 ]
 
 
+def _old_prior_name(meta, value=None):
+    """Write Platt's application_prior as "prior", as files saved before the rename
+    did (the base's set to ``value`` when given)."""
+    for params in [meta["base"]["params"]] + [c["params"] for c in meta["calibrators"]]:
+        params["prior"] = params.pop("application_prior")
+    if value is not None:
+        meta["base"]["params"]["prior"] = value
+
+
 def _replace_value(text, key, new):
     meta = json.loads(text)
     meta["calibrators"][0]["fitted"][key] = "__HERE__"
@@ -538,6 +553,21 @@ def test_version_1_file_resaves_identically(tmp_path):
                                                              .read_text())
 
 
+def test_platt_saved_before_the_rename_loads(data, tmp_path):
+    """A Platt calibrator whose files name application_prior "prior" (saved
+    before the rename) loads to the same model."""
+    model = GroupedCalibrator(make_calibrator("platt").set_params(application_prior=0.2),
+                              data["tfg"]).fit(data["dev"])
+    model.save(tmp_path / "cal")
+    _apply(tmp_path / "cal", ("json", _old_prior_name))
+    assert '"prior": 0.2' in (tmp_path / "cal" / JSON).read_text()
+    back = GroupedCalibrator.load(tmp_path / "cal")
+    assert back.base.application_prior == 0.2
+    _same_state(model, back)
+    scores = data["test_scores"]
+    assert model.transform_dense(scores).tobytes() == back.transform_dense(scores).tobytes()
+
+
 def test_save_refuses_nan(data, tmp_path):
     model = GroupedCalibrator(make_calibrator("platt"), TagGroups.scw(N_TAGS)).fit(data["dev"])
     model.calibrators_[0].slope_ = float("nan")
@@ -573,8 +603,8 @@ CLI_CASES = {
     "knots-nan": ("isotonic", set_array("c1.y_knots_", lambda a: _with(a["c1.y_knots_"], 0,
                                                                        np.nan)),
                   NPZ, "c1.y_knots_[0] = nan is not finite"),
-    "prior": ("platt", set_json("calibrators", 0, "params", "prior", value=2.0), JSON,
-              "calibrators[0].params.prior must lie in (0, 1), got 2.0"),
+    "prior": ("platt", set_json("calibrators", 0, "params", "application_prior", value=2.0),
+              JSON, "calibrators[0].params.application_prior must lie in (0, 1), got 2.0"),
     "map": ("scaling-binning", set_array("tag_to_calibrator",
                                          lambda a: _with(a["tag_to_calibrator"], 0, 99)),
             NPZ, "tag_to_calibrator[0] = 99 is out of range"),

@@ -329,12 +329,12 @@ class BaseCalibrator(Estimator):
         Examples
         --------
         >>> from sparsecal import PlattCalibrator
-        >>> PlattCalibrator.from_params({"prior": 0.3, "eps": 1e-7})
-        PlattCalibrator(eps=1e-07, prior=0.3)
-        >>> PlattCalibrator.from_params({"prior": 2.0, "eps": 1e-7})
+        >>> PlattCalibrator.from_params({"application_prior": 0.3, "eps": 1e-7})
+        PlattCalibrator(application_prior=0.3, eps=1e-07)
+        >>> PlattCalibrator.from_params({"application_prior": 2.0, "eps": 1e-7})
         Traceback (most recent call last):
         ...
-        ValueError: params.prior must lie in (0, 1), got 2.0
+        ValueError: params.application_prior must lie in (0, 1), got 2.0
         """
         check_fields(params, name, cls._get_param_names())
         obj = cls(**params)

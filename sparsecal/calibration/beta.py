@@ -16,26 +16,19 @@ _EPS = np.finfo(np.float64).eps
 class BetaCalibration(BaseCalibrator):
     """Beta calibration: ``p = sigmoid(a ln s - b ln(1 - s) + c)``.
 
-    The calibration map of Kull, Silva Filho & Flach (2017) is logistic
-    regression on the two features ``ln s`` and ``-ln(1 - s)``; ``a, b >= 0``
-    makes it monotone. Fit as in ``betacal`` 1.1:
+    Logistic regression on ``ln s`` and ``-ln(1 - s)`` (Kull, Silva Filho &
+    Flach 2017), fit as in ``betacal`` 1.1:
 
-    - ``"abm"`` (three parameters): fit ``a, b, c``; if ``a < 0``, refit on
-      ``-ln(1 - s)`` alone (``a = 0``), else if ``b < 0`` on ``ln s`` alone
-      (``b = 0``). The refit itself is not constrained again (as in betacal).
-    - ``"ab"`` (``m = 1/2``): no intercept on ``ln 2s`` and ``ln 2(1 - s)``, so
-      ``c = (a - b) ln 2``.
+    - ``"abm"``: fit ``a, b, c``; if ``a < 0``, refit with ``a = 0``, else if
+      ``b < 0`` with ``b = 0`` (the refit is not constrained again).
+    - ``"ab"`` (``m = 1/2``): no intercept, so ``c = (a - b) ln 2``.
     - ``"am"`` (``a = b``): logistic regression on ``logit(s)``.
 
-    Scores are clipped to ``[eps, 1 - eps]`` with ``eps`` the float64 machine
-    epsilon (betacal clips at the epsilon of the input's dtype; sparsecal
-    computes in float64 whatever the dtype, so float32 input gives the same map
-    up to rounding). The regularisation is betacal's: its scikit-learn
-    ``LogisticRegression(C=99999999999)`` minimises ``C sum_i w_i loss_i +
-    ||(a, b)||^2 / 2``; here ``sum_i w_i loss_i + ||(a, b)||^2 / (2 C)``, the
-    same minimiser, solved by Newton's method to machine precision (betacal's
-    L-BFGS stops at ``tol=1e-4``). The penalty keeps the parameters finite on
-    separable dev data; otherwise it changes predictions by ~1e-11.
+    Scores are clipped to ``[eps, 1 - eps]``, ``eps`` the float64 machine
+    epsilon, and the fit is in float64 whatever the dtype. The ridge penalty
+    ``||(a, b)||^2 / (2 C)`` with betacal's ``C = 99999999999`` keeps the
+    parameters finite on separable data; solved by Newton's method to machine
+    precision (betacal's L-BFGS stops at ``tol=1e-4``).
 
     Parameters
     ----------
@@ -50,8 +43,7 @@ class BetaCalibration(BaseCalibrator):
     ----------
     Kull, Silva Filho & Flach 2017, "Beyond sigmoids: How to obtain
     well-calibrated probabilities from binary classifiers with beta calibration",
-    Electronic Journal of Statistics 11(2), Section 3 (also AISTATS 2017,
-    "Beta calibration"); the ``betacal`` package 1.1.
+    Electronic Journal of Statistics 11(2), Section 3.
 
     Examples
     --------

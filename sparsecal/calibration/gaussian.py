@@ -2,28 +2,21 @@
 Gaussians of the log-odds score give the calibrated log-likelihood ratio."""
 import numpy as np
 
-from ..core.validation import DegenerateDataError, check_choice
+from ..core.validation import DegenerateDataError, check_choice, check_prior
 from .llr import LLRCalibrator
-from ..core.validation import check_prior
 
 __all__ = ["GaussianCalibration"]
 
 
 class GaussianCalibration(LLRCalibrator):
-    """Generative calibration with a Gaussian score model per class.
+    """Generative calibration with a Gaussian model of ``s = logit(score)`` per class.
 
-    With ``s = logit(score)``, fit ``s | positive ~ N(mu_T, v_T)`` and
-    ``s | negative ~ N(mu_F, v_F)`` by (weighted) maximum likelihood; the
-    calibrated log-likelihood ratio is ``llr(s) = log N(s | mu_T, v_T) - log N(s
-    | mu_F, v_F)`` and :meth:`predict` returns ``sigmoid(llr(s) +
-    logit(pi_a))`` for the application prior ``pi_a``.
-
-    - ``variance="tied"`` (default, as the notes advise: monotone): one pooled
-      within-class variance ``v = (sum_T (s - mu_T)^2 + sum_F (s -
-      mu_F)^2) / n``, and ``llr(s) = (mu_T - mu_F) / v * s - (mu_T^2 -
-      mu_F^2) / (2 v)``, affine ("linear calibration").
-    - ``variance="untied"``: each class its own variance; ``llr`` is quadratic
-      in ``s`` (not monotone in general).
+    Fit ``s | positive ~ N(mu_T, v_T)`` and ``s | negative ~ N(mu_F, v_F)`` by
+    (weighted) maximum likelihood; ``llr(s) = log N(s | mu_T, v_T) - log N(s |
+    mu_F, v_F)`` and :meth:`predict` returns ``sigmoid(llr(s) + logit(pi_a))``.
+    ``variance="tied"`` (default, monotone, as the notes advise) pools one
+    within-class variance, so ``llr`` is affine in ``s``; ``"untied"`` gives
+    each class its own, and ``llr`` is quadratic.
 
     Parameters
     ----------
@@ -42,17 +35,13 @@ class GaussianCalibration(LLRCalibrator):
 
     Raises
     ------
-    ValueError
-        In ``fit``, for dev labels of one class only, or a variance of zero
-        (every score of a class, or of both when tied, equal after clipping).
+    DegenerateDataError
+        In ``fit``, for dev labels of one class, or a variance of zero.
 
     References
     ----------
-    Cumani, "Score calibration and fusion" (lecture notes ``004``), slide
-    "Score calibration (binary tasks)": generative score models, Gaussian
-    class-conditional densities, tied models; Brümmer 2010, *Measuring,
-    refining and calibrating speaker and language information extracted from
-    speech*, PhD thesis, Stellenbosch, Chapter 7 (generative calibration).
+    Brümmer 2010, *Measuring, refining and calibrating speaker and language
+    information extracted from speech*, PhD thesis, Stellenbosch, Chapter 7.
 
     Examples
     --------

@@ -191,10 +191,10 @@ class GroupedCalibrator(EntryTransformer, Estimator):
         warning naming it. A smaller value warns naming the groups fit on
         fewer than 200 entries. A group whose dev data ``base`` refuses
         (:class:`~sparsecal.core.validation.DegenerateDataError`: one class
-        for the prior-weighted and Gaussian methods, zero variance for
-        Gaussian) is handled as one with too few entries, with one warning
-        naming the groups and the reason; the methods that fit such data
-        (binning, isotonic, Platt, Beta: to about 0 or 1) fit it.
+        or zero variance, for the logistic and Gaussian methods) is handled
+        as one with too few entries, with one warning naming the groups and
+        the reason; the methods that fit such data (binning, isotonic, Beta:
+        to about 0 or 1) fit it.
     renormalize : bool, default=False
         In :meth:`transform_dense`, rescale each row to sum to 1 after
         calibration. Off by default: the paper evaluates unnormalised scores

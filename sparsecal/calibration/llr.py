@@ -1,7 +1,6 @@
 """Calibrators whose model is a log-likelihood ratio of ``s = logit(score)``,
 turned into a posterior for an application prior that can be changed without
 refitting (lecture notes ``004``: ``log posterior odds = LLR + logit(prior)``)."""
-import numpy as np
 
 from .base import BaseCalibrator
 from ..core.validation import check_prior
@@ -32,7 +31,7 @@ class LLRCalibrator(BaseCalibrator):
         check_prior(self.eps, f"{prefix}eps", 0.5)
 
     def _logit_scores(self, x):
-        return logit(np.clip(x.astype(np.float64), self.eps, 1.0 - self.eps))
+        return logit(x, self.eps)
 
     def llr(self, scores):
         """The calibrated log-likelihood ratio of each score.

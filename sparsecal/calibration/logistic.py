@@ -1,29 +1,23 @@
-"""Weighted logistic regression by Newton's method, and the prior weights of the
-score-calibration lecture notes (``004``), shared by the logistic calibrators
-(:mod:`~sparsecal.calibration.beta`, :mod:`~sparsecal.calibration.prior_logistic`,
-:mod:`~sparsecal.calibration.fusion`).
-
-The models have a handful of parameters, so each Newton step solves a small
-``k x k`` system; Python loops over iterations only, never over points. SciPy is
-imported inside the functions (``import sparsecal`` stays quick).
-"""
+"""Weighted logistic regression by Newton's method, the one solver of the logistic
+calibrators (Platt, prior-weighted logistic, beta, fusion), with their logit,
+prior weights and degenerate-data rule. SciPy is imported inside the functions."""
 import numpy as np
 
 from ..core.validation import DegenerateDataError
 
-
-__all__ = ["fit_logistic", "logit", "prior_weights"]
+__all__ = ["fit_log_odds", "fit_logistic", "logit", "prior_weights"]
 
 #: Newton iterations at most (separable data drive the parameters to infinity)
 MAX_ITER = 200
 
 
-def logit(p):
-    """``log(p / (1 - p))`` in float64 (``p`` in (0, 1); ±inf at 0 and 1).
+def logit(p, eps=0.0):
+    """``log(p / (1 - p))`` in float64, ``p`` first clipped to ``[eps, 1 - eps]``.
 
     Parameters
     ----------
-    p : float or ndarray
+    p : float or array_like
+    eps : float in [0, 0.5), default=0.0
 
     Returns
     -------
@@ -32,21 +26,22 @@ def logit(p):
     Examples
     --------
     >>> from sparsecal.calibration.logistic import logit
-    >>> float(logit(0.5)), round(float(logit(0.75)), 6)
-    (0.0, 1.098612)
+    >>> float(logit(0.5)), round(float(logit(0.75)), 6), round(float(logit(1.0, 1e-7)), 4)
+    (0.0, 1.098612, 16.1181)
     """
     p = np.asarray(p, dtype=np.float64)
+    if eps:
+        p = np.clip(p, eps, 1.0 - eps)
     return np.log(p) - np.log1p(-p)
 
 
 def prior_weights(positive, sample_weight, prior):
-    """Per-point weights of the prior-weighted objective and the effective prior.
+    """Weights of the prior-weighted objective (summing to 1) and their prior.
 
-    Positives share ``prior`` and negatives ``1 - prior`` of the total weight
-    (``w_i = prior / n_T`` or ``(1 - prior) / n_F``, lecture notes ``004``,
-    "Calibration: prior-weighted logistic regression"), each point also scaled
-    by its sample weight. Without ``prior`` it is the (weighted) dev positive
-    rate, and the weights are ``w_i / sum(w)``: plain maximum likelihood.
+    Positives share ``prior`` of the weight and negatives ``1 - prior``:
+    ``w_i = prior / n_T`` or ``(1 - prior) / n_F``, times the sample weight
+    (lecture notes ``004``). Without ``prior`` it is the dev positive rate, and
+    ``w_i = 1 / n``: plain maximum likelihood.
 
     Parameters
     ----------
@@ -57,14 +52,12 @@ def prior_weights(positive, sample_weight, prior):
     Returns
     -------
     weights : ndarray of float64, shape (n,)
-        Summing to 1.
     prior : float
-        The prior the weights stand for.
 
     Raises
     ------
-    ValueError
-        If the dev labels (with positive weight) are all of one class.
+    DegenerateDataError
+        If the labels (of positive weight) are all of one class.
 
     Examples
     --------
@@ -77,21 +70,59 @@ def prior_weights(positive, sample_weight, prior):
     w = np.ones(positive.shape[0]) if sample_weight is None else sample_weight
     w_pos, w_all = float(w[positive].sum()), float(w.sum())
     if not 0.0 < w_pos < w_all:
-        raise DegenerateDataError("a prior-weighted calibrator needs both positive and negative "
-                         "dev labels (with positive weight)")
-    if prior is None:
-        prior = w_pos / w_all
+        raise DegenerateDataError("logistic calibration needs both positive and negative "
+                                  "dev labels (with positive weight)")
+    prior = w_pos / w_all if prior is None else float(prior)
     return np.where(positive, prior / w_pos, (1.0 - prior) / (w_all - w_pos)) * w, prior
 
 
+def fit_log_odds(s, positive, sample_weight, prior):
+    """Prior-weighted logistic regression on one feature ``s``: minimises
+    ``sum_i w_i log(1 + exp(-z_i (a s_i + g + logit(prior))))`` with the
+    :func:`prior_weights` ``w_i``, so that ``a s + g`` is a log-likelihood ratio.
+
+    Parameters
+    ----------
+    s : ndarray of float64, shape (n,)
+        Finite.
+    positive : ndarray of bool, shape (n,)
+    sample_weight : ndarray of float64, shape (n,), or None
+    prior : float in (0, 1), or None
+        None: the (weighted) dev positive rate.
+
+    Returns
+    -------
+    a, g, prior : float
+
+    Raises
+    ------
+    DegenerateDataError
+        For labels of one class, or ``s`` all equal (the slope is undetermined).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal.calibration.logistic import fit_log_odds
+    >>> y = np.array([0, 0, 1, 0, 1, 1], dtype=bool)     # rates 1/3 and 2/3
+    >>> a, g, prior = fit_log_odds(np.repeat([-1.0, 1.0], 3), y, None, None)
+    >>> round(a, 6), abs(round(g, 6)), prior              # a = log 2, g = 0
+    (0.693147, 0.0, 0.5)
+    """
+    weights, prior = prior_weights(positive, sample_weight, prior)
+    used = s if sample_weight is None else s[sample_weight > 0]
+    if used.min() == used.max():
+        raise DegenerateDataError("logistic calibration needs dev scores of more than one "
+                                  "value (these have zero variance)")
+    (a,), g = fit_logistic(s[:, None], positive, weights, shift=float(logit(prior)))
+    return float(a), g, prior
+
+
 def fit_logistic(features, positive, weights, *, shift=0.0, l2=0.0, intercept=True):
-    """Minimise the weighted logistic loss by damped Newton steps.
+    """Minimise the weighted logistic loss by Newton steps with backtracking.
 
     ``L(beta, c) = sum_i weights_i log(1 + exp(-z_i (features_i . beta + c +
-    shift))) + l2 / 2 ||beta||^2`` with ``z_i = +1`` for positives and ``-1``
-    for negatives (the intercept ``c`` is not penalised). ``shift`` is the
-    prior log-odds of the prior-weighted objective (lecture notes ``004``), so
-    that ``features . beta + c`` is a log-likelihood ratio.
+    shift))) + l2 / 2 ||beta||^2``, ``z_i = +1`` for positives and ``-1`` for
+    negatives; the intercept ``c`` is not penalised.
 
     Parameters
     ----------
@@ -101,6 +132,7 @@ def fit_logistic(features, positive, weights, *, shift=0.0, l2=0.0, intercept=Tr
     weights : ndarray of float64, shape (n,)
         Non-negative.
     shift : float, default=0.0
+        The prior log-odds of the prior-weighted objective.
     l2 : float, default=0.0
         Ridge penalty on ``beta``.
     intercept : bool, default=True
@@ -110,11 +142,6 @@ def fit_logistic(features, positive, weights, *, shift=0.0, l2=0.0, intercept=Tr
     -------
     beta : ndarray of float64, shape (k,)
     c : float
-
-    References
-    ----------
-    Boyd & Vandenberghe 2004, *Convex Optimization*, Section 9.5 (Newton's
-    method with backtracking line search).
 
     Examples
     --------
@@ -134,14 +161,13 @@ def fit_logistic(features, positive, weights, *, shift=0.0, l2=0.0, intercept=Tr
         penalty[-1] = 0.0
     z = np.where(positive, 1.0, -1.0)
 
-    def loss(theta):
-        return -np.sum(weights * log_expit(z * (x @ theta + shift))) \
-            + 0.5 * np.sum(penalty * theta * theta)
+    def loss(theta):                            # and the linear predictor
+        eta = x @ theta + shift
+        return eta, -np.sum(weights * log_expit(z * eta)) + 0.5 * np.sum(penalty * theta * theta)
 
     theta = np.zeros(x.shape[1])
-    value = loss(theta)
+    eta, value = loss(theta)
     for _ in range(MAX_ITER):
-        eta = x @ theta + shift
         p = expit(eta)
         grad = x.T @ (weights * (p - positive)) + penalty * theta
         hess = (x * (weights * p * (1.0 - p))[:, None]).T @ x + np.diag(penalty)
@@ -151,13 +177,13 @@ def fit_logistic(features, positive, weights, *, shift=0.0, l2=0.0, intercept=Tr
             break
         t = 1.0
         while t > 1e-12:
-            new = loss(theta - t * step)
+            new_eta, new = loss(theta - t * step)
             if new <= value - 1e-4 * t * decrement:
                 break
             t *= 0.5
         else:
             break                               # no decrease left in float64
-        theta, value = theta - t * step, new
+        theta, eta, value = theta - t * step, new_eta, new
         if 0.5 * decrement < 1e-15 * max(abs(value), 1e-300):
             break
     beta = theta[:-1] if intercept else theta

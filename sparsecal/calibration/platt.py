@@ -1,42 +1,36 @@
-"""Logistic calibration of log-odds (Platt 1999) and the prior-weighted logistic
-regression of the score-calibration lecture notes (``004``). SciPy is imported only
-when a model is fitted or applied, so that ``import sparsecal`` stays quick."""
-import numpy as np
-
-from ..core.validation import check_probabilities
-from .base import BaseCalibrator
+"""Platt scaling: logistic regression on the log-odds of the score (Platt 1999),
+prior-weighted for an application prior (lecture notes ``004``)."""
 from ..core.validation import check_prior
+from .base import BaseCalibrator
+from .logistic import fit_log_odds, logit
 
 __all__ = ["PlattCalibrator"]
 
 
 class PlattCalibrator(BaseCalibrator):
-    """Logistic calibration on the log-odds of the score (Platt 1999), optionally
-    with the prior-weighted objective of the lecture notes (``004``):
+    """Logistic calibration ``sigmoid(a s + g)`` of ``s = logit(score)``, fit by
+    maximum likelihood (unregularised).
 
-    ``R(a, g) = sum_i w_i log(1 + exp(-z_i (a s_i + g + logit(prior))))`` with
-    ``w_i = prior / n_T`` for positives and ``(1 - prior) / n_F`` for negatives,
-    ``s_i = logit(score_i)``, ``z_i = ±1``. Then ``a s + g`` is a calibrated
-    log-likelihood ratio (:meth:`llr`) and :meth:`predict` returns the posterior
-    ``sigmoid(a s + g + logit(prior))`` for the application prior. Without
-    ``prior`` it is plain maximum-likelihood logistic regression (the posterior at
-    the dev prior). Fit by L-BFGS (SciPy), no regularisation.
+    With ``application_prior = pi`` the fit is prior-weighted, as
+    :class:`~sparsecal.calibration.PriorWeightedLogistic` with ``training_prior
+    = pi``: ``a s + g`` is a log-likelihood ratio (:meth:`llr`) and
+    :meth:`predict` returns ``sigmoid(a s + g + logit(pi))``.
 
     Parameters
     ----------
-    prior : float in (0, 1), optional
+    application_prior : float in (0, 1), optional
     eps : float in (0, 0.5), default=1e-7
         Scores are clipped to ``[eps, 1 - eps]`` before the logit.
 
     Attributes
     ----------
     slope_, offset_ : float
-        ``a`` and ``g`` of the calibrated log-likelihood ratio ``a logit(s) + g``.
+        ``a`` and ``g``.
 
-    References
-    ----------
-    Platt 1999; the score-calibration lecture notes (``004``), "prior-weighted
-    logistic regression"; Kranzlein, Liu & Schneider 2021, Section 2.2.
+    Raises
+    ------
+    DegenerateDataError
+        In ``fit``, for dev labels of one class or dev scores all equal.
 
     Examples
     --------
@@ -48,63 +42,51 @@ class PlattCalibrator(BaseCalibrator):
     >>> cal = PlattCalibrator().fit(scores, labels)
     >>> cal.slope_ > 1.0
     True
+    >>> rare = PlattCalibrator(application_prior=0.05).fit(scores, labels)
+    >>> bool(rare.predict([0.9])[0] < cal.predict([0.9])[0])
+    True
     """
 
     _value_state = ("slope_", "offset_")
 
-    def __init__(self, prior=None, eps=1e-7):
-        self.prior = prior
+    def __init__(self, application_prior=None, eps=1e-7):
+        self.application_prior = application_prior
         self.eps = eps
 
     def _check_params(self, prefix=""):
-        if self.prior is not None:
-            check_prior(self.prior, f"{prefix}prior")
+        if self.application_prior is not None:
+            check_prior(self.application_prior, f"{prefix}application_prior")
         check_prior(self.eps, f"{prefix}eps", 0.5)
 
-    def _logit(self, x):
-        x = np.clip(x.astype(np.float64), self.eps, 1.0 - self.eps)
-        return np.log(x) - np.log1p(-x)
+    @classmethod
+    def from_params(cls, params, name="params"):
+        """:meth:`BaseCalibrator.from_params`, also of files saved before the
+        rename, which name ``application_prior`` ``prior``."""
+        if isinstance(params, dict) and "prior" in params and "application_prior" not in params:
+            params = dict(params)
+            params["application_prior"] = params.pop("prior")
+            if params["application_prior"] is not None:
+                check_prior(params["application_prior"], f"{name}.prior")
+        return super().from_params(params, name)
 
     def _fit(self, x, y, w):
-        from scipy.optimize import minimize
-        from scipy.special import expit, log_expit
-
-        s = self._logit(x)
-        pos = y.astype(bool)
-        w = np.ones(x.shape[0]) if w is None else w
-        if self.prior is None:
-            shift, weights = 0.0, w / w.sum()
-        else:
-            prior = float(self.prior)
-            if not pos.any() or pos.all():
-                raise ValueError("prior-weighted calibration needs both positive and "
-                                 "negative dev labels")
-            shift = np.log(prior) - np.log1p(-prior)
-            weights = np.where(pos, prior / w[pos].sum(), (1.0 - prior) / w[~pos].sum()) * w
-        z = np.where(pos, 1.0, -1.0)
-
-        def objective(params):
-            a, g = params
-            margin = z * (a * s + g + shift)
-            loss = -np.sum(weights * log_expit(margin))
-            r = -weights * z * expit(-margin)          # d loss / d (a s + g)
-            return loss, np.array([np.sum(r * s), np.sum(r)])
-
-        # Tight tolerances: two parameters, so this costs little, and the defaults
-        # (gtol=1e-5) stop ~1e-5 away from the optimum.
-        result = minimize(objective, np.array([1.0, 0.0]), jac=True, method="L-BFGS-B",
-                          options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10000})
-        self.slope_, self.offset_ = (float(v) for v in result.x)
+        a, g, prior = fit_log_odds(logit(x, self.eps), y.astype(bool), w,
+                                   self.application_prior)
+        self.slope_ = a
+        self.offset_ = g if self.application_prior is not None else g + float(logit(prior))
         return self
 
     def llr(self, scores):
-        """Calibrated log-likelihood ratio ``a logit(score) + g``."""
+        """``a logit(score) + g`` of each score: the calibrated log-likelihood
+        ratio (without ``application_prior``, the log-odds at the dev prior)."""
         self._check_fitted()
-        return self.slope_ * self._logit(check_probabilities(scores, "scores")) + self.offset_
+        return self._llr(self._scores(scores))
+
+    def _llr(self, x):
+        return self.slope_ * logit(x, self.eps) + self.offset_
 
     def _predict(self, x):
         from scipy.special import expit
 
-        shift = 0.0 if self.prior is None else np.log(self.prior) - np.log1p(-self.prior)
-        return expit(self.slope_ * self._logit(x) + self.offset_ + shift).astype(x.dtype)
-
+        shift = 0.0 if self.application_prior is None else logit(self.application_prior)
+        return expit(self._llr(x) + shift).astype(x.dtype)

@@ -1,59 +1,52 @@
 """Prior-weighted logistic calibration with a training prior and a re-targetable
-application prior (Brümmer's prior-weighted logistic regression, lecture notes
-``004``)."""
-
-from .llr import LLRCalibrator
+application prior (lecture notes ``004``)."""
 from ..core.validation import check_prior
-from .logistic import fit_logistic, logit, prior_weights
+from .llr import LLRCalibrator
+from .logistic import fit_log_odds
 
 __all__ = ["PriorWeightedLogistic"]
 
 
 class PriorWeightedLogistic(LLRCalibrator):
-    """Affine calibration of ``s = logit(score)`` to a log-likelihood ratio,
-    fit for a training prior, applied at an application prior.
+    """Affine calibration ``llr(s) = a s + g`` of ``s = logit(score)``, fit for a
+    training prior, applied at an application prior.
 
-    Fit minimises the prior-weighted objective of the lecture notes (``004``,
-    "Calibration: prior-weighted logistic regression")::
+    The fit minimises the prior-weighted objective of the lecture notes
+    (``004``; :func:`~sparsecal.calibration.logistic.fit_log_odds`)::
 
         R(a, g) = sum_i w_i log(1 + exp(-z_i (a s_i + g + logit(pi_t))))
         w_i = pi_t / n_T (positives),  (1 - pi_t) / n_F (negatives)
 
-    so that ``llr(s) = a s + g`` is a calibrated log-likelihood ratio, free of
-    the training prior ``pi_t``. The posterior for an application prior
-    ``pi_a`` is ``sigmoid(a s + g + logit(pi_a))`` (:meth:`predict`, or
-    :meth:`predict_for_prior` for any other prior): re-targeting needs no
-    refit. Sample weights scale ``w_i`` within each class.
+    so that ``a s + g`` is a log-likelihood ratio free of ``pi_t``. The
+    posterior at an application prior ``pi_a`` is ``sigmoid(a s + g +
+    logit(pi_a))`` (:meth:`predict`, or :meth:`predict_for_prior` for any
+    other prior, no refit). Sample weights scale ``w_i`` within each class.
 
     Parameters
     ----------
     training_prior : float in (0, 1), optional
-        ``pi_t``, the prior the fit is optimised for. None: the dev positive
-        rate (then every point weighs ``1/n``: plain maximum likelihood, and
-        ``g`` is corrected by the dev log-odds).
+        ``pi_t``. None: the dev positive rate (plain maximum likelihood).
     application_prior : float in (0, 1), optional
-        ``pi_a`` of :meth:`predict`. None: the training prior (``training_prior_``).
+        ``pi_a`` of :meth:`predict`. None: ``training_prior_``.
     eps : float in (0, 0.5), default=1e-7
         Scores are clipped to ``[eps, 1 - eps]`` before the logit.
 
     Attributes
     ----------
     slope_, offset_ : float
-        ``a`` and ``g`` of the calibrated LLR ``a logit(score) + g``.
+        ``a`` and ``g``.
     training_prior_ : float
-        The training prior used (``training_prior`` or the dev positive rate).
+        ``training_prior`` or the dev positive rate.
 
     Raises
     ------
-    ValueError
-        In ``fit``, for dev labels of one class only.
+    DegenerateDataError
+        In ``fit``, for dev labels of one class or dev scores all equal.
 
     References
     ----------
-    Cumani, "Score calibration and fusion" (lecture notes ``004``), slides
-    "Calibration: prior-weighted logistic regression"; Brümmer & du Preez 2006,
-    "Application-independent evaluation of speaker detection", Computer Speech
-    and Language 20(2-3), Section 5 (prior-weighted logistic regression).
+    Brümmer & du Preez 2006, "Application-independent evaluation of speaker
+    detection", Computer Speech and Language 20(2-3), Section 5.
 
     Examples
     --------
@@ -84,11 +77,8 @@ class PriorWeightedLogistic(LLRCalibrator):
             check_prior(self.training_prior_, fields.field("fitted.training_prior_"))
 
     def _fit(self, x, y, w):
-        pos = y.astype(bool)
-        weights, prior = prior_weights(pos, w, self.training_prior)
-        (a,), g = fit_logistic(self._logit_scores(x)[:, None], pos, weights,
-                               shift=float(logit(prior)))
-        self.slope_, self.offset_, self.training_prior_ = float(a), g, float(prior)
+        self.slope_, self.offset_, self.training_prior_ = fit_log_odds(
+            self._logit_scores(x), y.astype(bool), w, self.training_prior)
         return self
 
     def _llr(self, s):
