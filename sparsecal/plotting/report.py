@@ -29,6 +29,7 @@ from ..metrics.application import bayes_error_plot
 from ..core.binning import histogram_counts
 from ..metrics.smooth import smooth_reliability
 from ..calibration.grouped import GroupedCalibrator
+from ._labels import _bar_level, _pct
 
 __all__ = ["REPORT_METRICS", "write_report", "markdown_to_html", "OneMachine"]
 
@@ -311,40 +312,44 @@ def _figures(directory, curves, entries, engine, before, comparison, groups, cou
         counter.advance()
 
     smce = {k: v.smce for k, v in curves.items()}
-    edges = plots.score_histogram_edges(smce, scale="logit")
-    save("reliability", plots.reliability_diagram(
+    # the histogram's edges follow the curves: counted by the engine (on a
+    # cluster, the second pass) once they are known
+    edges = plots.ReliabilityDisplay.from_results(smce, scale="logit").hist_edges
+    reliability = plots.ReliabilityDisplay.from_results(
         smce, hist_counts=[engine.score_histogram(e, edges) for e in entries.values()],
-        scale="logit"),
-        "Calibration curve of all thresholded entries (SMCE), 10 equal-mass bins with "
-        "Algorithm-2 95% bars, and the score distribution (Nguyen & O'Connor Fig. 1d; "
-        "logit axes spread out scores near 0.01 and 1).")
-    save("groups", plots.group_reliability(curves, scale="logit"),
-         "Calibration curve per tag frequency group (GMCE).")
+        scale="logit")
+    level = _pct(_bar_level(before.smce))
+    save("reliability", reliability.plot().figure_,
+         "Calibration curve of all thresholded entries (SMCE), 10 equal-mass bins with "
+         f"{level} Wilson bars, and the score distribution (Nguyen & O'Connor Fig. 1d; "
+         "logit axes spread out scores near 0.01 and 1).")
+    save("groups", plots.GroupReliabilityDisplay.from_results(curves, scale="logit")
+         .plot().figure_, "Calibration curve per tag frequency group (GMCE).")
     if comparison is not None:
-        tfg = {METHODS[m].display_name: r for (m, g), r in comparison.after.items() if g == "tfg"}
-        scw = {METHODS[m].display_name: r for (m, g), r in comparison.after.items() if g == "scw"}
-        save("methods", plots.method_comparison(
-            plots.comparison_table(comparison.before, tfg, scw)),
-            "Calibration error before (circles) and after recalibration with TFG "
-            "(arrows) and SCW (squares), per method and group (Kranzlein et al. Figs. 2-3).")
+        save("methods", plots.MethodComparisonDisplay.from_comparison(comparison)
+             .plot().figure_,
+             "Calibration error before (circles) and after recalibration with TFG "
+             "(arrows) and SCW (squares), per method and group (Kranzlein et al. Figs. 2-3).")
     if before.mce is not None and before.mce.per_tag:
-        save("per_tag", plots.per_tag_ce({k: v.mce for k, v in curves.items()},
-                                         tag_names=groups),
-             "Per-tag calibration error of the most frequent tags with 95% intervals "
+        save("per_tag", plots.PerTagDisplay.from_results(
+            {k: v.mce for k, v in curves.items()}, tag_names=groups).plot().figure_,
+             f"Per-tag calibration error of the most frequent tags with {level} intervals "
              "(Nguyen & O'Connor Fig. 4).")
-    save("smooth_reliability", plots.plot_smooth_reliability(
-        {k: engine.smooth_reliability(e) for k, e in entries.items()}),
+    save("smooth_reliability", plots.SmoothReliabilityDisplay.from_results(
+        {k: engine.smooth_reliability(e) for k, e in entries.items()}).plot().figure_,
         "Smooth (kernel) reliability diagram of all thresholded entries at smECE's "
         "bandwidth, with the score density below (Błasiok & Nakkiran 2023).")
-    save("bayes_error", plots.plot_bayes_error(
-        {k: engine.bayes_error_plot(e) for k, e in entries.items()}),
+    save("bayes_error", plots.BayesErrorDisplay.from_results(
+        {k: engine.bayes_error_plot(e) for k, e in entries.items()}).plot().figure_,
         "Bayes error plot: normalized actual DCF (solid) and minimum DCF (dashed) over "
         "application prior log-odds; the gap is the cost of miscalibration (score-"
         "calibration lecture notes, Cumani).")
-    save("modified_reliability", plots.modified_reliability(
-        dict(entries) if engine.per_entry else curves),
-        "Top-label accuracy minus confidence per confidence bin; marker area is the "
-        "bin size (Jagannatha & Yu Fig. 1).")
+    modified = (plots.ModifiedReliabilityDisplay.from_entries(dict(entries))
+                if engine.per_entry else
+                plots.ModifiedReliabilityDisplay.from_results(curves))
+    save("modified_reliability", modified.plot().figure_,
+         "Top-label accuracy minus confidence per confidence bin; marker area is the "
+         "bin size (Jagannatha & Yu Fig. 1).")
     return figs
 
 
