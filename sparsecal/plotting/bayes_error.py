@@ -84,14 +84,11 @@ class BayesErrorDisplay:
         ----------
         ax : matplotlib Axes, optional
             Draw into this instead of a new figure.
-        title : str, optional
-            Default "Bayes error plot"; "" for none.
-        colors : sequence of colours, optional
-            Default :data:`COLORS` (Okabe-Ito).
+        title, colors, figsize : optional
+            Title (default "Bayes error plot", "" for none), colours (default
+            :data:`COLORS`), size of a new figure.
         ylim : (float, float), optional
             Default ``(0, 1.1 * max)``, at least up to 1.1.
-        figsize : (float, float), default (6.0, 4.8)
-            Of a new figure.
 
         Returns
         -------

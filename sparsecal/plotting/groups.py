@@ -108,10 +108,9 @@ class GroupReliabilityDisplay:
             At least one per group, to draw into.
         ncols : int, optional
             Panels per row; default ``min(n_groups, 3)``.
-        title : str, optional
-            Default "Calibration per tag-frequency group"; "" for none.
-        colors : sequence of colours, optional
-            Default :data:`COLORS` (Okabe-Ito).
+        title, colors : optional
+            Title (default "Calibration per tag-frequency group", "" for
+            none), colours (default :data:`COLORS`).
         panel_size : (float, float), default (2.9, 2.7)
             Of one panel of a new figure.
         errorbars : bool, default True

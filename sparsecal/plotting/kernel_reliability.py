@@ -93,12 +93,9 @@ class SmoothReliabilityDisplay:
             ``density_ax``).
         show_density : bool, default True
             Draw the density (on a new figure).
-        title : str, optional
-            Default "Smooth reliability diagram"; "" for none.
-        colors : sequence of colours, optional
-            Default :data:`COLORS` (Okabe-Ito).
-        figsize : (float, float), default (5.2, 6.2)
-            Of a new figure.
+        title, colors, figsize : optional
+            Title (default "Smooth reliability diagram", "" for none), colours
+            (default :data:`COLORS`), size of a new figure.
 
         Returns
         -------

@@ -114,16 +114,13 @@ class ModifiedReliabilityDisplay:
             Fill an inner marker whose area is the bin's positives.
         errorbars : bool, default False
             Also draw each bin's interval of its accuracy.
-        title : str, optional
-            Default "Modified reliability plot (<B> fixed-width bins)"; "" for none.
-        colors : sequence of colours, optional
-            Default :data:`COLORS` (Okabe-Ito).
+        title, colors, figsize : optional
+            Title (default "Modified reliability plot (<B> fixed-width bins)",
+            "" for none), colours (default :data:`COLORS`), size of a new figure.
         max_marker_area : float, default 600
             Area (points^2) of the largest bin; all series share the scale.
         xlim : (float, float), optional
             Default from the data, ending at 1.
-        figsize : (float, float), default (7.2, 4.6)
-            Of a new figure.
 
         Returns
         -------

@@ -142,12 +142,10 @@ class PerTagDisplay:
         show_mean : bool, default True
             Add each model's MCE over all evaluated tags and, when fewer tags
             are shown, the RMS over those.
-        title : str, optional
-            Default "Calibration error of the <k> most frequent tags"; "" for none.
-        colors : sequence of colours, optional
-            One per model; default :data:`COLORS` (Okabe-Ito).
-        figsize : (float, float), optional
-            Of a new figure; default from the longest tag name and the rows.
+        title, colors, figsize : optional
+            Title (default "Calibration error of the <k> most frequent tags",
+            "" for none), colours (default :data:`COLORS`), size of a new
+            figure (default from the tag names and the rows).
 
         Returns
         -------

@@ -163,12 +163,9 @@ class ReliabilityDisplay:
             ``hist_ax``).
         show_distribution : bool, default True
             Draw the histogram (on a new figure).
-        title : str, optional
-            Default "Calibration curve (<B> equal-mass bins)"; "" for none.
-        colors : sequence of colours, optional
-            Default :data:`COLORS` (Okabe-Ito).
-        figsize : (float, float), default (5.2, 5.8)
-            Of a new figure.
+        title, colors, figsize : optional
+            Title (default "Calibration curve (<B> equal-mass bins)", "" for
+            none), colours (default :data:`COLORS`), size of a new figure.
 
         Returns
         -------

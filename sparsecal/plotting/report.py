@@ -86,62 +86,50 @@ def markdown_to_html(text):
 def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_bins=10,
                  ci=None, seed=0, title="Calibration report", notes=None, progress=None,
                  prior=None, evaluation=None, engine=None):
-    """Write a report directory and return the path of its ``index.html``.
+    """Write a report directory; returns the path of its ``index.html``.
 
     Parameters
     ----------
     out_dir : str or path
-        Created (or replaced, if it holds an earlier sparsecal report).
+        Created, or replaced if it holds an earlier sparsecal report.
     test : Entries
-        The entries to evaluate.
+        The entries evaluated.
     groups : TagGroups
         Tag groups for GMCE (usually TFG).
     dev : Entries, optional
-        Dev entries: with them every method in ``methods`` is fit on dev with SCW
-        and TFG and evaluated on ``test``, and the TFG isotonic result is shown
-        as "after" in the figures.
+        With them every method is fit on dev with SCW and TFG and evaluated on
+        ``test``; the TFG isotonic result is the figures' "after".
     methods : sequence of str
-        Names in the registry of methods (:mod:`sparsecal.calibration.registry`).
+        Names in :data:`~sparsecal.calibration.registry.METHODS`.
     n_bins : int, default=10
         Bins for evaluation and for the binning calibrators.
     ci : None, str or ConfidenceInterval
-        The intervals of every table and figure; None means the default
-        specification (simulation, 95%) with random state ``seed``, a method name
-        that method with random state ``seed``.
+        The intervals of every table and figure; None: the default
+        specification, a method name: that method (both with ``seed``).
     seed : int, default=0
-        Random state of seeded methods (and of ``ci`` unless it is a
-        specification).
+        Random state of seeded methods (and of ``ci`` unless a specification).
     title : str
     notes : str, optional
-        A paragraph about the data shown at the top.
+        A paragraph about the data, at the top.
     progress : callable, optional
-        Called as ``progress(done, total)`` after the evaluation of ``test``,
-        with ``dev`` after each step of :func:`compare_methods` and the
-        evaluation after TFG isotonic recalibration, and after each figure.
+        ``progress(done, total)`` after each evaluation, fit and figure.
     prior : float, optional
-        The application prior: of the methods that take one and of the
-        measures that need one (``"dcf"``, ``"min-dcf"`` in
-        ``evaluation["metrics"]``); with ``dev``, refused if neither a method
-        in ``methods`` nor a measure takes it.
+        The application prior of the methods and measures that take one;
+        with ``dev``, refused if none does.
     evaluation : dict, optional
-        Further keyword arguments of :func:`~sparsecal.metrics.evaluate` for
-        every evaluation (``bin_size``, ``binning``, ``norm``, ``debias``,
-        ``metrics``, ``measure_options``); the tables always
-        show :data:`REPORT_METRICS` too. With ``dev``, the method comparison
-        shows the ``metrics`` asked for per method x grouping.
+        Further :func:`~sparsecal.metrics.evaluate` options of every
+        evaluation (``bin_size``, ``binning``, ``norm``, ``debias``,
+        ``metrics``, ``measure_options``); the tables always show
+        :data:`REPORT_METRICS`.
+    engine : optional
+        How the report computes (default :class:`OneMachine`;
+        :data:`sparsecal.distributed.CLUSTER_REPORT` for DaskEntries).
 
     Returns
     -------
     str
-        The path of ``index.html``.
-
-    Raises
-    ------
-    TypeError
-        For a ``progress`` that is not callable (nothing is written then).
-    ValueError
-        For an ``out_dir`` that exists and is not a sparsecal report, and for
-        invalid arguments (nothing is written then).
+        The path of ``index.html``. Invalid arguments raise before anything
+        is written.
 
     Examples
     --------
