@@ -70,13 +70,17 @@ def legend_texts(fig):
 
 
 def assert_legends_off_the_data(fig):
-    """No legend of the figure overlaps an axes that shows data."""
+    """No legend of the figure overlaps an axes that shows data, or the
+    figure's own axis labels."""
     fig.canvas.draw()
+    labels = [t for t in (fig._supxlabel, fig._supylabel) if t is not None]
     for leg in fig.legends:
         box = leg.get_window_extent()
         for a in fig.axes:
             if a.axison and (a.lines or a.collections or a.patches or a.containers):
                 assert not box.overlaps(a.get_window_extent()), (leg, a)
+        for t in labels:
+            assert not box.overlaps(t.get_window_extent()), (leg, t.get_text())
 
 
 def bar_ends(container):
@@ -205,7 +209,7 @@ def test_reliability_without_interval_says_95_for_the_bars():
     s = np.linspace(0.01, 0.99, 400)
     ce = sc.calibration_error(s, (s > 0.4).astype(np.uint8))
     texts = legend_texts(plots.ReliabilityDisplay.from_results(ce).plot().figure_)
-    assert any("bars: 95% Wilson" in t and "[ ]" not in t for t in texts)
+    assert any("bars: 95% Wilson" in t and "brackets" not in t for t in texts)
 
 
 def test_reliability_histogram_counts(data):
@@ -308,6 +312,8 @@ def test_group_levels_come_from_the_data(data90):
     d = plots.GroupReliabilityDisplay.from_results(data90["before"]).plot()
     title = " ".join(legend_texts(d.figure_))
     assert "90% Wilson interval per bin" in title and "95%" not in title
+    assert len(d.axes_) == 3 and d.figure_.legends   # no spare panel: a key beside
+    assert_legends_off_the_data(d.figure_)
 
 
 def test_group_empty_group_and_names(data):

@@ -48,8 +48,8 @@ def _bar_level(ce):
 def _intervals_title(errors, bin_interval, per_bin="of each bin's label rate"):
     """The key to the bars and brackets of curves ``errors``: e.g. 'bars: 95%
     Wilson interval of each bin's label rate' (not when ``bin_interval`` is
-    None) and '[ ]: 90% interval (bootstrap) of CE_2' when a CE has one; None
-    when there is neither."""
+    None) and 'in brackets: 90% interval (bootstrap) of CE_2' when a CE has
+    one; None when there is neither."""
     lines = []
     if bin_interval is not None:
         kind = {"wilson": "Wilson", "clopper-pearson": "Clopper–Pearson"}[bin_interval]
@@ -57,7 +57,8 @@ def _intervals_title(errors, bin_interval, per_bin="of each bin's label rate"):
                      f"interval {per_bin}")
     with_ci = [ce for ce in errors if ce.ci_low is not None]
     if with_ci:   # the brackets of the CE texts
-        lines.append(f"[ ]: {_interval_phrase(with_ci)} of {_ce_symbol(with_ci[0].norm)}")
+        lines.append(f"in brackets: {_interval_phrase(with_ci)} of "
+                     f"{_ce_symbol(with_ci[0].norm)}")
     return "\n".join(lines) or None
 
 

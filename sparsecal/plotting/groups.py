@@ -9,7 +9,7 @@ from ..metrics import CalibrationError, reliability_table
 from ._inputs import _is_evaluation
 from ._labels import _ce_symbol, _ce_text, _intervals_title
 from ._scales import _check_scale, _diagonal, _scale_limits, _set_scale
-from ._style import _GREY, _legend, _panel_axes, _rc_style, _style_of
+from ._style import _GREY, _panel_axes, _rc_style, _style_of
 from .reliability import _draw_curve
 
 __all__ = ["GroupReliabilityDisplay"]
@@ -128,11 +128,12 @@ class GroupReliabilityDisplay:
             raise ValueError(f"ncols must be a positive integer, got {ncols!r}")
         nrows = -(-n_groups // ncols)
         lo, hi = self.limits
+        key_width = 0 if nrows * ncols > n_groups else 2.4   # no spare panel: a key beside
         with _rc_style():
             fig, panels, spare = _panel_axes(
                 axes, n_groups, "groups", nrows, ncols,
-                (panel_size[0] * ncols, panel_size[1] * nrows + 0.6), sharex=True,
-                sharey=True)
+                (panel_size[0] * ncols + key_width, panel_size[1] * nrows + 0.6),
+                sharex=True, sharey=True)
             for a in panels:   # scales first: a shared axis's scale resets its limits
                 _set_scale(a, "x", self.scale, max_ticks=3)
                 _set_scale(a, "y", self.scale)
@@ -182,7 +183,8 @@ class GroupReliabilityDisplay:
                    color=_style_of(c, colors)["color"])
 
     def _draw_legend(self, panels, spare, handles, owned):
-        """The curves' key with the intervals': in a spare panel, else below."""
+        """The curves' key with the intervals': in a spare panel, else right of
+        the panels (at the emptiest corner of the caller's last axes)."""
         from matplotlib.lines import Line2D
         if len(self.labels) == 1 and self.labels[0] is None:
             hs, ls = [], []
@@ -196,8 +198,11 @@ class GroupReliabilityDisplay:
                   title_fontsize=8)
         if spare:
             spare[0].legend(hs, ls, loc="center", frameon=False, **kw)
+        elif owned:   # right of the panels: below them is the x label
+            panels[-1].figure.legend(hs, ls, loc="outside right center", frameon=False,
+                                     **kw)
         else:
-            _legend(panels[-1], owned, hs, ls, **kw)
+            panels[-1].legend(hs, ls, loc="best", **kw)
 
 
 def _columns(results):
