@@ -86,8 +86,10 @@ class PerTagDisplay:
         self.ci_level, self.ci_method = ci_level, ci_method
         self.mce = None if mce is None else np.asarray(mce, dtype=np.float64).reshape(-1)
         self.n_evaluated, self.norm = n_evaluated, norm
-        with np.errstate(invalid="ignore"):
-            self.rms = np.sqrt(np.nanmean(self.values ** 2, axis=1))
+        ok = np.isfinite(self.values)
+        squares = np.where(ok, self.values, 0.0) ** 2
+        with np.errstate(invalid="ignore"):   # a model without any value: NaN
+            self.rms = np.sqrt(squares.sum(1) / ok.sum(1))
 
     @classmethod
     def from_results(cls, results, *, tag_names=None, top=20):
