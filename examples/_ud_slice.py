@@ -63,6 +63,7 @@ def report(entries, train, tags, out_dir, n_groups=3):
     print(result.to_markdown())
     plotting.save_figure(plotting.reliability_diagram(result.smce, scale="logit"),
                          os.path.join(out_dir, "reliability.png"))
-    plotting.save_figure(plotting.group_reliability(result, scale="logit"),
+    plotting.save_figure(plotting.GroupReliabilityDisplay.from_results(
+        result, scale="logit").plot().figure_,
                          os.path.join(out_dir, "groups.png"))
     return result

@@ -272,7 +272,7 @@ def draw(results, tag_names, tag_order, pair_order, figures_dir):
     """Fig. 3 (reliability of all token predictions) and Fig. 4 (per tag, per pair)."""
     import matplotlib
     matplotlib.use("Agg")
-    from sparsecal.plotting import per_tag_ce, reliability_diagram, save_figure
+    from sparsecal.plotting import PerTagDisplay, reliability_diagram, save_figure
 
     os.makedirs(figures_dir, exist_ok=True)
     names = list(results)
@@ -284,9 +284,10 @@ def draw(results, tag_names, tag_order, pair_order, figures_dir):
                   for b in range(C)}
     for key, label, top, fname in ((2, "tags", 5, "ud_ewt_hmm_crf_tags.png"),
                                    (3, "tag pairs", 5, "ud_ewt_hmm_crf_pairs.png")):
-        fig = per_tag_ce({n: results[n][key] for n in names},
-                         tag_names=pair_names if key == 3 else list(tag_names), top=top,
-                         title=f"CalibErr of the {top} most frequent {label} (UD EWT test)")
+        fig = PerTagDisplay.from_results(
+            {n: results[n][key] for n in names}, top=top,
+            tag_names=pair_names if key == 3 else list(tag_names)).plot(
+            title=f"CalibErr of the {top} most frequent {label} (UD EWT test)").figure_
         save_figure(fig, os.path.join(figures_dir, fname))
 
 

@@ -111,10 +111,10 @@ def run(data_dir, out_dir, figures_dir=None, *, limit=None, k_max=3, c2=0.1,
     if figures_dir is not None:
         import matplotlib
         matplotlib.use("Agg")
-        from sparsecal.plotting import modified_reliability, save_figure
+        from sparsecal.plotting import ModifiedReliabilityDisplay, save_figure
         os.makedirs(figures_dir, exist_ok=True)
-        fig = modified_reliability(list(results.values()), labels=list(results),
-                                   title="UD EWT test: NAME spans of the top-1 sequence")
+        fig = ModifiedReliabilityDisplay.from_results(results).plot(
+            title="UD EWT test: NAME spans of the top-1 sequence").figure_
         save_figure(fig, os.path.join(figures_dir, "ud_ewt_spans_forecaster.png"))
     return summary
 

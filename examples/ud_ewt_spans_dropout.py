@@ -368,28 +368,13 @@ def draw(results, figures_dir, n_samples):
     method, one figure per event kind."""
     import matplotlib
     matplotlib.use("Agg")
-    from sparsecal.plotting import modified_reliability, save_figure
+    from sparsecal.plotting import ModifiedReliabilityDisplay, save_figure
     os.makedirs(figures_dir, exist_ok=True)
     for kind, res in results.items():
-        fig = modified_reliability(list(res.values()), labels=list(res),
-                                   title=f"UD EWT test, {TITLES[kind]} (dropout CRF, "
-                                         f"{n_samples} MC samples)")
-        _legend_below(fig, len(res))
+        fig = ModifiedReliabilityDisplay.from_results(res).plot(
+            title=f"UD EWT test, {TITLES[kind]} (dropout CRF, {n_samples} MC samples)"
+        ).figure_   # the methods' key below the axes
         save_figure(fig, os.path.join(figures_dir, f"ud_ewt_dropout_{kind}s.png"))
-
-
-def _legend_below(fig, n_methods):
-    """Move the methods' key (the legend with one entry per method) from the
-    points to below the axes, growing the figure to make room."""
-    import matplotlib.legend
-    ax = fig.axes[0]
-    key = next(leg for leg in ax.findobj(matplotlib.legend.Legend)
-               if len(leg.get_texts()) == n_methods)
-    handles, texts = key.legend_handles, [t.get_text() for t in key.get_texts()]
-    key.remove()
-    width, height = fig.get_size_inches()
-    fig.set_size_inches(width, height + 0.2 * n_methods)   # the constrained layout
-    fig.legend(handles, texts, loc="outside lower center", frameon=False, fontsize=8.5)
 
 
 def main(argv=None):

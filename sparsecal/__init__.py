@@ -65,7 +65,7 @@ _EXPORTS = {
     "cllr": "metrics", "dcf": "metrics", "min_cllr": "metrics", "min_dcf": "metrics",
     "replicate_errors": "metrics", "replicate_generators": "metrics",
     "score_table": "metrics", "table_bootstrap_interval": "metrics",
-    "plot_smooth_reliability": "plotting", "plot_bayes_error": "plotting",
+    "SmoothReliabilityDisplay": "plotting", "BayesErrorDisplay": "plotting",
     # calibration
     "GroupedCalibrator": "calibration", "HistogramBinning": "calibration",
     "IsotonicCalibrator": "calibration", "PlattCalibrator": "calibration",
@@ -115,7 +115,7 @@ _EXPORTS = {
     "local_cluster": "distributed",
     "save_entry_shards": "distributed",
     # the score histogram of the reliability diagram, counted anywhere
-    "histogram_counts": "core", "score_histogram_edges": "plotting",
+    "histogram_counts": "core",
 }
 _SUBPACKAGES = ("adapters", "calibration", "cli", "core", "crf", "datasets",
                 "distributed", "io", "metrics", "plotting", "structured")

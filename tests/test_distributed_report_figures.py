@@ -123,7 +123,7 @@ def test_distributed_bayes_error_plot_tiny_and_refusals(client):
 def test_score_histogram_equals_the_single_machine_figure(client, dtype):
     one, entries = _data(12, 600, dtype, (150, 0, 100, 350))
     for scale in ("logit", "linear"):
-        edges = plotting.score_histogram_edges(sc.smce(one), scale=scale)
+        edges = plotting.ReliabilityDisplay.from_results(sc.smce(one), scale=scale).hist_edges
         got = sd.score_histogram(entries, edges)
         ref = sc.histogram_counts(one.score, edges)
         assert got.dtype == np.int64 and np.array_equal(got, ref)
@@ -144,7 +144,8 @@ def test_reliability_diagram_hist_counts_draw_the_scores_figure():
     s = rng.random(3000).round(2)
     y = (rng.random(3000) < s).astype(np.uint8)
     ce = sc.calibration_error(s, y, n_bins=10)
-    edges = plotting.score_histogram_edges(ce, scale="logit", hist_bins=25)
+    edges = plotting.ReliabilityDisplay.from_results(ce, scale="logit",
+                                                     hist_bins=25).hist_edges
     counts = sc.histogram_counts(s, edges)
     steps = []
     for kw in ({"scores": s}, {"hist_counts": [counts]}):
@@ -168,15 +169,14 @@ def test_reliability_diagram_hist_counts_draw_the_scores_figure():
 # -- the report ------------------------------------------------------------------
 
 def _captured(monkeypatch):
-    """The inputs of the report's histogram and Bayes error figures."""
+    """The displays of the report's histogram and Bayes error figures, as drawn."""
     seen = {}
-    for name, key in (("reliability_diagram", "hist"), ("plot_bayes_error", "bayes")):
-        draw = getattr(plotting, name)
-
-        def spy(*args, _draw=draw, _key=key, **kw):
-            seen.setdefault(_key, []).append((args, kw))
-            return _draw(*args, **kw)
-        monkeypatch.setattr(plotting, name, spy)
+    for cls, key in ((plotting.ReliabilityDisplay, "hist"),
+                     (plotting.BayesErrorDisplay, "bayes")):
+        def spy(self, *args, _draw=cls.plot, _key=key, **kw):
+            seen.setdefault(_key, []).append(self)
+            return _draw(self, *args, **kw)
+        monkeypatch.setattr(cls, "plot", spy)
     return seen
 
 
@@ -191,18 +191,18 @@ def test_cluster_report_figures_equal_single_machine(client, tmp_path, monkeypat
         path = write_report(tmp_path / "d", test, groups, dev=dev, engine=sd.CLUSTER_REPORT,
                             **kw)
         ref_path = write_report(tmp_path / "one", one_test, groups, dev=one_dev, **kw)
-    (got_b, _), (ref_b, _) = seen["bayes"]
-    assert list(got_b[0]) == list(ref_b[0]) == ["uncalibrated", "TFG isotonic"]
-    for k in ref_b[0]:
-        assert np.array_equal(got_b[0][k].actual_dcf, ref_b[0][k].actual_dcf), k
-        assert np.array_equal(got_b[0][k].min_dcf, ref_b[0][k].min_dcf), k
-    (got_args, got_kw), (ref_args, ref_kw) = seen["hist"]
-    assert "scores" not in got_kw and "scores" not in ref_kw
-    edges = plotting.score_histogram_edges(got_args[0], scale="logit")
-    assert np.array_equal(got_kw["hist_counts"][0], sc.histogram_counts(one_test.score, edges))
-    assert all(np.array_equal(g, r) for g, r in zip(got_kw["hist_counts"],
-                                                     ref_kw["hist_counts"]))
-    assert [int(c.sum()) for c in got_kw["hist_counts"]] == [len(one_test)] * 2
+    got_b, ref_b = seen["bayes"]
+    assert got_b.labels == ref_b.labels == ["uncalibrated", "TFG isotonic"]
+    for g, r in zip(got_b.plots, ref_b.plots):
+        assert np.array_equal(g.actual_dcf, r.actual_dcf)
+        assert np.array_equal(g.min_dcf, r.min_dcf)
+    got_h, ref_h = seen["hist"]
+    assert got_h.hist_exact and ref_h.hist_exact
+    edges = plotting.ReliabilityDisplay.from_results(got_h.errors, scale="logit").hist_edges
+    assert np.array_equal(got_h.hist_edges, edges)
+    assert np.array_equal(got_h.hist_counts[0], sc.histogram_counts(one_test.score, edges))
+    assert all(np.array_equal(g, r) for g, r in zip(got_h.hist_counts, ref_h.hist_counts))
+    assert [int(c.sum()) for c in got_h.hist_counts] == [len(one_test)] * 2
     figures = [sorted(os.listdir(os.path.join(os.path.dirname(p), "figures")))
                for p in (path, ref_path)]
     assert figures[0] == figures[1]

@@ -1,6 +1,8 @@
-"""Tests of sparsecal.plotting: every figure builds, holds what it should (points per
-bin, error bars, arrows per method and column, bars per tag), renders with Agg,
-and bad input fails with a clear error; save_figure writes atomically."""
+"""Tests of sparsecal.plotting: each display holds the data the package's
+functions compute (values checked against them), draws exactly that data
+(points, bar ends, arrows, bars per tag), names the interval level and method
+the data carry, keeps its legend off the data, and refuses bad input with a
+clear error; save_figure writes atomically."""
 import os
 import subprocess
 import sys
@@ -13,6 +15,7 @@ matplotlib.use("Agg")   # before anything imports pyplot
 import numpy as np
 import pytest
 from matplotlib.collections import PathCollection
+from matplotlib.colors import to_hex
 from matplotlib.container import ErrorbarContainer
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch
@@ -21,42 +24,73 @@ import sparsecal as sc
 from sparsecal import plotting as plots
 from sparsecal.plotting import _style
 from sparsecal.datasets.synthetic import make_tagger_outputs
+from sparsecal.metrics import binomial_interval
 
 
 # --------------------------------------------------------------------------- #
 # Data: a small synthetic tagger, evaluated before and after TFG isotonic      #
 # --------------------------------------------------------------------------- #
 
-@pytest.fixture(scope="module")
-def data():
+def _evaluations(level):
     dev = make_tagger_outputs(2500, n_tags=60, split_seed=1)
     test = make_tagger_outputs(2500, n_tags=60, split_seed=2)
-    groups = sc.TagGroups.tfg(dev.train_counts, n_groups=3, n_tags=60)
+    index = {f"T{t}": t for t in range(60) if t != 3}   # tag 3 has no name
+    groups = sc.TagGroups.from_counts({f"T{t}": c for t, c in dev.train_counts.items()
+                                       if t != 3}, 3, n_tags=60, tag_index=index)
     e_dev = sc.threshold(dev.scores, dev.gold, 0.01)
     e_test = sc.threshold(test.scores, test.gold, 0.01)
-    kw = dict(n_bins=10, ci=sc.ConfidenceInterval(n_resamples=200), per_tag=True,
-              min_entries=50, top_label=True)
+    kw = dict(n_bins=10, ci=sc.ConfidenceInterval(confidence_level=level, n_resamples=200),
+              per_tag=True, min_entries=50, top_label=True)
     before = sc.evaluate(e_test, groups, **kw)
     tfg = sc.GroupedCalibrator(sc.IsotonicCalibrator(), groups).fit(e_dev)
     e_after = tfg.transform(e_test)
-    after = sc.evaluate(e_after, groups, **kw)
-    scw = sc.GroupedCalibrator(sc.IsotonicCalibrator(), sc.TagGroups.scw(60)).fit(e_dev)
-    after_scw = sc.evaluate(scw.transform(e_test), groups, **kw)
-    return {"before": before, "after": after, "after_scw": after_scw, "groups": groups,
-            "entries": e_test, "after_entries": e_after}
+    return {"before": before, "after": sc.evaluate(e_after, groups, **kw),
+            "groups": groups, "entries": e_test, "after_entries": e_after, "dev": e_dev}
+
+
+@pytest.fixture(scope="module")
+def data():
+    return _evaluations(0.95)
+
+
+@pytest.fixture(scope="module")
+def data90():
+    """The same at a 90% level: every figure must say 90%."""
+    return _evaluations(0.90)
 
 
 def n_nonempty(ce):
     return int((ce.bins.count > 0).sum())
 
 
-def render(fig):
-    fig.canvas.draw()   # layout and every artist must draw without error
-    return fig
+def legend_texts(fig):
+    """Every legend's entries and title, of the figure and of its axes."""
+    legends = list(fig.legends) + [a.get_legend() for a in fig.axes if a.get_legend()]
+    return [t.get_text() for leg in legends for t in leg.get_texts() + [leg.get_title()]]
+
+
+def assert_legends_off_the_data(fig):
+    """No legend of the figure overlaps an axes that shows data, or the
+    figure's own axis labels."""
+    fig.canvas.draw()
+    labels = [t for t in (fig._supxlabel, fig._supylabel) if t is not None]
+    for leg in fig.legends:
+        box = leg.get_window_extent()
+        for a in fig.axes:
+            if a.axison and (a.lines or a.collections or a.patches or a.containers):
+                assert not box.overlaps(a.get_window_extent()), (leg, a)
+        for t in labels:
+            assert not box.overlaps(t.get_window_extent()), (leg, t.get_text())
+
+
+def bar_ends(container):
+    """(low, high) of each vertical error bar of an errorbar container."""
+    segs = container.lines[2][0].get_segments()
+    return np.array([sorted(s[:, 1]) for s in segs])
 
 
 # --------------------------------------------------------------------------- #
-# Import without a display                                                     #
+# The module: no display, no pyplot, the public names                          #
 # --------------------------------------------------------------------------- #
 
 def test_module_needs_no_display_and_no_pyplot(tmp_path):
@@ -70,7 +104,8 @@ def test_module_needs_no_display_and_no_pyplot(tmp_path):
         rng = np.random.default_rng(0)
         s = rng.random(500); y = (rng.random(500) < s).astype(np.uint8)
         ce = calibration_error(s, y, ci=ConfidenceInterval(n_resamples=50))
-        figs = [p.reliability_diagram(ce), p.modified_reliability(ce)]
+        figs = [p.reliability_diagram(ce),
+                p.ModifiedReliabilityDisplay.from_results(ce).plot().figure_]
         p.save_figure(figs[0], {str(tmp_path / 'fig')!r})
         assert "matplotlib.pyplot" not in sys.modules, "pyplot was imported"
     """)
@@ -86,13 +121,11 @@ FIGURE_MODULES = ["reliability", "groups", "methods", "per_tag", "modified", "sa
                   "kernel_reliability", "bayes_error"]
 
 
-def test_public_names_are_not_shadowed_by_modules():
-    import importlib
-    import types
-    for name in FIGURE_MODULES:
-        importlib.import_module(f"sparsecal.plotting.{name}")
-    for name in plots.__all__:
-        assert not isinstance(getattr(plots, name), types.ModuleType), name
+def test_public_names():
+    assert plots.__all__ == [
+        "BayesErrorDisplay", "COLORS", "GroupReliabilityDisplay", "MethodComparisonDisplay",
+        "ModifiedReliabilityDisplay", "PerTagDisplay", "ReliabilityDisplay",
+        "SmoothReliabilityDisplay", "reliability_diagram", "save_figure"]
 
 
 @pytest.mark.parametrize("name", FIGURE_MODULES)
@@ -105,162 +138,234 @@ def test_docstring_examples_run(name):
 
 
 # --------------------------------------------------------------------------- #
-# reliability_diagram                                                          #
+# ReliabilityDisplay                                                           #
 # --------------------------------------------------------------------------- #
 
-def test_reliability_diagram_points_errorbars_legend(data):
+def test_reliability_data_are_the_package_tables(data):
     b, a = data["before"].smce, data["after"].smce
-    fig = render(plots.reliability_diagram({"before": b, "after": a}))
-    assert isinstance(fig, Figure)
-    main, hist = fig.axes
+    scores = [data["entries"].score, data["after_entries"].score]
+    d = plots.ReliabilityDisplay.from_results({"before": b, "after": a}, scores=scores,
+                                              scale="logit")
+    assert d.labels == ["before", "after"] and d.errors == [b, a]
+    for t, ce in zip(d.tables, (b, a)):
+        ref = sc.reliability_table(ce.bins)
+        for key in ("mean_score", "mean_label", "count", "ci_low", "ci_high"):
+            np.testing.assert_array_equal(t[key], ref[key])
+    # the edges are evenly spaced in logit display coordinates over the axis range
+    u = np.log10(d.hist_edges) - np.log10(1 - d.hist_edges)
+    np.testing.assert_allclose(np.diff(u), np.diff(u)[0], rtol=1e-9)
+    assert (d.hist_edges[0], d.hist_edges[-1]) == pytest.approx(d.limits[:2])
+    for counts, s in zip(d.hist_counts, scores):
+        np.testing.assert_array_equal(counts, sc.histogram_counts(s, d.hist_edges))
+    assert d.hist_exact
+    # from_entries: the entries' SMCE and their exact histogram
+    e = plots.ReliabilityDisplay.from_entries({"before": data["entries"]}, n_bins=10,
+                                              scale="logit")
+    assert e.errors[0].value == sc.smce(data["entries"], n_bins=10).value
+    np.testing.assert_array_equal(e.hist_counts[0],
+                                  sc.histogram_counts(data["entries"].score, e.hist_edges))
+
+
+def test_reliability_draws_points_and_interval_ends(data):
+    b, a = data["before"].smce, data["after"].smce
+    d = plots.ReliabilityDisplay.from_results({"before": b, "after": a}).plot()
+    main, hist = d.ax_, d.hist_ax_
+    assert d.figure_ is main.figure and main.get_shared_x_axes().joined(main, hist)
     conts = [c for c in main.containers if isinstance(c, ErrorbarContainer)]
     assert len(conts) == 2
-    for cont, ce in zip(conts, (b, a)):
-        line = cont.lines[0]
-        t = sc.reliability_table(ce.bins)
-        assert len(line.get_xdata()) == n_nonempty(ce)
-        np.testing.assert_allclose(line.get_xdata(), t["mean_score"])
-        np.testing.assert_allclose(line.get_ydata(), t["mean_label"])
-        assert cont.has_yerr
-        segs = cont.lines[2][0].get_segments()
-        assert len(segs) == n_nonempty(ce)
-        # bar = the per-bin 95% Wilson interval of the label rate
-        for seg, lo, hi in zip(segs, t["ci_low"], t["ci_high"]):
-            np.testing.assert_allclose(sorted(seg[:, 1]), [lo, hi], atol=1e-12)
-    texts = [t.get_text() for t in main.get_legend().get_texts()]
+    for cont, ce, t in zip(conts, (b, a), d.tables):
+        assert len(cont.lines[0].get_xdata()) == n_nonempty(ce)
+        np.testing.assert_array_equal(cont.lines[0].get_xdata(), t["mean_score"])
+        np.testing.assert_array_equal(cont.lines[0].get_ydata(), t["mean_label"])
+        np.testing.assert_allclose(bar_ends(cont), np.c_[t["ci_low"], t["ci_high"]],
+                                   atol=1e-12)
+    texts = legend_texts(d.figure_)
     assert any(s.startswith("before:") and f"{b.value:.4f}" in s and
                f"[{b.ci_low:.4f}, {b.ci_high:.4f}]" in s for s in texts)
-    assert any("perfect calibration" in s for s in texts)
-    assert main.get_title() and main.get_ylabel() and hist.get_xlabel()
-    assert hist.get_yscale() == "log"
-    assert main.get_shared_x_axes().joined(main, hist)
+    assert "perfect calibration" in texts
+    assert any("bars: 95% Wilson interval" in s and "95% interval (simulation)" in s
+               for s in texts)
+    assert hist.get_yscale() == "log" and hist.get_ylabel() == "entries (approx.)"
+    assert_legends_off_the_data(d.figure_)
 
 
-def test_reliability_histogram_counts_every_score(data):
+def test_reliability_levels_come_from_the_data(data90):
+    """A 90% interval says 90%, and its bars are the 90% Wilson intervals."""
+    ce = data90["before"].smce
+    d = plots.ReliabilityDisplay.from_results(ce).plot()
+    title = " ".join(legend_texts(d.figure_))
+    assert "90% Wilson interval" in title and "90% interval (simulation)" in title
+    assert "95%" not in title
+    nonempty = ce.bins.count > 0
+    lo, hi = binomial_interval(ce.bins.sum_label[nonempty], ce.bins.count[nonempty],
+                               confidence_level=0.90)
+    cont = next(c for c in d.ax_.containers if isinstance(c, ErrorbarContainer))
+    np.testing.assert_allclose(bar_ends(cont), np.c_[lo, hi], atol=1e-12)
+    cp = plots.ReliabilityDisplay.from_results(ce, bin_interval="clopper-pearson").plot()
+    assert "90% Clopper–Pearson interval" in " ".join(legend_texts(cp.figure_))
+
+
+def test_reliability_without_interval_says_95_for_the_bars():
+    s = np.linspace(0.01, 0.99, 400)
+    ce = sc.calibration_error(s, (s > 0.4).astype(np.uint8))
+    texts = legend_texts(plots.ReliabilityDisplay.from_results(ce).plot().figure_)
+    assert any("bars: 95% Wilson" in t and "brackets" not in t for t in texts)
+
+
+def test_reliability_histogram_counts(data):
     ce, e = data["before"].smce, data["entries"]
-    fig = plots.reliability_diagram(ce, scores=e.score)
-    stairs = [p for p in fig.axes[1].patches if hasattr(p, "get_data")]
-    assert stairs and np.isclose(stairs[0].get_data().values.sum(), len(e))
-    # without scores the bins are spread over their ranges: same total mass
-    fig = plots.reliability_diagram(ce, scale="logit")
-    stairs = [p for p in fig.axes[1].patches if hasattr(p, "get_data")]
-    assert np.isclose(stairs[0].get_data().values.sum(), ce.n)
-    assert "approx" in fig.axes[1].get_ylabel()
+    d = plots.ReliabilityDisplay.from_results(ce, scores=e.score)
+    assert d.hist_counts[0].sum() == len(e)
+    stairs = [p for p in d.plot().hist_ax_.patches if p.get_gid() == "hist-0"]
+    np.testing.assert_array_equal(stairs[0].get_data().values, d.hist_counts[0])
+    # without scores the bins are spread over their ranges: the same total mass
+    approx = plots.ReliabilityDisplay.from_results(ce, scale="logit")
+    assert not approx.hist_exact and np.isclose(approx.hist_counts[0].sum(), ce.n)
 
 
 @pytest.mark.parametrize("scale", ["linear", "log", "logit"])
 def test_reliability_scales(data, scale):
-    fig = render(plots.reliability_diagram([data["before"], data["after"]],
-                                           labels=["u", "c"], scale=scale))
-    assert fig.axes[0].get_xscale() == scale and fig.axes[0].get_yscale() == scale
-    lo, hi = fig.axes[0].get_xlim()
+    d = plots.ReliabilityDisplay.from_results([data["before"], data["after"]],
+                                              labels=["u", "c"], scale=scale).plot()
+    assert d.ax_.get_xscale() == scale and d.ax_.get_yscale() == scale
+    lo, hi = d.ax_.get_xlim()
     assert lo < hi and (scale == "linear" or (0 < lo and hi <= 1))
 
 
-def test_reliability_into_given_axes_and_fixed_bins():
+def test_reliability_into_given_axes_and_the_one_call():
     rng = np.random.default_rng(3)
     s = rng.random(2000)
     y = (rng.random(2000) < s ** 1.3).astype(np.uint8)
     ce = sc.calibration_error(s, y, binning="fixed", n_bins=15)
-    fig = Figure()
-    ax = fig.add_subplot()
-    out = plots.reliability_diagram(ce, ax=ax, title="")
-    assert out is fig and len(fig.axes) == 1
-    cont = [c for c in ax.containers if isinstance(c, ErrorbarContainer)][0]
-    assert len(cont.lines[0].get_xdata()) == n_nonempty(ce)
-    assert "CE" in ax.get_legend().get_texts()[-1].get_text()
+    ax = Figure().add_subplot()
+    d = plots.ReliabilityDisplay.from_results(ce).plot(ax, title="")
+    assert d.ax_ is ax and d.hist_ax_ is None and len(ax.figure.axes) == 1
+    assert "CE" in ax.get_legend().get_texts()[0].get_text()   # a legend on the axes
+    fig = plots.reliability_diagram(ce, scores=s, title="x")
+    assert fig.axes[0].get_title() == "x" and fig.axes[1].get_ylabel() == "entries"
 
 
 def test_reliability_bad_input(data):
     ce = data["before"].smce
+    make = plots.ReliabilityDisplay.from_results
     with pytest.raises(TypeError, match="CalibrationError"):
-        plots.reliability_diagram("nope")
+        make("nope")
     with pytest.raises(TypeError, match="CalibrationError"):
-        plots.reliability_diagram([ce, 0.3])
+        make([ce, 0.3])
     with pytest.raises(ValueError, match="empty"):
-        plots.reliability_diagram([])
+        make([])
     with pytest.raises(ValueError, match="scale"):
-        plots.reliability_diagram(ce, scale="symlog2")
+        make(ce, scale="symlog2")
     with pytest.raises(ValueError, match="labels"):
-        plots.reliability_diagram([ce, ce], labels=["one"])
+        make([ce, ce], labels=["one"])
     with pytest.raises(ValueError, match="score arrays"):
-        plots.reliability_diagram([ce, ce], scores=[np.zeros(3)] * 3)
+        make([ce, ce], scores=[np.zeros(3)] * 3)
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
-        plots.reliability_diagram(ce, scores=np.array([0.5, 1.5]))
+        make(ce, scores=np.array([0.5, 1.5]))
+    with pytest.raises(ValueError, match="hist_bins"):
+        make(ce, hist_bins=0)
+    with pytest.raises(ValueError, match="bin_interval"):
+        make(ce, bin_interval="normal")
+    with pytest.raises(ValueError, match="not both"):
+        make(ce, scores=np.zeros(3), hist_counts=[np.zeros(40)])
     with pytest.raises(ValueError, match="hist_ax needs ax"):
-        plots.reliability_diagram(ce, hist_ax=Figure().add_subplot())
+        make(ce).plot(hist_ax=Figure().add_subplot())
+    with pytest.raises(TypeError, match="Entries"):
+        plots.ReliabilityDisplay.from_entries(ce)
 
 
 # --------------------------------------------------------------------------- #
-# group_reliability                                                            #
+# GroupReliabilityDisplay                                                      #
 # --------------------------------------------------------------------------- #
 
-def test_group_reliability_before_after(data):
+def test_group_data_and_panels(data):
     b, a = data["before"], data["after"]
+    d = plots.GroupReliabilityDisplay.from_results({"before": b, "after": a})
     n_groups = len(b.gmce)
-    fig = render(plots.group_reliability({"before": b, "after": a}))
-    panels = [ax for ax in fig.axes if ax.axison]
-    assert len(panels) == n_groups
-    for ax, cb, ca in zip(panels, b.gmce, a.gmce):
+    assert d.labels == ["before", "after"]
+    assert [[ce for ce in row] for row in d.errors] == [[cb, ca] for cb, ca in
+                                                         zip(b.gmce, a.gmce)]
+    for row, ces in zip(d.tables, d.errors):
+        for t, ce in zip(row, ces):
+            np.testing.assert_array_equal(t["ci_high"],
+                                          sc.reliability_table(ce.bins)["ci_high"])
+    assert d.group_names[0] == (f"Group 1\n{b.groups[0]['tag_types']} tags, "
+                                f"{b.groups[0]['entries']:,} entries")
+    d.plot()
+    assert len(d.axes_) == n_groups
+    for ax, cb, ca, tabs in zip(d.axes_, b.gmce, a.gmce, d.tables):
         conts = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
         assert [len(c.lines[0].get_xdata()) for c in conts] == [n_nonempty(cb),
                                                                 n_nonempty(ca)]
-        assert ax.get_title().startswith("Group")
-        assert any(f"{cb.value:.4f}" in t.get_text() for t in ax.texts)
-    assert fig.get_suptitle()
-    legends = [ax.get_legend() for ax in fig.axes if ax.get_legend()] + fig.legends
-    labels = [t.get_text() for leg in legends for t in leg.get_texts()]
-    assert "before" in labels and "after" in labels
+        np.testing.assert_allclose(bar_ends(conts[0]),
+                                   np.c_[tabs[0]["ci_low"], tabs[0]["ci_high"]], atol=1e-12)
+        assert any(f"{cb.value:.4f} [{cb.ci_low:.4f}, {cb.ci_high:.4f}]" == t.get_text()
+                   for t in ax.texts)
+    texts = legend_texts(d.figure_)
+    assert {"before", "after", "perfect calibration"} <= set(texts)
+    assert any("95% Wilson interval per bin" in t and "95% interval (simulation)" in t
+               for t in texts)
+    assert d.figure_.get_suptitle()
 
 
-def test_group_reliability_empty_group_and_names(data):
+def test_group_levels_come_from_the_data(data90):
+    d = plots.GroupReliabilityDisplay.from_results(data90["before"]).plot()
+    title = " ".join(legend_texts(d.figure_))
+    assert "90% Wilson interval per bin" in title and "95%" not in title
+    assert len(d.axes_) == 3 and d.figure_.legends   # no spare panel: a key beside
+    assert_legends_off_the_data(d.figure_)
+
+
+def test_group_empty_group_and_names(data):
     b, a = data["before"], data["after"]
-    per_group = [[cb, ca] for cb, ca in zip(b.gmce, a.gmce)]
-    per_group[1] = None
-    names = [f"G{g}" for g in range(len(per_group))]
-    fig = render(plots.group_reliability(per_group, names, labels=["u", "c"], ncols=2,
-                                         scale="logit"))
-    panels = fig.axes[:len(per_group)]
-    assert [ax.get_title() for ax in panels] == names
-    assert any(t.get_text() == "no entries" for t in panels[1].texts)
-    assert not panels[1].containers
-    assert len([c for c in panels[0].containers if isinstance(c, ErrorbarContainer)]) == 2
+    per_group = {"u": list(b.gmce), "c": list(a.gmce)}
+    per_group["u"][1] = per_group["c"][1] = None
+    names = [f"G{g}" for g in range(len(b.gmce))]
+    d = plots.GroupReliabilityDisplay.from_results(per_group, group_names=names,
+                                                   scale="logit").plot(ncols=2)
+    assert [ax.get_title() for ax in d.axes_] == names
+    assert any(t.get_text() == "no entries" for t in d.axes_[1].texts)
+    assert not d.axes_[1].containers
+    assert len([c for c in d.axes_[0].containers if isinstance(c, ErrorbarContainer)]) == 2
 
 
-def test_group_reliability_bad_input(data):
+def test_group_bad_input(data):
     ce = data["before"].gmce[0]
+    make = plots.GroupReliabilityDisplay.from_results
     with pytest.raises(ValueError, match="every group is empty"):
-        plots.group_reliability([None, None])
-    with pytest.raises(ValueError, match="same number of curves"):
-        plots.group_reliability([[ce, ce], [ce]])
-    with pytest.raises(TypeError, match="per_group_results\\[1\\]"):
-        plots.group_reliability([ce, "x"])
+        make([None, None])
+    with pytest.raises(TypeError, match=r"results\[1\]"):
+        make([ce, "x"])
     with pytest.raises(ValueError, match="group names"):
-        plots.group_reliability([ce, ce], ["only one"])
+        make([ce, ce], group_names=["only one"])
     with pytest.raises(ValueError, match="same number of groups"):
-        plots.group_reliability({"a": [ce, ce], "b": [ce]})
-    with pytest.raises(TypeError):
-        plots.group_reliability(42)
+        make({"a": [ce, ce], "b": [ce]})
+    with pytest.raises(TypeError, match="EvaluationResult"):
+        make(42)
+    with pytest.raises(ValueError, match="ncols"):
+        make([ce]).plot(ncols=0)
 
 
 # --------------------------------------------------------------------------- #
-# method_comparison                                                            #
+# MethodComparisonDisplay                                                      #
 # --------------------------------------------------------------------------- #
 
 def table3():
-    return {"HB": {"none": [0.03, 0.04, 0.02], "tfg": [0.01, 0.05, 0.01],
-                   "scw": [0.015, 0.03, 0.012]},
-            "IR": {"none": [0.03, 0.04, 0.02], "tfg": [0.012, 0.02, 0.008],
-                   "scw": [0.014, 0.035, None]}}
+    return plots.MethodComparisonDisplay(
+        ["HB", "IR"], ["All", "Group 1", "Group 2"],
+        none=[[0.03, 0.04, 0.02], [0.03, 0.04, 0.02]],
+        tfg=[[0.01, 0.05, 0.01], [0.012, 0.02, 0.008]],
+        scw=[[0.015, 0.03, 0.012], [0.014, 0.035, np.nan]])
 
 
 def test_method_comparison_arrows_markers():
-    fig = render(plots.method_comparison(table3()))
-    axes = fig.axes
+    d = table3().plot()
+    axes = d.axes_
     assert [ax.get_title() for ax in axes] == ["All", "Group 1", "Group 2"]
     arrows = [p for ax in axes for p in ax.patches if isinstance(p, FancyArrowPatch)]
     assert len(arrows) == 2 * 3   # methods x columns
-    from matplotlib.colors import to_hex
+    np.testing.assert_allclose([p._posA_posB[1][0] for p in arrows],
+                               d.tfg.T.ravel())   # each arrow ends at its TFG value
     colors = [to_hex(p.get_edgecolor()) for p in arrows]
     assert colors.count(_style._RED.lower()) == 1 and colors.count(_style._GREEN.lower()) == 5
     scw = [ln for ax in axes for ln in ax.lines if ln.get_gid() == "scw"]
@@ -269,133 +374,175 @@ def test_method_comparison_arrows_markers():
     assert [t.get_text() for t in axes[0].get_yticklabels()] == ["HB", "IR"]
     assert axes[0].get_xlabel() == "SMCE" and axes[1].get_xlabel() == "GMCE"
     assert axes[0].get_xlim()[0] == 0
-    labels = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert "uncalibrated" in labels and "SCW recalibrated" in labels
+    assert {"uncalibrated", "SCW recalibrated"} <= set(legend_texts(d.figure_))
+    assert_legends_off_the_data(d.figure_)
 
 
-def test_method_comparison_from_evaluations(data):
-    tab = plots.comparison_table(data["before"], {"IR": data["after"]},
-                                 {"IR": data["after_scw"]})
-    n_cols = 1 + len(data["before"].gmce)
-    assert set(tab["IR"]) == {"none", "tfg", "scw"}
-    assert all(len(v) == n_cols for v in tab["IR"].values())
-    assert tab["IR"]["none"][0] == data["before"].smce.value
-    fig = render(plots.method_comparison(tab, ncols=2))
-    arrows = [p for ax in fig.axes for p in ax.patches if isinstance(p, FancyArrowPatch)]
-    assert len(arrows) == n_cols
-    assert sum(ax.axison for ax in fig.axes) == n_cols
+def test_method_comparison_from_comparison(data):
+    groups = data["groups"]
+    comparison = sc.compare_methods(data["dev"], data["entries"], groups,
+                                    methods=["isotonic", "histogram"], ci=None)
+    d = plots.MethodComparisonDisplay.from_comparison(comparison)
+    assert d.methods == ["Isotonic Regression", "Histogram Binning"]
+    assert d.columns == comparison.columns()
+    np.testing.assert_array_equal(d.none[1], comparison.values(comparison.before))
+    for i, m in enumerate(["isotonic", "histogram"]):
+        np.testing.assert_array_equal(d.tfg[i], comparison.values(comparison.after[(m, "tfg")]))
+        np.testing.assert_array_equal(d.scw[i], comparison.values(comparison.after[(m, "scw")]))
+    arrows = [p for ax in d.plot(ncols=2).axes_ for p in ax.patches
+              if isinstance(p, FancyArrowPatch)]
+    assert len(arrows) == 2 * len(d.columns)
 
 
 def test_method_comparison_bad_input():
-    with pytest.raises(TypeError, match="dict"):
-        plots.method_comparison([1, 2])
-    with pytest.raises(ValueError, match="lacks 'tfg'"):
-        plots.method_comparison({"HB": {"none": [0.1]}})
-    with pytest.raises(ValueError, match="unknown keys"):
-        plots.method_comparison({"HB": {"none": [0.1], "tfg": [0.1], "xyz": [0.2]}})
-    with pytest.raises(ValueError, match="expected 2"):
-        plots.method_comparison({"HB": {"none": [0.1, 0.2], "tfg": [0.1]}})
+    make = plots.MethodComparisonDisplay
+    with pytest.raises(ValueError, match=r"shape \(1, 1\)"):
+        make(["HB"], ["All"], none=[[0.1, 0.2]], tfg=[[0.1]])
+    with pytest.raises(ValueError, match="tfg must be numbers"):
+        make(["HB"], ["All", "G1"], none=[[0.1, 0.2]], tfg=[[0.1, 0.2, 0.3], [0.1]])
     with pytest.raises(ValueError, match="non-negative"):
-        plots.method_comparison({"HB": {"none": [-0.1], "tfg": [0.1]}})
-    with pytest.raises(ValueError, match="column names"):
-        plots.method_comparison(table3(), columns=["All"])
-    with pytest.raises(TypeError, match="EvaluationResult"):
-        plots.comparison_table(0.3, {"IR": 0.2})
+        make(["HB"], ["All"], none=[[-0.1]], tfg=[[0.1]])
+    with pytest.raises(ValueError, match="non-negative"):
+        make(["HB"], ["All"], none=[[np.inf]], tfg=[[0.1]])
+    with pytest.raises(ValueError, match="at least one method"):
+        make([], ["All"], none=np.zeros((0, 1)), tfg=np.zeros((0, 1)))
+    with pytest.raises(TypeError, match="MethodComparison"):
+        make.from_comparison({"IR": 0.2})
 
 
 # --------------------------------------------------------------------------- #
-# per_tag_ce                                                                   #
+# PerTagDisplay                                                                #
 # --------------------------------------------------------------------------- #
 
 def _bars(ax, gid):
     return [p for p in ax.patches if p.get_gid() == gid]
 
 
-def test_per_tag_ce_top_tags_with_ci(data):
+def test_per_tag_data_are_the_mce(data):
     m = data["before"].mce
-    top = min(5, len(m.per_tag))
-    names = {t: f"tag{t}" for t in m.per_tag}
-    fig = render(plots.per_tag_ce(m, names, top=top))
-    ax = fig.axes[0]
-    bars = [p for p in ax.patches if str(p.get_gid()).startswith("bars-")]
-    assert len(bars) == top
-    # most frequent first, by entries
-    expected = sorted(m.per_tag, key=lambda t: -m.per_tag[t].n)[:top]
+    d = plots.PerTagDisplay.from_results(m, tag_names=data["groups"], top=5)
+    expected = sorted(m.per_tag, key=lambda t: (-m.per_tag[t].n, t))[:5]
+    assert d.tags == expected
+    np.testing.assert_array_equal(d.values[0], [m.per_tag[t].value for t in expected])
+    np.testing.assert_array_equal(d.ci_low[0], [m.per_tag[t].ci_low for t in expected])
+    np.testing.assert_array_equal(d.ci_high[0], [m.per_tag[t].ci_high for t in expected])
+    np.testing.assert_array_equal(d.counts, [m.per_tag[t].n for t in expected])
+    assert d.rms[0] == pytest.approx(np.sqrt(np.mean(d.values[0] ** 2)), rel=1e-12)
+    assert d.mce.tolist() == [m.value] and d.n_evaluated == len(m.per_tag)
+    assert (d.ci_level, d.ci_method) == (0.95, "simulation")
+    # names from the TagGroups' tag index; "tag t" where the index has none
+    names = data["groups"].tag_names
+    assert d.tag_names == [names[t] or f"tag {t}" for t in expected]
+
+
+def test_per_tag_draws_bars_whiskers_and_summary(data):
+    m = data["before"].mce
+    d = plots.PerTagDisplay.from_results(m, tag_names=data["groups"], top=5).plot()
+    ax = d.ax_
+    bars = _bars(ax, "bars-0")
+    np.testing.assert_array_equal([b.get_width() for b in bars], d.values[0])
+    whiskers = next(c for c in ax.containers if isinstance(c, ErrorbarContainer))
+    segs = whiskers.lines[2][0].get_segments()
+    np.testing.assert_allclose([sorted(s[:, 0]) for s in segs],
+                               np.c_[d.ci_low[0], d.ci_high[0]], atol=1e-12)
     ticks = [t.get_text() for t in ax.get_yticklabels()]
-    assert [s.split()[0] for s in ticks[:top]] == [f"tag{t}" for t in expected]
-    assert f"n={m.per_tag[expected[0]].n:,}" in ticks[0]
-    np.testing.assert_allclose(sorted(b.get_width() for b in bars),
-                               sorted(m.per_tag[t].value for t in expected))
-    assert any(isinstance(c, ErrorbarContainer) for c in ax.containers)
-    assert ticks[top:] == [f"RMS, these {top} tags", f"MCE, all {len(m.per_tag)} tags"]
-    assert ax.get_xlabel() and ax.get_title()
+    assert ticks[0] == f"{d.tag_names[0]}  (n={d.counts[0]:,})"
+    assert ticks[5:] == ["RMS, these 5 tags", f"MCE, all {len(m.per_tag)} tags"]
+    np.testing.assert_allclose([b.get_width() for b in _bars(ax, "summary-0")],
+                               [d.rms[0], m.value])
+    assert "95% interval (simulation)" in legend_texts(d.figure_)
+    assert_legends_off_the_data(d.figure_)
+    # every evaluated tag shown: the RMS would repeat the MCE
+    every = plots.PerTagDisplay.from_results(m, top=len(m.per_tag)).plot().ax_
+    labels = [t.get_text() for t in every.get_yticklabels()]
+    assert labels[-1] == f"MCE, all {len(m.per_tag)} tags" and not any(
+        s.startswith("RMS") for s in labels)
 
 
-def test_per_tag_ce_two_models_and_plain_floats(data):
-    fig = render(plots.per_tag_ce({"before": data["before"], "after": data["after"]},
-                                  top=4))
-    ax = fig.axes[0]
-    assert len(_bars(ax, "bars-0")) == 4 and len(_bars(ax, "bars-1")) == 4
-    legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert legend[:2] == ["before", "after"]
-    fig = render(plots.per_tag_ce({"NN": 0.02, "VB": 0.05, "JJ": 0.01}, show_mean=False,
-                                  counts={"NN": 10, "VB": 30, "JJ": 20}))
-    ticks = [t.get_text() for t in fig.axes[0].get_yticklabels()]
-    assert [s.split()[0] for s in ticks] == ["VB", "JJ", "NN"]
+def test_per_tag_level_comes_from_the_data(data90):
+    d = plots.PerTagDisplay.from_results(data90["before"], top=3).plot()
+    texts = legend_texts(d.figure_)
+    assert "90% interval (simulation)" in texts and not any("95%" in t for t in texts)
 
 
-def test_per_tag_ce_bad_input(data):
+def test_per_tag_two_models_and_numbers(data):
+    d = plots.PerTagDisplay.from_results({"before": data["before"], "after": data["after"]},
+                                         top=4).plot()
+    assert len(_bars(d.ax_, "bars-0")) == 4 and len(_bars(d.ax_, "bars-1")) == 4
+    np.testing.assert_array_equal(d.values[1], [data["after"].mce.per_tag[t].value
+                                                for t in d.tags])
+    assert legend_texts(d.figure_)[:2] == ["before", "after"]
+    raw = plots.PerTagDisplay(["VB", "JJ"], [0.05, 0.01], counts=[30, 20]).plot(
+        show_mean=False)
+    assert [t.get_text() for t in raw.ax_.get_yticklabels()] == ["VB  (n=30)", "JJ  (n=20)"]
+    assert legend_texts(raw.figure_) == []   # one unnamed model, no intervals
+
+
+def test_per_tag_bad_input(data):
     with pytest.raises(ValueError, match="top"):
-        plots.per_tag_ce(data["before"], top=0)
+        plots.PerTagDisplay.from_results(data["before"], top=0)
     no_mce = sc.evaluate(data["entries"], data["groups"], ci=None)
     with pytest.raises(ValueError, match="per_tag=True"):
-        plots.per_tag_ce(no_mce)
+        plots.PerTagDisplay.from_results(no_mce)
     with pytest.raises(TypeError, match="MarginalCalibrationError"):
-        plots.per_tag_ce(3.5)
+        plots.PerTagDisplay.from_results(3.5)
     with pytest.raises(TypeError, match="tag_names"):
-        plots.per_tag_ce(data["before"], tag_names=7)
+        plots.PerTagDisplay.from_results(data["before"], tag_names=7)
+    with pytest.raises(ValueError, match="one CE per tag"):
+        plots.PerTagDisplay(["a", "b"], [0.1])
+    with pytest.raises(ValueError, match="labels"):
+        plots.PerTagDisplay(["a"], [[0.1], [0.2]], labels=["x"])
 
 
 # --------------------------------------------------------------------------- #
-# modified_reliability                                                         #
+# ModifiedReliabilityDisplay                                                   #
 # --------------------------------------------------------------------------- #
 
-def test_modified_reliability_points_and_sizes(data):
+def test_modified_data_are_the_top_label_bins(data):
+    e = data["entries"]
+    d = plots.ModifiedReliabilityDisplay.from_entries({"tagger": e}, n_bins=12)
+    ref = sc.calibration_error(*sc.top_label(e), binning="fixed", n_bins=12, norm=1)
+    assert d.errors[0].value == ref.value and d.errors[0].bins.n_bins == 12
+    np.testing.assert_array_equal(d.tables[0]["mean_score"],
+                                  sc.reliability_table(ref.bins)["mean_score"])
+    np.testing.assert_array_equal(d.positives[0], ref.bins.sum_label[ref.bins.count > 0])
+    ev = plots.ModifiedReliabilityDisplay.from_results(data["before"])
+    assert ev.errors[0] is data["before"].top_label_ece
+
+
+def test_modified_draws_points_sizes_and_interval_ends(data):
     ce = data["before"].top_label_ece
-    fig = render(plots.modified_reliability(ce))
-    ax = fig.axes[0]
+    d = plots.ModifiedReliabilityDisplay.from_results(ce).plot(errorbars=True)
+    ax, t = d.ax_, d.tables[0]
     rings = [c for c in ax.collections if c.get_gid() == "bins-0"]
     assert len(rings) == 1 and isinstance(rings[0], PathCollection)
     offs = rings[0].get_offsets()
-    t = sc.reliability_table(ce.bins)
     assert len(offs) == n_nonempty(ce)
     np.testing.assert_allclose(offs[:, 0], t["mean_score"])
     np.testing.assert_allclose(offs[:, 1], t["mean_label"] - t["mean_score"])
     sizes = rings[0].get_sizes()
     np.testing.assert_allclose(sizes / sizes.max(), t["count"] / t["count"].max())
+    bars = next(c for c in ax.containers if isinstance(c, ErrorbarContainer))
+    np.testing.assert_allclose(bar_ends(bars), np.c_[t["ci_low"], t["ci_high"]]
+                               - t["mean_score"][:, None], atol=1e-12)
     assert any(np.allclose(ln.get_ydata(), 0) for ln in ax.lines)   # zero line
-    assert "accuracy" in ax.get_ylabel() and "confidence" in ax.get_xlabel()
-    assert len(ax.get_legend().get_texts()) >= 2   # size key
+    texts = legend_texts(d.figure_)
+    assert any("95% Wilson interval of each bin's accuracy" in s for s in texts)
+    assert "1,000" in texts or "100" in texts   # the size key
+    assert_legends_off_the_data(d.figure_)
 
 
-def test_modified_reliability_inputs(data):
+def test_modified_inputs(data):
     e, ea = data["entries"], data["after_entries"]
-    rng = np.random.default_rng(0)
-    s = rng.random(1000)
-    y = (rng.random(1000) < s).astype(np.uint8)
-    fig = render(plots.modified_reliability({"arrays": (s, y), "entries": e, "after": ea},
-                                            n_bins=12, errorbars=True))
-    ax = fig.axes[0]
-    for i in range(3):
-        assert len([c for c in ax.collections if c.get_gid() == f"bins-{i}"]) == 1
-    n0 = len([c for c in ax.collections if c.get_gid() == "bins-0"][0].get_offsets())
-    assert n0 == 12   # 1000 uniform scores fill every fixed-width bin
+    d = plots.ModifiedReliabilityDisplay.from_entries({"entries": e, "after": ea}).plot()
+    for i in range(2):
+        assert len([c for c in d.ax_.collections if c.get_gid() == f"bins-{i}"]) == 1
     with pytest.raises(ValueError, match="n_bins"):
-        plots.modified_reliability((s, y), n_bins=0)
-    with pytest.raises(TypeError):
-        plots.modified_reliability("scores")
+        plots.ModifiedReliabilityDisplay.from_entries(e, n_bins=0)
+    with pytest.raises(TypeError, match="Entries"):
+        plots.ModifiedReliabilityDisplay.from_entries("scores")
     with pytest.raises(ValueError, match="labels"):
-        plots.modified_reliability([(s, y), (s, y)], labels=["a"])
+        plots.ModifiedReliabilityDisplay.from_results([data["before"]] * 2, labels=["a"])
 
 
 # --------------------------------------------------------------------------- #

@@ -473,3 +473,18 @@ def test_report_prior_of_measures_only(data, tmp_path, monkeypatch):
     from sparsecal.metrics import dcf
     assert numbers["evaluation"]["metrics"]["dcf"]["pooled"] == dcf(
         data.test.score, data.test.label, prior=0.2).value
+
+
+def test_report_names_tags_from_the_tag_index_without_train_counts(data, tmp_path,
+                                                                   monkeypatch):
+    """--tag-index without --train-counts (one SCW group): the figures still get
+    the tag names (they showed bare indices)."""
+    seen = []
+    monkeypatch.setattr(report_module, "_figures",
+                        lambda directory, *a: seen.append(a[-2]) or [])
+    n_tags = data.test.n_tags
+    index = tmp_path / "index.json"
+    index.write_text(json.dumps({f"TAG{t}": t for t in range(n_tags) if t != 1}))
+    assert main(["report", "--scores", data.p("test.npy"), "--gold", data.p("test_gold.npy"),
+                 "--tag-index", str(index), "-o", str(tmp_path / "r")]) == 0
+    assert seen[0].tag_names == ["TAG0", ""] + [f"TAG{t}" for t in range(2, n_tags)]

@@ -1,52 +1,45 @@
-"""Figures (matplotlib, imported only when a figure is drawn) and the HTML report.
+"""Figures (matplotlib, imported only when one is drawn) and the HTML report.
 
-Every figure function returns a :class:`matplotlib.figure.Figure`; none opens a
-window or touches pyplot's global state, so the package works on a machine
-without a display. Functions that draw one panel accept ``ax=`` to draw into an
-existing axes (the figure returned is then ``ax.figure``). Colours are the
-Okabe-Ito palette (safe for colour-blind readers), and curves also differ in
-marker and line style so figures survive greyscale printing.
+Each figure is a display, as scikit-learn's: ``from_results`` (or
+``from_entries``) computes the data it shows, ``plot(ax=None, ...)`` only draws
+it and returns the display with ``figure_`` and ``ax_`` (or ``axes_``) set.
+Nothing opens a window or touches pyplot's state. Colours are Okabe-Ito
+(:data:`COLORS`), and curves also differ in marker and line style.
 
 One module per figure:
 
-- :mod:`.reliability`: :func:`reliability_diagram`, calibration curves from
-  (equal-mass) bins with the per-bin 95% interval of the label rate and the
-  score distribution below (Nguyen & O'Connor 2015, Fig. 1d, 2, 3).
-  :func:`score_histogram_edges`: the edges of that histogram, for counts made
-  elsewhere (on a cluster).
-- :mod:`.groups`: :func:`group_reliability`, one small reliability diagram per
-  tag group (TFG; Kranzlein et al. 2021, Section 3.3).
-- :mod:`.methods`: :func:`method_comparison`, CE per recalibration method and
-  group, uncalibrated -> TFG with SCW alongside (Kranzlein et al. 2021, Fig. 2
-  and 3), drawn from :func:`comparison_table`.
-- :mod:`.per_tag`: :func:`per_tag_ce`, per-tag CE of the most frequent tags
-  (Nguyen & O'Connor 2015, Fig. 4).
-- :mod:`.modified`: :func:`modified_reliability`, accuracy - confidence against
-  confidence, marker area proportional to bin size (Jagannatha & Yu 2020, Fig. 1).
-- :mod:`.kernel_reliability`: :func:`plot_smooth_reliability`, the kernel-smoothed
-  reliability curve with the score density (Błasiok & Nakkiran 2023, Section 5).
-- :mod:`.bayes_error`: :func:`plot_bayes_error`, normalized actual and minimum DCF
-  against the prior log-odds (Brümmer & du Preez 2006; Cumani's notes).
+- :mod:`.reliability`: :class:`ReliabilityDisplay` (and
+  :func:`reliability_diagram`, its figure in one call): calibration curves
+  with each bin's interval and the score histogram (Nguyen & O'Connor 2015).
+- :mod:`.groups`: :class:`GroupReliabilityDisplay`, one panel per tag group
+  (Kranzlein et al. 2021, Section 3.3).
+- :mod:`.methods`: :class:`MethodComparisonDisplay`, CE per recalibration
+  method and group (Kranzlein et al. 2021, Fig. 2 and 3).
+- :mod:`.per_tag`: :class:`PerTagDisplay`, per-tag CE of the most frequent
+  tags (Nguyen & O'Connor 2015, Fig. 4).
+- :mod:`.modified`: :class:`ModifiedReliabilityDisplay`, accuracy - confidence
+  per bin (Jagannatha & Yu 2020, Fig. 1).
+- :mod:`.kernel_reliability`: :class:`SmoothReliabilityDisplay` (Błasiok &
+  Nakkiran 2023).
+- :mod:`.bayes_error`: :class:`BayesErrorDisplay`, actual and minimum DCF
+  (Brümmer & du Preez 2006).
 - :mod:`.save`: :func:`save_figure`, a figure in several formats, atomically.
 
-Shared by the figures (private): ``_style`` (palette :data:`COLORS`, markers,
-line styles, rcParams, new figures and axes), ``_scales`` (linear / log / logit
-probability axes), ``_inputs`` (the results a figure accepts), ``_labels`` (CE
-text and titles). :mod:`.report` writes the HTML report from these figures.
+Private helpers: ``_style`` (palette, rcParams, axes, legends off the data),
+``_scales`` (probability axes), ``_inputs`` (accepted results), ``_labels``
+(CE and interval text). :mod:`.report` writes the HTML report.
 """
 from ._style import COLORS
-from .groups import group_reliability
-from .methods import comparison_table, method_comparison
-from .modified import modified_reliability
-from .per_tag import per_tag_ce
-from .reliability import reliability_diagram
+from .bayes_error import BayesErrorDisplay
+from .groups import GroupReliabilityDisplay
+from .kernel_reliability import SmoothReliabilityDisplay
+from .methods import MethodComparisonDisplay
+from .modified import ModifiedReliabilityDisplay
+from .per_tag import PerTagDisplay
+from .reliability import ReliabilityDisplay, reliability_diagram
 from .save import save_figure
-from .kernel_reliability import plot_smooth_reliability
-from .bayes_error import plot_bayes_error
-from .reliability import score_histogram_edges
 
-__all__ = ["COLORS", "comparison_table", "group_reliability", "method_comparison",
-           "modified_reliability", "per_tag_ce", "reliability_diagram", "save_figure"]
-__all__ += ["plot_smooth_reliability"]
-__all__ += ["plot_bayes_error"]
-__all__ += ["score_histogram_edges"]
+__all__ = ["BayesErrorDisplay", "COLORS", "GroupReliabilityDisplay",
+           "MethodComparisonDisplay", "ModifiedReliabilityDisplay", "PerTagDisplay",
+           "ReliabilityDisplay", "SmoothReliabilityDisplay", "reliability_diagram",
+           "save_figure"]

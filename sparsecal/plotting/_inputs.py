@@ -1,6 +1,6 @@
-"""What the figures accept: a CalibrationError or an EvaluationResult (duck-typed,
-so that plotting does not import evaluation), alone or in a list or dict, and
-the labels that go with them."""
+"""What the displays' ``from_results`` accept: a result alone (label None), in a
+list with labels, or in a dict keyed by label; an EvaluationResult duck-typed,
+so that plotting does not import evaluation."""
 from collections.abc import Mapping, Sequence
 
 from ..core.binning import BinStats

@@ -1,6 +1,9 @@
-"""Text on the figures: the CE symbol, CE values with their interval, and the
-binning named in titles."""
+"""Text on the figures: the CE symbol, CE values with their interval, interval
+levels and methods as the data give them, and the binning named in titles."""
 import numpy as np
+
+#: the level of a bin's interval when its CE has none (reliability_table's default)
+DEFAULT_LEVEL = 0.95
 
 
 def _ce_symbol(norm):
@@ -25,6 +28,48 @@ def _ce_text(ce, symbol=True):
     if ce.ci_low is not None:
         s += f" [{_fmt(ce.ci_low)}, {_fmt(ce.ci_high)}]"
     return s
+
+
+def _pct(level):
+    """0.95 -> '95%', 0.975 -> '97.5%'."""
+    return f"{100 * level:.6g}%"
+
+
+def _joined(values):
+    """Distinct values in first-seen order, joined by ' / '."""
+    return " / ".join(dict.fromkeys(values))
+
+
+def _bar_level(ce):
+    """The level of a bin's interval: its CE's, else :data:`DEFAULT_LEVEL`."""
+    return DEFAULT_LEVEL if ce.ci_level is None else ce.ci_level
+
+
+def _intervals_title(errors, bin_interval, per_bin="of each bin's label rate"):
+    """The key to the bars and brackets of curves ``errors``: e.g. 'bars: 95%
+    Wilson interval of each bin's label rate' (not when ``bin_interval`` is
+    None) and 'in brackets: 90% interval (bootstrap) of CE_2' when a CE has
+    one; None when there is neither."""
+    lines = []
+    if bin_interval is not None:
+        kind = {"wilson": "Wilson", "clopper-pearson": "Clopper–Pearson"}[bin_interval]
+        lines.append(f"bars: {_joined(_pct(_bar_level(ce)) for ce in errors)} {kind} "
+                     f"interval {per_bin}")
+    with_ci = [ce for ce in errors if ce.ci_low is not None]
+    if with_ci:   # the brackets of the CE texts
+        lines.append(f"in brackets: {_interval_phrase(with_ci)} of "
+                     f"{_ce_symbol(with_ci[0].norm)}")
+    return "\n".join(lines) or None
+
+
+def _interval_phrase(errors):
+    """'95% interval (simulation)' of CEs with an interval; without its
+    specification (a CE built by hand) just 'interval'."""
+    known = [ce for ce in errors if ce.ci is not None]
+    if not known:
+        return "interval"
+    return (f"{_joined(_pct(ce.ci_level) for ce in known)} interval "
+            f"({_joined(ce.ci_method for ce in known)})")
 
 
 def _bins_phrase(ce):

@@ -1,5 +1,6 @@
 """Shared look and layout of every figure: the palette, markers and line styles
-of the curves, the rcParams style, and new figures / axes (Agg canvas, no pyplot).
+of the curves, the rcParams style, new figures / axes (Agg canvas, no pyplot)
+and legends placed off the data.
 
 matplotlib is imported inside the helpers, never at import time."""
 import numpy as np
@@ -103,3 +104,21 @@ def _main_and_lower_axes(ax, lower_ax, show_lower, figsize, lower_name):
     gs = fig.add_gridspec(2, 1, height_ratios=(3.3, 1))
     ax = fig.add_subplot(gs[0])
     return fig, ax, fig.add_subplot(gs[1], sharex=ax)
+
+
+def _legend(ax, owned, handles=None, labels=None, **kw):
+    """A legend off the data: below the panels of a figure drawn here
+    (``owned``), else where the caller's axes ``ax`` are emptiest ("best")."""
+    if handles is None:
+        handles, labels = ax.get_legend_handles_labels()
+    if not owned:
+        return ax.legend(handles, labels, loc="best", **kw)
+    # the most columns (one row at best) whose legend fits across the figure
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    for ncols in range(len(labels), 0, -1):
+        legend = fig.legend(handles, labels, loc="outside lower center", ncols=ncols,
+                            frameon=False, **kw)
+        if ncols == 1 or legend.get_window_extent(renderer).width <= fig.bbox.width:
+            return legend
+        legend.remove()

@@ -1,245 +1,264 @@
 """Per-tag calibration error of the most frequent tags, as horizontal bars with
-95% interval whiskers (Nguyen & O'Connor 2015, Fig. 4)."""
+interval whiskers (Nguyen & O'Connor 2015, Fig. 4)."""
 import numbers
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..metrics import CalibrationError, MarginalCalibrationError
-from ._inputs import _check_labels_arg, _is_evaluation
-from ._labels import _ce_symbol
-from ._style import _rc_style, _single_axes, _style_of
+from ..metrics import MarginalCalibrationError
+from ._inputs import _is_evaluation
+from ._labels import _ce_symbol, _pct
+from ._style import _legend, _rc_style, _single_axes, _style_of
 
-__all__ = ["per_tag_ce"]
+__all__ = ["PerTagDisplay"]
 
 
-def per_tag_ce(mce_result_or_dict, tag_names=None, top=20, *, labels=None, counts=None,
-               show_mean=True, ax=None, title=None, colors=None, figsize=None):
-    """Horizontal bars of per-tag calibration error for the most frequent tags,
-    with 95% interval whiskers where computed (Nguyen & O'Connor 2015, Fig. 4).
+class PerTagDisplay:
+    """Per-tag CE of some tags for one or more models, with intervals, the RMS
+    over the tags shown and each model's MCE.
+
+    Build it from MCE results with :meth:`from_results`, or from numbers with
+    the constructor; :meth:`plot` draws it.
 
     Parameters
     ----------
-    mce_result_or_dict :
-        A MarginalCalibrationError (``sparsecal.mce``), an EvaluationResult with
-        per-tag CE, a dict ``{tag: CalibrationError or float}``; or, to compare
-        models side by side, a dict ``{model: one of those}`` / a list of them.
-    tag_names : sequence, dict or TagGroups, optional
-        Name of each tag index (default: the index).
-    top : int, default 20
-        How many tags: the most frequent, by number of entries (the ``n`` of the
-        first model's CE) or by ``counts``.
+    tags : sequence
+        The tags shown, top to bottom.
+    values : array_like, shape (n_tags,) or (n_models, n_tags)
+        CE per model and tag; NaN where missing.
     labels : list of str, optional
-        Model names when a list is given.
-    counts : dict or array, optional
-        Entries (or training count) per tag, to rank plain-float inputs. Without
-        CE objects or counts the input order is kept.
-    show_mean : bool, default True
-        Add the root mean square over the tags shown and, given a
-        MarginalCalibrationError, the MCE over all evaluated tags.
-    ax : matplotlib Axes, optional
-        Draw into this instead of a new figure.
-    title : str, optional
-        Default "Calibration error of the <top> most frequent tags"; "" for none.
-    colors : sequence of colours, optional
-        One per model; defaults to :data:`COLORS` (Okabe-Ito).
-    figsize : (float, float), optional
-        Size in inches of a new figure; default from the longest tag name and
-        the number of rows.
+        Model names.
+    tag_names : list of str, optional
+        Names shown for ``tags``; default "tag <t>" for an integer tag.
+    counts : array_like of int, shape (n_tags,), optional
+        Entries per tag, shown beside its name.
+    ci_low, ci_high : array_like, shape of ``values``, optional
+        Interval ends (NaN where missing).
+    ci_level : float, optional
+        The intervals' level; ``ci_method`` their method's name.
+    ci_method : str, optional
+    mce : array_like, shape (n_models,), optional
+        Each model's MCE over all ``n_evaluated`` tags it evaluated.
+    n_evaluated : int, optional
+    norm : float, default 2
+        The CE's norm (the axis label).
 
-    Returns
-    -------
-    matplotlib.figure.Figure
-        The given axes' figure, or a new one sized for the tag names.
-
-    Raises
-    ------
-    TypeError
-        If an input is not one of the forms above, ``tag_names`` is not a
-        sequence, dict or TagGroups, or ``ax`` is not a matplotlib Axes.
-    ValueError
-        If ``top`` is not a positive integer, an input is empty, an
-        EvaluationResult has no per-tag CE, or labels are given twice or with
-        the wrong length.
-
-    References
+    Attributes
     ----------
-    .. [1] Nguyen & O'Connor 2015, "Posterior calibration and exploratory analysis for
-       natural language processing models", EMNLP, Section 4.2.2-4.2.3 and Fig. 4
-       (calibration error of the most frequent tags, with averages over them).
+    The parameters (arrays as float64 of shape (n_models, ...)), and
+    ``rms``: each model's root mean square CE over the tags shown;
+    ``figure_``, ``ax_`` set by :meth:`plot`.
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> from sparsecal.plotting import per_tag_ce
-    >>> fig = per_tag_ce({"NN": 0.02, "VB": 0.05, "JJ": 0.01},
-    ...                  counts={"NN": 30, "VB": 20, "JJ": 10})
-    >>> [t.get_text() for t in fig.axes[0].get_yticklabels()]
-    ['NN  (n=30)', 'VB  (n=20)', 'JJ  (n=10)', 'RMS, these 3 tags']
+    >>> from sparsecal.plotting import PerTagDisplay
+    >>> d = PerTagDisplay(["NN", "VB"], [0.02, 0.05], counts=[30, 20])
+    >>> ax = d.plot().ax_
+    >>> [t.get_text() for t in ax.get_yticklabels()]
+    ['NN  (n=30)', 'VB  (n=20)', 'RMS, these 2 tags']
     """
-    if not isinstance(top, numbers.Integral) or top < 1:
-        raise ValueError(f"top must be a positive integer, got {top!r}")
-    x = mce_result_or_dict
-    if isinstance(x, Mapping) and x and not all(_is_per_tag_value(v) for v in x.values()):
-        if labels is not None:
-            raise ValueError("give model labels either as dict keys or as labels, not both")
-        models = [(str(k), *_per_tag_dict(v, f"results[{k!r}]")) for k, v in x.items()]
-    elif isinstance(x, Sequence) and not isinstance(x, str):
-        if not x:
-            raise ValueError("mce_result_or_dict is empty")
-        labs = _check_labels_arg(labels, len(x), "models")
-        models = [(lab or f"model {i + 1}", *_per_tag_dict(v, f"results[{i}]"))
-                  for i, (lab, v) in enumerate(zip(labs, x))]
-    else:
-        lab = _check_labels_arg(labels, 1, "models")[0]
-        models = [(lab, *_per_tag_dict(x, "mce_result_or_dict"))]
-    first = models[0][1]
-    if counts is not None:
-        if isinstance(counts, Mapping):
-            count_of = {k: float(v) for k, v in counts.items()}
-        else:
-            arr = np.asarray(counts)
-            count_of = {i: float(arr[i]) for i in range(arr.shape[0])}
-        order = sorted(first, key=lambda t: -count_of.get(t, 0.0))
-    elif all(isinstance(v, CalibrationError) for v in first.values()):
-        order = sorted(first, key=lambda t: (-first[t].n, str(t)))
-    else:
-        order = list(first)
-    tags = order[:top]
-    names = _tag_name_func(tag_names)
 
-    def n_of(t):
-        if counts is not None:
-            return count_of.get(t)
-        v = first[t]
-        return v.n if isinstance(v, CalibrationError) else None
+    def __init__(self, tags, values, *, labels=None, tag_names=None, counts=None,
+                 ci_low=None, ci_high=None, ci_level=None, ci_method=None, mce=None,
+                 n_evaluated=None, norm=2):
+        self.tags = list(tags)
+        self.values = np.atleast_2d(np.asarray(values, dtype=np.float64))
+        shape = self.values.shape
+        if shape[1] != len(self.tags) or not len(self.tags):
+            raise ValueError(f"values must hold one CE per tag ({len(self.tags)}) and "
+                             f"model, got shape {shape}")
+        self.labels = [None] * shape[0] if labels is None else [str(x) for x in labels]
+        if len(self.labels) != shape[0]:
+            raise ValueError(f"got {len(self.labels)} labels for {shape[0]} models")
+        self.tag_names = ([f"tag {t}" if isinstance(t, numbers.Integral) else str(t)
+                           for t in self.tags] if tag_names is None else
+                          [str(x) for x in tag_names])
+        self.counts = None if counts is None else np.asarray(counts, dtype=np.int64)
+        nan = np.full(shape, np.nan)
+        self.ci_low = nan if ci_low is None else np.atleast_2d(np.asarray(ci_low, float))
+        self.ci_high = nan if ci_high is None else np.atleast_2d(np.asarray(ci_high, float))
+        for name in ("tag_names", "counts"):
+            v = getattr(self, name)
+            if v is not None and len(v) != len(self.tags):
+                raise ValueError(f"{name} must have one item per tag ({len(self.tags)})")
+        if self.ci_low.shape != shape or self.ci_high.shape != shape:
+            raise ValueError(f"ci_low and ci_high must have the shape of values, {shape}")
+        self.ci_level, self.ci_method = ci_level, ci_method
+        self.mce = None if mce is None else np.asarray(mce, dtype=np.float64).reshape(-1)
+        self.n_evaluated, self.norm = n_evaluated, norm
+        ok = np.isfinite(self.values)
+        squares = np.where(ok, self.values, 0.0) ** 2
+        with np.errstate(invalid="ignore"):   # a model without any value: NaN
+            self.rms = np.sqrt(squares.sum(1) / ok.sum(1))
 
-    rows = []
-    for t in tags:
-        n = n_of(t)
-        rows.append(f"{_shorten(names(t))}  (n={int(n):,})" if n is not None
-                    else _shorten(names(t)))
-    n_models = len(models)
-    extra = []
-    if show_mean:
-        extra.append(f"RMS, these {len(tags)} tags")
-        if any(m[2] is not None for m in models):
-            n_all = max(len(m[2].per_tag) for m in models if m[2] is not None)
-            extra.append(f"MCE, all {n_all} tags")
-    n_rows = len(rows) + len(extra)
-    if figsize is None:
-        # Room for the tick labels (about 0.075 in per character) beside a bar
-        # area of at least 4 in.
-        label_in = 0.075 * max((len(r) for r in rows), default=10)
-        figsize = (max(6.4, 4.2 + label_in), 1.5 + (0.17 + 0.09 * n_models) * n_rows)
-    bar_h = 0.8 / n_models
-    with _rc_style():
-        fig, ax = _single_axes(ax, figsize)
+    @classmethod
+    def from_results(cls, results, *, tag_names=None, top=20):
+        """The per-tag CE of the ``top`` tags with the most entries.
+
+        Parameters
+        ----------
+        results : MarginalCalibrationError, EvaluationResult, or dict of them
+            From :func:`sparsecal.mce` or ``evaluate(..., per_tag=True)``; a
+            dict's keys name the models (the first model ranks the tags).
+        tag_names : sequence, dict or TagGroups, optional
+            Name of each tag index (a TagGroups' from its tag index).
+        top : int, default 20
+
+        Returns
+        -------
+        PerTagDisplay
+        """
+        if not isinstance(top, numbers.Integral) or top < 1:
+            raise ValueError(f"top must be a positive integer, got {top!r}")
+        single = _is_evaluation(results) or not isinstance(results, Mapping)
+        models = {None: results} if single else dict(results)
+        if not models:
+            raise ValueError("results is empty")
+        mces = [_as_mce(v, "results" if single else f"results[{k!r}]")
+                for k, v in models.items()]
+        first = mces[0].per_tag
+        tags = sorted(first, key=lambda t: (-first[t].n, t))[:top]
+        ces = [[m.per_tag.get(t) for t in tags] for m in mces]
+
+        def field(name):
+            return [[np.nan if ce is None or getattr(ce, name) is None
+                     else getattr(ce, name) for ce in row] for row in ces]
+
+        with_ci = [ce for row in ces for ce in row if ce is not None and ce.ci is not None]
+        names = _tag_name_func(tag_names)
+        return cls(tags, field("value"), labels=None if single else list(models),
+                   tag_names=[names(t) for t in tags], counts=[first[t].n for t in tags],
+                   ci_low=field("ci_low"), ci_high=field("ci_high"),
+                   ci_level=with_ci[0].ci_level if with_ci else None,
+                   ci_method=with_ci[0].ci_method if with_ci else None,
+                   mce=[m.value for m in mces], n_evaluated=max(len(m.per_tag) for m in mces),
+                   norm=first[tags[0]].norm)
+
+    def plot(self, ax=None, *, show_mean=True, title=None, colors=None, figsize=None):
+        """Draw the bars, most frequent tag on top, and the summary rows below.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Draw into this instead of a new figure.
+        show_mean : bool, default True
+            Add each model's MCE over all evaluated tags and, when fewer tags
+            are shown, the RMS over those.
+        title, colors, figsize : optional
+            Title (default "Calibration error of the <k> most frequent tags",
+            "" for none), colours (default :data:`COLORS`), size of a new
+            figure (default from the tag names and the rows).
+
+        Returns
+        -------
+        PerTagDisplay
+            ``self``, with ``figure_`` and ``ax_`` set.
+        """
+        n_models, n_tags = self.values.shape
+        rows = [_shorten(name) for name in self.tag_names]
+        if self.counts is not None:
+            rows = [f"{r}  (n={int(n):,})" for r, n in zip(rows, self.counts)]
+        summary = self._summary() if show_mean else {}
+        n_rows = n_tags + len(summary)
+        if figsize is None:   # tick labels (~0.075 in a character) beside >= 4 in of bars
+            label_in = 0.075 * max(len(r) for r in rows + list(summary))
+            figsize = (max(6.4, 4.2 + label_in), 1.5 + (0.17 + 0.09 * n_models) * n_rows)
+        bar_h = 0.8 / n_models
         ypos = np.arange(n_rows, dtype=float)
-        ypos[len(rows):] += 0.6   # gap before the summary rows
-        any_ci = False
-        for k, (lab, d, mres) in enumerate(models):
-            st = _style_of(k, colors)
-            off = (k - (n_models - 1) / 2) * bar_h
-            vals, lo, hi = [], [], []
-            for t in tags:
-                v = d.get(t)
-                if isinstance(v, CalibrationError):
-                    vals.append(v.value)
-                    lo.append(np.nan if v.ci_low is None else v.ci_low)
-                    hi.append(np.nan if v.ci_high is None else v.ci_high)
-                else:
-                    vals.append(np.nan if v is None else float(v))
-                    lo.append(np.nan)
-                    hi.append(np.nan)
-            vals, lo, hi = map(np.asarray, (vals, lo, hi))
-            sv = vals[np.isfinite(vals)]
-            summ = []
-            if show_mean:
-                summ.append(float(np.sqrt(np.mean(sv ** 2))) if sv.size else np.nan)
-                if len(extra) > 1:
-                    summ.append(np.nan if mres is None else mres.value)
-            allv = np.r_[vals, summ]
-            hatch_mask = np.r_[np.zeros(len(vals), bool), np.ones(len(summ), bool)]
-            yk = ypos[:allv.shape[0]] + off
-            ax.barh(yk[~hatch_mask], allv[~hatch_mask], height=bar_h * 0.92,
-                           color=st["color"], alpha=0.85, label=lab, gid=f"bars-{k}")
-            if hatch_mask.any():
-                ax.barh(yk[hatch_mask], allv[hatch_mask], height=bar_h * 0.92,
-                        facecolor="white", edgecolor=st["color"], hatch="////",
-                        linewidth=1.0, gid=f"summary-{k}")
-            ok = np.isfinite(lo) & np.isfinite(hi)
-            if ok.any():
-                any_ci = True
-                mid, half = (lo + hi) / 2, (hi - lo) / 2
-                ax.errorbar(mid[ok], yk[:len(vals)][ok], xerr=half[ok], fmt="none",
-                            ecolor="#333333", elinewidth=0.9, capsize=2.2, zorder=4,
-                            gid=f"ci-{k}")
-        ax.set_yticks(ypos, rows + extra)
-        for lbl in ax.get_yticklabels()[len(rows):]:
-            lbl.set_fontweight("bold")
-        if extra:
-            ax.axhline(len(rows) - 0.5 + 0.3, color="#999999", linewidth=0.8)
-        ax.set_ylim(ypos[-1] + 0.6, -0.6)
-        ax.tick_params(axis="y", length=0)
-        ax.set_xlim(left=0)
-        ax.grid(True, axis="x", color="#E5E5E5", linewidth=0.6)
-        sym = _ce_symbol(next((v.norm for v in first.values()
-                               if isinstance(v, CalibrationError)), 2))
-        ax.set_xlabel(f"per-tag calibration error ({sym}, lower is better)")
-        if title is None:
-            title = f"Calibration error of the {len(tags)} most frequent tags"
-            if counts is None and not all(isinstance(v, CalibrationError)
-                                          for v in first.values()):
-                title = f"Calibration error of {len(tags)} tags"
-        legend_above = False
-        if n_models > 1 or models[0][0] is not None or any_ci:
-            handles, labs = ax.get_legend_handles_labels()
-            if any_ci:
-                from matplotlib.lines import Line2D
-                handles.append(Line2D([], [], color="#333333", marker="|", markersize=8,
-                                      linewidth=0.9))
-                labs.append("95% interval")
-            handles = [h for h, l in zip(handles, labs) if l and not l.startswith("_")]
-            labs = [l for l in labs if l and not l.startswith("_")]
-            if handles:   # above the bars, under the title: never over data
-                ax.legend(handles, labs, loc="lower left", bbox_to_anchor=(0.0, 1.0),
-                          ncols=len(handles), frameon=False, borderaxespad=0.2)
-                legend_above = True
-        if title:
-            ax.set_title(title, pad=22 if legend_above else 6)
-    return fig
+        ypos[n_tags:] += 0.6   # a gap before the summary rows
+        owned = ax is None
+        with _rc_style():
+            fig, ax = _single_axes(ax, figsize)
+            for k in range(n_models):
+                self._draw_model(ax, k, ypos + (k - (n_models - 1) / 2) * bar_h, bar_h,
+                                 [v[k] for v in summary.values()], colors)
+            ax.set_yticks(ypos, rows + list(summary))
+            for lbl in ax.get_yticklabels()[n_tags:]:
+                lbl.set_fontweight("bold")
+            if summary:
+                ax.axhline(n_tags - 0.2, color="#999999", linewidth=0.8)
+            ax.set_ylim(ypos[-1] + 0.6, -0.6)
+            ax.tick_params(axis="y", length=0)
+            ax.set_xlim(left=0)
+            ax.grid(True, axis="x", color="#E5E5E5", linewidth=0.6)
+            ax.set_xlabel(f"per-tag calibration error ({_ce_symbol(self.norm)}, "
+                          "lower is better)")
+            if title is None:
+                title = (f"Calibration error of the {n_tags} most frequent tags"
+                         if self.counts is not None else f"Calibration error of {n_tags} tags")
+            above = self._draw_legend(ax, owned)
+            if title:
+                ax.set_title(title, pad=22 if above else 6)
+        self.figure_, self.ax_ = fig, ax
+        return self
+
+    def _summary(self):
+        """{row name: value per model}: the RMS over the tags shown (unless they
+        are all the evaluated tags: it is the MCE then), the MCE."""
+        n_tags = self.values.shape[1]
+        out = {}
+        if self.mce is None or self.n_evaluated is None or n_tags < self.n_evaluated:
+            out[f"RMS, these {n_tags} tags"] = self.rms
+        if self.mce is not None:
+            n_all = self.n_evaluated if self.n_evaluated is not None else "evaluated"
+            out[f"MCE, all {n_all} tags"] = self.mce
+        return out
+
+    def _draw_model(self, ax, k, y, bar_h, summary, colors):
+        st = _style_of(k, colors)
+        n_tags = self.values.shape[1]
+        ax.barh(y[:n_tags], self.values[k], height=bar_h * 0.92, color=st["color"],
+                alpha=0.85, label=self.labels[k], gid=f"bars-{k}")
+        if summary:
+            ax.barh(y[n_tags:], summary, height=bar_h * 0.92, facecolor="white",
+                    edgecolor=st["color"], hatch="////", linewidth=1.0, gid=f"summary-{k}")
+        lo, hi = self.ci_low[k], self.ci_high[k]
+        ok = np.isfinite(lo) & np.isfinite(hi)
+        if ok.any():
+            ax.errorbar((lo + hi)[ok] / 2, y[:n_tags][ok], xerr=(hi - lo)[ok] / 2,
+                        fmt="none", ecolor="#333333", elinewidth=0.9, capsize=2.2,
+                        zorder=4, gid=f"ci-{k}")
+
+    def _draw_legend(self, ax, owned):
+        """The models and the interval: below a figure drawn here, else above
+        the caller's axes (never over the bars); whether it is above."""
+        from matplotlib.lines import Line2D
+        handles, labels = [], []
+        if self.values.shape[0] > 1 or self.labels[0] is not None:
+            handles, labels = ax.get_legend_handles_labels()
+        if np.isfinite(self.ci_low).any():
+            handles.append(Line2D([], [], color="#333333", marker="|", markersize=8,
+                                  linewidth=0.9))
+            labels.append("interval" if self.ci_level is None else
+                          f"{_pct(self.ci_level)} interval"
+                          + ("" if self.ci_method is None else f" ({self.ci_method})"))
+        if not handles:
+            return False
+        if owned:
+            _legend(ax, owned, handles, labels)
+            return False
+        ax.legend(handles, labels, loc="lower left", bbox_to_anchor=(0.0, 1.0),
+                  ncols=len(handles), frameon=False, borderaxespad=0.2)
+        return True
 
 
-def _per_tag_dict(x, what):
-    """{tag: CalibrationError or float}, and the MCE value (or None)."""
+def _as_mce(x, what):
+    """The MarginalCalibrationError of an MCE result or an evaluation."""
     if _is_evaluation(x):
         if x.mce is None:
             raise ValueError(f"{what} has no per-tag CE: evaluate(..., per_tag=True)")
         x = x.mce
-    if isinstance(x, MarginalCalibrationError):
-        return dict(x.per_tag), x
-    if isinstance(x, Mapping):
-        if not x:
-            raise ValueError(f"{what} is empty")
-        for k, v in x.items():
-            if not isinstance(v, (CalibrationError, numbers.Real)):
-                raise TypeError(f"{what}[{k!r}] must be a CalibrationError or a number, "
-                                f"got {type(v).__name__}")
-        return dict(x), None
-    raise TypeError(f"{what} must be a MarginalCalibrationError, an EvaluationResult with "
-                    f"per-tag CE, or a dict {{tag: CalibrationError}}; got {type(x).__name__}")
-
-
-def _is_per_tag_value(v):
-    return isinstance(v, (CalibrationError, numbers.Real))
+    if not isinstance(x, MarginalCalibrationError):
+        raise TypeError(f"{what} must be a MarginalCalibrationError (sparsecal.mce) or an "
+                        f"EvaluationResult with per-tag CE; got {type(x).__name__}")
+    if not x.per_tag:
+        raise ValueError(f"{what} evaluated no tag (too few entries each)")
+    return x
 
 
 def _shorten(name, width=34):
     """A tag name cut to ``width`` characters with an ellipsis in the middle, so
     long compound tags (``VERB|Mood=Ind|Number=Sing|...``) keep both ends."""
-    name = str(name)
     if len(name) <= width:
         return name
     keep = width - 1
@@ -247,16 +266,20 @@ def _shorten(name, width=34):
 
 
 def _tag_name_func(tag_names):
-    if tag_names is None:
-        return lambda t: str(t)
-    if hasattr(tag_names, "tag_names"):   # TagGroups
+    """Tag -> its name: from a sequence, a dict or a TagGroups' tag index; "tag
+    <t>" where none is known."""
+    def fallback(t):
+        return f"tag {t}"
+
+    if hasattr(tag_names, "tag_names") and hasattr(tag_names, "tag_to_group"):   # TagGroups
         tag_names = tag_names.tag_names
-        if tag_names is None:
-            return lambda t: str(t)
+    if tag_names is None:
+        return fallback
     if isinstance(tag_names, Mapping):
-        return lambda t: str(tag_names.get(t, t))
+        return lambda t: str(tag_names[t]) if t in tag_names else fallback(t)
     if isinstance(tag_names, Sequence) and not isinstance(tag_names, str):
         names = list(tag_names)
-        return lambda t: str(names[t]) if isinstance(t, numbers.Integral) and \
-            0 <= t < len(names) and names[t] != "" else str(t)
-    raise TypeError("tag_names must be a sequence, a dict or a TagGroups")
+        return lambda t: (str(names[t]) if isinstance(t, numbers.Integral)
+                          and 0 <= t < len(names) and names[t] != "" else fallback(t))
+    raise TypeError("tag_names must be a sequence, a dict or a TagGroups, got "
+                    f"{type(tag_names).__name__}")

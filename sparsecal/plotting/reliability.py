@@ -1,198 +1,276 @@
-"""Reliability diagram: calibration curves from (equal-mass) bins with the per-bin
-95% interval of the label rate and the score distribution below (Nguyen &
-O'Connor 2015, Fig. 1d, 2, 3)."""
+"""Reliability diagram (Nguyen & O'Connor 2015, Fig. 1d, 2, 3): calibration
+curves from bins, the interval of each bin's label rate, and the score
+histogram below."""
 import numbers
-from ..core.dispatch import distributed_form
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from ..core.binning import histogram_counts
-from ..metrics import reliability_table
-from ._inputs import _curves
-from ._labels import _bins_phrase, _ce_text
+from ..core.dispatch import distributed_form, is_distributed
+from ..core.entries import Entries
+from ..metrics import reliability_table, smce
+from ._inputs import _curves, _labelled
+from ._labels import _bins_phrase, _ce_text, _intervals_title
 from ._scales import (_check_scale, _diagonal, _from_display, _scale_limits, _set_scale,
                       _to_display)
-from ._style import _main_and_lower_axes, _rc_style, _style_of
+from ._style import _legend, _main_and_lower_axes, _rc_style, _style_of
 
-__all__ = ["reliability_diagram", "score_histogram_edges"]
+__all__ = ["ReliabilityDisplay", "reliability_diagram"]
 
 
-def _draw_curve(ax, ce, i, label, colors, markersize=5, errorbars=True,
-                bin_interval="wilson"):
-    """Curve ``i``: bin means with 95% bars; returns its errorbar container and
-    reliability table (shared with the per-group grid)."""
-    t = reliability_table(ce.bins, bin_interval=bin_interval)
-    x, y = t["mean_score"], t["mean_label"]
+class ReliabilityDisplay:
+    """Calibration curves: per bin, the mean score against the rate of the label
+    with that rate's interval; the score histogram below.
+
+    Build it with :meth:`from_results` or :meth:`from_entries`; :meth:`plot`
+    draws it. The attributes are the data drawn.
+
+    Attributes
+    ----------
+    labels : list of str or None
+        One per curve.
+    errors : list of CalibrationError
+        Each curve's CE (the legend; the points are its bins).
+    tables : list of ReliabilityTable
+        Each curve's points and bar ends: :func:`sparsecal.reliability_table`
+        of its bins at its CE's interval level (95% without one).
+    bin_interval : {"wilson", "clopper-pearson"}
+        The interval of a bin's label rate.
+    scale, yscale : {"linear", "log", "logit"}
+        The axes' scales.
+    limits : tuple of float
+        ``(xlo, xhi, ylo, yhi)``: the axes' range.
+    hist_edges : ndarray
+        The score histogram's edges, evenly spaced on the score axis's scale.
+    hist_counts : list of ndarray
+        Each curve's entries per histogram bin.
+    hist_exact : bool
+        False when the counts are spread from the bins (no scores given).
+    figure_, ax_, hist_ax_ : matplotlib objects
+        Set by :meth:`plot` (``hist_ax_`` None without a histogram).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal import calibration_error
+    >>> from sparsecal.plotting import ReliabilityDisplay
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.random(2000)
+    >>> y = (rng.random(2000) < s).astype(np.uint8)
+    >>> d = ReliabilityDisplay.from_results(calibration_error(s, y, n_bins=10), scores=s)
+    >>> len(d.tables[0]["mean_score"]), int(d.hist_counts[0].sum())
+    (10, 2000)
+    >>> d.plot().ax_.get_ylabel()
+    'empirical frequency of the label'
+    """
+
+    def __init__(self, *, labels, errors, tables, bin_interval, scale, yscale, limits,
+                 hist_edges, hist_counts, hist_exact):
+        self.labels, self.errors, self.tables = labels, errors, tables
+        self.bin_interval, self.scale, self.yscale, self.limits = (bin_interval, scale,
+                                                                   yscale, limits)
+        self.hist_edges, self.hist_counts, self.hist_exact = (hist_edges, hist_counts,
+                                                              hist_exact)
+
+    @classmethod
+    def from_results(cls, results, labels=None, *, scores=None, hist_counts=None,
+                     scale="linear", yscale=None, hist_bins=40, bin_interval="wilson"):
+        """The curves of calibration errors.
+
+        Parameters
+        ----------
+        results : CalibrationError, EvaluationResult, or a list or dict of them
+            One curve each (an EvaluationResult gives its SMCE); a dict's keys
+            are the labels.
+        labels : list of str, optional
+            Label per curve (not with a dict).
+        scores : array or list of arrays, optional
+            The scores each curve was binned from, for the exact histogram
+            (else it is spread from the bins).
+        hist_counts : list of arrays, optional
+            Instead of ``scores``: each curve's counts over ``hist_edges`` of
+            the display without them (counted elsewhere, e.g. on a cluster).
+        scale : {"linear", "log", "logit"}, default "linear"
+            The score axis; "logit" spreads out scores near 0 and 1.
+        yscale : {"linear", "log", "logit"}, optional
+            The frequency axis; default ``scale`` (a straight diagonal).
+        hist_bins : int, default 40
+        bin_interval : {"wilson", "clopper-pearson"}, default "wilson"
+
+        Returns
+        -------
+        ReliabilityDisplay
+        """
+        curves = _curves(results, labels)
+        scale = _check_scale(scale)
+        yscale = scale if yscale is None else _check_scale(yscale, "yscale")
+        if not isinstance(hist_bins, numbers.Integral) or hist_bins < 1:
+            raise ValueError(f"hist_bins must be a positive integer, got {hist_bins!r}")
+        errors = [ce for _, ce in curves]
+        tables = [reliability_table(ce.bins, ci=ce.ci or "simulation",
+                                    bin_interval=bin_interval) for ce in errors]
+        limits = _limits(tables, scale, yscale)
+        edges = _hist_edges(limits, scale, hist_bins)
+        score_arrays = _score_arrays(scores, len(curves))
+        counts = _count_arrays(hist_counts, len(curves), hist_bins, scores)
+        exact = True
+        if counts is None:
+            counts = []
+            for i, ce in enumerate(errors):
+                if score_arrays is not None and score_arrays[i] is not None:
+                    counts.append(histogram_counts(score_arrays[i], edges))
+                else:
+                    counts.append(_approx_hist(ce.bins, edges, scale))
+                    exact = False
+        return cls(labels=[lab for lab, _ in curves], errors=errors, tables=tables,
+                   bin_interval=bin_interval, scale=scale, yscale=yscale, limits=limits,
+                   hist_edges=edges, hist_counts=counts, hist_exact=exact)
+
+    @classmethod
+    def from_entries(cls, entries, *, n_bins=None, binning="equal-mass", ci=None,
+                     scale="linear", yscale=None, hist_bins=40, bin_interval="wilson"):
+        """The curve of all entries (their SMCE) with the exact score histogram.
+
+        Parameters
+        ----------
+        entries : Entries or dict of str to Entries
+            One curve each; a dict's keys are the labels.
+        n_bins, binning, ci
+            As :func:`sparsecal.smce`.
+        scale, yscale, hist_bins, bin_interval
+            As :meth:`from_results`.
+
+        Returns
+        -------
+        ReliabilityDisplay
+        """
+        pairs = _labelled(entries, Entries, "entries", "sparsecal.threshold")
+        errors = [smce(e, n_bins=n_bins, binning=binning, ci=ci) for _, e in pairs]
+        return cls.from_results(errors, [lab for lab, _ in pairs],
+                                scores=[e.score for _, e in pairs], scale=scale,
+                                yscale=yscale, hist_bins=hist_bins,
+                                bin_interval=bin_interval)
+
+    def plot(self, ax=None, *, hist_ax=None, show_distribution=True, title=None,
+             colors=None, figsize=(5.2, 5.8)):
+        """Draw the curves, and the histogram below.
+
+        Parameters
+        ----------
+        ax, hist_ax : matplotlib Axes, optional
+            Draw into these instead of a new figure (the histogram only with
+            ``hist_ax``).
+        show_distribution : bool, default True
+            Draw the histogram (on a new figure).
+        title, colors, figsize : optional
+            Title (default "Calibration curve (<B> equal-mass bins)", "" for
+            none), colours (default :data:`COLORS`), size of a new figure.
+
+        Returns
+        -------
+        ReliabilityDisplay
+            ``self``, with ``figure_``, ``ax_`` and ``hist_ax_`` set.
+        """
+        owned = ax is None
+        with _rc_style():
+            fig, ax, hist_ax = _main_and_lower_axes(ax, hist_ax, show_distribution,
+                                                    figsize, "hist_ax")
+            handles = []
+            for i, (label, ce, t) in enumerate(zip(self.labels, self.errors, self.tables)):
+                text = _ce_text(ce)
+                handles.append(_draw_curve(ax, t, i, text if label is None else
+                                           f"{label}: {text}", colors))
+            xlo, xhi, ylo, yhi = self.limits
+            _set_scale(ax, "x", self.scale)
+            _set_scale(ax, "y", self.yscale)
+            pad = 0.02 if self.scale == "linear" else 0.0
+            ax.set_xlim(xlo - pad, xhi + pad)
+            ypad = 0.02 if self.yscale == "linear" else 0.0
+            ax.set_ylim(ylo - ypad, yhi + ypad)
+            handles.append(_diagonal(ax, max(xlo, ylo), min(xhi, yhi),
+                                     label="perfect calibration"))
+            ax.set_ylabel("empirical frequency of the label")
+            ax.grid(True, color="#E5E5E5", linewidth=0.6)
+            if title is None:
+                title = f"Calibration curve ({_bins_phrase(self.errors[0])})"
+            if title:
+                ax.set_title(title)
+            _legend(ax, owned, handles, [h.get_label() for h in handles],
+                    title=_intervals_title(self.errors, self.bin_interval),
+                    title_fontsize=7.5)
+            if hist_ax is not None:
+                self._draw_histogram(hist_ax, colors)
+                ax.tick_params(labelbottom=False)
+            else:
+                ax.set_xlabel("predicted score")
+        self.figure_, self.ax_, self.hist_ax_ = fig, ax, hist_ax
+        return self
+
+    def _draw_histogram(self, hist_ax, colors):
+        for i, h in enumerate(self.hist_counts):
+            st = _style_of(i, colors)
+            hist_ax.stairs(h, self.hist_edges, color=st["color"], linewidth=1.3,
+                           linestyle=st["linestyle"], fill=False, baseline=None,
+                           gid=f"hist-{i}")
+            if i == 0:
+                hist_ax.stairs(h, self.hist_edges, color=st["color"], alpha=0.15,
+                               fill=True, linewidth=0)
+        hist_ax.set_yscale("log")
+        hist_ax.set_ylabel("entries" + ("" if self.hist_exact else " (approx.)"))
+        hist_ax.set_xlabel("predicted score")
+        hist_ax.grid(True, axis="y", color="#E5E5E5", linewidth=0.6)
+
+
+def reliability_diagram(results, labels=None, *, scores=None, scale="linear", yscale=None,
+                        show_distribution=True, hist_bins=40, ax=None, hist_ax=None,
+                        title=None, colors=None, figsize=(5.2, 5.8), bin_interval="wilson",
+                        hist_counts=None):
+    """The figure of :class:`ReliabilityDisplay`, in one call.
+
+    Parameters
+    ----------
+    results, labels, scores, scale, yscale, hist_bins, bin_interval, hist_counts
+        As :meth:`ReliabilityDisplay.from_results`.
+    show_distribution, ax, hist_ax, title, colors, figsize
+        As :meth:`ReliabilityDisplay.plot`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsecal import calibration_error
+    >>> from sparsecal.plotting import reliability_diagram
+    >>> s = np.linspace(0.01, 0.99, 500)
+    >>> fig = reliability_diagram(calibration_error(s, (s > 0.5).astype(np.uint8)),
+    ...                           scale="logit")
+    >>> [ax.get_xlabel() for ax in fig.axes]
+    ['', 'predicted score']
+    """
+    distributed_form(reliability_diagram, locals())
+    display = ReliabilityDisplay.from_results(
+        results, labels, scores=scores, hist_counts=hist_counts, scale=scale,
+        yscale=yscale, hist_bins=hist_bins, bin_interval=bin_interval)
+    return display.plot(ax, hist_ax=hist_ax, show_distribution=show_distribution,
+                        title=title, colors=colors, figsize=figsize).figure_
+
+
+def _draw_curve(ax, table, i, label, colors, markersize=5, errorbars=True):
+    """Curve ``i``: bin means with their interval bars; returns the errorbar
+    container (shared with the per-group grid)."""
+    x, y = table["mean_score"], table["mean_label"]
     st = _style_of(i, colors)
-    yerr = np.vstack([y - t["ci_low"], t["ci_high"] - y]) if errorbars else None
+    yerr = np.vstack([y - table["ci_low"], table["ci_high"] - y]) if errorbars else None
     cont = ax.errorbar(x, y, yerr=yerr, color=st["color"], marker=st["marker"],
                        linestyle=st["linestyle"], markersize=markersize, linewidth=1.4,
                        elinewidth=1.0, capsize=2.5 if errorbars else 0,
                        markeredgecolor="white", markeredgewidth=0.6, label=label,
                        zorder=3 + i)
     cont.lines[0].set_gid(f"curve-{i}")
-    return cont, t
-
-
-def reliability_diagram(results, labels=None, *, scores=None, scale="linear", yscale=None,
-                        show_distribution=True, hist_bins=40, ax=None, hist_ax=None,
-                        title=None, colors=None, figsize=(5.2, 5.6), legend_loc=None,
-                        bin_interval="wilson", hist_counts=None):
-    """Calibration curve(s) from binned statistics, with 95% intervals per bin.
-
-    Points are ``(mean score, empirical frequency of the label)`` of each
-    non-empty bin, joined by lines; vertical bars are the 95% interval of the
-    bin's label rate, Wilson's or Clopper–Pearson's (``bin_interval``;
-    :func:`sparsecal.reliability_table`), never of zero width.
-    The dotted diagonal is perfect calibration. Below, on a shared x axis, the
-    distribution of the scores (their Fig. 1d: adaptive bins follow it).
-
-    Parameters
-    ----------
-    results : CalibrationError, EvaluationResult, or a list or dict of them
-        One curve each (e.g. before and after recalibration); an
-        EvaluationResult contributes its SMCE. A dict's keys are the labels.
-    labels : list of str, optional
-        Legend label per curve (not with a dict).
-    scores : array or list of arrays, optional
-        The scores each curve was binned from, for an exact histogram. Without
-        them (or ``hist_counts``) the histogram is approximated from the bins:
-        each bin's count is spread evenly over its score range [lower, upper].
-    scale : {"linear", "log", "logit"}, default "linear"
-        Scale of the score axis. Thresholded tagger scores pile up near the
-        threshold (0.01) and near 1: "logit" spreads out both ends, "log" the
-        low end. Bins whose label rate is 0 (or 1, on "logit") cannot be shown
-        on a log/logit y axis and are left out there.
-    yscale : {"linear", "log", "logit"}, optional
-        Scale of the frequency axis; defaults to ``scale`` so that the
-        diagonal stays straight.
-    show_distribution : bool, default True
-        Draw the score histogram below (ignored when ``ax`` is given without
-        ``hist_ax``).
-    hist_bins : int, default 40
-        Histogram bins, evenly spaced on the score axis's scale.
-    ax, hist_ax : matplotlib Axes, optional
-        Draw into these instead of a new figure.
-    title : str, optional
-        Defaults to "Calibration curve (<B> equal-mass bins)". "" for none.
-    colors : sequence of colours, optional
-        Defaults to :data:`COLORS` (Okabe-Ito).
-    figsize : (float, float), default (5.2, 5.6)
-        Size in inches of a new figure.
-    legend_loc : str, optional
-        Legend position; default "upper left" on a linear frequency axis, else
-        "lower right".
-    bin_interval : {"wilson", "clopper-pearson"}, default "wilson"
-        The interval of each bin's label rate
-        (:func:`~sparsecal.metrics.bin_intervals.binomial_interval`).
-    hist_counts : list or dict of arrays, optional
-        Instead of ``scores``: each curve's exact histogram, counted elsewhere
-        (on a cluster) over :func:`score_histogram_edges` of the same
-        ``results``, ``scale``, ``yscale`` and ``hist_bins``
-        (:func:`sparsecal.core.binning.histogram_counts`, what ``scores`` give).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        The given axes' figure, or a new one: the curves on top, the score
-        histogram (log counts) below.
-
-    Raises
-    ------
-    TypeError
-        If a result is not a CalibrationError or an EvaluationResult, or
-        ``ax`` / ``hist_ax`` is not a matplotlib Axes.
-    ValueError
-        If ``bin_interval`` is unknown, ``results`` is empty or has no
-        non-empty bins, the labels or score arrays do not match the curves,
-        scores are not probabilities, a scale is unknown, ``hist_bins`` is not
-        a positive integer, ``hist_ax`` is given without ``ax``, or
-        ``hist_counts`` is given with ``scores`` or is not one array of
-        ``hist_bins`` counts per curve.
-
-    References
-    ----------
-    .. [1] Nguyen & O'Connor 2015, "Posterior calibration and exploratory analysis for
-       natural language processing models", EMNLP, Section 3.3 (calibration curves from
-       adaptive bins), Algorithm 2 (interval per bin), Fig. 1(d), 2 and 3.
-
-    Examples
-    --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> import numpy as np
-    >>> from sparsecal import calibration_error
-    >>> rng = np.random.default_rng(0)
-    >>> s = rng.random(2000)
-    >>> y = (rng.random(2000) < s).astype(np.uint8)
-    >>> from sparsecal.plotting import reliability_diagram
-    >>> fig = reliability_diagram(calibration_error(s, y, n_bins=10), scores=s,
-    ...                           scale="logit")
-    >>> main, hist = fig.axes
-    >>> main.get_title(), hist.get_xlabel()
-    ('Calibration curve (10 equal-mass bins)', 'predicted score')
-    """
-    distributed_form(reliability_diagram, locals())
-    curves = _curves(results, labels)
-    scale = _check_scale(scale)
-    yscale = scale if yscale is None else _check_scale(yscale, "yscale")
-    _check_hist_bins(hist_bins)
-    score_arrays = _score_arrays(scores, len(curves))
-    count_arrays = _count_arrays(hist_counts, len(curves), hist_bins, scores)
-    with _rc_style():
-        fig, ax, hist_ax = _main_and_lower_axes(ax, hist_ax, show_distribution, figsize,
-                                                "hist_ax")
-        show_distribution = hist_ax is not None
-        tables = []
-        for i, (label, ce) in enumerate(curves):
-            text = _ce_text(ce)
-            label = text if label is None else f"{label}: {text}"
-            _, t = _draw_curve(ax, ce, i, label, colors, bin_interval=bin_interval)
-            tables.append(t)
-        xlo, xhi, ylo, yhi = _limits(tables, scale, yscale)
-        _set_scale(ax, "x", scale)
-        _set_scale(ax, "y", yscale)
-        pad = 0.02 if scale == "linear" else 0.0
-        ax.set_xlim(xlo - pad, xhi + pad)
-        ax.set_ylim(ylo - (0.02 if yscale == "linear" else 0), yhi + (0.02 if yscale == "linear" else 0))
-        _diagonal(ax, max(xlo, ylo), min(xhi, yhi), label="perfect calibration")
-        ax.set_ylabel("empirical frequency of the label")
-        ax.grid(True, color="#E5E5E5", linewidth=0.6)
-        if title is None:
-            title = f"Calibration curve ({_bins_phrase(curves[0][1])})"
-        if title:
-            ax.set_title(title)
-        leg_title = "error bars: 95% interval of each bin's label rate"
-        ax.legend(loc=legend_loc or ("upper left" if yscale == "linear" else "lower right"),
-                  title=leg_title, title_fontsize=7.5)
-        if show_distribution:
-            edges = _edges_of(xlo, xhi, scale, hist_bins)
-            approx = False
-            for i, (label, ce) in enumerate(curves):
-                st = _style_of(i, colors)
-                s = None if score_arrays is None else score_arrays[i]
-                if count_arrays is not None:
-                    h = count_arrays[i]
-                elif s is not None:
-                    h = histogram_counts(s, edges)
-                else:
-                    h = _approx_hist(ce.bins, edges, scale)
-                    approx = True
-                hist_ax.stairs(h, edges, color=st["color"], linewidth=1.3,
-                               linestyle=st["linestyle"], fill=False,
-                               label=label, baseline=None)
-                if i == 0:
-                    hist_ax.stairs(h, edges, color=st["color"], alpha=0.15, fill=True,
-                                   linewidth=0)
-            hist_ax.set_yscale("log")
-            hist_ax.set_ylabel("entries" + (" (approx.)" if approx else ""))
-            hist_ax.set_xlabel("predicted score")
-            hist_ax.grid(True, axis="y", color="#E5E5E5", linewidth=0.6)
-            ax.tick_params(labelbottom=False)
-        else:
-            ax.set_xlabel("predicted score")
-    return fig
+    return cont
 
 
 def _limits(tables, scale, yscale):
@@ -207,59 +285,11 @@ def _limits(tables, scale, yscale):
     return xlo, xhi, ylo, yhi
 
 
-def _edges_of(xlo, xhi, scale, hist_bins):
-    """The histogram's edges under a score axis from ``xlo`` to ``xhi``."""
-    return _hist_edges(max(xlo, 1e-15) if scale != "linear" else 0.0,
-                       xhi if scale != "linear" else 1.0, scale, hist_bins)
-
-
-def score_histogram_edges(results, *, scale="linear", yscale=None, hist_bins=40):
-    """The edges of the score histogram that :func:`reliability_diagram` draws
-    under these curves: ``hist_bins`` bins evenly spaced on the score axis's
-    scale, over the axis's range.
-
-    Count scores over them with :func:`sparsecal.core.binning.histogram_counts`
-    (on each chunk of distributed entries, adding the counts) and pass the
-    counts as ``reliability_diagram(..., hist_counts=...)``: the figure is the
-    one its ``scores`` would give.
-
-    Parameters
-    ----------
-    results, scale, yscale, hist_bins
-        As in :func:`reliability_diagram`.
-
-    Returns
-    -------
-    ndarray of float64, shape (hist_bins + 1,)
-
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`reliability_diagram` for these arguments.
-
-    References
-    ----------
-    Nguyen & O'Connor 2015, Fig. 1(d).
-
-    Examples
-    --------
-    >>> from sparsecal import calibration_error
-    >>> ce = calibration_error([0.1, 0.4, 0.6, 0.9], [0, 1, 0, 1], n_bins=2)
-    >>> score_histogram_edges(ce, hist_bins=4).tolist()
-    [0.0, 0.25, 0.5, 0.75, 1.0]
-    """
-    curves = _curves(results, None)
-    scale = _check_scale(scale)
-    yscale = scale if yscale is None else _check_scale(yscale, "yscale")
-    _check_hist_bins(hist_bins)
-    tables = [reliability_table(ce.bins) for _, ce in curves]
-    xlo, xhi, _, _ = _limits(tables, scale, yscale)
-    return _edges_of(xlo, xhi, scale, hist_bins)
-
-
-def _check_hist_bins(hist_bins):
-    if not isinstance(hist_bins, numbers.Integral) or hist_bins < 1:
-        raise ValueError(f"hist_bins must be a positive integer, got {hist_bins!r}")
+def _hist_edges(limits, scale, n):
+    """``n`` histogram bins evenly spaced on the score axis."""
+    lo, hi = (max(limits[0], 1e-15), limits[1]) if scale != "linear" else (0.0, 1.0)
+    return _from_display(np.linspace(_to_display(lo, scale), _to_display(hi, scale),
+                                     n + 1), scale)
 
 
 def _count_arrays(hist_counts, n_curves, hist_bins, scores):
@@ -281,14 +311,9 @@ def _count_arrays(hist_counts, n_curves, hist_bins, scores):
     return out
 
 
-def _hist_edges(lo, hi, scale, n):
-    return _from_display(np.linspace(_to_display(lo, scale), _to_display(hi, scale),
-                                     n + 1), scale)
-
-
 def _approx_hist(bins, edges, scale):
-    """Counts per histogram bin, spreading each equal-mass bin's count evenly
-    (in display coordinates) over its score range [lower, upper]."""
+    """Counts per histogram bin, spreading each bin's count evenly (in display
+    coordinates) over its score range [lower, upper]."""
     out = np.zeros(edges.shape[0] - 1)
     e = _to_display(np.clip(edges, 1e-15, 1 - 1e-15) if scale == "logit" else
                     np.clip(edges, 1e-15, None) if scale == "log" else edges, scale)
@@ -298,7 +323,7 @@ def _approx_hist(bins, edges, scale):
         lo = np.clip(lo, 1e-15, 1 - 1e-15 if scale == "logit" else 1.0)
         hi = np.clip(hi, 1e-15, 1 - 1e-15 if scale == "logit" else 1.0)
     a, b = _to_display(lo, scale), _to_display(hi, scale)
-    for ai, bi, c in zip(a, b, cnt):
+    for ai, bi, c in zip(a, b, cnt):   # over the bins (tens), not the entries
         if bi - ai <= 1e-12 * max(1.0, abs(ai)):
             k = int(np.clip(np.searchsorted(e, ai, side="right") - 1, 0, out.shape[0] - 1))
             out[k] += c
@@ -313,26 +338,25 @@ def _approx_hist(bins, edges, scale):
 
 
 def _score_arrays(scores, n_curves):
-    """None, or one 1-D array per curve (a single array is shared)."""
+    """None, or one 1-D array (or None) per curve; a single array is shared."""
     if scores is None:
         return None
-    if isinstance(scores, np.ndarray) or (isinstance(scores, Sequence) and scores
-                                          and isinstance(scores[0], numbers.Real)):
+    if isinstance(scores, np.ndarray) or is_distributed(scores) or (
+            isinstance(scores, Sequence) and scores and isinstance(scores[0], numbers.Real)):
         scores = [scores] * n_curves
-    if isinstance(scores, Mapping):
-        scores = list(scores.values())
-    scores = list(scores)
+    scores = list(scores.values() if isinstance(scores, Mapping) else scores)
     if len(scores) != n_curves:
         raise ValueError(f"got {len(scores)} score arrays for {n_curves} curves")
     out = []
     for i, s in enumerate(scores):
-        if s is None:
-            out.append(None)
-            continue
-        a = np.asarray(s, dtype=np.float64)
-        if a.ndim != 1:
+        if is_distributed(s):
+            raise TypeError(f"scores[{i}] is distributed (dask): count its histogram on the "
+                            "cluster (sparsecal.distributed.score_histogram) and pass "
+                            "hist_counts")
+        a = None if s is None else np.asarray(s, dtype=np.float64)
+        if a is not None and a.ndim != 1:
             raise ValueError(f"scores[{i}] must be 1-dimensional, got shape {a.shape}")
-        if a.size and (np.isnan(a).any() or a.min() < 0 or a.max() > 1):
+        if a is not None and a.size and (np.isnan(a).any() or a.min() < 0 or a.max() > 1):
             raise ValueError(f"scores[{i}] must be probabilities in [0, 1]")
         out.append(a)
     return out

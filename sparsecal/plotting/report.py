@@ -29,6 +29,7 @@ from ..metrics.application import bayes_error_plot
 from ..core.binning import histogram_counts
 from ..metrics.smooth import smooth_reliability
 from ..calibration.grouped import GroupedCalibrator
+from ._labels import _bar_level, _pct
 
 __all__ = ["REPORT_METRICS", "write_report", "markdown_to_html", "OneMachine"]
 
@@ -85,62 +86,50 @@ def markdown_to_html(text):
 def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_bins=10,
                  ci=None, seed=0, title="Calibration report", notes=None, progress=None,
                  prior=None, evaluation=None, engine=None):
-    """Write a report directory and return the path of its ``index.html``.
+    """Write a report directory; returns the path of its ``index.html``.
 
     Parameters
     ----------
     out_dir : str or path
-        Created (or replaced, if it holds an earlier sparsecal report).
+        Created, or replaced if it holds an earlier sparsecal report.
     test : Entries
-        The entries to evaluate.
+        The entries evaluated.
     groups : TagGroups
         Tag groups for GMCE (usually TFG).
     dev : Entries, optional
-        Dev entries: with them every method in ``methods`` is fit on dev with SCW
-        and TFG and evaluated on ``test``, and the TFG isotonic result is shown
-        as "after" in the figures.
+        With them every method is fit on dev with SCW and TFG and evaluated on
+        ``test``; the TFG isotonic result is the figures' "after".
     methods : sequence of str
-        Names in the registry of methods (:mod:`sparsecal.calibration.registry`).
+        Names in :data:`~sparsecal.calibration.registry.METHODS`.
     n_bins : int, default=10
         Bins for evaluation and for the binning calibrators.
     ci : None, str or ConfidenceInterval
-        The intervals of every table and figure; None means the default
-        specification (simulation, 95%) with random state ``seed``, a method name
-        that method with random state ``seed``.
+        The intervals of every table and figure; None: the default
+        specification, a method name: that method (both with ``seed``).
     seed : int, default=0
-        Random state of seeded methods (and of ``ci`` unless it is a
-        specification).
+        Random state of seeded methods (and of ``ci`` unless a specification).
     title : str
     notes : str, optional
-        A paragraph about the data shown at the top.
+        A paragraph about the data, at the top.
     progress : callable, optional
-        Called as ``progress(done, total)`` after the evaluation of ``test``,
-        with ``dev`` after each step of :func:`compare_methods` and the
-        evaluation after TFG isotonic recalibration, and after each figure.
+        ``progress(done, total)`` after each evaluation, fit and figure.
     prior : float, optional
-        The application prior: of the methods that take one and of the
-        measures that need one (``"dcf"``, ``"min-dcf"`` in
-        ``evaluation["metrics"]``); with ``dev``, refused if neither a method
-        in ``methods`` nor a measure takes it.
+        The application prior of the methods and measures that take one;
+        with ``dev``, refused if none does.
     evaluation : dict, optional
-        Further keyword arguments of :func:`~sparsecal.metrics.evaluate` for
-        every evaluation (``bin_size``, ``binning``, ``norm``, ``debias``,
-        ``metrics``, ``measure_options``); the tables always
-        show :data:`REPORT_METRICS` too. With ``dev``, the method comparison
-        shows the ``metrics`` asked for per method x grouping.
+        Further :func:`~sparsecal.metrics.evaluate` options of every
+        evaluation (``bin_size``, ``binning``, ``norm``, ``debias``,
+        ``metrics``, ``measure_options``); the tables always show
+        :data:`REPORT_METRICS`.
+    engine : optional
+        How the report computes (default :class:`OneMachine`;
+        :data:`sparsecal.distributed.CLUSTER_REPORT` for DaskEntries).
 
     Returns
     -------
     str
-        The path of ``index.html``.
-
-    Raises
-    ------
-    TypeError
-        For a ``progress`` that is not callable (nothing is written then).
-    ValueError
-        For an ``out_dir`` that exists and is not a sparsecal report, and for
-        invalid arguments (nothing is written then).
+        The path of ``index.html``. Invalid arguments raise before anything
+        is written.
 
     Examples
     --------
@@ -311,40 +300,44 @@ def _figures(directory, curves, entries, engine, before, comparison, groups, cou
         counter.advance()
 
     smce = {k: v.smce for k, v in curves.items()}
-    edges = plots.score_histogram_edges(smce, scale="logit")
-    save("reliability", plots.reliability_diagram(
+    # the histogram's edges follow the curves: counted by the engine (on a
+    # cluster, the second pass) once they are known
+    edges = plots.ReliabilityDisplay.from_results(smce, scale="logit").hist_edges
+    reliability = plots.ReliabilityDisplay.from_results(
         smce, hist_counts=[engine.score_histogram(e, edges) for e in entries.values()],
-        scale="logit"),
-        "Calibration curve of all thresholded entries (SMCE), 10 equal-mass bins with "
-        "Algorithm-2 95% bars, and the score distribution (Nguyen & O'Connor Fig. 1d; "
-        "logit axes spread out scores near 0.01 and 1).")
-    save("groups", plots.group_reliability(curves, scale="logit"),
-         "Calibration curve per tag frequency group (GMCE).")
+        scale="logit")
+    level = _pct(_bar_level(before.smce))
+    save("reliability", reliability.plot().figure_,
+         "Calibration curve of all thresholded entries (SMCE), 10 equal-mass bins with "
+         f"{level} Wilson bars, and the score distribution (Nguyen & O'Connor Fig. 1d; "
+         "logit axes spread out scores near 0.01 and 1).")
+    save("groups", plots.GroupReliabilityDisplay.from_results(curves, scale="logit")
+         .plot().figure_, "Calibration curve per tag frequency group (GMCE).")
     if comparison is not None:
-        tfg = {METHODS[m].display_name: r for (m, g), r in comparison.after.items() if g == "tfg"}
-        scw = {METHODS[m].display_name: r for (m, g), r in comparison.after.items() if g == "scw"}
-        save("methods", plots.method_comparison(
-            plots.comparison_table(comparison.before, tfg, scw)),
-            "Calibration error before (circles) and after recalibration with TFG "
-            "(arrows) and SCW (squares), per method and group (Kranzlein et al. Figs. 2-3).")
+        save("methods", plots.MethodComparisonDisplay.from_comparison(comparison)
+             .plot().figure_,
+             "Calibration error before (circles) and after recalibration with TFG "
+             "(arrows) and SCW (squares), per method and group (Kranzlein et al. Figs. 2-3).")
     if before.mce is not None and before.mce.per_tag:
-        save("per_tag", plots.per_tag_ce({k: v.mce for k, v in curves.items()},
-                                         tag_names=groups),
-             "Per-tag calibration error of the most frequent tags with 95% intervals "
+        save("per_tag", plots.PerTagDisplay.from_results(
+            {k: v.mce for k, v in curves.items()}, tag_names=groups).plot().figure_,
+             f"Per-tag calibration error of the most frequent tags with {level} intervals "
              "(Nguyen & O'Connor Fig. 4).")
-    save("smooth_reliability", plots.plot_smooth_reliability(
-        {k: engine.smooth_reliability(e) for k, e in entries.items()}),
+    save("smooth_reliability", plots.SmoothReliabilityDisplay.from_results(
+        {k: engine.smooth_reliability(e) for k, e in entries.items()}).plot().figure_,
         "Smooth (kernel) reliability diagram of all thresholded entries at smECE's "
         "bandwidth, with the score density below (Błasiok & Nakkiran 2023).")
-    save("bayes_error", plots.plot_bayes_error(
-        {k: engine.bayes_error_plot(e) for k, e in entries.items()}),
+    save("bayes_error", plots.BayesErrorDisplay.from_results(
+        {k: engine.bayes_error_plot(e) for k, e in entries.items()}).plot().figure_,
         "Bayes error plot: normalized actual DCF (solid) and minimum DCF (dashed) over "
         "application prior log-odds; the gap is the cost of miscalibration (score-"
         "calibration lecture notes, Cumani).")
-    save("modified_reliability", plots.modified_reliability(
-        dict(entries) if engine.per_entry else curves),
-        "Top-label accuracy minus confidence per confidence bin; marker area is the "
-        "bin size (Jagannatha & Yu Fig. 1).")
+    modified = (plots.ModifiedReliabilityDisplay.from_entries(dict(entries))
+                if engine.per_entry else
+                plots.ModifiedReliabilityDisplay.from_results(curves))
+    save("modified_reliability", modified.plot().figure_,
+         "Top-label accuracy minus confidence per confidence bin; marker area is the "
+         "bin size (Jagannatha & Yu Fig. 1).")
     return figs
 
 

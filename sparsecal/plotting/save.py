@@ -14,56 +14,32 @@ _FORMATS = ("png", "svg", "pdf", "eps", "ps", "jpg", "jpeg", "tif", "tiff", "web
 
 
 def save_figure(fig, path, formats=None, *, dpi=200, **savefig_kw):
-    """Write ``fig`` atomically in one or more formats; returns the paths.
+    """Write ``fig`` in one or more formats; returns the paths.
+
+    Each file is written beside its target and renamed over it, so a failure
+    never leaves a partial figure; SVG and PDF carry no date, so the same
+    figure is the same bytes.
 
     Parameters
     ----------
     fig : matplotlib.figure.Figure
-        The figure to write (any of :mod:`sparsecal.plotting`'s, or another).
     path : str or path-like
         ``out/fig`` writes ``out/fig.png`` and ``out/fig.svg``; ``out/fig.pdf``
-        writes that file only, unless ``formats`` is given, in which case the
-        extension is replaced by each format's.
+        that file only (with ``formats``, the extension is replaced by each).
     formats : sequence of str, optional
-        Default ``("png", "svg")`` (or the extension of ``path``).
+        Default ``("png", "svg")``, or the extension of ``path``.
     dpi : int, default 200
         For raster formats.
     **savefig_kw
         Passed on to :meth:`matplotlib.figure.Figure.savefig`.
 
-    Every file is written to a temporary file beside the target and renamed
-    over it, so a failure never leaves a partial figure; the directory must
-    exist.
-
     Returns
     -------
     list of str
-        The paths written, one per format, in the order given.
-
-    Raises
-    ------
-    TypeError
-        If ``fig`` is not a matplotlib Figure (or ``savefig`` rejects an
-        option in ``savefig_kw``).
-    ValueError
-        If ``path`` names no file, or ``formats`` is empty or names a format
-        matplotlib does not write.
-    FileNotFoundError
-        If the directory of ``path`` does not exist.
-
-    See Also
-    --------
-    sparsecal.io.atomic.atomic_path : the write-beside-and-rename step.
-
-    References
-    ----------
-    None of the papers: this only writes the figures that the other modules of
-    :mod:`sparsecal.plotting` draw after them.
+        The paths written, in the order of ``formats``.
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
     >>> import os, tempfile
     >>> import numpy as np
     >>> from sparsecal import calibration_error
