@@ -90,7 +90,7 @@ def test_distributed_bayes_error_plot_bit_for_bit(client, dtype):
     for kw in ({}, {"prior_log_odds": [-4.0, -0.3, 0.0, 2.5]}, {"training_prior": 0.2}):
         got = sd.bayes_error_plot(entries, **kw)
         ref = sc.bayes_error_plot(one.score, one.label, **kw)
-        assert isinstance(got, sc.BayesErrorPlot)
+        assert isinstance(got, sc.metrics.BayesErrorPlot)
         for name in ("prior_log_odds", "actual_dcf", "min_dcf"):
             a, b = getattr(got, name), getattr(ref, name)
             assert a.dtype == b.dtype == np.float64 and np.array_equal(a, b), (kw, name)
@@ -125,7 +125,7 @@ def test_score_histogram_equals_the_single_machine_figure(client, dtype):
     for scale in ("logit", "linear"):
         edges = plotting.score_histogram_edges(sc.smce(one), scale=scale)
         got = sd.score_histogram(entries, edges)
-        ref = sc.histogram_counts(one.score, edges)
+        ref = sc.core.binning.histogram_counts(one.score, edges)
         assert got.dtype == np.int64 and np.array_equal(got, ref)
         assert int(got.sum()) == len(one)
         # brute force: each score's bin by comparison with the edges
@@ -145,7 +145,7 @@ def test_reliability_diagram_hist_counts_draw_the_scores_figure():
     y = (rng.random(3000) < s).astype(np.uint8)
     ce = sc.calibration_error(s, y, n_bins=10)
     edges = plotting.score_histogram_edges(ce, scale="logit", hist_bins=25)
-    counts = sc.histogram_counts(s, edges)
+    counts = sc.core.binning.histogram_counts(s, edges)
     steps = []
     for kw in ({"scores": s}, {"hist_counts": [counts]}):
         fig = plotting.reliability_diagram(ce, scale="logit", hist_bins=25, **kw)
@@ -199,7 +199,8 @@ def test_cluster_report_figures_equal_single_machine(client, tmp_path, monkeypat
     (got_args, got_kw), (ref_args, ref_kw) = seen["hist"]
     assert "scores" not in got_kw and "scores" not in ref_kw
     edges = plotting.score_histogram_edges(got_args[0], scale="logit")
-    assert np.array_equal(got_kw["hist_counts"][0], sc.histogram_counts(one_test.score, edges))
+    assert np.array_equal(got_kw["hist_counts"][0],
+                          sc.core.binning.histogram_counts(one_test.score, edges))
     assert all(np.array_equal(g, r) for g, r in zip(got_kw["hist_counts"],
                                                      ref_kw["hist_counts"]))
     assert [int(c.sum()) for c in got_kw["hist_counts"]] == [len(one_test)] * 2

@@ -63,12 +63,13 @@ def score_histogram(entries, edges):
     --------
     >>> import dask.array as da, numpy as np
     >>> import sparsecal as sc
+    >>> from sparsecal.core.binning import histogram_counts
     >>> from sparsecal.distributed import threshold
     >>> x = np.random.default_rng(0).dirichlet(np.ones(4), size=200)
     >>> entries = threshold(da.from_array(x, chunks=(60, 4)), np.arange(200) % 4)
     >>> edges = np.linspace(0.0, 1.0, 6)
     >>> got = score_histogram(entries, edges)
-    >>> ref = sc.histogram_counts(sc.threshold(x, np.arange(200) % 4).score, edges)
+    >>> ref = histogram_counts(sc.threshold(x, np.arange(200) % 4).score, edges)
     >>> bool((got == ref).all()), int(got.sum()) == len(sc.threshold(x, np.arange(200) % 4))
     (True, True)
     """

@@ -34,19 +34,16 @@ line styles, rcParams, new figures and axes), ``_scales`` (linear / log / logit
 probability axes), ``_inputs`` (the results a figure accepts), ``_labels`` (CE
 text and titles). :mod:`.report` writes the HTML report from these figures.
 """
-from ._style import COLORS
-from .groups import group_reliability
-from .methods import comparison_table, method_comparison
-from .modified import modified_reliability
-from .per_tag import per_tag_ce
-from .reliability import reliability_diagram
-from .save import save_figure
-from .kernel_reliability import plot_smooth_reliability
-from .bayes_error import plot_bayes_error
-from .reliability import score_histogram_edges
+from .._lazy import lazy_exports
 
-__all__ = ["COLORS", "comparison_table", "group_reliability", "method_comparison",
-           "modified_reliability", "per_tag_ce", "reliability_diagram", "save_figure"]
-__all__ += ["plot_smooth_reliability"]
-__all__ += ["plot_bayes_error"]
-__all__ += ["score_histogram_edges"]
+#: public name -> the module of this package that defines it
+_EXPORTS = {
+    "reliability_diagram": "reliability", "score_histogram_edges": "reliability",
+    "group_reliability": "groups", "comparison_table": "methods",
+    "method_comparison": "methods", "per_tag_ce": "per_tag",
+    "modified_reliability": "modified", "plot_smooth_reliability": "kernel_reliability",
+    "plot_bayes_error": "bayes_error", "save_figure": "save", "write_report": "report",
+    "COLORS": "_style",
+}
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
