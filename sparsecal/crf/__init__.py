@@ -1,7 +1,8 @@
 """Linear-chain CRF marginals: tokens, tag pairs, spans, Viterbi and k-best.
 
-Needs PyTorch (``pip install "sparsecal[torch]"``); ``import sparsecal`` does not
-import this subpackage.
+Needs PyTorch (``pip install "sparsecal[torch]"``): the first use of a name
+without it raises an ImportError naming that install; ``import sparsecal`` and
+``import sparsecal.crf`` import no torch.
 
 Model (:mod:`.potentials`): log-space potentials, ``emissions [B, N, C]``,
 ``transitions [C, C]`` (``a -> b``), optional ``start``/``end`` [C] and an

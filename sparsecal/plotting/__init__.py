@@ -32,7 +32,8 @@ One module per figure:
 Shared by the figures (private): ``_style`` (palette :data:`COLORS`, markers,
 line styles, rcParams, new figures and axes), ``_scales`` (linear / log / logit
 probability axes), ``_inputs`` (the results a figure accepts), ``_labels`` (CE
-text and titles). :mod:`.report` writes the HTML report from these figures.
+text and titles). :mod:`.report`: :func:`write_report`, the HTML report from
+these figures.
 """
 from .._lazy import lazy_exports
 
