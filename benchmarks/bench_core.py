@@ -20,7 +20,10 @@ import pytest
 
 import _data
 import sparsecal
-from sparsecal.core.binning import equal_mass_bins_sorted
+from sparsecal.core import equal_mass_bins, fixed_width_bins, isotonic_fit, isotonic_predict
+from binning import (argsort_scores, equal_mass_bin_starts,
+                                    equal_mass_bins_sorted, lookup_bins)
+from groups import partition_by_group
 
 from _baselines import floor_count as _floor_count
 from _baselines import numpy_threshold as _numpy_threshold
@@ -77,7 +80,7 @@ def iso_data(n):
 
 def iso_knots(n):
     x, y = iso_data(n)
-    return _cached(("knots", n), lambda: sparsecal.isotonic_fit(x, y))
+    return _cached(("knots", n), lambda: isotonic_fit(x, y))
 
 
 # --------------------------------------------------------------------------- #
@@ -145,7 +148,7 @@ def test_threshold_memmap_numpy(benchmark, tmp_path_factory):
 def test_argsort_sparsecal(benchmark, n, n_threads):
     x, _ = flat_entries(n)
     benchmark.group = f"argsort float32 {n:.0e}"
-    perm, xs = _pedantic(benchmark, lambda: sparsecal.argsort_scores(x, n_threads=n_threads),
+    perm, xs = _pedantic(benchmark, lambda: argsort_scores(x, n_threads=n_threads),
                          _rounds(n))
     if n <= 10**7:
         np.testing.assert_array_equal(perm, np.argsort(x, kind="stable"))
@@ -174,7 +177,7 @@ def test_equal_mass_bins_sparsecal(benchmark, n, n_threads):
     x, y = flat_entries(n)
     benchmark.group = f"sort + 10 equal-mass bins {n:.0e}"
     b = _pedantic(benchmark,
-                  lambda: sparsecal.equal_mass_bins(x, y, n_bins=10, n_threads=n_threads),
+                  lambda: equal_mass_bins(x, y, n_bins=10, n_threads=n_threads),
                   _rounds(n))
     if n <= 10**7:
         count, s_score, s_label, lower, upper = _numpy_equal_mass(x, y)
@@ -196,8 +199,8 @@ def test_equal_mass_bins_numpy(benchmark, n):
 def test_equal_mass_bin_stats_kernel(benchmark, n):
     """The statistics kernel alone, on already sorted scores (gather labels)."""
     x, y = flat_entries(n)
-    perm, xs = sparsecal.argsort_scores(x)
-    starts = sparsecal.equal_mass_bin_starts(n, n_bins=10)
+    perm, xs = argsort_scores(x)
+    starts = equal_mass_bin_starts(n, n_bins=10)
     benchmark.group = f"equal-mass bin statistics (sorted input) {n:.0e}"
     benchmark(equal_mass_bins_sorted, xs, y, perm, starts)
 
@@ -205,8 +208,8 @@ def test_equal_mass_bin_stats_kernel(benchmark, n):
 @pytest.mark.parametrize("n", SORT_SIZES[:2], ids=_ids("n"))
 def test_equal_mass_bin_stats_numpy(benchmark, n):
     x, y = flat_entries(n)
-    perm, xs = sparsecal.argsort_scores(x)
-    starts = sparsecal.equal_mass_bin_starts(n, n_bins=10)
+    perm, xs = argsort_scores(x)
+    starts = equal_mass_bin_starts(n, n_bins=10)
     benchmark.group = f"equal-mass bin statistics (sorted input) {n:.0e}"
     benchmark(lambda: (np.add.reduceat(xs, starts[:-1], dtype=np.float64),
                        np.add.reduceat(y[perm], starts[:-1], dtype=np.int64)))
@@ -222,7 +225,7 @@ N_MISC = 10**7
 def test_fixed_width_bins_sparsecal(benchmark):
     x, y = flat_entries(N_MISC)
     benchmark.group = f"fixed-width bins (10) {N_MISC:.0e}"
-    benchmark(sparsecal.fixed_width_bins, x, y, n_bins=10)
+    benchmark(fixed_width_bins, x, y, n_bins=10)
 
 
 def test_fixed_width_bins_numpy(benchmark):
@@ -241,7 +244,7 @@ def test_lookup_bins_sparsecal(benchmark, n_threads):
     x, _ = flat_entries(N_MISC)
     bounds = np.quantile(x[:10**5].astype(np.float64), np.linspace(0, 1, 16)[1:-1])
     benchmark.group = f"lookup bins (15 boundaries) {N_MISC:.0e}"
-    out = benchmark(sparsecal.lookup_bins, x, bounds, n_threads=n_threads)
+    out = benchmark(lookup_bins, x, bounds, n_threads=n_threads)
     np.testing.assert_array_equal(out, np.searchsorted(bounds, x, side="right"))
 
 
@@ -262,7 +265,7 @@ def test_partition_by_group_sparsecal(benchmark):
     tag = _cached(("tags", N_MISC), lambda: _tags(N_MISC))
     groups = np.arange(_data.N_TAGS) % 7
     benchmark.group = f"partition by tag group (7 groups) {N_MISC:.0e}"
-    perm, offsets = benchmark(sparsecal.partition_by_group, tag, groups)
+    perm, offsets = benchmark(partition_by_group, tag, groups)
     np.testing.assert_array_equal(perm, np.argsort(groups[tag], kind="stable"))
 
 
@@ -282,7 +285,7 @@ def test_partition_by_group_numpy(benchmark):
 def test_isotonic_fit_sparsecal(benchmark, n, n_threads):
     x, y = iso_data(n)
     benchmark.group = f"isotonic fit {n:.0e}"
-    _pedantic(benchmark, lambda: sparsecal.isotonic_fit(x, y, n_threads=n_threads),
+    _pedantic(benchmark, lambda: isotonic_fit(x, y, n_threads=n_threads),
               _rounds(n))
 
 
@@ -305,7 +308,7 @@ def test_isotonic_predict_sparsecal(benchmark, n, n_threads):
     xk, yk = iso_knots(n)
     benchmark.group = f"isotonic predict {n:.0e}"
     benchmark.extra_info["knots"] = len(xk)
-    _pedantic(benchmark, lambda: sparsecal.isotonic_predict(x, xk, yk, n_threads=n_threads),
+    _pedantic(benchmark, lambda: isotonic_predict(x, xk, yk, n_threads=n_threads),
               _rounds(n))
 
 
@@ -316,5 +319,5 @@ def test_isotonic_predict_sklearn(benchmark, n):
     m = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(x, y)
     benchmark.group = f"isotonic predict {n:.0e}"
     p = _pedantic(benchmark, lambda: m.predict(x), _rounds(n))
-    np.testing.assert_allclose(p, sparsecal.isotonic_predict(x, *iso_knots(n)),
+    np.testing.assert_allclose(p, isotonic_predict(x, *iso_knots(n)),
                                rtol=0, atol=1e-12)

@@ -62,7 +62,9 @@ from _baselines import best_chunk, floor_count, numpy_threshold  # noqa: E402
 from _machine import BusyCores, ForeignLoad  # noqa: E402
 
 import sparsecal  # noqa: E402
-from sparsecal.core.binning import equal_mass_bins_sorted  # noqa: E402
+from sparsecal.core import equal_mass_bins, isotonic_fit, isotonic_predict  # noqa: E402
+from sparsecal.core.binning import (argsort_scores, equal_mass_bin_starts,  # noqa: E402
+                                    equal_mass_bins_sorted)
 
 
 T = 0.01                      # the threshold of case a
@@ -234,15 +236,15 @@ def numpy_equal_mass(x, y, n_bins=10):
 
 
 def sparsecal_equal_mass(x, y, n_threads=None):
-    b = sparsecal.equal_mass_bins(x, y, n_bins=10, n_threads=n_threads)
+    b = equal_mass_bins(x, y, n_bins=10, n_threads=n_threads)
     return dict(count=b.count, sum_score=b.sum_score, sum_label=b.sum_label,
                 lower=b.lower, upper=b.upper)
 
 
 def sparsecal_equal_mass_kernels(x, y, n_threads=None):
     """argsort_scores + the bin-statistics kernel, without input validation."""
-    perm, xs = sparsecal.argsort_scores(x, n_threads=n_threads)
-    starts = sparsecal.equal_mass_bin_starts(x.shape[0], n_bins=10)
+    perm, xs = argsort_scores(x, n_threads=n_threads)
+    starts = equal_mass_bin_starts(x.shape[0], n_bins=10)
     b = equal_mass_bins_sorted(xs, y, perm, starts)
     return dict(count=b.count, sum_score=b.sum_score, sum_label=b.sum_label,
                 lower=b.lower, upper=b.upper)
@@ -294,10 +296,10 @@ def mem_main(args):
                 return state["m"].predict(x)
         else:
             def fit():
-                state["k"] = sparsecal.isotonic_fit(x, y)
+                state["k"] = isotonic_fit(x, y)
 
             def predict():
-                return sparsecal.isotonic_predict(x, *state["k"])
+                return isotonic_predict(x, *state["k"])
         steps = [("fit", fit), ("predict", predict)]
     else:
         raise SystemExit(f"unknown op {op}")
@@ -518,7 +520,7 @@ def case_isotonic(args, cfg, results):
 
         def sc_fit(nt):
             def f():
-                knots[nt] = sparsecal.isotonic_fit(x, y, n_threads=nt)
+                knots[nt] = isotonic_fit(x, y, n_threads=nt)
                 return knots[nt]
             return f
 
@@ -542,9 +544,9 @@ def case_isotonic(args, cfg, results):
         if in_process_sklearn:
             pred_fns["sklearn IsotonicRegression.predict"] = lambda: sk["m"].predict(x)
         pred_fns["sparsecal.isotonic_predict n_threads=1"] = \
-            lambda: sparsecal.isotonic_predict(x, xk, yk, n_threads=1)
+            lambda: isotonic_predict(x, xk, yk, n_threads=1)
         pred_fns["sparsecal.isotonic_predict n_threads=2"] = \
-            lambda: sparsecal.isotonic_predict(x, xk, yk, n_threads=2)
+            lambda: isotonic_predict(x, xk, yk, n_threads=2)
         with ForeignLoad() as fl2:
             pred_stats, pres = bench(pred_fns, cfg["repeats"], budget_s=100)
         print_stats(f"c. isotonic predict, n = {n:,} float64 ({len(xk)} knots)",

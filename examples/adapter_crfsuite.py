@@ -3,7 +3,7 @@
 Trains an sklearn-crfsuite CRF (L-BFGS, word and suffix features of a ±1 window)
 on a slice of UD English-EWT with morphological ``UPOS|FEATS`` tags, turns its
 ``predict_marginals`` on test sentences into thresholded entries with
-``sparsecal.entries_from_crfsuite`` (columns in the order of the training tags,
+``sparsecal.adapters.entries_from_crfsuite`` (columns in the order of the training tags,
 plus ``<UNK>``), and evaluates them: SMCE, GMCE per tag-frequency group, top-label
 ECE, with the calibration curves. Needs ``pip install "sparsecal[crfsuite]"``.
 
@@ -13,7 +13,7 @@ Usage::
 """
 import sklearn_crfsuite
 
-import sparsecal as sc
+from sparsecal.adapters import entries_from_crfsuite
 from _ud_slice import report, start
 
 
@@ -34,7 +34,7 @@ def main(argv=None):
     crf = sklearn_crfsuite.CRF(algorithm="lbfgs", c1=0.05, c2=0.01, max_iterations=30)
     crf.fit([features(w) for w, _ in train], [t for _, t in train])
     marginals = crf.predict_marginals([features(w) for w, _ in test])
-    entries = sc.entries_from_crfsuite(marginals, [t for _, t in test], labels=tags)
+    entries = entries_from_crfsuite(marginals, [t for _, t in test], labels=tags)
     report(entries, train, tags, args.out)
 
 

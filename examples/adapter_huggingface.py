@@ -4,7 +4,7 @@ Fine-tunes a small, randomly initialised BERT (``BertForTokenClassification``,
 two layers, a word-piece vocabulary of the training words; nothing downloaded) on
 a slice of UD English-EWT with morphological ``UPOS|FEATS`` tags, labelling each
 word's first sub-word, then runs it over the test sentences with
-``sparsecal.stream_word_entries`` (word probabilities from the sub-words'
+``sparsecal.adapters.stream_word_entries`` (word probabilities from the sub-words'
 distributions, thresholded batch by batch: the dense matrix is never held) and
 evaluates the entries: SMCE, GMCE per tag-frequency group, top-label ECE, with
 the calibration curves. Needs ``pip install "sparsecal[hf]"``.
@@ -18,7 +18,7 @@ import torch
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import BertConfig, BertForTokenClassification, PreTrainedTokenizerFast
 
-import sparsecal as sc
+from sparsecal.adapters import stream_word_entries
 from _ud_slice import report, start
 
 
@@ -67,8 +67,8 @@ def main(argv=None):
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
-    entries = sc.stream_word_entries(model, tokenizer, test, batch_size=32,
-                                     aggregation="first")
+    entries = stream_word_entries(model, tokenizer, test, batch_size=32,
+                                  aggregation="first")
     report(entries, train, tags, args.out)
 
 

@@ -3,7 +3,7 @@
 Trains a small tagger (word embeddings, a linear layer of emissions and a
 ``torchcrf.CRF`` layer on top, the layer's own negative log-likelihood) on a slice
 of UD English-EWT with morphological ``UPOS|FEATS`` tags, computes the token
-marginals of the test sentences with ``sparsecal.marginals_from_torchcrf`` (the
+marginals of the test sentences with ``sparsecal.adapters.marginals_from_torchcrf`` (the
 layer's potentials through ``sparsecal.crf``; Nguyen & O'Connor 2015, §4.2),
 thresholds them into entries and evaluates them: SMCE, GMCE per tag-frequency
 group, top-label ECE, with the calibration curves. Needs
@@ -19,6 +19,7 @@ from torch import nn
 from torchcrf import CRF
 
 import sparsecal as sc
+from sparsecal.adapters import marginals_from_torchcrf
 from _ud_slice import report, start
 
 
@@ -55,7 +56,7 @@ def main(argv=None):
             optimizer.step()
     words, gold, mask = batch(test, vocab, tag_index)
     with torch.no_grad():
-        probs = sc.marginals_from_torchcrf(crf, emit(embed(words)), mask)
+        probs = marginals_from_torchcrf(crf, emit(embed(words)), mask)
     entries = sc.threshold(probs[mask].numpy(), gold[mask].numpy(), threshold=0.01)
     report(entries, train, tags, args.out)
 

@@ -41,7 +41,8 @@ import numpy as np
 
 import sparsecal as sc
 from sparsecal import crf
-from sparsecal.structured import SupervisedHMM, pair_entries, word_classes
+from sparsecal.io import read_conllu
+from sparsecal.structured import SupervisedHMM, most_frequent_pairs, pair_entries, word_classes
 
 SPLITS = ("train", "dev", "test")
 
@@ -49,12 +50,12 @@ SPLITS = ("train", "dev", "test")
 def load(data_dir, limit=None):
     """The three splits as :class:`~sparsecal.io.CorpusTags` of XPOS, with one tag
     index (train's; a dev/test tag unseen in train has gold -1)."""
-    train = sc.read_conllu(os.path.join(data_dir, "en_ewt-ud-train.conllu.xz"), "xpos")
+    train = read_conllu(os.path.join(data_dir, "en_ewt-ud-train.conllu.xz"), "xpos")
     index = train.tag_index
     out = {"train": train}
     for split in SPLITS[1:]:
-        out[split] = sc.read_conllu(os.path.join(data_dir, f"en_ewt-ud-{split}.conllu.xz"),
-                                    "xpos", tag_index=index, unknown=-1)
+        out[split] = read_conllu(os.path.join(data_dir, f"en_ewt-ud-{split}.conllu.xz"),
+                                 "xpos", tag_index=index, unknown=-1)
     if limit is not None:
         out = {k: first_sentences(v, limit) for k, v in out.items()}
     return out, [t for t, _ in sorted(index.items(), key=lambda kv: kv[1])]
@@ -233,7 +234,7 @@ def run(data_dir, out_dir, figures_dir=None, *, limit=None, crf_sentences=3000,
                             "hmm_pseudocount": hmm_a, "crf_c2": crf_c2_best,
                             "crf_sentences": int(sub[2].shape[0])}
     tag_order = np.argsort(-np.bincount(g_tr, minlength=C), kind="stable")
-    pair_order, _ = sc.most_frequent_pairs(pad(g_tr, l_tr, fill=-1), C, n=100, lengths=l_tr)
+    pair_order, _ = most_frequent_pairs(pad(g_tr, l_tr, fill=-1), C, n=100, lengths=l_tr)
     for name, pot in pots.items():
         tokens, acc, pair = posteriors(pot, gold)
         ent, overall, per_tag, per_pair = calibration(tokens, gold, pair, seed,

@@ -9,13 +9,13 @@ top-k sequences, a forecaster, and re-ranking.
    back as log potentials.
 3. Span events of the top 3 sequences of dev and test with their exact
    length-normalised marginals ``p^(1/l)`` (J&Y eq. 6, one model so no MC average)
-   and the features rank, length, type (:func:`sparsecal.crf_span_events`).
-4. The forecaster: :func:`sparsecal.heuristic_k` over k in {1, 2, 3} on dev
+   and the features rank, length, type (:func:`sparsecal.structured.crf_span_events`).
+4. The forecaster: :func:`sparsecal.calibration.heuristic_k` over k in {1, 2, 3} on dev
    (J&Y Algorithm 1), then the chosen forecaster on the test events; Platt scaling of
    the confidence alone as J&Y's baseline.
 5. ECE (20 fixed bins, J&Y eq. 4) of the test spans of the top-1 sequence (J&Y
    Table 3) before and after; span F1 before and after re-ranking with cutoff 0.5
-   (J&Y Table 4, :func:`sparsecal.rerank_spans`).
+   (J&Y Table 4, :func:`sparsecal.structured.rerank_spans`).
 
 Usage::
 
@@ -30,6 +30,9 @@ import sys
 import numpy as np
 
 import sparsecal as sc
+from sparsecal.calibration import heuristic_k
+from sparsecal.io import read_conllu
+from sparsecal.structured import crf_span_events, rerank_spans
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ud_ewt_hmm_crf import arguments, crf_potentials, pad, train_crf  # noqa: E402
@@ -39,7 +42,7 @@ NAMES = ["O", "B-NAME", "I-NAME"]
 
 def name_spans(data_dir, split, limit=None):
     """(forms, BIO gold ids, lengths) of a split: runs of PROPN as NAME spans."""
-    corpus = sc.read_conllu(os.path.join(data_dir, f"en_ewt-ud-{split}.conllu.xz"), "upos")
+    corpus = read_conllu(os.path.join(data_dir, f"en_ewt-ud-{split}.conllu.xz"), "upos")
     lengths = np.diff(corpus.offsets)
     forms = np.asarray(corpus.forms, dtype=str)
     propn = corpus.gold == corpus.tag_index["PROPN"]
@@ -56,9 +59,9 @@ def name_spans(data_dir, split, limit=None):
 
 def span_events(model, forms, gold, lengths, k):
     pot = crf_potentials(model, forms, lengths, NAMES)
-    return sc.crf_span_events(pot["emissions"], pot["transitions"],
-                              pad(gold, lengths, fill=-1), NAMES, k=k, lengths=lengths,
-                              normalize=True)
+    return crf_span_events(pot["emissions"], pot["transitions"],
+                           pad(gold, lengths, fill=-1), NAMES, k=k, lengths=lengths,
+                           normalize=True)
 
 
 def features(ev):
@@ -81,8 +84,8 @@ def run(data_dir, out_dir, figures_dir=None, *, limit=None, k_max=3, c2=0.1,
     test = span_events(model, *data["test"], k_max)
     log(f"span events (top {k_max}): dev {len(dev):,} ({dev.entries.label.mean():.1%} "
         f"correct), test {len(test):,}")
-    choice = sc.heuristic_k(features(dev), dev.entries.label, ks=tuple(range(1, k_max + 1)),
-                            forecaster=sc.Forecaster(max_iter=100))
+    choice = heuristic_k(features(dev), dev.entries.label, ks=tuple(range(1, k_max + 1)),
+                         forecaster=sc.Forecaster(max_iter=100))
     log(f"heuristic k = {choice.k} (ECE on dev rank-1 spans per k: "
         + ", ".join(f"{k}: {e:.4f}" for k, e in zip(choice.ks, choice.ece)) + ")")
     keep = test.rank <= choice.k
@@ -96,7 +99,7 @@ def run(data_dir, out_dir, figures_dir=None, *, limit=None, k_max=3, c2=0.1,
                "Platt (confidence alone)": ece(platt.predict(test.entries.score[top]), y),
                f"forecaster (top-{choice.k})": ece(conf[top], y)}
     gold_padded = pad(data["test"][1], data["test"][2], fill=-1)
-    rerank = sc.rerank_spans(test, conf, gold_padded, NAMES, cutoff=0.5)
+    rerank = rerank_spans(test, conf, gold_padded, NAMES, cutoff=0.5)
     summary = {"n_dev_events": len(dev), "n_test_events": len(test),
                "heuristic_k": choice.to_dict(),
                "ece_top1": {name: r.value for name, r in results.items()},

@@ -11,25 +11,25 @@ dropout, MC-dropout features, the forecaster, and re-ranking.
    trained by the negative log-likelihood, ``log Z`` from
    :func:`sparsecal.crf.log_partition` (autograd).
 3. MC dropout (J&Y Section 2.6, Appendix A Algorithm 1):
-   :func:`sparsecal.mc_dropout_samples` runs the emissions S = 10 times with
+   :func:`sparsecal.structured.mc_dropout_samples` runs the emissions S = 10 times with
    dropout on; the top-k sequences (k = 3) are decoded from the **MC-dropout
    average of the emissions** with the (deterministic) transitions, as J&Y do
    ("the logits ... averaged over 10 MC-Dropout samples before being fed into
    the final output layer"). The events are the 3 sequences (J&Y Section 3.1)
    and the spans in them (Section 3.2); each event is scored in each sample by
    its exact CRF marginal, length-normalised ``p^(1/l)`` (eqs. 5, 6), and
-   :func:`sparsecal.sample_confidence` gives the features mean, p10, p90, std
+   :func:`sparsecal.structured.sample_confidence` gives the features mean, p10, p90, std
    (J&Y's "mean" and "Var"), next to rank, length and type.
 4. Calibration of the rank-1 test events: ECE (20 fixed bins, J&Y eq. 4) with a
    95% bootstrap interval, and the log loss with its CORP decomposition
    (:func:`sparsecal.log_loss_corp`: miscalibration MCB, discrimination DSC) of:
    the uncalibrated probability, Platt on the MC mean alone (J&Y's baseline),
-   and forecasters chosen by :func:`sparsecal.heuristic_k` over k in {1, 2, 3}
+   and forecasters chosen by :func:`sparsecal.calibration.heuristic_k` over k in {1, 2, 3}
    on dev (and the k = 3 one) for three feature sets (each with rank, length
    and type): the dropout-off model's ``p^(1/l)`` ("no MC features"); J&Y's MC
    mean and "Var" (p10, p90, std); the dropout-off ``p^(1/l)`` with "Var".
-5. Re-ranking on test: span F1 with :func:`sparsecal.rerank_spans` (cutoff 0.5,
-   J&Y Table 4) and exact match with :func:`sparsecal.rerank_sequences`
+5. Re-ranking on test: span F1 with :func:`sparsecal.structured.rerank_spans` (cutoff 0.5,
+   J&Y Table 4) and exact match with :func:`sparsecal.structured.rerank_sequences`
    (J&Y Table 2), with the sentences made right / wrong and McNemar's exact
    p-value.
 
@@ -53,7 +53,11 @@ from torch import nn
 
 import sparsecal as sc
 from sparsecal import crf
-from sparsecal.structured import word_classes
+from sparsecal.calibration import heuristic_k
+from sparsecal.structured import (crf_event_probabilities, crf_sequence_events,
+                                  crf_span_events, decode_spans, mc_dropout_samples,
+                                  rerank_sequences, rerank_spans, sample_confidence,
+                                  span_f1, word_classes)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _crf_nll import crf_nll  # noqa: E402
@@ -177,8 +181,8 @@ def viterbi_span_f1(model, ids, gold, lengths):
     """Span F1 of the dropout-off tagger's Viterbi output (its own quality)."""
     with torch.no_grad():
         paths, _ = crf.viterbi(**model.potentials(model(ids), lengths))
-    return sc.span_f1(sc.decode_spans(paths.numpy(), NAMES, "bio", lengths),
-                      sc.decode_spans(gold, NAMES, "bio", lengths), gold.shape[1])
+    return span_f1(decode_spans(paths.numpy(), NAMES, "bio", lengths),
+                   decode_spans(gold, NAMES, "bio", lengths), gold.shape[1])
 
 
 # --------------------------------------------------------------- events -- #
@@ -192,17 +196,17 @@ def mc_events(model, ids, gold, lengths, *, k=3, n_samples=10, seed=0):
     emissions and ``deterministic`` [B, N, C] the dropout-off ones."""
     with torch.no_grad():
         deterministic = model(ids)
-    samples = sc.mc_dropout_samples(model, ids, n_samples=n_samples, seed=seed)
+    samples = mc_dropout_samples(model, ids, n_samples=n_samples, seed=seed)
     pot = model.potentials(samples.mean(0), lengths)
     em = pot.pop("emissions")
-    events = {"span": sc.crf_span_events(em, gold=gold, tag_names=NAMES, k=k, **pot),
-              "sequence": sc.crf_sequence_events(em, gold=gold, k=k, **pot)}
+    events = {"span": crf_span_events(em, gold=gold, tag_names=NAMES, k=k, **pot),
+              "sequence": crf_sequence_events(em, gold=gold, k=k, **pot)}
     out = {}
     for kind, ev in events.items():
-        P = np.stack([sc.crf_event_probabilities(ev, s, normalize=True, **pot)
+        P = np.stack([crf_event_probabilities(ev, s, normalize=True, **pot)
                       for s in samples])
-        det = sc.crf_event_probabilities(ev, deterministic, normalize=True, **pot)
-        mc = sc.sample_confidence(P).features()
+        det = crf_event_probabilities(ev, deterministic, normalize=True, **pot)
+        mc = sample_confidence(P).features()
         var = {n: mc[n] for n in ("p_low", "p_high", "std")}
         out[kind] = (ev, {"plain": {**ev.features, "p": det}, "mc": {**ev.features, **mc},
                           "p_var": {**ev.features, "p": det, **var}},
@@ -223,8 +227,8 @@ def forecasts(dev, test, ks=(1, 2, 3)):
             "Platt (MC mean alone)": platt.predict(test_f["mc"]["mean"])}
     choices = {}
     for name, cols in FEATURE_SETS.items():
-        choice = sc.heuristic_k(dev_f[cols], y_dev, ks=ks,
-                                forecaster=sc.Forecaster(max_iter=100))
+        choice = heuristic_k(dev_f[cols], y_dev, ks=ks,
+                             forecaster=sc.Forecaster(max_iter=100))
         choices[name] = choice
         models = {choice.k: choice.forecaster}
         if max(ks) not in models:                   # also J&Y's full top-k forecaster
@@ -247,8 +251,8 @@ def evaluate(kind, test_ev, conf, gold):
     reranked = {}
     for name, c in conf.items():
         if name.startswith("forecaster"):
-            r = (sc.rerank_spans(test_ev, c, gold, NAMES, cutoff=0.5) if kind == "span"
-                 else sc.rerank_sequences(test_ev, c, gold, NAMES))
+            r = (rerank_spans(test_ev, c, gold, NAMES, cutoff=0.5) if kind == "span"
+                 else rerank_sequences(test_ev, c, gold, NAMES))
             reranked[name] = r
     return results, corp, reranked
 

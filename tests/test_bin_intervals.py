@@ -116,4 +116,4 @@ def test_bad_type():
 
 
 def test_exported():
-    assert sc.binomial_interval is binomial_interval
+    assert sc.metrics.binomial_interval is binomial_interval

@@ -3,8 +3,8 @@ and 7) against brute-force Python references."""
 import numpy as np
 import pytest
 
-from sparsecal import (BinStats, equal_mass_bin_starts, equal_mass_bins,
-                       fixed_width_bins, lookup_bins)
+from sparsecal.core import BinStats, equal_mass_bins, fixed_width_bins
+from sparsecal.core.binning import equal_mass_bin_starts, lookup_bins
 
 DTYPES = [np.float32, np.float64]
 

@@ -15,8 +15,8 @@ from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 
 from sparsecal import (BetaCalibration, GaussianCalibration, PriorWeightedLogistic,
-                       HistogramBinning, IsotonicCalibrator, PlattCalibrator, ScalingBinning,
-                       clone)
+                       HistogramBinning, IsotonicCalibrator, PlattCalibrator, ScalingBinning)
+from sparsecal.calibration import clone
 from sparsecal.calibration import NotFittedError
 from sparsecal.calibration.registry import calibrator_class
 from sparsecal.core.validation import DegenerateDataError

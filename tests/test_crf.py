@@ -692,7 +692,7 @@ def test_import_without_torch():
             "import sparsecal\n"
             "assert 'sparsecal.crf' not in sys.modules\n"
             "try:\n"
-            "    import sparsecal.crf\n"
+            "    from sparsecal.crf import marginals\n"
             "except ImportError as exc:\n"
             "    assert 'pip install \"sparsecal[torch]\"' in str(exc), exc\n"
             "    print('ok')\n")

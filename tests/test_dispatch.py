@@ -32,7 +32,10 @@ def synchronous():
 #: functions take results (``results``, ``plots``, ``diagrams``, ``table``), not
 #: data; datasets' take sizes and seeds; io's loaders take paths (to_arrow and
 #: write_parquet take entries and are walked).
-WALKED = ("crf", "plotting", "datasets", "io", "structured", "adapters")
+WALKED = ("core", "calibration", "crf", "plotting", "datasets", "io", "structured", "adapters")
+#: public functions that take distributed data through their own ``engine=``
+#: (write_report: engine=sparsecal.distributed.CLUSTER_REPORT, tests/test_distributed_report.py)
+ENGINES = {"write_report"}
 CRF_DATA = {"emissions"}
 #: what holds data in structured and adapters: sentences' scores, gold tags,
 #: marginals, samples and a library's outputs (names, paths, models and Events
@@ -63,6 +66,7 @@ def _public_data_functions():
         for name in module.__all__:
             obj = getattr(module, name)
             if (inspect.isfunction(obj) and not obj.__module__.startswith("sparsecal.distributed")
+                    and name not in ENGINES
                     and _data_parameters(obj) & set(inspect.signature(obj).parameters)):
                 out[name] = obj
     return out
@@ -341,18 +345,19 @@ def _exploding(shape, dtype=np.float64):
 
 REFUSED_CASES = {
     "classwise_ece": lambda a: sc.classwise_ece(_exploding((4, 3)), np.zeros(4, int)),
-    "argsort_scores": lambda a: sc.argsort_scores(a),
-    "equal_mass_bins": lambda a: sc.equal_mass_bins(a, np.zeros(4, np.uint8)),
-    "fixed_width_bins": lambda a: sc.fixed_width_bins(a, np.zeros(4, np.uint8)),
-    "lookup_bins": lambda a: sc.lookup_bins(a, np.array([0.0, 0.5])),
-    "histogram_counts": lambda a: sc.histogram_counts(a, np.array([0.0, 0.5, 1.0])),
-    "isotonic_fit": lambda a: sc.isotonic_fit(a, np.zeros(4)),
-    "isotonic_predict": lambda a: sc.isotonic_predict(a, np.array([0.0, 1.0]),
-                                                      np.array([0.0, 1.0])),
-    "isotonic_fit_pooled": lambda a: sc.isotonic_fit_pooled(a, np.zeros(4), np.ones(4)),
-    "partition_by_group": lambda a: sc.partition_by_group(_exploding((4,), np.int32),
-                                                          np.zeros(3, np.int32)),
-    "score_table": lambda a: sc.score_table(a, np.zeros(4, np.uint8)),
+    "argsort_scores": lambda a: sc.core.binning.argsort_scores(a),
+    "equal_mass_bins": lambda a: sc.core.equal_mass_bins(a, np.zeros(4, np.uint8)),
+    "fixed_width_bins": lambda a: sc.core.fixed_width_bins(a, np.zeros(4, np.uint8)),
+    "lookup_bins": lambda a: sc.core.binning.lookup_bins(a, np.array([0.0, 0.5])),
+    "histogram_counts": lambda a: sc.core.binning.histogram_counts(a, np.linspace(0, 1, 3)),
+    "isotonic_fit": lambda a: sc.core.isotonic_fit(a, np.zeros(4)),
+    "isotonic_predict": lambda a: sc.core.isotonic_predict(a, np.array([0.0, 1.0]),
+                                                           np.array([0.0, 1.0])),
+    "isotonic_fit_pooled": lambda a: sc.core.isotonic.isotonic_fit_pooled(a, np.zeros(4),
+                                                                          np.ones(4)),
+    "partition_by_group": lambda a: sc.core.groups.partition_by_group(
+        _exploding((4,), np.int32), np.zeros(3, np.int32)),
+    "score_table": lambda a: sc.metrics.resampling.score_table(a, np.zeros(4, np.uint8)),
 }
 
 
@@ -375,7 +380,7 @@ def test_crf_refuses_dask_emissions_without_computing(name):
 
 def test_refused_entry_functions_raise(data):
     de = data[3]
-    for f, args in [(sc.to_arrow, ())]:
+    for f, args in [(sc.io.to_arrow, ())]:
         with pytest.raises(TypeError, match=rf"sparsecal.{f.__name__} does not take"):
             f(de, *args)
     with pytest.raises(TypeError, match="sparsecal.save_entries does not take"):
@@ -519,11 +524,11 @@ def test_top_label_dispatches(n, dtype):
 def test_stratified_token_folds_dispatch(n, dtype, k, seed):
     one, de = _chunked(n, dtype, n + 1)
     groups = sc.TagGroups.from_counts({0: 5, 1: 1, 3: 3, 4: 2}, 2, n_tags=5)
-    fold = sc.stratified_token_folds(de, groups, k, seed)
+    fold = sc.calibration.stratified_token_folds(de, groups, k, seed)
     assert isinstance(fold, da.Array) and fold.dtype == np.int64
     sizes = [len(b) for b in dask.compute(*de.blocks)]          # known chunk sizes
     assert fold.chunks == (tuple(m for m in sizes if m),)     # (concatenate drops empties)
-    ref = sc.stratified_token_folds(one, groups, k, seed)
+    ref = sc.calibration.stratified_token_folds(one, groups, k, seed)
     np.testing.assert_array_equal(fold.compute(), ref)
     assert fold.shape == ref.shape
 
@@ -533,11 +538,11 @@ def test_stratified_token_folds_planted_seed_and_errors(data):
     if len(one) < 50:
         return
     groups = sc.TagGroups.scw(5)
-    a, b = (sc.stratified_token_folds(de, groups, 3, s).compute() for s in (0, 1))
+    a, b = (sc.calibration.stratified_token_folds(de, groups, 3, s).compute() for s in (0, 1))
     assert (a != b).any()
-    np.testing.assert_array_equal(b, sc.stratified_token_folds(one, groups, 3, 1))
+    np.testing.assert_array_equal(b, sc.calibration.stratified_token_folds(one, groups, 3, 1))
     with pytest.raises(ValueError, match="n_folds"):
-        sc.stratified_token_folds(de, groups, 1)
+        sc.calibration.stratified_token_folds(de, groups, 1)
 
 
 def _rows_cases():
@@ -555,21 +560,21 @@ def test_cross_fit_predict_dispatches(n, dtype, method, groups):
     (isotonic, histogram members)."""
     one, de = _chunked(n, dtype, n + 2)
     setup = sc.GroupedCalibrator(method, groups)
-    got = sc.cross_fit_predict(setup, de, n_folds=3, seed=4)
+    got = sc.calibration.cross_fit_predict(setup, de, n_folds=3, seed=4)
     assert isinstance(got, dist.DaskEntries) and len(got.blocks) == len(de.blocks)
-    ref = sc.cross_fit_predict(setup, one, n_folds=3, seed=4)
+    ref = sc.calibration.cross_fit_predict(setup, one, n_folds=3, seed=4)
     _equal(got.compute(), ref)
     assert (ref.score != one.score).any()                      # calibrated, not copied
-    other = sc.cross_fit_predict(setup, de, n_folds=3, seed=5).compute()
-    _equal(other, sc.cross_fit_predict(setup, one, n_folds=3, seed=5))
+    other = sc.calibration.cross_fit_predict(setup, de, n_folds=3, seed=5).compute()
+    _equal(other, sc.calibration.cross_fit_predict(setup, one, n_folds=3, seed=5))
 
 
 def test_cross_fit_predict_errors(data):
     de = data[3]
     with pytest.raises(TypeError, match="calibrator must be a GroupedCalibrator"):
-        sc.cross_fit_predict(sc.IsotonicCalibrator(), de)
+        sc.calibration.cross_fit_predict(sc.IsotonicCalibrator(), de)
     with pytest.raises(ValueError, match="n_folds"):
-        sc.cross_fit_predict(sc.GroupedCalibrator(sc.IsotonicCalibrator(),
+        sc.calibration.cross_fit_predict(sc.GroupedCalibrator(sc.IsotonicCalibrator(),
                                                   sc.TagGroups.scw(5)), de, n_folds=1)
 
 

@@ -63,8 +63,8 @@ def test_exact_methods_bit_identical(dtype, base):
     for sizes in CHUNKS:
         entries = sd.threshold(da.from_array(x, chunks=(sizes, (4, 4))), gold)
         for kw in _groupings():
-            ref = sc.GroupedCalibrator(sc.clone(base), **kw).fit(one)
-            got = sc.GroupedCalibrator(sc.clone(base), **kw).fit(entries)
+            ref = sc.GroupedCalibrator(sc.calibration.clone(base), **kw).fit(one)
+            got = sc.GroupedCalibrator(sc.calibration.clone(base), **kw).fit(entries)
             _same_state(got, ref)
             np.testing.assert_array_equal(got.transform_dense(test),
                                           ref.transform_dense(test))
@@ -90,8 +90,8 @@ def test_weighted_methods_agree_to_rounding(dtype, base):
     entries = sd.threshold(da.from_array(x, chunks=(CHUNKS[0], (8,))), gold)
     tol = TOL[type(base).__name__]
     for kw in _groupings():
-        ref = sc.GroupedCalibrator(sc.clone(base), **kw).fit(sc.threshold(x, gold))
-        got = sc.GroupedCalibrator(sc.clone(base), **kw).fit(entries)
+        ref = sc.GroupedCalibrator(sc.calibration.clone(base), **kw).fit(sc.threshold(x, gold))
+        got = sc.GroupedCalibrator(sc.calibration.clone(base), **kw).fit(entries)
         np.testing.assert_array_equal(got.tag_to_calibrator_, ref.tag_to_calibrator_)
         assert got.threshold_ == ref.threshold_
         assert len(got.calibrators_) == len(ref.calibrators_) >= 3
@@ -120,8 +120,8 @@ def test_tiny_dev_sets(n):
     fitted = 0
     for base in EXACT + WEIGHTED:
         kw = dict(groups=sc.TagGroups.scw(2), min_entries=1)
-        ref = sc.GroupedCalibrator(sc.clone(base), **kw).fit(one)
-        got = sc.GroupedCalibrator(sc.clone(base), **kw).fit(entries)
+        ref = sc.GroupedCalibrator(sc.calibration.clone(base), **kw).fit(one)
+        got = sc.GroupedCalibrator(sc.calibration.clone(base), **kw).fit(entries)
         np.testing.assert_array_equal(got.tag_to_calibrator_, ref.tag_to_calibrator_)
         assert len(got.calibrators_) == len(ref.calibrators_)
         for a, b in zip(got.calibrators_, ref.calibrators_):

@@ -90,7 +90,7 @@ def test_distributed_bayes_error_plot_bit_for_bit(client, dtype):
     for kw in ({}, {"prior_log_odds": [-4.0, -0.3, 0.0, 2.5]}, {"training_prior": 0.2}):
         got = sd.bayes_error_plot(entries, **kw)
         ref = sc.bayes_error_plot(one.score, one.label, **kw)
-        assert isinstance(got, sc.BayesErrorPlot)
+        assert isinstance(got, sc.metrics.BayesErrorPlot)
         for name in ("prior_log_odds", "actual_dcf", "min_dcf"):
             a, b = getattr(got, name), getattr(ref, name)
             assert a.dtype == b.dtype == np.float64 and np.array_equal(a, b), (kw, name)
@@ -125,7 +125,7 @@ def test_score_histogram_equals_the_single_machine_figure(client, dtype):
     for scale in ("logit", "linear"):
         edges = plotting.ReliabilityDisplay.from_results(sc.smce(one), scale=scale).hist_edges
         got = sd.score_histogram(entries, edges)
-        ref = sc.histogram_counts(one.score, edges)
+        ref = sc.core.binning.histogram_counts(one.score, edges)
         assert got.dtype == np.int64 and np.array_equal(got, ref)
         assert int(got.sum()) == len(one)
         # brute force: each score's bin by comparison with the edges
@@ -146,7 +146,7 @@ def test_reliability_diagram_hist_counts_draw_the_scores_figure():
     ce = sc.calibration_error(s, y, n_bins=10)
     edges = plotting.ReliabilityDisplay.from_results(ce, scale="logit",
                                                      hist_bins=25).hist_edges
-    counts = sc.histogram_counts(s, edges)
+    counts = sc.core.binning.histogram_counts(s, edges)
     steps = []
     for kw in ({"scores": s}, {"hist_counts": [counts]}):
         fig = plotting.reliability_diagram(ce, scale="logit", hist_bins=25, **kw)
@@ -200,7 +200,7 @@ def test_cluster_report_figures_equal_single_machine(client, tmp_path, monkeypat
     assert got_h.hist_exact and ref_h.hist_exact
     edges = plotting.ReliabilityDisplay.from_results(got_h.errors, scale="logit").hist_edges
     assert np.array_equal(got_h.hist_edges, edges)
-    assert np.array_equal(got_h.hist_counts[0], sc.histogram_counts(one_test.score, edges))
+    assert np.array_equal(got_h.hist_counts[0], sc.core.binning.histogram_counts(one_test.score, edges))
     assert all(np.array_equal(g, r) for g, r in zip(got_h.hist_counts, ref_h.hist_counts))
     assert [int(c.sum()) for c in got_h.hist_counts] == [len(one_test)] * 2
     figures = [sorted(os.listdir(os.path.join(os.path.dirname(p), "figures")))

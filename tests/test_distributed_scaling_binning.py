@@ -59,11 +59,11 @@ def test_same_fit_as_one_machine_under_every_chunking(dtype, base):
     test, _ = tagger_scores(22, 90, 8, dtype)
     one = sc.threshold(x, gold)
     for kw in _groupings():
-        ref = sc.GroupedCalibrator(sc.clone(base), **kw).fit(one)
+        ref = sc.GroupedCalibrator(sc.calibration.clone(base), **kw).fit(one)
         states = []
         for sizes in CHUNKS:
             entries = sd.threshold(da.from_array(x, chunks=(sizes, (4, 4))), gold)
-            got = sc.GroupedCalibrator(sc.clone(base), **kw).fit(entries)
+            got = sc.GroupedCalibrator(sc.calibration.clone(base), **kw).fit(entries)
             _close(got, ref)
             np.testing.assert_allclose(got.transform_dense(test), ref.transform_dense(test),
                                        rtol=1e-12 if dtype == np.float64 else 1e-6, atol=0)

@@ -45,7 +45,7 @@ def test_no_module_writes_its_own_import_error():
 
 
 CASES = [   # (hidden module, code that needs it, purpose in the message, extra)
-    ("torch", "import sparsecal.crf", "sparsecal.crf", "torch"),
+    ("torch", "from sparsecal.crf import marginals", "sparsecal.crf", "torch"),
     ("torch", "from sparsecal.io.arrays import _load_tensor; _load_tensor('s.pt', None)",
      "reading 's.pt'", "torch"),
     ("torch_struct", "from sparsecal.crf.torch_struct_backend import _linear_chain_crf\n"

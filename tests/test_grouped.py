@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from sparsecal import (Entries, GroupedCalibrator, HistogramBinning, IsotonicCalibrator,
-                       PlattCalibrator, ScalingBinning, TagGroups, clone, cross_fit_predict,
-                       threshold)
+                       PlattCalibrator, ScalingBinning, TagGroups, threshold)
+from sparsecal.calibration import clone, cross_fit_predict
 from sparsecal.datasets.synthetic import make_tagger_outputs
 from sparsecal.calibration.folds import stratified_token_folds
 

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import sparsecal as sc
-from sparsecal import Entries, TagGroups, load_train_counts, partition_by_group, threshold
+from sparsecal import Entries, TagGroups, load_train_counts, threshold
+from sparsecal.core.groups import partition_by_group
 from sparsecal.datasets.synthetic import make_tagger_outputs
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.isotonic import IsotonicRegression
 
-from sparsecal import isotonic_fit, isotonic_predict
+from sparsecal.core import isotonic_fit, isotonic_predict
 
 TOL = 1e-12
 

@@ -3,7 +3,7 @@ of their tag, against ``np.argsort(tag_to_group[tag], kind="stable")``."""
 import numpy as np
 import pytest
 
-from sparsecal import partition_by_group
+from sparsecal.core.groups import partition_by_group
 
 
 def reference(tag, tag_to_group, n_groups=None):
@@ -153,7 +153,8 @@ def test_split_sorted_by_group_matches_brute_force(n, n_tags, n_groups, dtype):
     """Each group's scores and labels in the order of a stable sort of its own
     entries, for every thread count; 128 and 129 groups straddle the kernel's
     one-byte and four-byte codes."""
-    from sparsecal import Entries, TagGroups, argsort_scores
+    from sparsecal import Entries, TagGroups
+    from sparsecal.core.binning import argsort_scores
     from sparsecal.core.groups import split_sorted_by_group
     rng = np.random.default_rng(n + n_groups)
     mapping = np.concatenate([np.arange(n_groups), rng.integers(0, n_groups,

@@ -125,7 +125,7 @@ def test_public_names():
     assert plots.__all__ == [
         "BayesErrorDisplay", "COLORS", "GroupReliabilityDisplay", "MethodComparisonDisplay",
         "ModifiedReliabilityDisplay", "PerTagDisplay", "ReliabilityDisplay",
-        "SmoothReliabilityDisplay", "reliability_diagram", "save_figure"]
+        "SmoothReliabilityDisplay", "reliability_diagram", "save_figure", "write_report"]
 
 
 @pytest.mark.parametrize("name", FIGURE_MODULES)
@@ -156,14 +156,14 @@ def test_reliability_data_are_the_package_tables(data):
     np.testing.assert_allclose(np.diff(u), np.diff(u)[0], rtol=1e-9)
     assert (d.hist_edges[0], d.hist_edges[-1]) == pytest.approx(d.limits[:2])
     for counts, s in zip(d.hist_counts, scores):
-        np.testing.assert_array_equal(counts, sc.histogram_counts(s, d.hist_edges))
+        np.testing.assert_array_equal(counts, sc.core.binning.histogram_counts(s, d.hist_edges))
     assert d.hist_exact
     # from_entries: the entries' SMCE and their exact histogram
     e = plots.ReliabilityDisplay.from_entries({"before": data["entries"]}, n_bins=10,
                                               scale="logit")
     assert e.errors[0].value == sc.smce(data["entries"], n_bins=10).value
     np.testing.assert_array_equal(e.hist_counts[0],
-                                  sc.histogram_counts(data["entries"].score, e.hist_edges))
+                                  sc.core.binning.histogram_counts(data["entries"].score, e.hist_edges))
 
 
 def test_reliability_draws_points_and_interval_ends(data):

@@ -14,9 +14,19 @@ from scipy import stats
 import sparsecal as sc
 from sparsecal.core.binning import equal_mass_bin_starts, replicated_bin_sums
 from sparsecal.metrics import ConfidenceInterval
-from sparsecal.metrics.resampling import (bootstrap_cells, data_table, null_cells,
+from sparsecal.metrics.resampling import (_Draws, _bootstrap, _null, data_table,
                                           replicate_bin_sums, replicate_errors,
                                           replicate_generators, score_table)
+
+
+def bootstrap_cells(rng, table):
+    """A bootstrap replicate's copies and positives per distinct score."""
+    return _bootstrap(rng, _Draws(table))
+
+
+def null_cells(rng, table):
+    """A consistency resample's copies and positives per distinct score."""
+    return _null(rng, _Draws(table))
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 500])
@@ -86,6 +96,14 @@ def test_null_cells_draw_labels_from_their_scores(n_distinct):
     big = exact_var > 0.5
     np.testing.assert_allclose(var[big], exact_var[big], rtol=0.2)
     assert mean[:J].sum() == pytest.approx(n)
+
+
+@pytest.mark.parametrize("n", [4, 40])   # index-draw path, multinomial path
+def test_null_cells_at_scores_zero_and_one_are_certain(n):
+    table = (np.array([0.0, 1.0]), np.array([n - 1, 1]), np.array([1, 1]))
+    for seed in range(5):
+        m, m1 = null_cells(np.random.default_rng(seed), table)
+        assert m.sum() == n and m1[0] == 0 and m1[1] == m[1]
 
 
 def test_hypergeometric_split_matches_enumeration():

@@ -134,7 +134,7 @@ def test_ensemble_api_and_errors(data):
     setup = sc.GroupedCalibrator(sc.IsotonicCalibrator(), sc.TagGroups.scw(60))
     model = sc.CrossFittedCalibrator(setup, n_folds=3)
     assert model.get_params(deep=False) == {"calibrator": setup, "n_folds": 3, "seed": 0}
-    assert sc.clone(model).calibrator is not setup
+    assert sc.calibration.clone(model).calibrator is not setup
     with pytest.raises(sc.calibration.NotFittedError):
         model.transform(data["test"])
     with pytest.raises(TypeError, match="calibrator must be a GroupedCalibrator"):

@@ -1,10 +1,10 @@
-"""Tests of ``sparsecal.argsort_scores``: the parallel LSD radix sort must give
+"""Tests of ``sparsecal.core.binning.argsort_scores``: the parallel LSD radix sort must give
 exactly ``np.argsort(x, kind="stable")`` (docs/architecture.md, Semantics 2: ties keep entry
 order), for float32 and float64 and any thread count."""
 import numpy as np
 import pytest
 
-from sparsecal import argsort_scores
+from sparsecal.core.binning import argsort_scores
 from sparsecal.core import _sort
 
 DTYPES = [np.float32, np.float64]

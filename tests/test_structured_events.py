@@ -306,7 +306,3 @@ def test_bad_input(call, err, match):
     gold = np.zeros((2, 3), int)
     with pytest.raises(err, match=match):
         call(probs, gold)
-
-
-def test_events_is_exported():
-    assert sc.Events is Events and sc.crf_span_events is crf_span_events

@@ -63,13 +63,13 @@ def test_mc_samples_differ_and_dropout_off_gives_the_deterministic_output(traine
     assert samples.shape == (S,) + tuple(det.shape) and not model.training
     for a, b in itertools.combinations(range(S), 2):
         assert (samples[a] - samples[b]).abs().max() > 1e-3
-    again = sc.mc_dropout_samples(model, ids, n_samples=S, seed=0)
+    again = sc.structured.mc_dropout_samples(model, ids, n_samples=S, seed=0)
     assert torch.equal(again, samples)                  # seeded: reproducible
     off = copy.deepcopy(model)
     for m in off.modules():
         if isinstance(m, torch.nn.Dropout):
             m.p = 0.0
-    same = sc.mc_dropout_samples(off, ids, n_samples=S, seed=0)
+    same = sc.structured.mc_dropout_samples(off, ids, n_samples=S, seed=0)
     for s in range(S):
         torch.testing.assert_close(same[s], det, rtol=0, atol=1e-6)
     with torch.no_grad():                                # padding changes nothing
@@ -160,7 +160,7 @@ def test_reranked_sequences_are_a_permutation_of_the_top_k(trained):
     import sparsecal as sc
     seqs = trained["events"]["sequence"][0]
     conf = np.random.default_rng(0).random(len(seqs))
-    r = sc.rerank_sequences(seqs, conf)
+    r = sc.structured.rerank_sequences(seqs, conf)
     order = np.lexsort((seqs.rank, -conf, seqs.sentence))
     assert r.chosen.tolist() == [order[seqs.sentence[order] == b][0]
                                  for b in range(len(trained["lengths"]))]

@@ -81,7 +81,7 @@ def spans_example():
 def test_name_spans_are_runs_of_propn(spans_example):
     import sparsecal as sc
     forms, gold, lengths = spans_example["name_spans"](UD_EWT, "dev", limit=50)
-    corpus = sc.read_conllu(UD_EWT / "en_ewt-ud-dev.conllu.xz", "upos")
+    corpus = sc.io.read_conllu(UD_EWT / "en_ewt-ud-dev.conllu.xz", "upos")
     upos = np.array(sorted(corpus.tag_index, key=corpus.tag_index.get))[
         corpus.gold[:gold.shape[0]]]
     assert ((gold > 0) == (upos == "PROPN")).all()

@@ -1,10 +1,10 @@
 """The API reference, generated from the public names (``__all__``) of sparsecal
-and its subpackages, so that a name added to an ``__all__`` is documented
+and its subpackages, so that a name added to an ``_EXPORTS`` table is documented
 without editing the site.
 
-Each object is documented once, under the first subpackage in
-:data:`SUBPACKAGES` that exports it (its home); the page of :mod:`sparsecal`
-lists the top-level names with links to those pages.
+Each object is documented once, on the page of the one subpackage that exports
+it; the page of :mod:`sparsecal` lists the top-level names, by subpackage, with
+links to those pages (``sparsecal._EXPORTS`` names each one's subpackage).
 """
 import importlib
 import inspect
@@ -20,43 +20,29 @@ def _first_line(obj):
     return doc.split("\n\n")[0].replace("\n", " ").strip()
 
 
-def _homes():
-    """``{id(object): qualified name}`` of each public object's home page."""
-    homes = {}
-    for sub in SUBPACKAGES:
-        module = importlib.import_module(f"sparsecal.{sub}")
-        for name in module.__all__:
-            homes.setdefault(id(getattr(module, name)), f"sparsecal.{sub}.{name}")
-    return homes
-
-
-def _subpackage_page(sub, homes):
+def _subpackage_page(sub):
     module = importlib.import_module(f"sparsecal.{sub}")
     title = f"``sparsecal.{sub}``"
     lines = [title, "=" * len(title), "", f".. automodule:: sparsecal.{sub}", "",
-             f".. currentmodule:: sparsecal.{sub}", ""]
-    own = [n for n in module.__all__ if homes[id(getattr(module, n))] == f"sparsecal.{sub}.{n}"]
-    if own:
-        lines += [".. autosummary::", "   :toctree: generated", ""]
-        lines += [f"   {name}" for name in own]
-        lines.append("")
-    others = [n for n in module.__all__ if n not in own]
-    if others:
-        lines += ["Also exported here (documented in their home subpackage):", ""]
-        lines += [f"- :obj:`{n} <{homes[id(getattr(module, n))]}>`" for n in others]
-        lines.append("")
-    return "\n".join(lines)
+             f".. currentmodule:: sparsecal.{sub}", "",
+             ".. autosummary::", "   :toctree: generated", ""]
+    lines += [f"   {name}" for name in module.__all__]
+    return "\n".join(lines) + "\n"
 
 
-def _top_page(homes):
+def _top_page():
     import sparsecal
     lines = ["``sparsecal``", "=============", "",
              "Every name below can be used as ``sparsecal.<name>`` (loaded on first use); "
-             "each links to its documentation in the subpackage that defines it.", "",
-             ".. list-table::", "   :header-rows: 1", "", "   * - name", "     - summary"]
-    for name in sparsecal.__all__:
-        obj = getattr(sparsecal, name)
-        lines += [f"   * - :obj:`{name} <{homes[id(obj)]}>`", f"     - {_first_line(obj)}"]
+             "each links to its documentation in the subpackage that defines it. The rest "
+             "of the API is imported from its subpackage.", "",
+             ".. list-table::", "   :header-rows: 1", "",
+             "   * - name", "     - subpackage", "     - summary"]
+    for sub in SUBPACKAGES:
+        for name in (n for n in sparsecal.__all__ if sparsecal._EXPORTS[n] == sub):
+            lines += [f"   * - :obj:`{name} <sparsecal.{sub}.{name}>`",
+                      f"     - :mod:`sparsecal.{sub}`",
+                      f"     - {_first_line(getattr(sparsecal, name))}"]
     lines += ["", ".. toctree::", "   :maxdepth: 1", ""]
     lines += [f"   {sub}" for sub in SUBPACKAGES]
     return "\n".join(lines) + "\n"
@@ -67,9 +53,8 @@ def write_api_pages(app, config):
     before the source files are listed and autosummary writes its stubs)."""
     out = Path(app.srcdir) / "api"
     out.mkdir(exist_ok=True)
-    homes = _homes()
-    pages = {"index.rst": _top_page(homes)}
-    pages.update({f"{sub}.rst": _subpackage_page(sub, homes) for sub in SUBPACKAGES})
+    pages = {"index.rst": _top_page()}
+    pages.update({f"{sub}.rst": _subpackage_page(sub) for sub in SUBPACKAGES})
     for fname, text in pages.items():
         path = out / fname
         if not path.is_file() or path.read_text(encoding="utf-8") != text:

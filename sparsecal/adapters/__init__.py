@@ -22,6 +22,7 @@ library.
 """
 from .._lazy import lazy_exports
 
+#: public name -> the module of this package that defines it
 _EXPORTS = {
     "gold_ids": "labels",
     "label_names": "huggingface", "stream_word_entries": "huggingface",
@@ -29,8 +30,4 @@ _EXPORTS = {
     "log_partition_from_torchcrf": "pytorch_crf", "marginals_from_torchcrf": "pytorch_crf",
     "crfsuite_scores": "crfsuite", "entries_from_crfsuite": "crfsuite",
 }
-_SUBMODULES = ("crfsuite", "huggingface", "labels", "pytorch_crf")
-
-__all__ = sorted(_EXPORTS)
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, _SUBMODULES)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

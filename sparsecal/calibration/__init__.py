@@ -43,12 +43,8 @@ _EXPORTS = {
     "stratified_token_folds": "folds", "positional_folds": "folds",
     "SelectionResult": "selection", "select": "selection",
     "CrossFittedCalibrator": "ensemble",
-    "load_calibrator": "loading", "check_prior_methods": "registry",
-    "check_bins_methods": "registry",
+    "load_calibrator": "loading",
     "Forecaster": "forecaster", "KChoice": "choice_of_k", "heuristic_k": "choice_of_k",
 }
 
-__all__ = sorted(_EXPORTS)
-
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -124,7 +124,8 @@ def clone(estimator):
 
     Examples
     --------
-    >>> from sparsecal import HistogramBinning, clone
+    >>> from sparsecal import HistogramBinning
+    >>> from sparsecal.calibration import clone
     >>> clone(HistogramBinning(n_bins=5))
     HistogramBinning(bin_size=None, n_bins=5)
     """

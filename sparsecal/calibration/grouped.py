@@ -672,7 +672,7 @@ def cross_fit_predict(calibrator, entries, *, n_folds=5, seed=0):
     >>> dev = make_tagger_outputs(2000, split_seed=1)
     >>> entries = sc.threshold(dev.scores, dev.gold)
     >>> model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), sc.TagGroups.scw(426))
-    >>> honest = sc.cross_fit_predict(model, entries, n_folds=5)
+    >>> honest = sc.calibration.cross_fit_predict(model, entries, n_folds=5)
     >>> len(honest) == len(entries)
     True
     """

@@ -1,4 +1,7 @@
 """The ``sparsecal`` command."""
-from .main import main
+from .._lazy import lazy_exports
 
-__all__ = ["main"]
+#: public name -> the module of this package that defines it
+_EXPORTS = {"main": "main"}
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -112,7 +112,7 @@ def _inputs(args, prefix=""):
 def _check_flags(args):
     """One error line for the ``--metrics`` without a distributed form, before
     any file is read."""
-    from ..distributed import check_measures
+    from ..distributed.measures import check_measures
     try:
         check_measures(args.metrics)
     except ValueError as exc:
@@ -193,7 +193,7 @@ def cluster_fit(args, console, make_model, fit):
     (``(model, method)``) fitted by ``fit(model, entries, step)`` from the workers'
     merged per-group tables (:func:`sparsecal.distributed.fit_grouped`); returns
     ``(model, method, n_tokens)``."""
-    from ..distributed import distributed_method
+    from ..distributed.calibrators import distributed_method
     entries = _entries(args)
     model, method = make_model(entries.n_tags)
     distributed_method(model.base)    # refused before the cluster starts

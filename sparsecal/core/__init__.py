@@ -13,16 +13,15 @@ argsort) and ``_binning`` (bin statistics, bin lookup) (binning), ``_isotonic``
 - :mod:`~sparsecal.core.threads`, :mod:`~sparsecal.core.validation`: thread count
   and argument checks shared by every layer above.
 """
-from .binning import (BinStats, argsort_scores, equal_mass_bin_starts, equal_mass_bins,
-                      fixed_width_bins, lookup_bins)
-from .entries import Entries, threshold
-from .groups import TagGroups, load_train_counts, partition_by_group
-from .isotonic import isotonic_fit, isotonic_fit_pooled, isotonic_predict
-from .validation import DegenerateDataError
-from .binning import histogram_counts
+from .._lazy import lazy_exports
 
-__all__ = ["BinStats", "DegenerateDataError", "Entries", "TagGroups", "argsort_scores", "equal_mass_bin_starts",
-           "equal_mass_bins", "fixed_width_bins", "isotonic_fit", "isotonic_fit_pooled",
-           "isotonic_predict",
-           "load_train_counts", "lookup_bins", "partition_by_group", "threshold"]
-__all__ += ["histogram_counts"]
+#: public name -> the module of this package that defines it
+_EXPORTS = {
+    "Entries": "entries", "threshold": "entries",
+    "TagGroups": "groups", "load_train_counts": "groups",
+    "BinStats": "binning", "equal_mass_bins": "binning", "fixed_width_bins": "binning",
+    "isotonic_fit": "isotonic", "isotonic_predict": "isotonic",
+    "DegenerateDataError": "validation",
+}
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -750,7 +750,8 @@ def split_sorted_by_group(entries, groups, perm, sorted_scores, *, n_threads=Non
     Examples
     --------
     >>> import numpy as np
-    >>> from sparsecal import Entries, TagGroups, argsort_scores
+    >>> from sparsecal import Entries, TagGroups
+    >>> from sparsecal.core.binning import argsort_scores
     >>> e = Entries([0.9, 0.2, 0.5, 0.7], [0, 1, 1, 0], [1, 0, 1, 0], n_tags=2)
     >>> perm, sx = argsort_scores(e.score)
     >>> y, gx, gy, offsets = split_sorted_by_group(e, TagGroups.per_tag(2), perm, sx)

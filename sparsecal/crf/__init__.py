@@ -1,7 +1,8 @@
 """Linear-chain CRF marginals: tokens, tag pairs, spans, Viterbi and k-best.
 
-Needs PyTorch (``pip install "sparsecal[torch]"``); ``import sparsecal`` does not
-import this subpackage.
+Needs PyTorch (``pip install "sparsecal[torch]"``): the first use of a name
+without it raises an ImportError naming that install; ``import sparsecal`` and
+``import sparsecal.crf`` import no torch.
 
 Model (:mod:`.potentials`): log-space potentials, ``emissions [B, N, C]``,
 ``transitions [C, C]`` (``a -> b``), optional ``start``/``end`` [C] and an
@@ -44,9 +45,13 @@ marginals"). ``0`` leaves torch's setting alone. ``torch.set_num_threads``
 is process-wide: do not call these functions concurrently from several Python
 threads with different settings.
 """
-from .decoding import kbest, viterbi
-from .posteriors import log_partition, marginals, pair_marginals, span_marginals
-from .streaming import stream_entries
+from .._lazy import lazy_exports
 
-__all__ = ["kbest", "log_partition", "marginals", "pair_marginals", "span_marginals",
-           "stream_entries", "viterbi"]
+#: public name -> the module of this package that defines it
+_EXPORTS = {
+    "marginals": "posteriors", "pair_marginals": "posteriors",
+    "span_marginals": "posteriors", "log_partition": "posteriors",
+    "viterbi": "decoding", "kbest": "decoding", "stream_entries": "streaming",
+}
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -1,4 +1,7 @@
 """Generated data: a CCG-like synthetic tagger with frequency-dependent miscalibration."""
-from .synthetic import SyntheticTagger, make_tagger_outputs
+from .._lazy import lazy_exports
 
-__all__ = ["SyntheticTagger", "make_tagger_outputs"]
+#: public name -> the module of this package that defines it
+_EXPORTS = {"SyntheticTagger": "synthetic", "make_tagger_outputs": "synthetic"}
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

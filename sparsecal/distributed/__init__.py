@@ -70,42 +70,30 @@ vectors; every result is exact (docs/scale.md).
 """
 from .._lazy import lazy_exports
 
-#: public name -> the module that defines it
+#: public name -> the module of this package that defines it
 _EXPORTS = {
     "DaskEntries": "entries", "threshold": "entries", "from_arrays": "entries",
-    "equal_mass_bin_stats": "equal_mass",
     "calibration_error": "metrics", "smce": "metrics", "gmce": "metrics",
-    "smce_and_gmce": "marginal",
-    "fit_grouped": "calibrators", "distributed_method": "calibrators",
-    "apply_to_store": "apply", "open_store": "apply",
-    "mce": "evaluation", "evaluate": "evaluation",
-    "tfg_from_gold": "groups",
+    "smce_and_gmce": "marginal", "mce": "evaluation", "evaluate": "evaluation",
     "fixed_width_bin_stats": "measures", "binned_errors": "measures",
     "top_label_ece": "measures", "measures_by_group": "measures",
-    "check_distributed_ci": "measures", "check_measures": "measures",
-    "with_interval": "measures", "DISTRIBUTED_MEASURES": "measures",
-    "corp_from_table": "measures", "application_from_table": "application",
-    "compare_methods": "comparison", "distributed_methods": "comparison",
-    "CLUSTER_REPORT": "report", "ClusterReport": "report",
-    "fit_scaling_binning": "scaling_binning", "fit_halves": "scaling_binning",
-    "save_entry_shards": "entry_store", "load_entry_shards_dask": "entry_store",
-    "bayes_error_plot": "application", "score_histogram": "histogram",
-    "local_cluster": "local", "worker_environ": "local", "WORKER_MALLOC": "local",
+    "DISTRIBUTED_MEASURES": "measures", "top_label": "toplabel",
+    "application_from_table": "application", "bayes_error_plot": "application",
     "smooth_ece": "smooth", "smooth_reliability": "smooth",
+    "score_histogram": "histogram", "tfg_from_gold": "groups",
+    "fit_grouped": "calibrators", "compare_methods": "comparison",
     "token_folds": "folds", "cross_fit_members": "folds", "cross_fit_scores": "folds",
-    "table_bootstrap_intervals": "resampling", "table_calibration_tests": "resampling",
-    "top_label_table": "resampling", "set_tables": "resampling",
+    "stratified_token_folds": "folds", "cross_fit_predict": "folds",
+    "CLUSTER_REPORT": "report",
+    "apply_to_store": "apply", "open_store": "apply",
+    "save_entry_shards": "entry_store", "load_entry_shards_dask": "entry_store",
+    "local_cluster": "local", "worker_environ": "local", "WORKER_MALLOC": "local",
+    # the array forms that sparsecal.core.dispatch looks up here by name
     "binary_smooth_ece": "arrays", "binary_smooth_reliability": "arrays",
     "binary_brier_corp": "arrays", "binary_log_loss_corp": "arrays",
     "binary_dcf": "arrays", "binary_min_dcf": "arrays", "binary_cllr": "arrays",
     "binary_min_cllr": "arrays", "binary_bayes_error_plot": "arrays",
-    "binary_calibration_test": "arrays", "check_probability_scores": "arrays",
-    "binary_brier_decomposition": "arrays", "top_label": "toplabel",
-    "stratified_token_folds": "folds", "cross_fit_predict": "folds",
+    "binary_calibration_test": "arrays", "binary_brier_decomposition": "arrays",
 }
-_EXPORTS.update({"fit_weighted": "weights", "weighted_score_tables": "weights",
-                 "token_weight_blocks": "weights"})
 
-__all__ = sorted(_EXPORTS)
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

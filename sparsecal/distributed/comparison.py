@@ -7,7 +7,7 @@ by chunk on the workers (``GroupedCalibrator.transform`` of
 :class:`~sparsecal.distributed.DaskEntries`) and evaluated with
 :func:`sparsecal.distributed.evaluate`: the single-machine
 :class:`~sparsecal.calibration.comparison.MethodComparison`. A method without a
-distributed fit (:func:`~sparsecal.distributed.distributed_method` refuses it:
+distributed fit (:func:`~sparsecal.distributed.calibrators.distributed_method` refuses it:
 scaling-binning) is skipped with one warning naming it.
 """
 import warnings
@@ -39,7 +39,7 @@ def distributed_methods(methods, seed=0, prior=None):
     Returns
     -------
     list of str
-        The names :func:`~sparsecal.distributed.distributed_method` accepts,
+        The names :func:`~sparsecal.distributed.calibrators.distributed_method` accepts,
         in the given order.
 
     Raises

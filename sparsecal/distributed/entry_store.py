@@ -59,7 +59,7 @@ def save_entry_shards(entries, path, *, retries=0):
     >>> _ = save_entry_shards(threshold(da.from_array(x, chunks=(16, 4)), gold), "dev-shards")
     >>> sorted(os.listdir("dev-shards"))[:2]
     ['shard-00000.npz', 'shard-00001.npz']
-    >>> bool((sc.load_entry_shards("dev-shards").score == sc.threshold(x, gold).score).all())
+    >>> bool((sc.io.load_entry_shards("dev-shards").score == sc.threshold(x, gold).score).all())
     True
     """
     check_dask_entries(entries)

@@ -136,7 +136,7 @@ def _folds(entries, groups, n_folds, seed):
 
 
 def stratified_token_folds(entries, groups, n_folds=5, seed=0):
-    """:func:`sparsecal.stratified_token_folds` of distributed entries: the
+    """:func:`sparsecal.calibration.stratified_token_folds` of distributed entries: the
     fold of every entry as one dask array.
 
     The per-chunk folds of :func:`token_folds` concatenated; their chunk sizes
@@ -157,7 +157,7 @@ def stratified_token_folds(entries, groups, n_folds=5, seed=0):
     dask.array.Array of int64, shape (n_entries,)
         One chunk per non-empty chunk of ``entries`` (dask's ``concatenate``
         drops empty ones), of known sizes; computed, equal entry by entry to
-        :func:`sparsecal.stratified_token_folds` of the whole entries.
+        :func:`sparsecal.calibration.stratified_token_folds` of the whole entries.
 
     Raises
     ------
@@ -177,7 +177,7 @@ def stratified_token_folds(entries, groups, n_folds=5, seed=0):
     >>> gold = np.arange(40) % 4
     >>> fold = stratified_token_folds(threshold(da.from_array(x, chunks=(9, 4)), gold),
     ...                               sc.TagGroups.scw(4), 3)
-    >>> one = sc.stratified_token_folds(sc.threshold(x, gold), sc.TagGroups.scw(4), 3)
+    >>> one = sc.calibration.stratified_token_folds(sc.threshold(x, gold), sc.TagGroups.scw(4), 3)
     >>> fold.shape == one.shape, bool((fold.compute() == one).all())
     (True, True)
     """
@@ -268,7 +268,7 @@ def _out_of_fold_entries(setup, entries, folds, per_fold):
 
 
 def cross_fit_predict(calibrator, entries, *, n_folds=5, seed=0):
-    """:func:`sparsecal.cross_fit_predict` of distributed dev entries: the
+    """:func:`sparsecal.calibration.cross_fit_predict` of distributed dev entries: the
     pooled out-of-fold calibrated entries.
 
     The folds are :func:`token_folds` stratified by ``calibrator.groups``;
@@ -314,7 +314,7 @@ def cross_fit_predict(calibrator, entries, *, n_folds=5, seed=0):
     >>> model = sc.GroupedCalibrator(sc.HistogramBinning(), sc.TagGroups.per_tag(3))
     >>> dev = threshold(da.from_array(scores, chunks=(50, 3)), tags)
     >>> got = cross_fit_predict(model, dev, n_folds=3)
-    >>> one = sc.cross_fit_predict(model, sc.threshold(scores, tags), n_folds=3)
+    >>> one = sc.calibration.cross_fit_predict(model, sc.threshold(scores, tags), n_folds=3)
     >>> bool((got.compute().score == one.score).all())
     True
     """

@@ -6,7 +6,7 @@ Each chunk counts its scores per histogram bin
 integer counts are merged by adding, in a tree on the workers, so they equal
 the counts of every score on one machine bit for bit. What travels is one
 integer per bin per chunk. The report draws them under the calibration curve
-over :func:`sparsecal.plotting.reliability.score_histogram_edges` (known once
+over ``ReliabilityDisplay.from_results(...).hist_edges`` (known once
 the bins are computed: a second pass).
 """
 import numpy as np
@@ -39,7 +39,7 @@ def score_histogram(entries, edges):
     entries : DaskEntries
     edges : array_like of float, shape (m + 1,)
         Increasing bin edges, e.g. from
-        :func:`sparsecal.plotting.reliability.score_histogram_edges`.
+        ``ReliabilityDisplay.from_results(...).hist_edges``.
 
     Returns
     -------
@@ -63,12 +63,13 @@ def score_histogram(entries, edges):
     --------
     >>> import dask.array as da, numpy as np
     >>> import sparsecal as sc
+    >>> from sparsecal.core.binning import histogram_counts
     >>> from sparsecal.distributed import threshold
     >>> x = np.random.default_rng(0).dirichlet(np.ones(4), size=200)
     >>> entries = threshold(da.from_array(x, chunks=(60, 4)), np.arange(200) % 4)
     >>> edges = np.linspace(0.0, 1.0, 6)
     >>> got = score_histogram(entries, edges)
-    >>> ref = sc.histogram_counts(sc.threshold(x, np.arange(200) % 4).score, edges)
+    >>> ref = histogram_counts(sc.threshold(x, np.arange(200) % 4).score, edges)
     >>> bool((got == ref).all()), int(got.sum()) == len(sc.threshold(x, np.arange(200) % 4))
     (True, True)
     """

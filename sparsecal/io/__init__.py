@@ -1,13 +1,16 @@
 """Files: score matrices, gold tags (``.npy``, ``.txt``, CoNLL-U, CoNLL columns),
 tag indexes, entries, saved calibrators, and atomic replacement of outputs."""
-from .arrays import load_entries, load_gold, load_scores, load_tag_index, save_entries
-from .corpora import CorpusTags, read_conll_columns, read_conllu
-from .parquet import read_parquet, to_arrow, write_parquet
-from .arrays import load_gold_sentences, load_lengths
-from .sentences import load_potentials, pad_sentences
-from .entry_shards import load_entry_shards
+from .._lazy import lazy_exports
 
-__all__ = ["load_entries", "load_gold", "load_scores", "load_tag_index", "save_entries",
-           "CorpusTags", "read_conll_columns", "read_conllu", "read_parquet", "to_arrow",
-           "write_parquet", "load_gold_sentences", "load_lengths", "load_potentials",
-           "pad_sentences", "load_entry_shards"]
+#: public name -> the module of this package that defines it
+_EXPORTS = {
+    "load_scores": "arrays", "load_gold": "arrays", "load_tag_index": "arrays",
+    "load_entries": "arrays", "save_entries": "arrays",
+    "load_gold_sentences": "arrays", "load_lengths": "arrays",
+    "CorpusTags": "corpora", "read_conllu": "corpora", "read_conll_columns": "corpora",
+    "to_arrow": "parquet", "write_parquet": "parquet", "read_parquet": "parquet",
+    "load_potentials": "sentences", "pad_sentences": "sentences",
+    "load_entry_shards": "entry_shards",
+}
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

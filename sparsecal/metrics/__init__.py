@@ -15,10 +15,9 @@
   debias=True)``) and its score interval.
 - :mod:`~sparsecal.metrics.consistency`: :func:`calibration_test`, Bröcker & Smith's
   consistency-resampling test.
-- :mod:`~sparsecal.metrics.resampling`: the bootstrap replicates and the
-  consistency resamples from a set's distinct-score table (:func:`score_table`,
-  :func:`replicate_generators`, :func:`replicate_errors`,
-  :func:`table_bootstrap_interval`), the same on a cluster.
+- :mod:`~sparsecal.metrics.resampling` (internal): the bootstrap replicates
+  and the consistency resamples from a set's distinct-score table, the same
+  on a cluster.
 - :mod:`~sparsecal.metrics.smooth`: :func:`smooth_ece`, :func:`smooth_reliability`
   (Błasiok & Nakkiran 2023, as ``relplot``).
 - :mod:`~sparsecal.metrics.classwise`: :func:`classwise_ece` (Kull et al. 2019).
@@ -29,31 +28,27 @@
 - :mod:`~sparsecal.metrics.evaluation`: :func:`evaluate`, which bundles them, and
   :func:`compare`.
 """
-from .bin_intervals import binomial_interval
-from .binary import CalibrationError, calibration_error, reliability_table
-from .consistency import CalibrationTest, calibration_test
-from .brier import BrierDecomposition, brier_decomposition
-from .evaluation import Comparison, EvaluationResult, compare, evaluate
-from .intervals import ConfidenceInterval
-from .marginal import MarginalCalibrationError, gmce, mce, smce, smce_and_gmce
-from .toplabel import top_label, top_label_ece
-from .application import (BayesErrorPlot, DetectionCost, bayes_error_plot, cllr, dcf,
-                          min_cllr, min_dcf)
-from .corp import ScoreDecomposition, brier_corp, log_loss_corp
-from .classwise import ClasswiseECE, classwise_ece
-from .smooth import SmoothECE, SmoothReliability, smooth_ece, smooth_reliability
-from .resampling import (replicate_errors, replicate_generators, score_table,
-                         table_bootstrap_interval)
+from .._lazy import lazy_exports
 
-__all__ = ["BrierDecomposition", "CalibrationError", "Comparison", "ConfidenceInterval",
-           "EvaluationResult", "MarginalCalibrationError", "brier_decomposition",
-           "calibration_error", "compare", "evaluate", "gmce", "mce", "reliability_table",
-           "smce", "smce_and_gmce", "top_label", "top_label_ece"]
-__all__ += ["binomial_interval", "CalibrationTest", "calibration_test"]
-__all__ += ["SmoothECE", "SmoothReliability", "smooth_ece", "smooth_reliability"]
-__all__ += ["ClasswiseECE", "classwise_ece"]
-__all__ += ["ScoreDecomposition", "brier_corp", "log_loss_corp"]
-__all__ += ["BayesErrorPlot", "DetectionCost", "bayes_error_plot", "cllr", "dcf",
-            "min_cllr", "min_dcf"]
-__all__ += ["replicate_errors", "replicate_generators", "score_table",
-            "table_bootstrap_interval"]
+#: public name -> the module of this package that defines it
+_EXPORTS = {
+    "ConfidenceInterval": "intervals", "binomial_interval": "bin_intervals",
+    "CalibrationError": "binary", "calibration_error": "binary",
+    "reliability_table": "binary",
+    "MarginalCalibrationError": "marginal", "smce": "marginal", "gmce": "marginal",
+    "mce": "marginal", "smce_and_gmce": "marginal",
+    "top_label": "toplabel", "top_label_ece": "toplabel",
+    "BrierDecomposition": "brier", "brier_decomposition": "brier",
+    "CalibrationTest": "consistency", "calibration_test": "consistency",
+    "SmoothECE": "smooth", "SmoothReliability": "smooth", "smooth_ece": "smooth",
+    "smooth_reliability": "smooth",
+    "ClasswiseECE": "classwise", "classwise_ece": "classwise",
+    "ScoreDecomposition": "corp", "brier_corp": "corp", "log_loss_corp": "corp",
+    "BayesErrorPlot": "decisions", "DetectionCost": "decisions",
+    "bayes_error_plot": "application", "cllr": "application", "dcf": "application",
+    "min_cllr": "application", "min_dcf": "application",
+    "EvaluationResult": "evaluation", "Comparison": "evaluation", "evaluate": "evaluation",
+    "compare": "evaluation",
+}
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

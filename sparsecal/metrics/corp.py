@@ -109,7 +109,7 @@ def brier_corp(scores, labels):
     Dimitriadis, Gneiting & Jordan 2021, "Stable reliability diagrams for
     probabilistic classifiers", PNAS 118(8), eq. 3 and the section "Score
     decomposition" (CORP: consistent, optimally binned, reproducible, PAV-based);
-    PAV as in :func:`sparsecal.isotonic_fit` (ties pooled).
+    PAV as in :func:`sparsecal.core.isotonic_fit` (ties pooled).
 
     Examples
     --------

@@ -12,10 +12,10 @@ blocked.
 - **Bootstrap replicate** (``ci="bootstrap"``): the counts of the distinct
   ``(score, label)`` cells of a resample of the ``n`` points with replacement,
   ``m ~ Multinomial(n, cells / n)`` (the distribution of the resampled
-  multiset, :func:`bootstrap_cells`).
+  multiset; Efron & Tibshirani 1993, Chapter 6).
 - **Consistency resample** (Bröcker & Smith 2007, Section 3): the counts of
   the distinct scores ``m ~ Multinomial(n, c / n)`` and positives
-  ``m1_j ~ Binomial(m_j, s_j)``, labels under the null (:func:`null_cells`).
+  ``m1_j ~ Binomial(m_j, s_j)``, labels under the null.
 
 A replicate is binned as the data (:func:`replicate_bin_sums`): equal-mass bins
 are the copies in score order cut at the data's bin rank starts, and where a
@@ -30,9 +30,9 @@ from ..core.binning import (BinStats, argsort_scores, lookup_bins, replicated_bi
 from .ce import ce_from_bins, ce_of_gaps
 from ..core.dispatch import distributed_form
 
-__all__ = ["bin_layout", "bootstrap_cells", "check_random_state", "data_table", "null_cells", "p_value",
-           "percentile_interval", "replicate_bin_sums", "replicate_errors",
-           "replicate_generators", "score_table", "table_bootstrap_interval"]
+__all__ = ["bin_layout", "check_random_state", "data_table", "p_value", "percentile_interval",
+           "replicate_bin_sums", "replicate_errors", "replicate_generators", "score_table",
+           "table_bootstrap_interval"]
 
 # Index draws (one per point) instead of a multinomial over the cells when the
 # cells are at least n / _INDEX_DRAW_RATIO: both are exact, the index draw is
@@ -235,6 +235,9 @@ def _multinomial(rng, counts, rank_map, n):
 
 
 def _bootstrap(rng, d):
+    """A bootstrap replicate's copies and positives per distinct score of
+    ``d = _Draws(table)``: ``Multinomial(n, cells / n)`` over the ``(score,
+    label)`` cells (``n`` index draws when the cells are at least ``n / 4``)."""
     if d.label is not None:
         copies = _multinomial(rng, d.cells, d.cell_of_rank, d.n)
         return copies, copies * d.label
@@ -244,6 +247,8 @@ def _bootstrap(rng, d):
 
 
 def _null(rng, d):
+    """A consistency resample's copies ``m ~ Multinomial(n, c / n)`` and
+    positives ``Binomial(m_j, s_j)`` per distinct score of ``d = _Draws(table)``."""
     if d.score_of_rank is None:   # few distinct scores: one binomial each
         copies = _multinomial(rng, d.counts, None, d.n)
         return copies, rng.binomial(copies, d.scores)
@@ -253,73 +258,6 @@ def _null(rng, d):
     J = d.counts.shape[0]
     return (np.bincount(item, minlength=J),
             np.bincount(item, weights=label, minlength=J).astype(np.int64))
-
-
-def bootstrap_cells(rng, table):
-    """A bootstrap replicate's copies and positives per distinct score.
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator
-        The replicate's generator.
-    table : (ndarray, ndarray, ndarray)
-        Distinct scores, counts and positives (:func:`score_table`).
-
-    Returns
-    -------
-    copies, positives : ndarray of int64, shape (J,)
-        ``Multinomial(n, cells / n)`` over the ``(score, label)`` cells: the
-        resampled multiset of ``n`` points drawn with replacement (``n`` index
-        draws into the points when the cells are at least ``n / 4``, one
-        multinomial draw over the cells otherwise: the same law).
-
-    References
-    ----------
-    Efron & Tibshirani 1993, "An Introduction to the Bootstrap", Chapter 6
-    (resampling points with replacement).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> table = (np.array([0.2, 0.7]), np.array([3, 1]), np.array([1, 1]))
-    >>> m, m1 = bootstrap_cells(np.random.default_rng(0), table)
-    >>> int(m.sum()), bool(np.all(m1 <= m))
-    (4, True)
-    """
-    return _bootstrap(rng, _Draws(table))
-
-
-def null_cells(rng, table):
-    """A consistency resample's copies and positives per distinct score:
-    scores drawn with replacement, labels ``Bernoulli(score)``.
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator
-    table : (ndarray, ndarray, ndarray)
-        Distinct scores, counts and positives (the positives are not used).
-
-    Returns
-    -------
-    copies, positives : ndarray of int64, shape (J,)
-        ``m ~ Multinomial(n, c / n)``, ``positives_j ~ Binomial(m_j, s_j)``
-        (with at least ``n / 4`` distinct scores: ``n`` index draws and a
-        uniform per copy; otherwise one multinomial and one binomial per score).
-
-    References
-    ----------
-    Bröcker & Smith 2007, "Increasing the reliability of reliability
-    diagrams", Weather and Forecasting 22, Section 3.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> table = (np.array([0.0, 1.0]), np.array([3, 1]), np.array([1, 1]))
-    >>> m, m1 = null_cells(np.random.default_rng(0), table)
-    >>> int(m.sum()), int(m1[0]), int(m1[1] - m[1])
-    (4, 0, 0)
-    """
-    return _null(rng, _Draws(table))
 
 
 def _split_positives(rng, copies, positives, run, offset):
@@ -407,8 +345,7 @@ def replicate_errors(table, generators, *, starts=None, n_bins=None, norm=2.0, n
         The data's bins: equal-mass rank starts, or the number of fixed-width bins.
     norm : float, default=2.0
     null : bool, default=False
-        Consistency resamples (:func:`null_cells`) instead of bootstrap
-        replicates (:func:`bootstrap_cells`).
+        Consistency resamples instead of bootstrap replicates.
 
     Returns
     -------

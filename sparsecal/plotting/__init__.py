@@ -29,17 +29,15 @@ Private helpers: ``_style`` (palette, rcParams, axes, legends off the data),
 ``_scales`` (probability axes), ``_inputs`` (accepted results), ``_labels``
 (CE and interval text). :mod:`.report` writes the HTML report.
 """
-from ._style import COLORS
-from .bayes_error import BayesErrorDisplay
-from .groups import GroupReliabilityDisplay
-from .kernel_reliability import SmoothReliabilityDisplay
-from .methods import MethodComparisonDisplay
-from .modified import ModifiedReliabilityDisplay
-from .per_tag import PerTagDisplay
-from .reliability import ReliabilityDisplay, reliability_diagram
-from .save import save_figure
+from .._lazy import lazy_exports
 
-__all__ = ["BayesErrorDisplay", "COLORS", "GroupReliabilityDisplay",
-           "MethodComparisonDisplay", "ModifiedReliabilityDisplay", "PerTagDisplay",
-           "ReliabilityDisplay", "SmoothReliabilityDisplay", "reliability_diagram",
-           "save_figure"]
+#: public name -> the module of this package that defines it
+_EXPORTS = {
+    "ReliabilityDisplay": "reliability", "reliability_diagram": "reliability",
+    "GroupReliabilityDisplay": "groups", "MethodComparisonDisplay": "methods",
+    "PerTagDisplay": "per_tag", "ModifiedReliabilityDisplay": "modified",
+    "SmoothReliabilityDisplay": "kernel_reliability", "BayesErrorDisplay": "bayes_error",
+    "save_figure": "save", "write_report": "report", "COLORS": "_style",
+}
+
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -23,6 +23,7 @@ with their features, read back checked).
 """
 from .._lazy import lazy_exports
 
+#: public name -> the module of this package that defines it
 _EXPORTS = {
     "Spans": "schemes", "decode_spans": "schemes", "parse_tag_names": "schemes",
     "Events": "events", "crf_event_probabilities": "events",
@@ -43,6 +44,4 @@ _EXPORTS = {
     "save_events": "event_files", "load_events": "event_files",
 }
 
-__all__ = sorted(_EXPORTS)
-
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
