@@ -1,0 +1,58 @@
+"""Parameter descriptions written once: :func:`fill_doc` puts the entry of
+:data:`PARAMS` where a docstring has ``{name}`` alone on a line."""
+import re
+import textwrap
+
+__all__ = ["PARAMS", "fill_doc"]
+
+#: placeholder -> NumPy-docstring entry (``name : type`` and its description)
+PARAMS = {
+    "scores_labels": """\
+scores : array_like of float, shape (n,)
+    Probabilities in [0, 1].
+labels : array_like of {0, 1} or bool, shape (n,)
+    1 where the scored entry is correct.""",
+    "binning": """\
+binning : {"equal-mass", "fixed"}, default="equal-mass"
+    Equal-mass bins (Nguyen & O'Connor 2015, Algorithm 1) or equal intervals
+    of [0, 1] (:mod:`sparsecal.core.binning`).
+n_bins, bin_size : int, optional
+    The number of bins (default 10) or, for equal-mass bins instead, the
+    scores per bin.""",
+    "n_threads": """\
+n_threads : int, optional
+    Threads of the compiled kernel (default:
+    :func:`~sparsecal.core.threads.get_n_threads`).""",
+}
+
+_PLACEHOLDER = re.compile(r"^([ \t]*)\{(\w+)\}[ \t]*$", re.MULTILINE)
+
+
+def fill_doc(obj):
+    """Fill the ``{name}`` lines of ``obj.__doc__`` (none under ``python -OO``).
+
+    Parameters
+    ----------
+    obj : function or class
+
+    Returns
+    -------
+    obj
+        The same object; an unknown name raises a KeyError at import.
+
+    Examples
+    --------
+    >>> from sparsecal._docs import fill_doc
+    >>> @fill_doc
+    ... def f(n_threads=None):
+    ...     '''Do it.
+    ...
+    ...     {n_threads}
+    ...     '''
+    >>> print(f.__doc__.splitlines()[2].strip())
+    n_threads : int, optional
+    """
+    if obj.__doc__:
+        obj.__doc__ = _PLACEHOLDER.sub(
+            lambda m: textwrap.indent(PARAMS[m.group(2)], m.group(1)), obj.__doc__)
+    return obj
