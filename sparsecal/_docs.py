@@ -19,6 +19,15 @@ binning : {"equal-mass", "fixed"}, default="equal-mass"
 n_bins, bin_size : int, optional
     The number of bins (default 10) or, for equal-mass bins instead, the
     scores per bin.""",
+    "tag_index": """\
+tag_index : dict, str or os.PathLike, optional
+    Tag string -> score-matrix column, or a JSON file of it; None: built from
+    the file's tags in code-point order.""",
+    "unknown": """\
+unknown : {"error", "extend"} or int, default="error"
+    A tag missing from ``tag_index``: an error listing the unknown tags with
+    their lines; ``"extend"``: new columns after the largest one; an id
+    ``k >= -1`` for all of them (-1: no gold tag).""",
     "n_threads": """\
 n_threads : int, optional
     Threads of the compiled kernel (default:
