@@ -28,6 +28,30 @@ unknown : {"error", "extend"} or int, default="error"
     A tag missing from ``tag_index``: an error listing the unknown tags with
     their lines; ``"extend"``: new columns after the largest one; an id
     ``k >= -1`` for all of them (-1: no gold tag).""",
+    "potentials": """\
+emissions : Tensor or ndarray, float32 or float64, shape (B, N, C)
+    Log-space emission scores per token and tag (finite or ``-inf``; see
+    :mod:`sparsecal.crf.potentials` for the bound on their magnitude).
+transitions : Tensor or ndarray, float32 or float64, shape (C, C)
+    ``transitions[a, b]`` scores tag ``a`` at ``t`` followed by ``b`` at ``t+1``.
+lengths : int array, shape (B,), optional
+    Sentence lengths in ``1..N`` (default: all ``N``); the rest is padding.
+start, end : float32 or float64, shape (C,), optional
+    Log-space scores of the first / last tag of each sentence.
+allowed : bool array, shape (C, C), optional
+    ``False`` forbids the transition ``a -> b``.
+mask : bool array, shape (B, N), optional
+    Leading Trues per row; an alternative to ``lengths``.""",
+    "crf_backend": """\
+backend : {"lean", "log", "torch-struct"}, default "lean"
+    Scaled forward-backward on matrix products (``O(B N C)`` memory; a
+    sentence that underflows is redone in float64 log space), the exact
+    log-space recursion (in float64), or ``torch_struct.LinearChainCRF``
+    (:mod:`sparsecal.crf.backends`).""",
+    "torch_threads": """\
+n_threads : int, optional
+    Torch threads within the call, restored afterwards (None:
+    ``SPARSECAL_NUM_THREADS`` or 1; 0: torch's own setting).""",
     "n_threads": """\
 n_threads : int, optional
     Threads of the compiled kernel (default:
