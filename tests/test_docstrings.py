@@ -94,7 +94,7 @@ def test_shared_sections_under_optimize():
     """Under ``python -OO`` (no docstrings) the decorated modules import."""
     import subprocess
     import sys
-    modules = [m for m in _modules() if m.startswith("sparsecal.crf")]   # when torch is
+    modules = [m for m in _modules() if m.startswith("sparsecal.crf")]   # with torch only
     code = (f"import sparsecal.core.binning, sparsecal.io.corpora, {', '.join(modules) or 'os'}; "
             "assert sparsecal.core.binning.argsort_scores.__doc__ is None")
     subprocess.run([sys.executable, "-OO", "-c", code], check=True)
