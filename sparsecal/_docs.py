@@ -42,6 +42,9 @@ allowed : bool array, shape (C, C), optional
     ``False`` forbids the transition ``a -> b``.
 mask : bool array, shape (B, N), optional
     Leading Trues per row; an alternative to ``lengths``.""",
+    "crf_potentials": """\
+emissions, transitions, lengths, start, end, allowed, mask
+    The CRF potentials of a padded batch, as in :func:`sparsecal.crf.marginals`.""",
     "crf_backend": """\
 backend : {"lean", "log", "torch-struct"}, default "lean"
     Scaled forward-backward on matrix products (``O(B N C)`` memory; a
