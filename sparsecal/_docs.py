@@ -28,6 +28,12 @@ unknown : {"error", "extend"} or int, default="error"
     A tag missing from ``tag_index``: an error listing the unknown tags with
     their lines; ``"extend"``: new columns after the largest one; an id
     ``k >= -1`` for all of them (-1: no gold tag).""",
+    "missing_gold": """\
+missing_gold : {"negatives", "drop"}, default "negatives"
+    Tokens whose gold tag is -1 give negative entries only, or are dropped.""",
+    "gold_unknown": """\
+unknown : {"error", "missing"}, default "error"
+    A gold name outside the inventory: an error, or gold -1.""",
     "potentials": """\
 emissions : Tensor or ndarray, float32 or float64, shape (B, N, C)
     Log-space emission scores per token and tag (finite or ``-inf``; see

@@ -165,8 +165,7 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
     threshold : float, default=0.01
         Keep ``score >= threshold``, compared in the dtype of ``scores``
         (Kranzlein et al. 2021, Section 3.1).
-    missing_gold : {"negatives", "drop"}, default="negatives"
-        Tokens with gold -1 give negative entries only, or are dropped.
+    {missing_gold}
     token_offset : int, default=0
         Index of the first row in a larger corpus (added to the tokens and to the
         row named in errors), for streaming a matrix chunk by chunk.

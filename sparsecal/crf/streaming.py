@@ -64,8 +64,7 @@ def stream_entries(batches, threshold=0.01, n_tags=None, dense_out=None, progres
         ``progress(done, total)`` after each batch (``total`` None for an
         iterator without length).
     {crf_backend}
-    missing_gold : {"negatives", "drop"}
-        As in :func:`sparsecal.threshold`.
+    {missing_gold}
     n_threads : int, optional
         Threads for torch and the threshold kernel (None: ``SPARSECAL_NUM_THREADS``
         or 1; 0: the libraries' defaults).
