@@ -19,6 +19,43 @@ binning : {"equal-mass", "fixed"}, default="equal-mass"
 n_bins, bin_size : int, optional
     The number of bins (default 10) or, for equal-mass bins instead, the
     scores per bin.""",
+    "entries": """\
+entries : Entries
+    Thresholded entries (:func:`sparsecal.threshold`).""",
+    "groups": """\
+groups : TagGroups
+    Over the tagset of ``entries``.""",
+    "norm": """\
+norm : {2, 1, inf}, default=2
+    2: the RMS calibration error (CalibErr, SMCE, GMCE); 1: ECE; inf: the
+    largest gap (also "inf" or "max").""",
+    "ci": """\
+ci : None, str or ConfidenceInterval, default=None
+    The interval (:class:`~sparsecal.metrics.ConfidenceInterval`):
+    "simulation" (Nguyen & O'Connor's Algorithm 2), "bootstrap" (each
+    replicate re-binned) or, with ``debias``, "score"; a name takes the
+    defaults (95%, ``random_state=0``).""",
+    "debias": """\
+debias : bool, default=False
+    Kumar, Liang & Ma (2019)'s debiased CE_2 (``norm=2`` only;
+    :mod:`~sparsecal.metrics.debiased`), whose interval is ``ci="score"``.""",
+    "llr_scores": """\
+scores : array_like of float, shape (n,)
+    Posterior probabilities in [0, 1] (``scores_are="probability"``) or
+    finite log-likelihood ratios (``"llr"``).
+labels : array_like of {0, 1} or bool, shape (n,)
+    Both classes must be present.
+scores_are : {"probability", "llr"}, default="probability"
+training_prior : float, optional
+    The prior the probabilities were computed under (``llr = logit(p) -
+    logit(training_prior)``); default the positive rate of ``labels``.""",
+    "application": """\
+prior : float
+    The application's prior of the positive class, in (0, 1).
+c_miss, c_fa : float, default=1.0
+    Costs of a miss and of a false alarm.
+normalize : bool, default=True
+    Divide by the cost of the best decision without scores.""",
     "tag_index": """\
 tag_index : dict, str or os.PathLike, optional
     Tag string -> score-matrix column, or a JSON file of it; None: built from
