@@ -88,6 +88,12 @@ mask : bool array, shape (B, N), optional
     "crf_potentials": """\
 emissions, transitions, lengths, start, end, allowed, mask
     The CRF potentials of a padded batch, as in :func:`sparsecal.crf.marginals`.""",
+    "gold_matrix": """\
+gold : array_like of int, shape (B, N)
+    Gold tag per token (-1: padding, or no gold tag).""",
+    "lengths": """\
+lengths : array_like of int, shape (B,), optional
+    Sentence lengths in ``1..N`` (default all ``N``).""",
     "crf_backend": """\
 backend : {"lean", "log", "torch-struct"}, default "lean"
     Scaled forward-backward on matrix products (``O(B N C)`` memory; a

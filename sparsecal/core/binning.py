@@ -226,12 +226,6 @@ def equal_mass_bins_sorted(sorted_scores, labels, perm, starts):
 def replicated_cuts(multiplicity, starts):
     """Where the rank cuts ``starts`` of a replicated sorted sample fall: for each, the
     point ``k`` holding that rank and the copies of it before the rank.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> [c.tolist() for c in replicated_cuts(np.array([2, 0, 1]), np.array([0, 1, 3]))]
-    [[0, 0, 2], [0, 1, 1]]
     """
     cw = np.concatenate(([0], np.cumsum(multiplicity)))
     k = np.minimum(np.searchsorted(cw, starts, side="right") - 1, multiplicity.shape[0] - 1)
@@ -246,13 +240,6 @@ def replicated_bin_sums(multiplicity, starts, *values, cuts=None):
     sorted order the copies of a point are consecutive, so each bin sum is a
     cumulative sum over whole points plus the copies of the point that straddles the
     cut (O(n)). ``cuts`` are :func:`replicated_cuts` if the caller has them.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> x = np.array([0.1, 0.2, 0.7])
-    >>> replicated_bin_sums(np.array([2, 0, 1]), np.array([0, 1, 3]), x)   # 0.1 0.1 | 0.7
-    [array([0.1, 0.8])]
     """
     k, partial = replicated_cuts(multiplicity, starts) if cuts is None else cuts
     sums = []
@@ -356,14 +343,6 @@ def bin_statistics(scores, labels, *, binning="equal-mass", n_bins=None, bin_siz
     sort : tuple or None
         ``(perm, sorted_scores, starts)`` of equal-mass bins, for reuse; None for
         fixed-width bins.
-
-    Examples
-    --------
-    >>> from sparsecal.core.binning import bin_statistics
-    >>> stats, x, y, sort = bin_statistics([0.9, 0.1, 0.4, 0.1, 0.7], [1, 0, 0, 1, 1],
-    ...                                    n_bins=2)
-    >>> stats.count, sort[2]
-    (array([2, 3]), array([0, 2, 5]))
     """
     check_choice(binning, "binning", {"equal-mass", "fixed"})
     x = check_probabilities(scores, "scores")
@@ -387,16 +366,6 @@ def weighted_equal_mass_bins(sorted_x, y, w, perm, n_bins, bin_size):
 
     Bins start as :func:`weighted_bin_starts` says. ``count`` counts points; with
     weights, ``sum_score`` and ``sum_label`` are the weighted means times ``count``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.core.binning import argsort_scores, weighted_equal_mass_bins
-    >>> perm, sx = argsort_scores([0.9, 0.1, 0.4, 0.1, 0.7])
-    >>> y = np.array([1, 0, 0, 1, 1], dtype=np.uint8)
-    >>> w = np.array([1.0, 1.0, 2.0, 0.0, 1.0])
-    >>> weighted_equal_mass_bins(sx, y, w, perm, 2, None).count
-    array([1, 3])
     """
     n = sorted_x.shape[0]
     if w is None:
@@ -422,13 +391,6 @@ def weighted_bin_starts(cum, n_kept, n_bins, bin_size):
     exceeds ``j * W / n_bins`` (``j * bin_size * W / n_kept`` given ``bin_size``),
     ``W = cum[-1]``; ``n_kept`` counts the points of positive weight (more than
     ``len(cum)`` when a point of ``cum`` stands for several).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.core.binning import weighted_bin_starts
-    >>> weighted_bin_starts(np.cumsum([1.0, 2.0, 1.0]), 3, 2, None)
-    array([0, 1, 3])
     """
     if n_bins is not None:
         k, step, denom = check_positive_int(n_bins, "n_bins"), 1, n_bins
@@ -463,15 +425,6 @@ def lookup_bin_means(keys, values, w, boundaries):
     empty bin (so tied keys are never split and every bin has a value).
 
     Returns the boundaries kept and the ``len(kept) + 1`` means.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.core.binning import lookup_bin_means
-    >>> keys = np.array([0.1, 0.1, 0.4, 0.7, 0.9])
-    >>> values = np.array([0.0, 1.0, 0.0, 1.0, 1.0])
-    >>> lookup_bin_means(keys, values, None, [0.1, 0.5])   # no key below 0.1
-    (array([0.5]), array([0.33333333, 1.        ]))
     """
     boundaries = np.unique(boundaries)
     ww = np.ones(keys.shape[0]) if w is None else w

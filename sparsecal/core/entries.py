@@ -354,15 +354,6 @@ def _run(survivors, block, gold, t, chunk_rows, token_offset, release, progress,
 def concatenate_entries(parts, n_tags, n_tokens, threshold):
     """The entries of consecutive row ranges (tokens numbered in the whole matrix),
     as one :class:`Entries` of the whole matrix.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> x = np.array([[0.7, 0.3], [0.2, 0.8]])
-    >>> a = threshold(x[:1], [0])
-    >>> b = threshold(x[1:], [1], token_offset=1)
-    >>> concatenate_entries([a, b], 2, 2, 0.01).token
-    array([0, 0, 1, 1])
     """
     fields = [None if getattr(parts[0], f) is None else
               np.concatenate([getattr(p, f) for p in parts])

@@ -88,14 +88,6 @@ def load_train_counts(train_counts, n_tags=None, tag_index=None):
 def check_tag_index(index, name="tag_index"):
     """``index`` as a dict of tag name -> distinct column below ``2**31``; ``name``
     says where it came from.
-
-    Examples
-    --------
-    >>> from sparsecal.core.groups import check_tag_index
-    >>> check_tag_index({"N": 0, "NP": 0})
-    Traceback (most recent call last):
-    ...
-    ValueError: tag_index: tags 'N' and 'NP' share column 0
     """
     if not isinstance(index, Mapping):
         raise ValueError(f"{name} must map tag strings to column indices, got "
@@ -453,15 +445,6 @@ def split_sorted_by_group(entries, groups, perm, sorted_scores, *, n_threads=Non
     group's own stable order, so one sort serves the pooled and every per-group
     binning. Returns ``entries.label[perm]``, then each group's scores (ascending)
     and labels at ``offsets[g]:offsets[g + 1]``, and ``offsets``.
-
-    Examples
-    --------
-    >>> from sparsecal import Entries, TagGroups, argsort_scores
-    >>> e = Entries([0.9, 0.2, 0.5, 0.7], [0, 1, 1, 0], [1, 0, 1, 0], n_tags=2)
-    >>> perm, sx = argsort_scores(e.score)
-    >>> y, gx, gy, offsets = split_sorted_by_group(e, TagGroups.per_tag(2), perm, sx)
-    >>> gx, offsets
-    (array([0.7, 0.9, 0.2, 0.5]), array([0, 2, 4]))
     """
     n = perm.shape[0]
     sorted_labels = np.empty(n, dtype=np.uint8)

@@ -35,16 +35,6 @@ def _unique_keys(pairs):
 def read_json(path, what, *, kind=dict, max_bytes=MAX_JSON_BYTES):
     """Parse a JSON file whose top-level value must be a ``kind``; ``what`` names
     the file's content in messages, ``max_bytes`` caps its size.
-
-    Examples
-    --------
-    >>> from sparsecal.core.jsonfile import read_json
-    >>> with open("counts.json", "w") as f:
-    ...     _ = f.write('{"N": 5, "N": 7}')
-    >>> read_json("counts.json", "train counts")
-    Traceback (most recent call last):
-    ...
-    ValueError: train counts file 'counts.json' is not valid JSON: the key 'N' appears twice in one object
     """
     name = os.fspath(path)
     if os.path.isdir(name):

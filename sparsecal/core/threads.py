@@ -38,16 +38,7 @@ def max_threads():
 
 
 def check_n_threads(value, name="n_threads"):
-    """``value`` if it is a positive integer, clamped to :func:`max_threads`.
-
-    Examples
-    --------
-    >>> from sparsecal.core.threads import check_n_threads
-    >>> check_n_threads(0)
-    Traceback (most recent call last):
-    ...
-    ValueError: n_threads must be a positive integer, got 0
-    """
+    """``value`` if it is a positive integer, clamped to :func:`max_threads`."""
     global _warned
     value = check_positive_int(value, name)
     cap = max_threads()
@@ -81,12 +72,6 @@ def get_n_threads(n_threads=None, n_items=None):
     ``n_threads`` if given; else one thread below ``PARALLEL_MIN_ITEMS`` items,
     else ``SPARSECAL_NUM_THREADS`` if set (it is checked in every case), else the
     CPUs this process may run on.
-
-    Examples
-    --------
-    >>> from sparsecal.core.threads import get_n_threads
-    >>> get_n_threads(n_items=10)
-    1
     """
     if n_threads is not None:
         return check_n_threads(n_threads)

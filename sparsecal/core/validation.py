@@ -4,18 +4,6 @@ Each check takes ``name``, the argument's name, and raises a ``TypeError`` (wron
 type) or ``ValueError`` (bad value) that names it and, for arrays, the first bad
 element; the compiled kernels then assume valid data. No check modifies a
 caller's array.
-
-Examples
---------
->>> from sparsecal.core.validation import check_gold, check_probabilities
->>> check_probabilities([0.5, 1.5], "scores")
-Traceback (most recent call last):
-...
-ValueError: scores must lie in [0, 1]; scores[1] = 1.5
->>> check_gold([3, 0], n_tokens=2, n_tags=3)
-Traceback (most recent call last):
-...
-ValueError: gold[0] = 3 is out of range: tag indices must lie in [0, 3) (or be -1 for 'no gold tag')
 """
 import numbers
 import os

@@ -30,18 +30,18 @@ def viterbi(emissions, transitions, lengths=None, start=None, end=None, allowed=
     Returns
     -------
     paths : LongTensor, shape (B, N)
-        Tag indices, ``-1`` past each sentence's length.
+        ``-1`` past each sentence's length.
     log_prob : Tensor, shape (B,)
         ``log p(path | x)``.
 
     Raises
     ------
     TypeError, ValueError
-        As in :func:`sparsecal.crf.marginals`.
+        As :func:`sparsecal.crf.marginals`.
 
     References
     ----------
-    Jagannatha & Yu 2020, Section 2.4 (the top-1 MAP prediction).
+    Jagannatha & Yu 2020, Section 2.4.
 
     Examples
     --------
@@ -63,32 +63,30 @@ def viterbi(emissions, transitions, lengths=None, start=None, end=None, allowed=
 @fill_doc
 def kbest(emissions, transitions, k, lengths=None, start=None, end=None, allowed=None,
           mask=None, n_threads=None):
-    """The ``k`` most probable tag sequences of each sentence, exactly (memory
-    ``O(B N C k)``).
+    """The ``k`` most probable tag sequences of each sentence, exactly.
 
     Parameters
     ----------
     {potentials}
     k : int
-        Number of sequences (>= 1); the third positional argument.
+        The third positional argument.
     {torch_threads}
 
     Returns
     -------
     paths : LongTensor, shape (B, k, N)
-        Best first; ``-1`` past each sentence's length, and rows of ``-1`` where a
-        sentence has fewer than ``k`` possible sequences.
+        Best first; rows of ``-1`` where a sentence has fewer sequences.
     probs : Tensor, shape (B, k)
-        ``p(path | x)``, descending; 0 for those rows.
+        ``p(path | x)`` (0 for those rows).
 
     Raises
     ------
     TypeError, ValueError
-        As in :func:`viterbi`, or ``k`` not an integer >= 1.
+        As :func:`viterbi`.
 
     References
     ----------
-    Jagannatha & Yu 2020, Section 2.4 (top-k MAP predictions).
+    Jagannatha & Yu 2020, Section 2.4.
 
     Examples
     --------

@@ -1,9 +1,6 @@
-"""Posterior marginals of a linear-chain CRF, and its log partition function.
-
-Token marginals ``p(y_t = c | x)`` and adjacent tag-pair marginals
-``p(y_t = a, y_{t+1} = b | x)`` from forward-backward (Nguyen & O'Connor 2015,
-Section 4.2), span marginals and their length-normalised geometric mean
-(Jagannatha & Yu 2020, Appendix A.3, eqs. 5-6), and ``log Z`` (to train a CRF).
+"""Posterior marginals of a linear-chain CRF and its log partition function:
+token and tag-pair marginals by forward-backward (Nguyen & O'Connor 2015,
+Section 4.2), span marginals (Jagannatha & Yu 2020, Appendix A.3), ``log Z``.
 """
 import contextlib
 import math
@@ -39,29 +36,18 @@ def marginals(emissions, transitions, lengths=None, start=None, end=None, allowe
     Raises
     ------
     TypeError, ValueError
-        On invalid potentials (:mod:`sparsecal.crf.potentials`), an unknown
-        backend, or a sentence whose every tag sequence is impossible.
+        On invalid potentials, or a sentence without a possible tag sequence.
 
     References
     ----------
-    Nguyen & O'Connor 2015, Section 4.2.2 (forward-backward, single-word tags).
+    Nguyen & O'Connor 2015, Section 4.2.2.
 
     Examples
     --------
-    With no transition scores each row is the softmax of its emissions:
+    Forbidding 0 -> 1 leaves three equally likely sequences, (0, 0), (1, 0), (1, 1):
 
     >>> import torch
     >>> from sparsecal import crf
-    >>> emissions = torch.tensor([[[1.0, 0.0], [0.0, 0.0], [0.0, 2.0]]],
-    ...                          dtype=torch.float64)
-    >>> transitions = torch.zeros(2, 2, dtype=torch.float64)
-    >>> crf.marginals(emissions, transitions, lengths=[2])
-    tensor([[[0.7311, 0.2689],
-             [0.5000, 0.5000],
-             [0.0000, 0.0000]]], dtype=torch.float64)
-
-    Forbidding 0 -> 1 leaves three equally likely sequences, (0, 0), (1, 0), (1, 1):
-
     >>> allowed = torch.tensor([[True, False], [True, True]])
     >>> crf.marginals(torch.zeros(1, 2, 2), torch.zeros(2, 2), allowed=allowed)
     tensor([[[0.3333, 0.6667],
@@ -87,17 +73,17 @@ def pair_marginals(emissions, transitions, lengths=None, start=None, end=None,
 
     Returns
     -------
-    Tensor, shape (B, N-1, C, C), dtype of ``emissions``
+    Tensor, shape (B, N-1, C, C)
         Zero for ``t >= lengths[b] - 1``.
 
     Raises
     ------
     TypeError, ValueError
-        As in :func:`marginals`.
+        As :func:`marginals`.
 
     References
     ----------
-    Nguyen & O'Connor 2015, Section 4.2.3 (two-consecutive-word tags).
+    Nguyen & O'Connor 2015, Section 4.2.3.
 
     Examples
     --------
@@ -124,16 +110,15 @@ def pair_marginals(emissions, transitions, lengths=None, start=None, end=None,
 @fill_doc
 def log_partition(emissions, transitions, lengths=None, start=None, end=None,
                   allowed=None, mask=None, backend="log", n_threads=None):
-    """Log partition function ``log Z`` per sentence (differentiable, to train a CRF).
+    """Log partition function ``log Z`` per sentence, differentiable (to train a CRF).
 
     Parameters
     ----------
     {potentials}
     backend : {"log", "lean", "torch-struct"}, default "log"
-        "log" is differentiable through the log-space recursion (its graph holds
-        ``O(N B C^2)`` values); "lean" is differentiable through the scaled
-        recursion when an input requires grad (``O(N B C)``, much faster at large
-        C); "torch-struct" is detached.
+        "log": autograd through the log-space recursion; "lean": through the
+        scaled recursion when an input requires grad (much faster at large C);
+        "torch-struct": detached.
     {torch_threads}
 
     Returns
@@ -144,16 +129,16 @@ def log_partition(emissions, transitions, lengths=None, start=None, end=None,
     Raises
     ------
     TypeError, ValueError
-        As in :func:`marginals` (the other backends raise for a sentence without
-        a possible tag sequence).
+        As :func:`marginals`.
 
     References
     ----------
-    Nguyen & O'Connor 2015, Section 4.2 (the forward algorithm's normaliser).
+    Nguyen & O'Connor 2015, Section 4.2.
 
     Examples
     --------
-    Two tokens and two tags with zero scores: ``Z`` counts the 4 sequences.
+    Two tokens, two tags, zero scores: ``Z`` counts 4 sequences, and the gradient
+    is the token marginals.
 
     >>> import torch
     >>> from sparsecal import crf
@@ -223,8 +208,7 @@ def span_marginals(emissions, transitions, batch_index, span_start, tags, length
                    start=None, end=None, allowed=None, mask=None, normalize=False,
                    backend="lean", n_threads=None):
     """Probability that a span carries exactly a tag sequence,
-    ``p(y_s = tags[0], ..., y_{s+l-1} = tags[l-1] | x)``, or with ``normalize`` its
-    length-normalised geometric mean ``p ** (1/l)``.
+    ``p(y_s = tags[0], ..., y_{s+l-1} = tags[l-1] | x)``, or ``p ** (1/l)``.
 
     Parameters
     ----------
@@ -232,11 +216,9 @@ def span_marginals(emissions, transitions, batch_index, span_start, tags, length
     batch_index, span_start : int arrays, shape (K,)
         Sentence and first position of each span (scalars for one span).
     tags : int array, shape (K, l) (or (l,) for one span)
-        Tag sequence of each span, within its sentence.
     normalize : bool, default False
         Return ``p ** (1/l)``.
     backend : {"lean", "log"}, default "lean"
-        As in :func:`marginals` (computed in float64 either way).
     {torch_threads}
 
     Returns
@@ -246,11 +228,11 @@ def span_marginals(emissions, transitions, batch_index, span_start, tags, length
     Raises
     ------
     TypeError, ValueError
-        As in :func:`marginals`, or spans that are not integers or out of range.
+        As :func:`marginals`, or spans out of range.
 
     References
     ----------
-    Jagannatha & Yu 2020, Appendix A.3, eq. 6 (length-normalised span marginal).
+    Jagannatha & Yu 2020, Appendix A.3, eq. 6.
 
     Examples
     --------
@@ -258,9 +240,6 @@ def span_marginals(emissions, transitions, batch_index, span_start, tags, length
     >>> from sparsecal import crf
     >>> emissions = torch.zeros(1, 3, 2, dtype=torch.float64)
     >>> transitions = torch.zeros(2, 2, dtype=torch.float64)
-    >>> p = crf.span_marginals(emissions, transitions, 0, 1, [0, 1])
-    >>> round(float(p), 6)                       # one quarter of the sequences
-    0.25
     >>> p = crf.span_marginals(emissions, transitions, 0, 1, [0, 1], normalize=True)
     >>> round(float(p), 6)
     0.5

@@ -41,47 +41,40 @@ def _unpack(batch, i):
 @fill_doc
 def stream_entries(batches, threshold=0.01, n_tags=None, dense_out=None, progress=None,
                    *, backend="lean", missing_gold="negatives", n_threads=None):
-    """Token marginals of a corpus, thresholded into entries batch by batch.
-
-    Each batch's marginals (:func:`sparsecal.crf.marginals`) on real tokens are
-    thresholded (:func:`sparsecal.threshold`), tokens numbered across the corpus:
-    memory stays at one batch's marginals plus the surviving entries.
+    """Token marginals of a corpus, thresholded into entries batch by batch: memory
+    stays at one batch's marginals plus the surviving entries.
 
     Parameters
     ----------
     batches : iterable, or callable returning an iterator
-        Each a dict with ``emissions`` [B, N, C], ``transitions`` [C, C], ``gold``
-        [B, N] (-1 for padding or no gold tag) and optionally ``lengths`` (or
-        ``mask``), ``start``, ``end``, ``allowed``; or a tuple ``(emissions,
-        transitions, lengths, gold[, start, end, allowed])``.
+        Dicts with ``emissions``, ``transitions``, ``gold`` [B, N] (-1: padding or
+        no gold tag) and optionally ``lengths`` (or ``mask``), ``start``, ``end``,
+        ``allowed``; or tuples ``(emissions, transitions, lengths, gold[, start,
+        end, allowed])``.
     threshold : float, default 0.01
     n_tags : int, optional
         Expected number of tags (default: the first batch's).
     dense_out : array, shape (n_tokens_total, C), optional
-        An array or ``np.memmap`` that receives the dense marginals of the real
-        tokens (it must have enough rows; extra rows warn).
+        Receives the dense marginals of the real tokens (e.g. an ``np.memmap``).
     progress : callable, optional
-        ``progress(done, total)`` after each batch (``total`` None for an
-        iterator without length).
+        ``progress(done, total)`` after each batch.
     {crf_backend}
     {missing_gold}
     n_threads : int, optional
-        Threads for torch and the threshold kernel (None: ``SPARSECAL_NUM_THREADS``
-        or 1; 0: the libraries' defaults).
+        Threads for torch and the threshold kernel.
 
     Returns
     -------
     Entries
-        ``n_tokens`` the corpus' real tokens, ``n_tags`` C.
 
     Raises
     ------
     TypeError, ValueError
-        On a malformed batch, invalid potentials or gold, or tag counts that differ.
+        On a malformed batch, or tag counts that differ between batches.
 
     References
     ----------
-    Kranzlein, Liu & Schneider 2021, Section 3.1 (thresholded entries).
+    Kranzlein, Liu & Schneider 2021, Section 3.1.
 
     Examples
     --------

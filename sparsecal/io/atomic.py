@@ -166,15 +166,6 @@ def _named(exc, path, tmp):
 def atomic_path(path, suffix=""):
     """Yield a temporary path (ending in ``suffix``) beside ``path``; on success it
     replaces ``path``.
-
-    Examples
-    --------
-    >>> from sparsecal.io.atomic import atomic_path
-    >>> with atomic_path("out.txt") as tmp:
-    ...     with open(tmp, "w") as f:
-    ...         _ = f.write("complete")
-    >>> open("out.txt").read()
-    'complete'
     """
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
@@ -211,17 +202,6 @@ def atomic_directory(path, replaceable, what):
     An existing ``path`` must be ``replaceable(path)`` (one this package wrote),
     else a FileExistsError naming ``what`` it should hold, before anything is
     written.
-
-    Examples
-    --------
-    >>> import os
-    >>> from sparsecal.io.atomic import atomic_directory
-    >>> for text in ("old", "new"):
-    ...     with atomic_directory("out", lambda p: True, "an output") as tmp:
-    ...         with open(os.path.join(tmp, "x.txt"), "w") as f:
-    ...             _ = f.write(text)
-    >>> open("out/x.txt").read(), [n for n in os.listdir(".") if n.startswith(".out")]
-    ('new', [])
     """
     path = os.fspath(path)
     _recover(path)

@@ -30,15 +30,7 @@ _SPACE_LASTS[[code[-1] for code in _UNICODE_SPACES]] = True
 
 
 class Lines:
-    """The line table of a text: ``starts[i]:ends[i]`` are line ``i``'s bytes.
-
-    Examples
-    --------
-    >>> from sparsecal.io.bytefields import Lines
-    >>> lines = Lines(b"a\\tb\\n\\nc\\n")
-    >>> lines.starts.tolist(), lines.ends.tolist(), lines.count(b"\\t").tolist()
-    ([0, 4, 5], [3, 4, 6], [1, 0, 0])
-    """
+    """The line table of a text: ``starts[i]:ends[i]`` are line ``i``'s bytes."""
 
     def __init__(self, data):
         self.data = data
@@ -107,14 +99,6 @@ class Lines:
 def joined_fields(buf, starts, ends):
     """The fields ``buf[starts[i]:ends[i]]`` (no newline in them) as a list of str,
     gathered, decoded and split in one call each.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.io.bytefields import joined_fields
-    >>> buf = np.frombuffer("NOUN Zürich  x".encode(), np.uint8)
-    >>> joined_fields(buf, np.array([0, 5, 13]), np.array([4, 12, 13]))
-    ['NOUN', 'Zürich', '']
     """
     if starts.size == 0:
         return []
@@ -136,16 +120,7 @@ def _gather(buf, starts, sizes):
 
 
 def digit_fields(buf, starts, ends):
-    """Whether each field ``buf[starts[i]:ends[i]]`` is one or more ASCII digits.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.io.bytefields import digit_fields
-    >>> buf = np.frombuffer("12 1-2 ٣ x".encode(), np.uint8)
-    >>> digit_fields(buf, np.array([0, 3, 7, 10, 3]), np.array([2, 6, 9, 11, 3])).tolist()
-    [True, False, False, False, False]
-    """
+    """Whether each field ``buf[starts[i]:ends[i]]`` is one or more ASCII digits."""
     lengths = ends - starts
     if lengths.size == 0:
         return np.zeros(0, bool)
@@ -222,15 +197,6 @@ def _distinct_rows(words, lengths):
 def distinct_fields(buf, starts, ends):
     """``(values, inverse)``: the distinct fields ``buf[starts[i]:ends[i]]``, decoded
     in order of first occurrence, and ``values[inverse[i]]`` is field ``i``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.io.bytefields import distinct_fields
-    >>> buf = np.frombuffer(b"NOUN VERB NOUN", np.uint8)
-    >>> values, inverse = distinct_fields(buf, np.array([0, 5, 10]), np.array([4, 9, 14]))
-    >>> [values[i] for i in inverse]
-    ['NOUN', 'VERB', 'NOUN']
     """
     lengths = ends - starts
     n_words = max(1, -(-int(lengths.max(initial=0)) // 8))

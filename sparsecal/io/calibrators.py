@@ -58,18 +58,6 @@ class StateError(ValueError):
 class StateFields:
     """How errors name the fields of a state: the saved directory ``path`` (optional),
     and the prefixes of JSON fields (``field``) and arrays (``array``).
-
-    Examples
-    --------
-    >>> from sparsecal.io.calibrators import StateFields
-    >>> fields = StateFields(field="calibrators[3]", array="c3.")
-    >>> fields.field("params.n_bins"), fields.array("x_knots_")
-    ('calibrators[3].params.n_bins', 'c3.x_knots_')
-    >>> with fields.in_json():
-    ...     raise ValueError("calibrators[3].params.n_bins must be a positive integer")
-    Traceback (most recent call last):
-    ...
-    sparsecal.io.calibrators.StateError: calibrators[3].params.n_bins must be a positive integer
     """
 
     def __init__(self, path=None, field="", array=""):
@@ -131,14 +119,6 @@ def describe(value):
 def check_fields(value, name, required, optional=()):
     """Check that ``value`` is a JSON object with the ``required`` fields and no
     others than ``optional``.
-
-    Examples
-    --------
-    >>> from sparsecal.io.calibrators import check_fields
-    >>> check_fields({"kind": "tfg"}, "groups", ["kind", "n_groups"])
-    Traceback (most recent call last):
-    ...
-    ValueError: groups.n_groups is missing
     """
     fields = StateFields(field=name)
     if not isinstance(value, dict):

@@ -10,23 +10,6 @@ shard in order, its file, entry count and rows ``[r0, r1)``) and
 whose metadata names the manifest's ``id`` and the shard's index. A shard that
 is missing, truncated, from another manifest or outside its rows is one error
 naming the file.
-
-Examples
---------
->>> import numpy as np, os, sparsecal as sc
->>> x = np.array([[0.7, 0.3], [0.2, 0.8], [0.9, 0.1]])
->>> os.makedirs("two-shards", exist_ok=True)
->>> m = new_manifest(2, 3, 0.01, "float64")
->>> recs = [write_shard("two-shards", 0, sc.threshold(x[:2], [0, 1]), m, (0, 2)),
-...         write_shard("two-shards", 1, sc.threshold(x[2:], [0], token_offset=2), m,
-...                     (2, 3))]
->>> recs[0]
-{'file': 'shard-00000.npz', 'n_entries': 4, 'rows': [0, 2]}
->>> write_manifest("two-shards", m, recs)
->>> is_entry_shards("two-shards"), read_manifest("two-shards")["n_tags"]
-(True, 2)
->>> read_shard("two-shards", 1, read_manifest("two-shards")).score
-array([0.9, 0.1])
 """
 import os
 import uuid

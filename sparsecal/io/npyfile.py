@@ -61,15 +61,6 @@ def _check_fits(declared, available, where, shape, dtype):
 def open_npy(path, what):
     """A read-only memory map of the ``.npy`` file ``path`` (its own dtype, byte
     order and memory order), its header checked.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.io.npyfile import open_npy
-    >>> np.save("x.npy", np.arange(6, dtype=">f4").reshape(2, 3))
-    >>> a = open_npy("x.npy", "scores")
-    >>> a.dtype.str, a.shape, a.flags.writeable
-    ('>f4', (2, 3), False)
     """
     name = os.fspath(path)
     kind = _kind_of(name)
@@ -93,14 +84,6 @@ def open_npy(path, what):
 def read_npz(path, what, names=None):
     """The arrays of the ``.npz`` archive ``path`` (only those in ``names``, if
     given) as a dict in archive order, every member checked first.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.io.npyfile import read_npz
-    >>> np.savez_compressed("a.npz", score=np.array([0.5, 0.25]), tag=np.array([3, 1]))
-    >>> read_npz("a.npz", "entries")
-    {'score': array([0.5 , 0.25]), 'tag': array([3, 1])}
     """
     name = os.fspath(path)
     wanted = None if names is None else set(names)

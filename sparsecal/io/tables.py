@@ -20,16 +20,7 @@ def _text(value):
 
 
 def html_table(columns, caption=None):
-    """An HTML ``<table>`` of ``columns`` (name -> equal-length values).
-
-    Examples
-    --------
-    >>> from sparsecal.io.tables import html_table
-    >>> print(html_table({"tag": ["<X>"], "ce": [0.0123456789]}))
-    <table class="sparsecal"><thead><tr><th>tag</th><th>ce</th></tr></thead><tbody>
-    <tr><td>&lt;X&gt;</td><td>0.0123457</td></tr>
-    </tbody></table>
-    """
+    """An HTML ``<table>`` of ``columns`` (name -> equal-length values)."""
     names = list(columns)
     values = [list(getattr(v, "tolist", lambda v=v: v)()) for v in columns.values()]
     head = "".join(f"<th>{html.escape(str(n))}</th>" for n in names)
@@ -43,14 +34,6 @@ def html_table(columns, caption=None):
 class Table:
     """Mixin of result tables: :meth:`to_frame` and ``_repr_html_`` from the class's
     ``_columns()``.
-
-    Examples
-    --------
-    >>> from sparsecal.metrics.evaluation import Comparison
-    >>> table = Comparison([{"name": "SMCE", "before": 0.02, "after": 0.015,
-    ...                      "change": -0.005, "relative_change": -0.25}])
-    >>> "<td>SMCE</td>" in table._repr_html_()
-    True
     """
 
     def _columns(self):

@@ -42,19 +42,6 @@ def tag_ids(tags, tag_index=None, *, unknown="error", lines=None, source="gold")
         The 1-based line of each tag, for the error (default: token positions).
     source : str, default="gold"
         The file, for the error.
-
-    Examples
-    --------
-    >>> from sparsecal.io.tagids import tag_ids
-    >>> ids, index = tag_ids(["NOUN", "DET", "NOUN"])
-    >>> ids.tolist(), index
-    ([1, 0, 1], {'DET': 0, 'NOUN': 1})
-    >>> tag_ids(["NOUN", "X"], {"NOUN": 0}, unknown="extend")[1]
-    {'NOUN': 0, 'X': 1}
-    >>> tag_ids(["NOUN", "X"], {"NOUN": 0}, source="dev.conllu")
-    Traceback (most recent call last):
-    ...
-    ValueError: 'dev.conllu' token 2: unknown tag 'X' (not in the tag index); 1 token in all: 'X' (token 2); pass unknown='extend' to add the tags to the index, or unknown=<id> to map them to one id
     """
     unknown = check_unknown(unknown)
     if tag_index is None:

@@ -14,16 +14,7 @@ _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 
 
 def check_file(path, what):
-    """Raise unless ``path`` is an existing file (not a directory).
-
-    Examples
-    --------
-    >>> from sparsecal.io.textfile import check_file
-    >>> check_file("absent.txt", "gold")
-    Traceback (most recent call last):
-    ...
-    FileNotFoundError: gold file 'absent.txt' does not exist
-    """
+    """Raise unless ``path`` is an existing file (not a directory)."""
     if os.path.isdir(path):
         raise ValueError(f"{what} file {os.fspath(path)!r} is a directory, not a file")
     if not os.path.isfile(path):
@@ -31,14 +22,7 @@ def check_file(path, what):
 
 
 def base_extension(path):
-    """The lower-case extension of ``path`` below a compression suffix.
-
-    Examples
-    --------
-    >>> from sparsecal.io.textfile import base_extension
-    >>> base_extension("en_ewt-ud-dev.conllu.xz"), base_extension("gold.TXT")
-    ('.conllu', '.txt')
-    """
+    """The lower-case extension of ``path`` below a compression suffix."""
     stem, ext = os.path.splitext(os.fspath(path))
     if ext.lower() in _OPENERS:
         ext = os.path.splitext(stem)[1]
@@ -46,16 +30,7 @@ def base_extension(path):
 
 
 def read_bytes(path, what):
-    """The bytes of a UTF-8 text file without a BOM, line ends made ``\\n``.
-
-    Examples
-    --------
-    >>> from sparsecal.io.textfile import read_bytes
-    >>> with open("crlf.txt", "wb") as f:
-    ...     _ = f.write(b"\\xef\\xbb\\xbfNOUN\\r\\nVERB\\r")
-    >>> read_bytes("crlf.txt", "gold")
-    b'NOUN\\nVERB\\n'
-    """
+    """The bytes of a UTF-8 text file without a BOM, line ends made ``\\n``."""
     check_file(path, what)
     name = os.fspath(path)
     opener = _OPENERS.get(os.path.splitext(name)[1].lower(), open)

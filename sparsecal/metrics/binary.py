@@ -150,16 +150,6 @@ def sorted_calibration_error(sorted_scores, sorted_labels, *, n_bins=None, bin_s
                              ci=None, norm=2, debias=False):
     """:func:`calibration_error` with equal-mass bins of scores already sorted
     (stably) with their labels, unvalidated: one sort for several estimates.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> x = np.array([0.9, 0.1, 0.4, 0.1, 0.7])
-    >>> y = np.array([1, 0, 0, 1, 1], dtype=np.uint8)
-    >>> order = np.argsort(x, kind="stable")
-    >>> a = sorted_calibration_error(x[order], y[order], n_bins=2)
-    >>> a.value == calibration_error(x, y, n_bins=2).value
-    True
     """
     spec = ConfidenceInterval.resolve(ci)
     if n_bins is None and bin_size is None:

@@ -67,13 +67,6 @@ def decomposition_from_bins(bins, sum_squares):
     """The :class:`BrierDecomposition` of bins and ``sum_squares`` ``S = sum (s - y)^2``
     over their points (``brier = S / N``): the one formula of the local and the
     distributed paths.
-
-    Examples
-    --------
-    >>> from sparsecal.core.binning import fixed_width_bins
-    >>> d = decomposition_from_bins(fixed_width_bins([0.2, 0.8], [0, 1], n_bins=2), 0.08)
-    >>> round(d.brier, 4), round(d.calibration, 4), d.n
-    (0.04, 0.04, 2)
     """
     count, q, p = bin_rates(bins)
     n = int(count.sum())

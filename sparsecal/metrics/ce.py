@@ -22,12 +22,6 @@ def check_norm(norm):
 def ce_of_gaps(weights, gaps, norm):
     """CE_p from bin weights ``|B_i|/N`` and gaps ``|q_i - p_i|`` (last axis = bins),
     vectorised over leading axes; for inf, bins of zero weight are ignored.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> round(float(ce_of_gaps(np.array([0.5, 0.5]), np.array([0.1, 0.3]), 2.0)), 6)
-    0.223607
     """
     if norm == np.inf:
         return np.max(np.where(weights > 0, gaps, 0.0), axis=-1)
@@ -42,15 +36,7 @@ def bin_rates(bins):
 
 
 def ce_from_bins(bins, norm=2):
-    """CE_p of bin statistics; empty bins carry no weight.
-
-    Examples
-    --------
-    >>> from sparsecal.core.binning import fixed_width_bins
-    >>> bins = fixed_width_bins([0.1, 0.2, 0.9], [0, 1, 1], n_bins=2)
-    >>> round(ce_from_bins(bins, norm=1), 6)       # 2/3 * 0.35 + 1/3 * 0.1
-    0.266667
-    """
+    """CE_p of bin statistics; empty bins carry no weight."""
     norm = check_norm(norm)
     nonempty = bins.count > 0
     count = bins.count[nonempty]

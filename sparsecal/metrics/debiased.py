@@ -37,13 +37,6 @@ __all__ = ["debiased_ce_from_bins", "debiased_terms", "membership_allowance",
 def debiased_terms(bins):
     """``(w, t, v)`` of the non-empty bins: weights ``n_i / N``, debiased squared gaps
     and variance estimates (``t``, ``v`` 0 for bins of one point).
-
-    Examples
-    --------
-    >>> from sparsecal.core.binning import fixed_width_bins
-    >>> w, t, v = debiased_terms(fixed_width_bins([0.1, 0.3, 0.9], [0, 1, 1], n_bins=2))
-    >>> w.round(4).tolist(), t.round(4).tolist(), v.round(4).tolist()
-    ([0.6667, 0.3333], [-0.16, 0.0], [0.25, 0.0])
     """
     count, q, p = bin_rates(bins)
     several = count > 1
@@ -63,16 +56,6 @@ def membership_allowance(bins):
     inner equal-mass cuts (``Δ̂_j² = (Ĝ_i - Ĝ_{i+1})² - v_i - v_{i+1}``, clipped at
     0) and the variance it adds (its spread and its own delta-method variance);
     both 0 for fixed-width bins.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.core.binning import bin_statistics, fixed_width_bins
-    >>> q = np.linspace(0.01, 0.99, 400)
-    >>> y = (q > 0.5).astype(np.uint8)   # gaps ±0.255 jump at the median: m = 0.798·0.025·0.51²
-    >>> m, extra = membership_allowance(bin_statistics(q, y, n_bins=2)[0])
-    >>> round(m, 4), round(extra, 6)
-    (0.0052, 1.5e-05)
     """
     if bins.edges is not None:
         return 0.0, 0.0
@@ -106,18 +89,6 @@ def _score_roots(d, a, c, z2):
 def score_interval(bins, spec):
     """Score-type interval of the binned CE_2 (see the module's Notes; ``spec.z`` is
     used, nothing is drawn): ``(0.0, 0.0)`` when no ``θ`` is accepted.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.core.binning import bin_statistics
-    >>> from sparsecal.metrics.intervals import ConfidenceInterval
-    >>> rng = np.random.default_rng(0)
-    >>> q = rng.random(5000)
-    >>> y = (rng.random(5000) < q).astype(np.uint8)        # calibrated
-    >>> lo, hi = score_interval(bin_statistics(q, y)[0], ConfidenceInterval("score"))
-    >>> lo, round(hi, 3)
-    (0.0, 0.024)
     """
     w, t, v = debiased_terms(bins)
     d = float(w @ t)

@@ -141,13 +141,6 @@ def ce_interval(spec, bins, norm, scores, labels, order):
 def simulation_interval(bins, norm, spec):
     """Nguyen & O'Connor's Algorithm 2, vectorised over samples: ``mean ∓ z sd`` of
     the simulated CEs (ddof=1).
-
-    Examples
-    --------
-    >>> from sparsecal.core.binning import fixed_width_bins
-    >>> bins = fixed_width_bins([0.1, 0.2, 0.9], [0, 0, 1], n_bins=2)   # pure bins
-    >>> [round(v, 4) for v in simulation_interval(bins, 2.0, ConfidenceInterval())]
-    [0.1354, 0.1354]
     """
     n_samples = spec.n_resamples
     rng = np.random.default_rng(spec.random_state)
@@ -171,14 +164,5 @@ def simulation_interval(bins, norm, spec):
 def bootstrap_interval(scores, labels, bins, order, norm, spec):
     """Percentile bootstrap over points, re-binning every replicate, from the data's
     distinct-score table (so a cluster gets the same interval).
-
-    Examples
-    --------
-    >>> from sparsecal.core.binning import bin_statistics
-    >>> bins, x, y, order = bin_statistics([0.2, 0.4, 0.6, 0.8], [0, 1, 0, 1], n_bins=2)
-    >>> lo, hi = bootstrap_interval(x, y, bins, order, 2.0,
-    ...                             ConfidenceInterval("bootstrap", n_resamples=50))
-    >>> bool(0 <= lo <= hi)
-    True
     """
     return table_bootstrap_interval(data_table(scores, labels, order), bins, norm, spec)

@@ -53,13 +53,13 @@ def smce(entries, *, n_bins=None, bin_size=None, ci=None, binning="equal-mass", 
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from sparsecal import threshold
-    >>> from sparsecal.datasets.synthetic import make_tagger_outputs
-    >>> data = make_tagger_outputs(2000, n_tags=40, split_seed=1)
-    >>> entries = threshold(data.scores, data.gold, 0.01)
-    >>> res = smce(entries, ci="simulation")
-    >>> res.n == len(entries), bool(res.ci_low < res.value < res.ci_high)
+    >>> from sparsecal import Entries
+    >>> e = Entries([0.9, 0.8, 0.3, 0.2, 0.6, 0.1], [0, 1, 0, 1, 1, 0], [1, 1, 0, 0, 1, 0],
+    ...             n_tags=2)
+    >>> res = smce(e, n_bins=2, ci="simulation")
+    >>> round(res.value, 4)
+    0.2173
+    >>> res.n == len(e), bool(res.ci_low < res.value < res.ci_high)
     (True, True)
     """
     if (cluster := distributed_form(smce, locals())) is not None:
@@ -82,8 +82,7 @@ def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, progress=None,
     n_bins, bin_size, binning, norm, debias
         As in :func:`smce`.
     ci : None, str or ConfidenceInterval, default=None
-        Applied to every group; an int ``random_state`` gives every group the same
-        stream, a Generator is drawn from group after group.
+        For every group; an int ``random_state`` gives each group the same stream.
     progress : callable, optional
         Called as ``progress(groups_done, n_groups)``.
 
@@ -94,13 +93,13 @@ def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, progress=None,
 
     Examples
     --------
-    >>> from sparsecal import TagGroups, threshold
-    >>> from sparsecal.datasets.synthetic import make_tagger_outputs
-    >>> data = make_tagger_outputs(2000, n_tags=40, split_seed=1)
-    >>> entries = threshold(data.scores, data.gold, 0.01)
-    >>> groups = TagGroups.from_counts(data.train_counts, 3, n_tags=40)
-    >>> [g.n for g in gmce(entries, groups)] == [
-    ...     int(np.isin(entries.tag, groups.members(g)).sum()) for g in range(3)]
+    >>> from sparsecal import Entries, TagGroups
+    >>> e = Entries([0.9, 0.8, 0.3, 0.2, 0.6, 0.1], [0, 1, 0, 1, 1, 0], [1, 1, 0, 0, 1, 0],
+    ...             n_tags=2)
+    >>> res = gmce(e, TagGroups([0, 1]), n_bins=2)
+    >>> [round(g.value, 4) for g in res]
+    [0.1, 0.2708]
+    >>> bool(res[0].n == (e.tag == 0).sum())
     True
     """
     if (cluster := distributed_form(gmce, locals())) is not None:
@@ -113,22 +112,17 @@ def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, progress=None,
 @fill_doc
 def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, pooled=True,
                   progress=None, binning="equal-mass", norm=2, debias=False):
-    """SMCE and every GMCE from one sort of the entries, equal to :func:`smce` and
-    :func:`gmce`.
-
-    A group's entries in the order of the stable sort of all entries are in the
-    group's own stable order, so no group is sorted again.
+    """SMCE and every GMCE from one sort of the entries (a group's entries in the
+    order of the stable sort of all are in their own stable order).
 
     Parameters
     ----------
     {entries}
     {groups}
-    n_bins, bin_size, ci, binning, norm, debias
+    n_bins, bin_size, ci, binning, norm, debias, progress
         As in :func:`gmce`.
     pooled : bool, default=True
         Also the SMCE (else None in its place).
-    progress : callable, optional
-        Called as ``progress(done, total)`` after each calibration error.
 
     Returns
     -------
@@ -137,13 +131,11 @@ def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, poole
 
     Examples
     --------
-    >>> from sparsecal import TagGroups, threshold
-    >>> from sparsecal.datasets.synthetic import make_tagger_outputs
-    >>> data = make_tagger_outputs(2000, n_tags=40, split_seed=1)
-    >>> entries = threshold(data.scores, data.gold, 0.01)
-    >>> groups = TagGroups.from_counts(data.train_counts, 3, n_tags=40)
-    >>> pooled, per_group = smce_and_gmce(entries, groups)
-    >>> pooled.value == smce(entries).value, len(per_group)
+    >>> from sparsecal import Entries, TagGroups
+    >>> e = Entries([0.9, 0.8, 0.3, 0.2, 0.6, 0.1], [0, 1, 2, 1, 2, 0], [1, 1, 0, 0, 1, 0],
+    ...             n_tags=3)
+    >>> pooled, per_group = smce_and_gmce(e, TagGroups([0, 1, 2]), n_bins=2)
+    >>> pooled.value == smce(e, n_bins=2).value, len(per_group)
     (True, 3)
     """
     if (cluster := distributed_form(smce_and_gmce, locals())) is not None:
@@ -207,17 +199,9 @@ def _fixed_width(entries, groups, pooled, counter, kw):
 
 @dataclass(frozen=True)
 class MarginalCalibrationError(Table):
-    """Kumar et al.'s marginal CE over the tags with enough data (:func:`mce`).
-
-    Attributes
-    ----------
-    value : float
-        ``sqrt(mean over evaluated tags of CE_tag^2)``.
-    per_tag : dict
-        tag index -> CalibrationError of every evaluated tag.
-    too_few : dict
-        tag index -> entries, for tags with fewer than ``min_entries``.
-    min_entries : int
+    """Kumar et al.'s marginal CE (:func:`mce`): ``value``, the ``per_tag``
+    CalibrationError of every evaluated tag, the entries of the ``too_few`` others,
+    and ``min_entries``.
 
     Examples
     --------
@@ -248,13 +232,12 @@ class MarginalCalibrationError(Table):
 @fill_doc
 def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
     """Marginal calibration error (MCE): the root mean square of the per-tag CE_2 of
-    every tag with at least ``min_entries`` entries.
+    every tag with at least ``min_entries`` entries; the others are listed in
+    ``too_few``.
 
-    Tags with fewer entries are listed in ``too_few`` (with a sparse tagset most
-    lack the data). Bins hold :data:`DEFAULT_BIN_SIZE` (200) entries and a tag
-    needs two bins' worth: with 10 entries a bin, sampling noise made a calibrated
-    tagger score as badly as a miscalibrated one (docs/metrics.md, "MCE"); smaller
-    bins warn.
+    Bins hold :data:`DEFAULT_BIN_SIZE` (200) entries and a tag needs two bins'
+    worth: with 10 entries a bin, noise made a calibrated tagger score as badly as a
+    miscalibrated one (docs/metrics.md, "MCE"); smaller bins warn.
 
     Parameters
     ----------
@@ -264,7 +247,7 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
     n_bins, bin_size : int, optional
         Equal-mass bins per tag (default ``bin_size=DEFAULT_BIN_SIZE``).
     ci : None, str or ConfidenceInterval, default=None
-        An interval for every per-tag CE (not for MCE).
+        For every per-tag CE.
 
     Returns
     -------

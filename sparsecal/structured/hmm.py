@@ -79,9 +79,8 @@ def _strings(words, name):
 
 class SupervisedHMM:
     """A first-order HMM tagger estimated by counting with add-k (Dirichlet MAP)
-    smoothing, as N&O 2015 (Section 4.2.1); posteriors by the CRF forward-backward.
-
-    A model, not a calibrator (no ``get_params`` / ``clone``).
+    smoothing (N&O 2015, Section 4.2.1); posteriors by the CRF forward-backward. A
+    model, not a calibrator.
 
     Parameters
     ----------
@@ -94,24 +93,18 @@ class SupervisedHMM:
     ----------
     n_tags_ : int
     vocabulary_ : ndarray of str, shape (V,)
-        Training words, sorted.
     log_start_, log_end_ : ndarray of float64, shape (C,)
-        ``log pi(c)`` and ``log A(c, STOP)``.
     log_transitions_ : ndarray of float64, shape (C, C)
     log_emissions_ : ndarray of float64, shape (C, V + K)
-        Column ``V + k`` is word class ``k``; each row sums to 1.
+        Column ``V + k`` is word class ``k``.
 
     Examples
     --------
-    >>> import numpy as np
+    >>> from sparsecal import crf
     >>> from sparsecal.structured import SupervisedHMM
     >>> words = ["the", "dog", "runs", "a", "cat", "sleeps"]
-    >>> tags = [0, 1, 2, 0, 1, 2]
-    >>> hmm = SupervisedHMM().fit(words, tags, lengths=[3, 3], n_tags=3)
+    >>> hmm = SupervisedHMM().fit(words, [0, 1, 2, 0, 1, 2], lengths=[3, 3], n_tags=3)
     >>> pot = hmm.potentials(["the", "cat", "jumps"], lengths=[3])
-    >>> sorted(pot), pot["emissions"].shape
-    (['emissions', 'end', 'lengths', 'start', 'transitions'], (1, 3, 3))
-    >>> from sparsecal import crf
     >>> crf.marginals(**pot).argmax(-1).tolist()
     [[0, 1, 2]]
     """

@@ -16,6 +16,7 @@ from ..core.groups import TagGroups
 from ..core.validation import (as_float_array, check_lengths, check_positive_int,
                                check_probabilities, check_tag_matrix,
                                check_unit_interval)
+from .._docs import fill_doc
 
 __all__ = ["pair_entries", "most_frequent_pairs", "pair_groups"]
 
@@ -30,23 +31,22 @@ def _gold_pairs(gold, n_tags, lengths):
     return np.where((a >= 0) & (b >= 0), a * n_tags + b, -1), real
 
 
+@fill_doc
 def pair_entries(pair_marginals, gold, lengths=None, threshold=0.01):
-    """Thresholded tag-pair entries of a batch of sentences.
+    """Thresholded tag-pair entries of a batch of sentences: ``tag = a * C + b``,
+    ``n_tags = C * C``, ``token`` the pair's row.
 
     Parameters
     ----------
     pair_marginals : array_like of float32 or float64, shape (B, N-1, C, C)
         ``p(y_t = a, y_{t+1} = b | x)`` (a CPU tensor is read without a copy).
-    gold : array_like of int, shape (B, N)
-        Gold tags (``-1``: no gold tag; its pairs give negative entries only).
-    lengths : array_like of int, shape (B,), optional
-        Sentence lengths (``L - 1`` pairs each; default all ``N``).
+    {gold_matrix}
+    {lengths}
     threshold : float, default 0.01
 
     Returns
     -------
     Entries
-        ``tag = a * C + b``, ``n_tags = C * C``, ``token`` the pair's row.
 
     Examples
     --------
@@ -75,21 +75,21 @@ def pair_entries(pair_marginals, gold, lengths=None, threshold=0.01):
     return threshold_entries(pm.reshape(B, n, C * C)[real], pairs, threshold)
 
 
+@fill_doc
 def most_frequent_pairs(gold, n_tags, n=5, lengths=None):
-    """The ``n`` most frequent gold tag pairs and their counts.
+    """The ``n`` most frequent gold tag pairs ``a * C + b`` by descending count (ties:
+    lower index first), and their counts.
 
     Parameters
     ----------
-    gold : array_like of int, shape (B, N)
-        Gold tags (``-1``: in no pair).
+    {gold_matrix}
     n_tags : int
     n : int, default 5
-    lengths : array_like of int, shape (B,), optional
+    {lengths}
 
     Returns
     -------
     pairs, counts : ndarray of int64
-        Pairs ``a * C + b`` by descending count (ties: lower index first).
 
     Examples
     --------
@@ -109,15 +109,13 @@ def most_frequent_pairs(gold, n_tags, n=5, lengths=None):
 
 def pair_groups(pairs, n_tags, tag_names=None):
     """Tag groups of the ``C * C`` pairs: each of ``pairs`` alone, the others in a
-    last group.
+    last group (``tag_names`` name the pairs ``"a b"``).
 
     Parameters
     ----------
     pairs : array_like of int
-        Distinct pairs ``a * C + b``.
     n_tags : int
     tag_names : sequence of str, optional
-        Names of the C tags, naming pairs ``"a b"``.
 
     Returns
     -------

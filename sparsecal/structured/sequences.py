@@ -65,9 +65,7 @@ def crf_sequence_events(emissions, transitions, gold, k=1, lengths=None, start=N
     Parameters
     ----------
     {crf_potentials}
-    gold : array_like of int, shape (B, N)
-        Gold tag per token (``-1``: padding, or no gold tag, which matches no
-        sequence).
+    {gold_matrix}
     k : int, default 1
         Sequences per sentence (fewer where fewer are possible).
     {torch_threads}
@@ -75,7 +73,7 @@ def crf_sequence_events(emissions, transitions, gold, k=1, lengths=None, start=N
     Returns
     -------
     Events
-        ``kind="sequence"`` in (sentence, rank) order, type ``rank - 1``.
+        ``kind="sequence"`` in (sentence, rank) order.
 
     Examples
     --------
@@ -95,17 +93,15 @@ def crf_sequence_events(emissions, transitions, gold, k=1, lengths=None, start=N
 @fill_doc
 def softmax_sequence_events(scores, gold, k=1, lengths=None, n_threads=None):
     """The top-k tag sequences of a softmax tagger as events, scored by the product of
-    their tokens' probabilities (the k best found by :func:`sparsecal.crf.kbest`).
+    their tokens' probabilities.
 
     Parameters
     ----------
     scores : array_like of float, shape (B, N, C)
-        Per-token tag probabilities (e.g. the mean of MC-dropout samples).
-    gold : array_like of int, shape (B, N)
-        As in :func:`crf_sequence_events`.
+        Per-token tag probabilities.
+    {gold_matrix}
     k : int, default 1
-    lengths : array_like of int, shape (B,), optional
-        Sentence lengths in ``1..N`` (default all ``N``).
+    {lengths}
     {torch_threads}
 
     Returns

@@ -52,13 +52,11 @@ def crf_span_events(emissions, transitions, gold, tag_names, k=1, scheme="bio",
     Parameters
     ----------
     {crf_potentials}
-    gold : array_like of int, shape (B, N)
-        Gold tag per token (``-1``: outside every span).
+    {gold_matrix}
     tag_names : sequence of str
         ``"O"`` or ``"<prefix>-<type>"`` per tag index.
     k : int, default 1
     scheme : {"bio", "bioes", "io"}, default "bio"
-        The decoding rules of :mod:`sparsecal.structured.schemes`.
     normalize : bool, default False
         Score spans by ``p ** (1 / length)``.
     {torch_threads}
@@ -98,10 +96,9 @@ def softmax_span_events(scores, gold, tag_names, k=1, scheme="bio", lengths=None
     Parameters
     ----------
     scores : array_like of float, shape (B, N, C)
-        Per-token tag probabilities.
     gold, tag_names, k, scheme, normalize
         As in :func:`crf_span_events`.
-    lengths : array_like of int, shape (B,), optional
+    {lengths}
     {torch_threads}
 
     Returns
