@@ -7,6 +7,7 @@ __all__ = ["PARAMS", "fill_doc"]
 
 #: placeholder -> NumPy-docstring entry (``name : type`` and its description)
 PARAMS = {
+    # scores, bins and threads (core, metrics)
     "scores_labels": """\
 scores : array_like of float, shape (n,)
     Probabilities in [0, 1].
@@ -19,12 +20,17 @@ binning : {"equal-mass", "fixed"}, default="equal-mass"
 n_bins, bin_size : int, optional
     The number of bins (default 10) or, for equal-mass bins instead, the
     scores per bin.""",
+    "n_threads": """\
+n_threads : int, optional
+    Threads of the compiled kernel (default:
+    :func:`~sparsecal.core.threads.get_n_threads`).""",
     "entries": """\
 entries : Entries
     Thresholded entries (:func:`sparsecal.threshold`).""",
     "groups": """\
 groups : TagGroups
     Over the tagset of ``entries``.""",
+    # calibration errors and application measures (metrics)
     "norm": """\
 norm : {2, 1, inf}, default=2
     2: the RMS calibration error (CalibErr, SMCE, GMCE); 1: ECE; inf: the
@@ -56,6 +62,7 @@ c_miss, c_fa : float, default=1.0
     Costs of a miss and of a false alarm.
 normalize : bool, default=True
     Divide by the cost of the best decision without scores.""",
+    # gold tags (io, adapters)
     "tag_index": """\
 tag_index : dict, str or os.PathLike, optional
     Tag string -> score-matrix column, or a JSON file of it; None: built from
@@ -71,6 +78,7 @@ missing_gold : {"negatives", "drop"}, default "negatives"
     "gold_unknown": """\
 unknown : {"error", "missing"}, default "error"
     A gold name outside the inventory: an error, or gold -1.""",
+    # CRFs and structured outputs (crf, structured, adapters)
     "potentials": """\
 emissions : Tensor or ndarray, float32 or float64, shape (B, N, C)
     Log-space emission scores per token and tag (finite or ``-inf``; see
@@ -88,12 +96,6 @@ mask : bool array, shape (B, N), optional
     "crf_potentials": """\
 emissions, transitions, lengths, start, end, allowed, mask
     The CRF potentials of a padded batch, as in :func:`sparsecal.crf.marginals`.""",
-    "gold_matrix": """\
-gold : array_like of int, shape (B, N)
-    Gold tag per token (-1: padding, or no gold tag).""",
-    "lengths": """\
-lengths : array_like of int, shape (B,), optional
-    Sentence lengths in ``1..N`` (default all ``N``).""",
     "crf_backend": """\
 backend : {"lean", "log", "torch-struct"}, default "lean"
     Scaled forward-backward on matrix products (``O(B N C)`` memory; a
@@ -104,10 +106,12 @@ backend : {"lean", "log", "torch-struct"}, default "lean"
 n_threads : int, optional
     Torch threads within the call, restored afterwards (None:
     ``SPARSECAL_NUM_THREADS`` or 1; 0: torch's own setting).""",
-    "n_threads": """\
-n_threads : int, optional
-    Threads of the compiled kernel (default:
-    :func:`~sparsecal.core.threads.get_n_threads`).""",
+    "gold_matrix": """\
+gold : array_like of int, shape (B, N)
+    Gold tag per token (-1: padding, or no gold tag).""",
+    "lengths": """\
+lengths : array_like of int, shape (B,), optional
+    Sentence lengths in ``1..N`` (default all ``N``).""",
 }
 
 _PLACEHOLDER = re.compile(r"^([ \t]*)\{(\w+)\}[ \t]*$", re.MULTILINE)
