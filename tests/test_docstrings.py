@@ -72,3 +72,29 @@ def test_examples_run(module_name, tmp_path, monkeypatch):
             runner.run(test)
     result = runner.summarize(verbose=False)
     assert result.failed == 0, f"{result.failed} example(s) failed in {module_name}"
+
+
+@pytest.mark.parametrize("module_name", sorted(_modules()))
+def test_shared_sections_are_filled(module_name):
+    """``sparsecal._docs.fill_doc`` left no ``{name}`` line in a docstring."""
+    import re
+    module = importlib.import_module(module_name)
+    found = [module]
+    for obj in vars(module).values():
+        if getattr(obj, "__module__", None) == module_name:
+            found.append(obj)
+            if inspect.isclass(obj):
+                found += [m for m in vars(obj).values() if inspect.isfunction(m)]
+    unfilled = [getattr(o, "__qualname__", module_name) for o in found
+                if re.search(r"^\s*\{\w+\}\s*$", o.__doc__ or "", re.MULTILINE)]
+    assert not unfilled, f"unfilled docstring placeholders in {unfilled}"
+
+
+def test_shared_sections_under_optimize():
+    """Under ``python -OO`` (no docstrings) the decorated modules import."""
+    import subprocess
+    import sys
+    modules = [m for m in _modules() if m.startswith("sparsecal.crf")]   # with torch only
+    code = (f"import sparsecal.core.binning, sparsecal.io.corpora, {', '.join(modules) or 'os'}; "
+            "assert sparsecal.core.binning.argsort_scores.__doc__ is None")
+    subprocess.run([sys.executable, "-OO", "-c", code], check=True)

@@ -1,20 +1,11 @@
 """sklearn-crfsuite's marginals: ``CRF.predict_marginals(X)`` as scores or entries.
 
-``predict_marginals`` returns, per sentence, per token, a dict ``{label:
-probability}`` over every label the model knows (``CRF.classes_``, in that
-order). These are Python objects, so one pass over the tokens is unavoidable:
-it is a single flattening step (``itertools.chain`` and ``operator.itemgetter``
-mapped over the dicts, read by ``np.fromiter`` into one array, with no Python
-loop body), and everything after it is vectorised.
-
-Columns follow ``labels`` (default: the keys of the first token, i.e.
-``CRF.classes_``). ``labels`` may hold names the model never saw in training
-(its tag inventory can be larger than the model's): their columns are 0. A
-label of the model missing from ``labels`` is an error, since its probability
-would be lost.
-
-Needs the ``crfsuite`` extra (``pip install "sparsecal[crfsuite]"``) only to
-train the model; the conversion reads plain lists of dicts.
+``predict_marginals`` gives, per sentence and token, a dict ``{label: p}`` over
+``CRF.classes_``; one flattening pass over these Python objects (``np.fromiter``
+over ``itertools.chain``, no loop body) is unavoidable, the rest is vectorised.
+Columns follow ``labels`` (default: the first token's keys), which may add
+labels the model never saw (zero columns) but must hold every label it knows.
+The conversion needs no extra; training the model needs ``sparsecal[crfsuite]``.
 """
 from itertools import chain
 from operator import itemgetter
@@ -25,6 +16,7 @@ from ..core.dispatch import distributed_form
 from ..core.entries import threshold as _threshold
 from ..core.validation import check_probabilities
 from .labels import _gold_and_lengths, _names
+from .._docs import fill_doc
 
 __all__ = ["crfsuite_scores", "entries_from_crfsuite"]
 
@@ -35,33 +27,15 @@ def crfsuite_scores(marginals, labels=None):
     Parameters
     ----------
     marginals : list of lists of dict
-        ``CRF.predict_marginals(X)``: per sentence, per token, ``{label: p}``
-        with the same labels for every token.
+        Per sentence, per token, ``{label: p}``, the same labels for every token.
     labels : sequence of str, optional
-        The columns, in order (default: the first token's labels, which is
-        ``CRF.classes_``); may include labels the model does not know (zero
-        columns) but must include every label it does.
+        The columns (see the module).
 
     Returns
     -------
     scores : ndarray of float64, shape (n_tokens, len(labels))
         Tokens sentence after sentence.
     labels : list of str
-        The label of each column.
-
-    Raises
-    ------
-    TypeError
-        If ``marginals`` is not a list of lists of dicts.
-    ValueError
-        If a token's labels differ from the first token's, a model label is not
-        in ``labels``, ``labels`` repeats a name, or a probability is outside
-        [0, 1] or NaN.
-
-    References
-    ----------
-    Nguyen & O'Connor (2015), Section 4.2 (CRF posterior marginals as the
-    tagger's confidence); Kranzlein, Liu & Schneider (2021), Section 3.1.
 
     Examples
     --------
@@ -106,6 +80,7 @@ def crfsuite_scores(marginals, labels=None):
     return scores, cols
 
 
+@fill_doc
 def entries_from_crfsuite(marginals, gold, labels=None, *, threshold=0.01,
                           missing_gold="negatives", unknown="error"):
     """Thresholded entries of sklearn-crfsuite's ``predict_marginals`` output.
@@ -115,30 +90,17 @@ def entries_from_crfsuite(marginals, gold, labels=None, *, threshold=0.01,
     marginals : list of lists of dict
         ``CRF.predict_marginals(X)``.
     gold : list of lists of str or int
-        The gold labels ``y`` of the same sentences (names, or column ids).
+        The gold labels of the same sentences (names, or column ids).
     labels : sequence of str, optional
-        The columns, as in :func:`crfsuite_scores`; tags in the entries index it.
+        The columns, as in :func:`crfsuite_scores`.
     threshold : float, default 0.01
-        Keep entries with ``score >= threshold``.
-    missing_gold : {"negatives", "drop"}, default "negatives"
-        As in :func:`sparsecal.threshold`.
-    unknown : {"error", "missing"}, default "error"
-        A gold name not in ``labels``, as in :func:`gold_ids`.
+    {missing_gold}
+    {gold_unknown}
 
     Returns
     -------
     Entries
-        ``n_tags = len(labels)``; tokens numbered sentence after sentence.
-
-    Raises
-    ------
-    TypeError, ValueError
-        As in :func:`crfsuite_scores` and :func:`gold_ids`, or when a
-        sentence's gold and marginals differ in length.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider (2021), Section 3.1 (thresholded entries).
+        Tokens numbered sentence after sentence.
 
     Examples
     --------
@@ -163,7 +125,6 @@ def entries_from_crfsuite(marginals, gold, labels=None, *, threshold=0.01,
 
 
 def _tokens(marginals):
-    """(every token's dict, sentence after sentence; tokens per sentence)."""
     if isinstance(marginals, (str, bytes, dict)) or not hasattr(marginals, "__iter__"):
         raise TypeError("marginals must be a list of sentences (lists of {label: p} "
                         f"dicts), got {type(marginals).__name__}")

@@ -1,30 +1,16 @@
 """Hugging Face transformers token classification: word-level tag probabilities.
 
-A token-classification model (``AutoModelForTokenClassification``) scores
-sub-words; a tagger is evaluated on words. The fast tokenizer's
-``word_ids()`` maps each sub-word to its word (None for special tokens and
-padding). Here the sub-words' logits become one probability distribution per
-word over the model's labels (``config.id2label``), with the word aggregations
-of the transformers token-classification pipeline:
+A token-classification model scores sub-words; a tagger is evaluated on words.
+The fast tokenizer's ``word_ids()`` maps sub-words to words, and each word gets
+one distribution over ``config.id2label`` by the pipeline's aggregations:
+``"first"`` (its first sub-word's softmax), ``"mean"`` (the mean of its
+sub-words' softmax, the pipeline's ``"average"``) or ``"max"`` (the softmax of
+the sub-word with the largest top probability).
 
-- ``"first"``: the softmax of the word's first sub-word;
-- ``"mean"``: the mean of its sub-words' softmax distributions (the pipeline's
-  ``"average"``);
-- ``"max"``: the softmax distribution of the sub-word whose highest probability
-  is the largest (ties: the first such sub-word), as the pipeline's ``"max"``.
-
-All three aggregate *probabilities*, never logits, and each gives a
-distribution (rows sum to 1) without renormalising: a mean of distributions is
-one, and "max" picks one sub-word's distribution whole. A per-tag maximum over
-sub-words would need renormalising and would inflate every tag's score at once,
-a miscalibration the tool would then measure as the model's. Averaging logits
-instead would be a different model (a product of experts) from what the
-pipeline reports. The words' distributions are what a user of the pipeline
-sees, so they are what calibration is measured on (Kranzlein, Liu & Schneider
-2021, Section 3.1: thresholded marginal scores of every tag).
-
-``word_probabilities`` needs NumPy only; :func:`stream_word_entries` runs a
-model, and needs the ``hf`` extra (``pip install "sparsecal[hf]"``).
+All three aggregate probabilities and give distributions without
+renormalising, so the scores measured are those a pipeline user sees; a per-tag
+maximum would inflate every tag's score, and averaging logits would be another
+model. :func:`stream_word_entries` needs ``pip install "sparsecal[hf]"``.
 """
 from itertools import count, islice
 
@@ -37,6 +23,7 @@ from ..core.entry_buffer import EntryBuffer
 from ..core.validation import (as_array, as_float_array, check_choice, check_positive_int,
                                check_unit_interval)
 from .labels import _gold_and_lengths
+from .._docs import fill_doc
 
 __all__ = ["label_names", "stream_word_entries", "word_probabilities"]
 
@@ -49,26 +36,12 @@ def label_names(config):
     Parameters
     ----------
     config : PretrainedConfig, model, or mapping
-        A transformers config (or a model, whose ``config`` is used) with
-        ``id2label``, or the ``id2label`` mapping itself (keys may be strings of
-        integers, as in a saved ``config.json``).
+        A config (or a model's) with ``id2label``, or the mapping itself (keys
+        may be strings of integers); ids must be exactly ``0..n_labels-1``.
 
     Returns
     -------
     list of str
-        ``names[i] = id2label[i]`` for ``i`` in ``0..n_labels-1``.
-
-    Raises
-    ------
-    TypeError
-        If ``config`` has no ``id2label`` mapping, or a name is not a string.
-    ValueError
-        If the ids are not exactly ``0..n_labels-1`` or a name repeats.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider (2021), Section 3.1: every tag of the inventory
-    is a column of the score matrix.
 
     Examples
     --------
@@ -101,37 +74,18 @@ def word_probabilities(logits, word_ids, *, aggregation="first"):
     Parameters
     ----------
     logits : array_like or Tensor, shape (B, T, C) or (T, C)
-        The model's output ``logits`` for a batch of B sequences of T sub-words
-        (or one sequence), C labels; float32 or float64 (other floats are cast to
-        float64). A tensor is detached and copied to the CPU.
+        The logits of B sequences of T sub-words (a tensor is detached and moved
+        to the CPU).
     word_ids : list of lists of int or None, shape (B, T) (or (T,))
-        ``[encoding.word_ids(i) for i in range(B)]`` of the fast tokenizer:
-        each sub-word's word index in its sequence, None for special tokens and
-        padding. Every word ``0..max`` of a sequence must have a sub-word.
+        ``[encoding.word_ids(i) for i in range(B)]``: each sub-word's word, None
+        for special tokens and padding; every word needs a sub-word.
     aggregation : {"first", "mean", "max"}, default "first"
-        How a word's sub-words combine (see the module: probabilities, as the
-        transformers pipeline's ``"first"``, ``"average"`` and ``"max"``).
+        How a word's sub-words combine (see the module).
 
     Returns
     -------
     ndarray, shape (n_words, C), dtype of ``logits`` (float32 or float64)
-        One row per word, sequence after sequence, words in order; each row
-        sums to 1.
-
-    Raises
-    ------
-    TypeError
-        If ``logits`` does not hold real numbers or ``word_ids`` holds something
-        other than integers and None.
-    ValueError
-        On shapes that disagree, a negative word id, a word without sub-words,
-        non-finite logits of a real sub-word, or an unknown aggregation.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider (2021), Section 3.1 (scores of every tag of
-    every token); the transformers token-classification pipeline's word
-    aggregation strategies.
+        One distribution per word, sequence after sequence.
 
     Examples
     --------
@@ -144,9 +98,6 @@ def word_probabilities(logits, word_ids, *, aggregation="first"):
     >>> word_probabilities(logits, ids).round(3)
     array([[0.9, 0.1],
            [0.2, 0.8]])
-    >>> word_probabilities(logits, ids, aggregation="mean").round(3)
-    array([[0.9, 0.1],
-           [0.4, 0.6]])
     >>> word_probabilities(logits, ids, aggregation="max").round(3)
     array([[0.9, 0.1],
            [0.2, 0.8]])
@@ -206,8 +157,7 @@ def _softmax(z):
 
 
 def _word_id_array(word_ids, B, T):
-    """``word_ids`` as int64 [B, T], -1 for None (converted by NumPy: None -> NaN,
-    no Python loop over sub-words)."""
+    """``word_ids`` as int64 [B, T], -1 for None (no Python loop over sub-words)."""
     try:
         ids = np.array(word_ids, dtype=np.float64)
     except (TypeError, ValueError):
@@ -223,69 +173,37 @@ def _word_id_array(word_ids, B, T):
     return np.where(real, ids, -1).astype(np.int64)
 
 
+@fill_doc
 def stream_word_entries(model, tokenizer, sentences, *, batch_size=32, threshold=0.01,
                         aggregation="first", max_length=None, missing_gold="negatives",
                         unknown="error"):
     """Run a token-classification model over a corpus and keep thresholded word entries.
 
-    Sentences are tokenized and scored ``batch_size`` at a time (``model.eval()``
-    and ``torch.no_grad()``; the model's training mode is restored afterwards),
-    each batch's word probabilities (:func:`word_probabilities`) are thresholded
-    against the gold (:func:`sparsecal.threshold`) and only the surviving
-    entries are kept: the corpus' dense ``[n_words, n_labels]`` matrix is never
-    held, only one batch's.
+    Sentences are scored ``batch_size`` at a time (eval mode, no grad; the mode is
+    restored), each batch's :func:`word_probabilities` thresholded against the gold:
+    only one batch's dense matrix is ever held.
 
     Parameters
     ----------
     model : transformers model for token classification
-        Called as ``model(**tokenizer(...)).logits``; its ``config.id2label``
-        gives the tag inventory (:func:`label_names`). Runs on its own device.
+        Its ``config.id2label`` is the tag inventory; runs on its own device.
     tokenizer : fast tokenizer (``PreTrainedTokenizerFast``)
-        Called with ``is_split_into_words=True``; its ``word_ids()`` maps
-        sub-words to words.
+        Called with ``is_split_into_words=True``.
     sentences : iterable of (words, labels) pairs
-        Per sentence, its words (list of str) and their gold labels (names in
-        ``config.id2label`` or ids), e.g. ``zip(ds["tokens"], ds["ner_tags"])`` of
-        a Hugging Face dataset. Read once, lazily.
+        Words (list of str) and gold labels (names in ``id2label`` or ids), e.g.
+        ``zip(ds["tokens"], ds["ner_tags"])``; read once, lazily.
     batch_size : int, default 32
-        Sentences per model call.
     threshold : float, default 0.01
-        Keep word entries with ``score >= threshold``.
     aggregation : {"first", "mean", "max"}, default "first"
-        As in :func:`word_probabilities`.
     max_length : int, optional
-        Truncate tokenized sentences to this many sub-words (default: no
-        truncation). A sentence that loses words raises (its words would be
-        missing from the evaluation).
-    missing_gold : {"negatives", "drop"}, default "negatives"
-        Words whose gold is -1 (or an unknown name with ``unknown="missing"``),
-        as in :func:`sparsecal.threshold`.
-    unknown : {"error", "missing"}, default "error"
-        A gold name not in ``config.id2label``, as in :func:`gold_ids`.
+        Truncate to this many sub-words (a sentence that loses words raises).
+    {missing_gold}
+    {gold_unknown}
 
     Returns
     -------
     Entries
-        ``token`` indexes words over the whole corpus, in order; ``n_tokens``
-        is the number of words and ``n_tags`` the number of labels.
-
-    Raises
-    ------
-    ImportError
-        Without torch or transformers (``pip install "sparsecal[hf]"``).
-    TypeError
-        If ``tokenizer`` is not a fast tokenizer, or a sentence is not a (words,
-        labels) pair of lists.
-    ValueError
-        On an invalid ``batch_size``, ``threshold`` or ``aggregation``, a
-        sentence whose labels and words differ in number, a sentence that is
-        longer than the model's ``max_position_embeddings`` or loses words to
-        ``max_length``, or gold labels outside the inventory.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider (2021), Section 3.1 (thresholded entries of
-    every tag of every token).
+        ``token`` indexes words over the corpus; ``n_tags`` the labels.
 
     Examples
     --------
@@ -306,10 +224,8 @@ def stream_word_entries(model, tokenizer, sentences, *, batch_size=32, threshold
     >>> model = BertForTokenClassification(config)
     >>> corpus = [(["new", "yorker"], ["B-LOC", "O"]), (["york"], ["B-LOC"])]
     >>> entries = stream_word_entries(model, tokenizer, corpus, threshold=0.0)
-    >>> entries.n_tokens, entries.n_tags, len(entries)
-    (3, 3, 9)
-    >>> entries.label.tolist()
-    [0, 1, 0, 1, 0, 0, 0, 1, 0]
+    >>> entries.n_tokens, entries.n_tags, entries.label.tolist()
+    (3, 3, [0, 1, 0, 1, 0, 0, 0, 1, 0])
     """
     torch = require("torch", "hf", "stream_word_entries")
     require("transformers", "hf", "stream_word_entries")
@@ -355,7 +271,6 @@ def stream_word_entries(model, tokenizer, sentences, *, batch_size=32, threshold
 
 
 def _unzip(batch, first):
-    """(words, labels) of a batch of (words, labels) pairs."""
     for k, pair in enumerate(batch):
         if not (isinstance(pair, (tuple, list)) and len(pair) == 2
                 and all(isinstance(x, (list, tuple)) for x in pair)):

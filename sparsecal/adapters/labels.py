@@ -1,10 +1,6 @@
-"""Gold tags from per-sentence label lists, the shape every tagging library uses.
-
-Hugging Face datasets (``ner_tags``), sklearn-crfsuite (``y``) and most corpora
-give gold as a list of sentences, each a list of label names or ids per word.
-Here they become the one gold vector the package takes: an int64 tag index per
-word, sentence after sentence, with -1 for "no gold tag in the inventory"
-(docs/architecture.md, "Data model").
+"""Gold tags from per-sentence label lists (Hugging Face ``ner_tags``,
+sklearn-crfsuite ``y``): one int64 tag index per word, sentence after sentence,
+-1 for a gold tag outside the inventory.
 """
 from itertools import chain
 
@@ -12,52 +8,32 @@ import numpy as np
 
 from ..core.dispatch import distributed_form
 from ..core.validation import check_choice, check_gold
+from .._docs import fill_doc
 
 __all__ = ["gold_ids"]
 
 
+@fill_doc
 def gold_ids(labels, label_names=None, *, unknown="error"):
     """The gold tag index of every word of every sentence, in order.
 
     Parameters
     ----------
     labels : sequence of sequences of str or int
-        Per sentence, the gold label of each word: label names (looked up in
-        ``label_names``) or tag ids (in ``[-1, len(label_names))``; -1 means no
-        gold tag in the inventory).
+        Per sentence, each word's gold label name or tag id (-1: no gold tag).
     label_names : sequence of str, optional
-        The tag inventory in column order (e.g. :func:`label_names` of a model's
-        config, or ``CRF.classes_``); required for names, bounds the ids.
-    unknown : {"error", "missing"}, default "error"
-        A name not in ``label_names``: an error, or gold -1 (the token then
-        gives negative entries only, as in :func:`sparsecal.threshold`).
+        The tag inventory in column order; required for names.
+    {gold_unknown}
 
     Returns
     -------
     ndarray of int64, shape (n_words,)
-
-    Raises
-    ------
-    TypeError
-        If ``labels`` is not a sequence of sequences, or holds values that are
-        neither all names nor all integers.
-    ValueError
-        If a name is unknown (with ``unknown="error"``; the first is named with
-        its sentence and position), names are given without ``label_names``,
-        ``label_names`` repeats a name, or an id is out of range.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider (2021), Section 3.1: an entry is labelled 1
-    when its tag is the token's gold tag.
 
     Examples
     --------
     >>> from sparsecal.adapters import gold_ids
     >>> gold_ids([["B-PER", "O"], ["O"]], ["O", "B-PER", "I-PER"])
     array([1, 0, 0])
-    >>> gold_ids([[2, 0]], ["O", "B-PER", "I-PER"])
-    array([2, 0])
     >>> gold_ids([["B-ORG"]], ["O", "B-PER"], unknown="missing")
     array([-1])
     """
@@ -66,9 +42,9 @@ def gold_ids(labels, label_names=None, *, unknown="error"):
 
 
 def _gold_and_lengths(labels, label_names, unknown, first=0):
-    """(gold int64 [n_words], words per sentence int64 [n_sentences]): one pass
-    over the Python lists to flatten them, the rest vectorised. Sentences are
-    numbered from ``first`` in messages."""
+    """``(gold [n_words], words per sentence)``: one flattening pass over the lists,
+    the rest vectorised (sentences numbered from ``first`` in messages).
+    """
     check_choice(unknown, "unknown", {"error", "missing"})
     if isinstance(labels, (str, bytes)) or not hasattr(labels, "__iter__"):
         raise TypeError(f"labels must be a sequence of sentences (lists of labels), got "

@@ -1,32 +1,22 @@
-"""pytorch-crf's ``torchcrf.CRF`` layer: its posterior marginals and log partition.
+"""pytorch-crf's ``torchcrf.CRF`` layer: its posterior marginals and log partition
+(``pip install "sparsecal[crf]"``).
 
-``torchcrf.CRF(num_tags, batch_first=False)`` scores a tag sequence ``y`` of a
-sentence of length ``L`` (the positions where ``mask`` is on) as::
-
-    start_transitions[y_0] + sum_t emissions[t, y_t]
-        + sum_{t<L-1} transitions[y_t, y_{t+1}] + end_transitions[y_{L-1}]
-
-which is exactly the potentials of :mod:`sparsecal.crf` (``transitions[i, j]``
-scores ``i -> j``; ``start``, ``end``), so its marginals and ``log Z`` are
-those of :func:`sparsecal.crf.marginals` and :func:`sparsecal.crf.log_partition`
-with the layer's parameters (Nguyen & O'Connor 2015, Section 4.2). Layout: the
-emissions are ``[seq_len, batch, C]`` unless the layer has ``batch_first=True``
-(``[batch, seq_len, C]``); ``mask`` has their first two dimensions and must be
-on at the first position of every sentence (as the layer requires) and a run
-of leading ones (the layer scores only such masks as sentences: its end score
-goes to the last position of the mask's count).
-
-Needs the ``crf`` extra (``pip install "sparsecal[crf]"``).
+The layer scores a sequence with the potentials of :mod:`sparsecal.crf`
+(``transitions[i, j]`` scores ``i -> j``; start and end transitions), so its
+marginals and ``log Z`` are :func:`sparsecal.crf.marginals` and
+:func:`sparsecal.crf.log_partition` of its parameters. Emissions are
+``[seq_len, batch, C]`` (``[batch, seq_len, C]`` with ``batch_first``); the
+``mask`` must be a run of leading ones per sentence, as the layer requires.
 """
 from ..core.dispatch import distributed_form
 from .._extras import require
+from .._docs import fill_doc
 
 __all__ = ["log_partition_from_torchcrf", "marginals_from_torchcrf"]
 
 
 def _potentials(crf, emissions, mask, purpose):
-    """(crf module, keyword arguments of the sparsecal.crf functions) in batch-first
-    layout."""
+    """``(crf, keyword arguments of the sparsecal.crf functions)``, batch first."""
     torchcrf = require("torchcrf", "crf", purpose)
     if not isinstance(crf, torchcrf.CRF):
         raise TypeError(f"crf must be a torchcrf.CRF, got {type(crf).__name__}")
@@ -48,47 +38,25 @@ def _potentials(crf, emissions, mask, purpose):
                 start=crf.start_transitions, end=crf.end_transitions, mask=mask)
 
 
+@fill_doc
 def marginals_from_torchcrf(crf, emissions, mask=None, *, backend="lean", n_threads=None):
     """Token marginals ``p(y_t = c | x)`` of a ``torchcrf.CRF`` layer.
 
     Parameters
     ----------
     crf : torchcrf.CRF
-        The layer (its ``transitions``, ``start_transitions``,
-        ``end_transitions`` and ``batch_first``; never modified).
+        Never modified.
     emissions : Tensor, float32 or float64
-        ``[seq_len, batch, num_tags]``, or ``[batch, seq_len, num_tags]`` when
-        ``crf.batch_first``: the scores fed to the layer.
+        The scores fed to the layer, in its layout.
     mask : bool or uint8 Tensor, optional
-        The layer's mask (same layout as the first two dimensions of
-        ``emissions``); default: every position is real.
-    backend : {"lean", "log", "torch-struct"}, default "lean"
-        As in :func:`sparsecal.crf.marginals`.
-    n_threads : int, optional
-        As in :func:`sparsecal.crf.marginals`.
+        The layer's mask (default: every position is real).
+    {crf_backend}
+    {torch_threads}
 
     Returns
     -------
     Tensor, the layout and dtype of ``emissions``
-        Rows sum to 1 on real positions and are 0 where ``mask`` is off.
-        Detached from autograd.
-
-    Raises
-    ------
-    ImportError
-        Without pytorch-crf (``pip install "sparsecal[crf]"``).
-    TypeError
-        If ``crf`` is not a ``torchcrf.CRF``, or as in :func:`sparsecal.crf.marginals`.
-    ValueError
-        On shapes that disagree with the layer, a mask that is not a run of
-        leading ones per sentence (an empty sentence included), or as in
-        :func:`sparsecal.crf.marginals`.
-
-    References
-    ----------
-    Nguyen & O'Connor (2015), Posterior calibration and exploratory analysis
-    for natural language processing models, Section 4.2 (CRF marginals by
-    forward-backward).
+        0 where ``mask`` is off; detached.
 
     Examples
     --------
@@ -109,36 +77,23 @@ def marginals_from_torchcrf(crf, emissions, mask=None, *, backend="lean", n_thre
     return p if crf.batch_first else p.transpose(0, 1)
 
 
+@fill_doc
 def log_partition_from_torchcrf(crf, emissions, mask=None, *, backend="log",
                                 n_threads=None):
-    """``log Z`` per sentence of a ``torchcrf.CRF`` layer.
-
-    The layer's ``crf(emissions, tags, mask, reduction="none")`` is the
-    log-likelihood ``score(tags) - log Z``.
+    """``log Z`` per sentence of a ``torchcrf.CRF`` layer (its log-likelihood is
+    ``score(tags) - log Z``).
 
     Parameters
     ----------
-    crf : torchcrf.CRF
-    emissions : Tensor, float32 or float64
-    mask : bool or uint8 Tensor, optional
+    crf, emissions, mask
         As in :func:`marginals_from_torchcrf`.
     backend : {"log", "lean", "torch-struct"}, default "log"
         As in :func:`sparsecal.crf.log_partition` ("log" is differentiable).
-    n_threads : int, optional
-        As in :func:`sparsecal.crf.marginals`.
+    {torch_threads}
 
     Returns
     -------
     Tensor, shape (batch,)
-
-    Raises
-    ------
-    ImportError, TypeError, ValueError
-        As in :func:`marginals_from_torchcrf`.
-
-    References
-    ----------
-    Nguyen & O'Connor (2015), Section 4.2 (the forward algorithm's normaliser).
 
     Examples
     --------

@@ -1,16 +1,11 @@
 """Estimator plumbing shared by every calibrator, in the manner of scikit-learn.
 
-:class:`Estimator` gives parameters (``get_params`` / ``set_params``, nested with
-``__``), a scikit-learn style ``repr``, ``__sklearn_is_fitted__`` (so
-``sklearn.utils.validation.check_is_fitted`` works) and ``__sklearn_tags__``;
-:func:`clone` copies parameters into an unfitted twin. scikit-learn itself is
-optional: it is imported only inside ``__sklearn_tags__``, which only scikit-learn
-calls, and ``sklearn.base.clone`` works on these estimators as on its own.
-
-:class:`BaseCalibrator` adds what every binary calibrator (a map from a score in
-[0, 1] to a calibrated score in [0, 1]) shares: input validation, ``predict``, and
-the fitted state as plain values and arrays for saving (see
-:mod:`sparsecal.io.calibrators`).
+:class:`Estimator` gives ``get_params`` / ``set_params`` (nested with ``__``), a
+scikit-learn style ``repr``, ``__sklearn_is_fitted__`` and ``__sklearn_tags__``
+(scikit-learn is imported only there); :func:`clone` makes an unfitted twin.
+:class:`BaseCalibrator` adds what every binary calibrator shares: input
+validation, ``predict``, and the fitted state as plain values and arrays for
+saving (:mod:`sparsecal.io.calibrators`).
 """
 import copy
 import inspect
@@ -25,16 +20,15 @@ __all__ = ["BaseCalibrator", "Estimator", "NotFittedError", "clone"]
 
 
 class NotFittedError(ValueError, AttributeError):
-    """Raised when an estimator is used before ``fit`` (the same bases as
-    ``sklearn.exceptions.NotFittedError``)."""
+    """Raised when an estimator is used before ``fit`` (the bases of
+    ``sklearn.exceptions.NotFittedError``).
+    """
 
 
 class Estimator:
-    """Parameters, repr, fitted check and scikit-learn tags.
-
-    Subclasses list the names of their fitted attributes (ending in ``_``) in
-    ``_fitted_attributes``; ``__init__`` only stores its arguments, under the
-    same names.
+    """Parameters, repr, fitted check and scikit-learn tags: ``__init__`` only stores
+    its arguments under the same names; fitted attributes end in ``_`` and are
+    listed in ``_fitted_attributes``.
     """
 
     _fitted_attributes = ()
@@ -46,17 +40,8 @@ class Estimator:
                       if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
 
     def get_params(self, deep=True):
-        """Parameters of this estimator.
-
-        Parameters
-        ----------
-        deep : bool, default=True
-            Also return the parameters of parameters that are estimators, as
-            ``name__param``.
-
-        Returns
-        -------
-        dict
+        """The parameters, with those of estimator parameters as ``name__param`` when
+        ``deep``.
         """
         out = {}
         for name in self._get_param_names():
@@ -67,13 +52,7 @@ class Estimator:
         return out
 
     def set_params(self, **params):
-        """Set parameters (``name`` or nested ``name__param``); returns self.
-
-        Raises
-        ------
-        ValueError
-            For a name that is not a parameter.
-        """
+        """Set parameters (``name`` or nested ``name__param``); returns self."""
         valid = self._get_param_names()
         nested = {}
         for key, value in params.items():
@@ -110,8 +89,8 @@ class Estimator:
 
 
 def clone(estimator):
-    """An unfitted copy with the same parameters (deep copies of non-estimator
-    parameters, clones of estimator parameters), like ``sklearn.base.clone``.
+    """An unfitted copy with the same parameters (estimator parameters cloned, others
+    deep-copied), like ``sklearn.base.clone``.
 
     Parameters
     ----------
@@ -120,7 +99,6 @@ def clone(estimator):
     Returns
     -------
     Estimator
-        A new, unfitted estimator of the same class.
 
     Examples
     --------
@@ -137,14 +115,12 @@ def clone(estimator):
 class BaseCalibrator(Estimator):
     """A binary calibrator: ``fit(scores, labels)`` on dev, ``predict(scores)``.
 
-    Scores are probabilities in [0, 1], shape ``(n,)`` or ``(n, 1)`` (as
-    scikit-learn's ``IsotonicRegression`` takes them); labels are 0/1. Subclasses
-    implement ``_fit(x, y, w)`` on validated inputs and ``_predict(x)``, and
-    ``_check_params(prefix)`` (the parameter checks, run by ``fit`` and on
-    loading) and ``_check_state(fields)`` (the rules of a loaded fitted state)
-    where they have any. Their fitted state is the attributes named in
-    ``_array_state`` (1-D float64 arrays) and ``_value_state`` (finite real
-    numbers). docs/architecture.md, "How to add a calibrator".
+    Scores are probabilities in [0, 1], shape ``(n,)`` or ``(n, 1)``; labels are
+    0/1. Subclasses implement ``_fit(x, y, w)`` and ``_predict(x)`` on validated
+    inputs, and where they need them ``_check_params(prefix)`` (run by ``fit`` and
+    on loading) and ``_check_state(fields)``; their fitted state is the attributes
+    named in ``_array_state`` (1-D float64 arrays) and ``_value_state`` (finite
+    numbers). See docs/architecture.md, "How to add a calibrator".
 
     Examples
     --------
@@ -194,12 +170,6 @@ class BaseCalibrator(Estimator):
         Returns
         -------
         self
-
-        Raises
-        ------
-        ValueError
-            For scores outside [0, 1] or NaN, labels other than 0/1, mismatched
-            lengths, no data, or invalid parameters.
         """
         self._check_params()
         x = self._scores(scores)
@@ -213,7 +183,7 @@ class BaseCalibrator(Estimator):
         return self
 
     def predict(self, scores):
-        """Calibrated scores.
+        """Calibrated scores (float32 for float32 input, float64 otherwise).
 
         Parameters
         ----------
@@ -223,14 +193,6 @@ class BaseCalibrator(Estimator):
         Returns
         -------
         ndarray, shape (n,)
-            Float32 for float32 input, float64 otherwise.
-
-        Raises
-        ------
-        NotFittedError
-            Before ``fit``.
-        ValueError
-            For scores outside [0, 1] or NaN.
         """
         self._check_fitted()
         return self._predict(self._scores(scores))
@@ -245,30 +207,9 @@ class BaseCalibrator(Estimator):
 
     @classmethod
     def from_state(cls, meta, arrays, fields=None):
-        """Rebuild a fitted calibrator from :meth:`get_state`'s output, checking
-        every field: the parameters as ``fit`` checks them, the fitted values
-        (finite numbers), the fitted arrays (1-D, float64, finite) and the
-        rules of the method (:meth:`_check_state`).
-
-        Parameters
-        ----------
-        meta : dict
-            ``{"params": {...}, "fitted": {...}}`` (JSON values).
-        arrays : dict of str to ndarray
-        fields : StateFields, optional
-            How errors name the fields and files (see
-            :class:`~sparsecal.io.calibrators.StateFields`).
-
-        Returns
-        -------
-        BaseCalibrator
-            Fitted.
-
-        Raises
-        ------
-        ValueError
-            A :class:`~sparsecal.io.calibrators.StateError` naming the field
-            (and file) for any missing, unknown or invalid value or array.
+        """Rebuild a fitted calibrator from :meth:`get_state`'s ``(meta, arrays)``,
+        checking every field (parameters as ``fit`` does, finite values, 1-D finite
+        float64 arrays, the method's rules); ``fields`` names them in errors.
 
         Examples
         --------
@@ -343,39 +284,15 @@ class BaseCalibrator(Estimator):
         return obj
 
     def _check_params(self, prefix=""):
-        """Check the parameters (names in errors start with ``prefix``); the
-        methods with parameters override this."""
+        """Check the parameters (names in errors start with ``prefix``)."""
 
     def _check_state(self, fields):
-        """Check the rules of a loaded fitted state (ranges, order, lengths);
-        ``fields`` names the arrays. The methods with such rules override this."""
+        """Check the rules of a loaded fitted state; ``fields`` names the arrays."""
 
 
 def check_unit_array(a, name, order=None):
-    """Check fitted values that are probabilities: in [0, 1], and
-    ``"increasing"`` or ``"non-decreasing"`` if ``order`` says so.
-
-    Parameters
-    ----------
-    a : ndarray of float64, shape (n,)
-        Finite.
-    name : str
-        Its name in errors.
-    order : {None, "increasing", "non-decreasing"}
-
-    Raises
-    ------
-    ValueError
-        Naming the first value out of range or out of order.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.calibration.base import check_unit_array
-    >>> check_unit_array(np.array([0.2, 0.1]), "c0.x_knots_", "non-decreasing")
-    Traceback (most recent call last):
-    ...
-    ValueError: c0.x_knots_ must be non-decreasing; c0.x_knots_[1] = 0.1 < 0.2
+    """Check fitted probabilities: in [0, 1] and, if ``order`` says so,
+    ``"increasing"`` or ``"non-decreasing"``.
     """
     check_probabilities(a, name)
     if order is not None and a.size > 1:
@@ -389,30 +306,8 @@ def check_unit_array(a, name, order=None):
 
 
 def check_bins(boundaries, values, n_bins, names):
-    """Check fitted bins: ``boundaries`` increasing in [0, 1], one more
-    ``values`` (in [0, 1]), at most ``n_bins`` bins.
-
-    Parameters
-    ----------
-    boundaries, values : ndarray of float64
-    n_bins : int or None
-        The most bins the parameters allow (None: no limit).
-    names : (str, str)
-        The arrays' names in errors.
-
-    Raises
-    ------
-    ValueError
-        Naming the array that breaks a rule.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.calibration.base import check_bins
-    >>> check_bins(np.array([0.5]), np.array([0.1, 0.2, 0.3]), 10, ("b", "v"))
-    Traceback (most recent call last):
-    ...
-    ValueError: v must have one more value than b (2), got 3
+    """Check fitted bins: ``boundaries`` increasing in [0, 1], one more of ``values``
+    (in [0, 1]), at most ``n_bins`` bins.
     """
     check_unit_array(boundaries, names[0], "increasing")
     check_unit_array(values, names[1])

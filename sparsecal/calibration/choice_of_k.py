@@ -1,12 +1,7 @@
-"""The heuristic choice of k of Jagannatha & Yu (2020), Section 2.5 and
-Appendix A, Algorithm 1.
-
-A forecaster trained on the events of the top k sequences sees more positive
-events as k grows, but also more negatives. J&Y train one forecaster per
-candidate k on the dev events of rank at most k, evaluate each on the rank-1
-("top-1") events, a positive-rich set, and keep the k of the lowest ECE
-(20 fixed-width bins, their eq. 4): "heuristic-k" (2 for their POS tagging,
-3 for NER and QA).
+"""The heuristic choice of k of Jagannatha & Yu (2020), Section 2.5 and Appendix A,
+Algorithm 1: one forecaster per candidate k, trained on the dev events of rank
+at most k and evaluated on the rank-1 events; the k of the lowest ECE (20
+fixed-width bins) is kept.
 """
 from dataclasses import dataclass
 
@@ -22,20 +17,9 @@ __all__ = ["KChoice", "heuristic_k"]
 
 @dataclass(frozen=True, eq=False)
 class KChoice:
-    """The outcome of :func:`heuristic_k`.
-
-    Attributes
-    ----------
-    k : int
-        The chosen k (lowest ECE; ties: the earlier candidate in ``ks``).
-    ks : tuple of int
-        The candidates, in the order given.
-    ece : ndarray of float64, shape (len(ks),)
-        ECE of each candidate's forecaster on the rank-1 validation events.
-    n_events, n_positive : ndarray of int64, shape (len(ks),)
-        Training events (rank <= k) of each candidate, and how many are correct.
-    forecaster : Forecaster
-        The forecaster of the chosen k, fitted.
+    """The outcome of :func:`heuristic_k`: the chosen ``k`` (ties: the earlier), the
+    candidates ``ks``, each one's ``ece``, training ``n_events`` and
+    ``n_positive``, and the chosen ``forecaster``.
 
     Examples
     --------
@@ -53,7 +37,6 @@ class KChoice:
     forecaster: object
 
     def to_dict(self):
-        """The choice and the per-k numbers (no forecaster)."""
         return {"k": self.k, "ks": list(self.ks), "ece": self.ece.tolist(),
                 "n_events": self.n_events.tolist(), "n_positive": self.n_positive.tolist()}
 
@@ -70,45 +53,25 @@ def _ranks(features, labels, name):
 
 
 def heuristic_k(features, labels, ks=(2, 3), forecaster=None, validation=None, n_bins=20):
-    """Choose k: train a forecaster on the events of rank <= k for each
-    candidate, keep the one of lowest ECE on the rank-1 events.
+    """Choose k: a forecaster trained on the events of rank <= k for each candidate,
+    the one of lowest ECE on the rank-1 events kept.
 
     Parameters
     ----------
     features : mapping of str to array_like of shape (n_events,)
-        Dev event features with a ``"rank"`` column (``Events.features`` and
-        any others), for events of the top ``max(ks)`` at least.
+        Dev event features with a ``"rank"`` column.
     labels : array_like of {0, 1} or bool, shape (n_events,)
-        Whether each event is correct.
     ks : sequence of int, default (2, 3)
-        Candidate k (J&Y: {2, 3}); distinct positive integers.
+        Distinct candidates.
     forecaster : Forecaster, optional
-        The unfitted model (cloned for each k); default ``Forecaster()``.
+        The unfitted model (cloned for each k).
     validation : (features, labels), optional
-        Events whose rank-1 events evaluate the candidates; default the dev
-        events themselves, as in J&Y's Algorithm 1.
+        Whose rank-1 events evaluate the candidates; default the dev events.
     n_bins : int, default 20
-        Fixed-width bins of the ECE (J&Y Appendix A.2).
 
     Returns
     -------
     KChoice
-
-    Raises
-    ------
-    ValueError
-        For features without integer ranks >= 1, labels of another length,
-        invalid ``ks`` or ``n_bins``, a candidate with events of one class
-        only, or no rank-1 validation events; as :meth:`Forecaster.fit
-        <sparsecal.calibration.Forecaster.fit>` for invalid features.
-    ImportError
-        Without scikit-learn.
-
-    References
-    ----------
-    Jagannatha & Yu (2020), Section 2.5 ("heuristic-k"), Appendix A,
-    Algorithm 1 (forecasters for k = 1 .. k_max, the one of minimum ECE on the
-    top-1 events), Appendix A.2 (ECE, eq. 4, N = 20 bins).
 
     Examples
     --------

@@ -1,8 +1,7 @@
-"""Every recalibration method x {SCW, TFG}: Kranzlein et al. 2021, Table 1.
-
-Fit each method on dev entries with one group (SCW) and with the TFG groups,
-apply to test entries, and evaluate SMCE and per-group GMCE (always over the TFG
-groups) before and after, with absolute and relative change.
+"""Every recalibration method x {SCW, TFG}: Kranzlein et al. 2021, Table 1. Each
+method is fit on dev entries with one group (SCW) and with the TFG groups,
+applied to test entries, and SMCE and per-group GMCE (over the TFG groups) are
+evaluated before and after.
 """
 from dataclasses import dataclass
 
@@ -24,26 +23,16 @@ __all__ = ["MethodComparison", "compare_methods"]
 
 @dataclass(frozen=True)
 class MethodComparison(Table):
-    """Evaluations of the uncalibrated test entries and of every
-    (method, grouping) recalibration of them.
+    """Evaluations of the uncalibrated test entries (``before``) and of every
+    (method, grouping) recalibration of them (``after``, with the fitted
+    ``models``), over the TFG ``groups``; ``test_tokens`` counts the test tokens.
 
-    Attributes
-    ----------
-    before : EvaluationResult
-    after : dict
-        ``(method, grouping) -> EvaluationResult`` with grouping "scw" or "tfg".
-    groups : TagGroups
-        The TFG groups used for evaluation (and TFG recalibration).
-    test_tokens : int or None
-        Tokens of the test entries.
-    models : dict
-        ``(method, grouping) -> GroupedCalibrator``, the fitted models (the report
-        draws its "after" figures from them instead of refitting).
+    ``to_markdown()`` gives the layout of Kranzlein et al. 2021, Table 1, and
+    ``to_dict()`` the same numbers.
 
     Examples
     --------
-    See :func:`compare_methods`; ``to_markdown()`` gives the layout of Kranzlein
-    et al. 2021, Table 1, and ``to_dict()`` the same numbers.
+    See :func:`compare_methods`.
     """
 
     before: object
@@ -53,7 +42,6 @@ class MethodComparison(Table):
     models: dict = None
 
     def columns(self):
-        """Column names: "All", then "Group 1".. "Group G"."""
         return ["All"] + [f"Group {g + 1}" for g in range(self.groups.n_groups)]
 
     def values(self, result):
@@ -61,8 +49,7 @@ class MethodComparison(Table):
         return [result.smce.value] + [None if c is None else c.value for c in result.gmce]
 
     def measure_values(self, result, name):
-        """Measure ``name`` of ``result`` (``evaluation={"metrics": ...}``) in
-        the columns of :meth:`values`: all entries, then each group."""
+        """Measure ``name`` of ``result`` in the columns of :meth:`values`."""
         m = result.metrics[name]
         return [m["pooled"]] + list(m["groups"])
 
@@ -78,9 +65,9 @@ class MethodComparison(Table):
         return out
 
     def _columns(self):
-        """One row per recalibration ("none" first): method, grouping, groups
-        fitted, then SMCE ("All") and each group's GMCE, then each measure asked
-        for as ``"<name> All"`` and ``"<name> Group g"``."""
+        """One row per recalibration ("none" first): method, grouping, groups fitted, SMCE
+        ("All"), each group's GMCE, then the measures asked for.
+        """
         results = [("none", None, self.before)] + [(m, g, r) for (m, g), r in self.after.items()]
         out = {"method": [m for m, _, _ in results], "grouping": [g for _, g, _ in results],
                "n_groups": [None if g is None else 1 if g == "scw" else self.groups.n_groups
@@ -94,10 +81,10 @@ class MethodComparison(Table):
         return out
 
     def to_markdown(self, all_groups=False):
-        """Table 1 layout: rows None and method x {1 group (SCW), G groups (TFG)};
-        columns All (SMCE) and groups (first and last, or all; GMCE), each as
-        value (relative change); then entries, tag types, training share range
-        and tokens with any entry per column."""
+        """Table 1 layout: rows None and method x grouping; columns All (SMCE) and the
+        first and last (or all) groups' GMCE, each with its relative change; then the
+        groups' entries, tag types, training shares and tokens.
+        """
         G = self.groups.n_groups
         shown = list(range(G)) if all_groups or G <= 2 else [0, G - 1]
         cols = [0] + [g + 1 for g in shown]
@@ -135,8 +122,6 @@ class MethodComparison(Table):
         return "\n".join(lines)
 
     def _measures_markdown(self, cols):
-        """The measures asked for: one row per measure x recalibration, the
-        columns of the table above (value and relative change)."""
         names = [self.columns()[c] for c in cols]
         lines = ["| Measure | Recalibration | Groups | " + " | ".join(names) + " |",
                  "|---|---|---|" + "---|" * len(names)]
@@ -169,51 +154,26 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
     Parameters
     ----------
     dev, test : Entries
-        (For :class:`~sparsecal.distributed.DaskEntries`:
-        :func:`sparsecal.distributed.compare_methods`.)
     groups : TagGroups
         TFG groups (evaluation always reports GMCE over them).
     methods : sequence of str
-        Names in the registry, :data:`sparsecal.calibration.registry.METHODS`.
+        Names in :data:`sparsecal.calibration.registry.METHODS`.
     groupings : sequence of {"scw", "tfg"}
     n_bins : int
-        Bins for evaluation and for the binning calibrators.
+        Bins of the evaluation and of the binning calibrators.
     ci : None, str or ConfidenceInterval
-        Intervals of the evaluations; a method name uses ``seed`` as its random
-        state.
     seed : int, default=0
         Random state of seeded methods (and of ``ci`` given by name).
     progress : callable, optional
-        Called as ``progress(done, total)`` after the evaluation of ``test`` as
-        it is and after each (method, grouping) fit and evaluation:
-        ``total = 1 + len(methods) * len(groupings)``.
+        ``progress(done, total)`` after each evaluation and fit.
     prior : float, optional
-        The application prior of the methods that take one
-        (:attr:`~sparsecal.calibration.registry.Method.uses_prior`); refused
-        if none of ``methods`` does.
+        The application prior of the methods that take one.
     evaluation : dict, optional
-        Further keyword arguments of every :func:`~sparsecal.metrics.evaluate`
-        (``bin_size``, ``binning``, ``norm``, ``debias``, ``metrics``,
-        ``prior``, ``measure_options``); with ``bin_size``,
-        ``n_bins`` is for the calibrators only. The measures of ``metrics``
-        are in the result per method x grouping (``to_dict()["metrics"]``,
-        ``to_frame()``'s ``"<name> All"`` columns, ``to_markdown()``).
+        Further keyword arguments of every :func:`~sparsecal.metrics.evaluate`.
 
     Returns
     -------
     MethodComparison
-
-    Raises
-    ------
-    TypeError
-        For a ``progress`` that is not callable.
-    ValueError
-        For an unknown method or grouping, a ``prior`` no method takes, or
-        what :func:`~sparsecal.metrics.evaluate` refuses in ``evaluation``.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Section 5 and Table 1.
 
     Examples
     --------
@@ -243,10 +203,9 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
 
 def _run_comparison(dev, test, groups, evaluate, tokens, *, methods, groupings, n_bins, ci,
                    seed, progress, prior, evaluation):
-    """The body of :func:`compare_methods` for checked entries of any kind:
-    ``evaluate`` evaluates them (:func:`sparsecal.evaluate` or
-    :func:`sparsecal.distributed.evaluate`; a fitted model's ``transform``
-    calibrates them) and ``tokens()`` counts the test tokens with an entry."""
+    """The body of :func:`compare_methods` for checked entries of any kind: ``evaluate``
+    evaluates them, ``tokens()`` counts the test tokens with an entry.
+    """
     prior = check_prior_methods(methods, prior)
     bad = [g for g in groupings if g not in ("scw", "tfg")]
     if bad:

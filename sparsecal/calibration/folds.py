@@ -1,18 +1,12 @@
 """K-fold splits of dev entries by token, stratified by tag group and label.
 
-Cross-fitting (lecture notes ``004``, "K-fold") holds out whole tokens, so no
-token's entries are on both sides. Stratifying the tokens by the group of
-their gold entry (and whether they have one above the threshold) gives every
-fold about 1/K of each group's positives, as scikit-learn's ``StratifiedKFold``
-does for class labels; a rare tag group is then never missing from a fold's
-training part by chance.
-
-The folds are positional (:func:`positional_folds`): a token's fold depends
-only on the seed, its stratum and its rank among the stratum's tokens in token
-order, through a counter-based hash (:func:`~sparsecal.core.hashing.splitmix64`),
-not on one random stream over all tokens. A worker holding some rows of the
-data and the count of each stratum in the rows before them computes the same
-folds (:mod:`sparsecal.distributed.folds`, docs/scale.md).
+Cross-fitting (lecture notes ``004``, "K-fold") holds out whole tokens.
+Stratifying tokens by the group of their gold entry gives every fold about 1/K
+of each group's positives, as scikit-learn's ``StratifiedKFold`` does for class
+labels. A token's fold depends only on the seed, its stratum and its rank in the
+stratum (:func:`positional_folds`), so a worker holding some rows and the
+stratum counts before them computes the same folds
+(:mod:`sparsecal.distributed.folds`).
 """
 import numpy as np
 
@@ -26,7 +20,6 @@ __all__ = ["positional_folds", "stratified_token_folds"]
 
 
 def check_n_folds(n_folds):
-    """``n_folds`` as an int of at least 2 (ValueError naming it otherwise)."""
     n_folds = check_positive_int(n_folds, "n_folds")
     if n_folds < 2:
         raise ValueError(f"n_folds must be at least 2, got {n_folds}")
@@ -34,27 +27,8 @@ def check_n_folds(n_folds):
 
 
 def token_strata(entries, groups, first_token, n_tokens):
-    """The stratum of tokens ``first_token .. first_token + n_tokens - 1``:
-    the group of the token's gold entry (label 1) among ``entries`` (which hold
-    every entry of those tokens), or ``groups.n_groups`` for a token without one.
-
-    Parameters
-    ----------
-    entries : Entries
-        With tokens in the range.
-    groups : TagGroups
-    first_token, n_tokens : int
-
-    Returns
-    -------
-    ndarray of int64, shape (n_tokens,)
-
-    Examples
-    --------
-    >>> import sparsecal as sc
-    >>> e = sc.Entries([0.9, 0.5], [1, 0], [1, 0], token=[1, 2], n_tags=2)
-    >>> token_strata(e, sc.TagGroups.per_tag(2), 0, 3).tolist()
-    [2, 1, 2]
+    """The stratum of tokens ``first_token .. first_token + n_tokens - 1``: the group
+    of the token's gold entry among ``entries``, or ``groups.n_groups`` without one.
     """
     stratum = np.full(n_tokens, groups.n_groups, dtype=np.int64)
     gold = entries.label == 1
@@ -63,27 +37,21 @@ def token_strata(entries, groups, first_token, n_tokens):
 
 
 def positional_folds(stratum, offsets, n_folds, seed):
-    """The fold of each token of a run of consecutive tokens, from its stratum
-    and its rank in the stratum: the one rule of the folds, on one machine and
-    on a cluster.
+    """The fold of each token of a run, from its stratum and its rank in the stratum:
+    the one rule of the folds, on one machine and on a cluster.
 
-    A token's rank ``r`` is ``offsets[s]`` (the tokens of its stratum ``s``
-    before the run) plus its rank among the run's tokens of ``s`` in token
-    order. The stratum's tokens are dealt in blocks of K: rank ``r`` is slot
-    ``j = r % K`` of block ``b = r // K``, and block ``(s, b)`` deals the folds
-    by the permutation that sorts the K hashes
-    ``h_i = splitmix64(splitmix64(splitmix64(splitmix64(seed) ^ s) ^ b) ^ i)``,
-    ``i = 0 .. K-1``: slot ``j`` gets fold ``argsort(h)[j]``. Each block's K
-    tokens go to K different folds (a uniformly random permutation, the hashes
-    being independent draws), so each fold holds ``floor(n_s / K)`` or
-    ``ceil(n_s / K)`` of stratum ``s``'s ``n_s`` tokens.
+    A token's rank ``r`` is ``offsets[s]`` (its stratum's tokens before the run)
+    plus its rank in the run. Rank ``r`` is slot ``r % K`` of block ``r // K``, and
+    block ``(s, b)`` deals the K folds by the permutation that sorts K SplitMix64
+    hashes of ``(seed, s, b, i)``: each fold holds ``floor(n_s / K)`` or
+    ``ceil(n_s / K)`` of a stratum's tokens.
 
     Parameters
     ----------
     stratum : ndarray of int, shape (n,)
-        Stratum (>= 0) of each token of the run, in token order.
+        Stratum of each token of the run, in token order.
     offsets : ndarray of int
-        Per stratum, its tokens before the run (zeros for a whole data set).
+        Per stratum, its tokens before the run.
     n_folds : int
         K, at least 2.
     seed : int
@@ -92,18 +60,6 @@ def positional_folds(stratum, offsets, n_folds, seed):
     Returns
     -------
     ndarray of int64, shape (n,)
-        The fold of each token, in ``[0, K)``.
-
-    Raises
-    ------
-    ValueError
-        For ``n_folds`` below 2, a negative ``seed``, ``stratum`` or ``offsets``
-        that are not 1-D non-negative integers, or a stratum without an offset.
-
-    References
-    ----------
-    Score-calibration lecture notes (``004``), "K-fold"; Steele, Lea & Flood
-    2014 (SplitMix64); stratification as in scikit-learn's ``StratifiedKFold``.
 
     Examples
     --------
@@ -140,52 +96,24 @@ def positional_folds(stratum, offsets, n_folds, seed):
 
 
 def stratified_token_folds(entries, groups, n_folds=5, seed=0):
-    """The fold of every entry: each stratum's tokens, in token order, dealt to
-    the folds in blocks of K by seeded random permutations.
+    """The fold of every entry: each stratum's tokens dealt to the folds by
+    :func:`positional_folds` (counts per fold differ by at most one).
 
-    A token's stratum is the group (in ``groups``) of its gold entry, the entry
-    with label 1, or one more stratum for tokens without one (gold below the
-    threshold or missing). The stratum's r-th token (in token order) is slot
-    ``r % K`` of block ``r // K``, and each block's K slots get a seeded random
-    permutation of the K folds (:func:`positional_folds`): each stratum's tokens
-    are spread over the folds as evenly as possible (counts differ by at most
-    one). Until issue 15 the tokens were shuffled by one
-    ``numpy.random.default_rng(seed).permutation`` over all tokens; that global
-    stream cannot be reproduced on a cluster without gathering every token,
-    whereas a token's fold here depends only on the seed, its stratum and its
-    rank, which a worker gets from per-chunk stratum counts: the distributed
-    folds (:mod:`sparsecal.distributed.folds`) are these, entry by entry.
+    A token's stratum is the group of its gold entry, or one more stratum for
+    tokens without one above the threshold; all entries of a token share a fold.
 
     Parameters
     ----------
     entries : Entries
         With their tokens.
     groups : TagGroups
-        Over the tagset of ``entries`` (e.g. the calibrator's groups; SCW
-        stratifies by label only).
+        Over the tagset of ``entries`` (SCW stratifies by label only).
     n_folds : int, default=5
-        K, at least 2.
     seed : int, default=0
-        Seed of the permutations (an integer >= 0).
 
     Returns
     -------
     ndarray of int64, shape (len(entries),)
-        The fold of each entry, in ``[0, n_folds)``; all entries of a token
-        share one fold.
-
-    Raises
-    ------
-    TypeError
-        For ``entries`` that are not Entries or ``groups`` that are not TagGroups.
-    ValueError
-        For ``n_folds`` below 2, a negative ``seed``, entries without tokens, or
-        ``groups`` of another tagset.
-
-    References
-    ----------
-    Score-calibration lecture notes (``004``), "K-fold"; stratification as in
-    scikit-learn's ``StratifiedKFold``.
 
     Examples
     --------

@@ -19,26 +19,14 @@ FORMAT = "sparsecal.Forecaster"
 
 
 class Forecaster(Estimator):
-    """Calibrated probability of an event from its features, by gradient-boosted
-    trees (Jagannatha & Yu 2020's forecaster ``F_y(E, x)``).
+    """Calibrated probability of an event from its features by gradient-boosted trees,
+    Jagannatha & Yu (2020)'s forecaster (Sections 2.5-2.6).
 
-    ``fit(features, labels)`` trains scikit-learn's
-    :class:`~sklearn.ensemble.HistGradientBoostingClassifier` (binary log loss,
-    no early stopping, so the fit is deterministic) on dev events: their
-    features (the model's mean confidence, its 10th / 90th percentiles over
-    MC-dropout samples, the rank among the top k, the length, the event type,
-    and any user columns) and their 0/1 correctness. The columns named in
-    ``categorical`` (default ``"type"``) are integer codes expanded into one
-    0/1 column per code seen in ``fit`` (a code unseen in ``fit`` gets all
-    zeros). The fitted trees are then copied into arrays
-    (:mod:`~sparsecal.calibration.trees`): :meth:`predict` walks them with
-    NumPy and gives the classifier's ``predict_proba[:, 1]``, and
-    :meth:`save` / :meth:`load` store them as numbers (no pickle), so only
-    ``fit`` needs scikit-learn (``pip install "sparsecal[sklearn]"``).
-
-    The simpler calibrators stay available on the confidence alone, for
-    comparison (J&Y's Platt and "Calibrated Mean" baselines): e.g.
-    ``PlattCalibrator().fit(features["mean"], labels)``.
+    ``fit`` trains scikit-learn's ``HistGradientBoostingClassifier`` (log loss, no
+    early stopping) on dev events' features and correctness, one-hot encoding the
+    ``categorical`` codes seen in ``fit``. The trees are then copied into arrays
+    (:mod:`~sparsecal.calibration.trees`), so only ``fit`` needs
+    ``sparsecal[sklearn]``; ``predict``, ``save`` and ``load`` use no pickle.
 
     Parameters
     ----------
@@ -48,40 +36,23 @@ class Forecaster(Estimator):
     max_leaf_nodes : int, default=15
     min_samples_leaf : int, default=20
     l2_regularization : float, default=0.0
-        Non-negative.
     categorical : tuple of str, default=("type",)
-        Feature names one-hot encoded (absent names are ignored).
+        Feature names one-hot encoded.
     random_state : int, default=0
-        Passed to the classifier (its fit is deterministic without early
-        stopping or subsampling; the seed is kept for the record).
     n_threads : int, optional
-        OpenMP threads of the fit (:func:`~sparsecal.core.threads.get_n_threads`:
-        default ``SPARSECAL_NUM_THREADS``, else every CPU; one for few events).
-        The fitted trees do not depend on it.
+        OpenMP threads of the fit; the trees do not depend on it.
 
     Attributes
     ----------
     feature_names_in_ : tuple of str
-        The feature names of ``fit`` (sorted); :meth:`predict` takes the same.
     categories_ : dict of str to ndarray of int64
-        The codes seen in ``fit`` of each categorical feature.
     columns_ : tuple of str
         The model's input columns (``"type=2"`` for a one-hot column).
     trees_ : TreeArrays
     baseline_ : float
-        The raw prediction before any tree (log-odds of the dev positive rate).
-
-    References
-    ----------
-    Jagannatha & Yu (2020), Section 2.5 (forecaster construction with gradient
-    boosted decision trees), Section 2.6 (features "mean", "Var" = 10th / 90th
-    percentiles, "Rank", "ln"), Appendix A, Algorithm 1; Friedman (2001),
-    "Greedy function approximation: a gradient boosting machine".
 
     Examples
     --------
-    Dev events whose correctness depends on the rank as well as the confidence:
-
     >>> import numpy as np
     >>> from sparsecal.calibration import Forecaster
     >>> rng = np.random.default_rng(0)
@@ -130,8 +101,9 @@ class Forecaster(Estimator):
             check_n_threads(self.n_threads, f"{prefix}n_threads")
 
     def _columns(self, features, n=None):
-        """Features as ``{name: float64 array}``, checked: one length, finite,
-        integer codes in the categorical columns."""
+        """Features as ``{name: float64 array}``: one length, finite, integer codes in the
+        categorical columns.
+        """
         if not isinstance(features, Mapping):
             raise TypeError(f"features must be a mapping of feature name to array "
                             f"(e.g. Events.features), got {type(features).__name__}")
@@ -158,7 +130,6 @@ class Forecaster(Estimator):
         return cols
 
     def _matrix(self, cols):
-        """The model's input columns ``[n, len(columns_)]`` (one-hot expanded)."""
         parts = []
         for name in self.feature_names_in_:
             if name in self.categories_:
@@ -168,32 +139,9 @@ class Forecaster(Estimator):
         return np.concatenate(parts, axis=1).astype(np.float64)
 
     def fit(self, features, labels, sample_weight=None):
-        """Fit on dev events.
-
-        Parameters
-        ----------
-        features : mapping of str to array_like of shape (n_events,)
-            Feature columns, e.g. ``{**events.features,
-            **sample_confidence(P).features(), "my_feature": x}``; finite reals
-            (integer codes in the ``categorical`` columns).
-        labels : array_like of {0, 1} or bool, shape (n_events,)
-            Whether each event is correct (``events.entries.label``).
-        sample_weight : array_like of float, shape (n_events,), optional
-
-        Returns
-        -------
-        self
-
-        Raises
-        ------
-        ImportError
-            Without scikit-learn (``pip install "sparsecal[sklearn]"``).
-        TypeError
-            If ``features`` is not a mapping of names to real arrays.
-        ValueError
-            For no events, columns of different lengths, non-finite values,
-            non-integer categorical codes, labels other than 0/1 or of one class
-            only, or invalid parameters.
+        """Fit on dev events: ``features`` maps names to columns of one length (e.g.
+        ``{**events.features, **sample_confidence(P).features()}``), ``labels`` says
+        whether each event is correct; returns ``self``.
         """
         self._check_params()
         ensemble = require("sklearn.ensemble", "sklearn", "Forecaster.fit")
@@ -224,24 +172,7 @@ class Forecaster(Estimator):
         return self
 
     def predict_log_odds(self, features):
-        """The raw prediction ``baseline + sum of leaf values`` (log-odds).
-
-        Parameters
-        ----------
-        features : mapping of str to array_like of shape (n_events,)
-            The columns of ``fit`` (same names; others raise).
-
-        Returns
-        -------
-        ndarray of float64, shape (n_events,)
-
-        Raises
-        ------
-        NotFittedError
-            Before ``fit``.
-        ValueError
-            For other feature names or invalid columns (as ``fit``).
-        """
+        """The raw prediction ``baseline + sum of leaf values`` for the columns of ``fit``."""
         self._check_fitted()
         cols = self._columns(features)
         if tuple(cols) != self.feature_names_in_:
@@ -250,41 +181,13 @@ class Forecaster(Estimator):
         return self.baseline_ + tree_raw_predict(self.trees_, self._matrix(cols))
 
     def predict(self, features):
-        """Calibrated probability that each event is correct.
-
-        Parameters
-        ----------
-        features : mapping of str to array_like of shape (n_events,)
-            The columns of ``fit``.
-
-        Returns
-        -------
-        ndarray of float64, shape (n_events,)
-            ``sigmoid(predict_log_odds(features))``, in [0, 1].
-
-        Raises
-        ------
-        NotFittedError
-            Before ``fit``.
-        ValueError
-            For other feature names or invalid columns.
-        """
+        """Calibrated probability that each event is correct, for the columns of ``fit``."""
         z = self.predict_log_odds(features)
         return 0.5 * (1.0 + np.tanh(0.5 * z))
 
     def save(self, path):
-        """Write the fitted forecaster to directory ``path`` (atomically):
-        ``calibrator.json`` (parameters, feature names, categories, baseline)
-        and ``arrays.npz`` (the trees' arrays); no pickle.
-
-        Parameters
-        ----------
-        path : str or path
-
-        Raises
-        ------
-        NotFittedError
-            Before ``fit``.
+        """Write the fitted forecaster to directory ``path`` atomically: parameters,
+        feature names, categories and baseline as JSON, the trees as arrays.
         """
         self._check_fitted()
         n_codes = sum(v.shape[0] for v in self.categories_.values())
@@ -297,26 +200,8 @@ class Forecaster(Estimator):
 
     @classmethod
     def load(cls, path):
-        """Read a forecaster written by :meth:`save`, checking every field.
-
-        Parameters
-        ----------
-        path : str or path
-
-        Returns
-        -------
-        Forecaster
-            Fitted; predicts exactly as the saved one.
-
-        Raises
-        ------
-        StateError
-            A ValueError naming the file and the field that is missing,
-            unknown or invalid (the reading limits of
-            :func:`~sparsecal.io.calibrators.load_state`, the parameters as
-            ``fit`` checks them, feature names, categories, and trees that
-            could not be walked: see
-            :func:`~sparsecal.calibration.trees.check_tree_arrays`).
+        """Read a forecaster written by :meth:`save`, checking every field; it predicts
+        exactly as the saved one.
 
         Examples
         --------
@@ -359,15 +244,12 @@ class Forecaster(Estimator):
 
 
 def _column_names(names, categories):
-    """The model's input columns: ``name``, or ``name=code`` per code of a
-    categorical feature."""
     return tuple(c for name in names
                  for c in ([f"{name}={v}" for v in categories[name]]
                            if name in categories else [name]))
 
 
 def _check_categories(categories, names, categorical):
-    """``{name: sorted distinct int64 codes}`` of a saved forecaster."""
     expected = [n for n in names if n in categorical]
     check_fields(categories, "categories", expected)
     out = {}

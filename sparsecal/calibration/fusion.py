@@ -19,53 +19,32 @@ _FORMAT = "sparsecal.LogisticFusion"
 
 
 class LogisticFusion(Estimator):
-    """Fused, calibrated log-likelihood ratio ``llr(x) = alpha @ x + gamma`` of
-    ``k`` systems' scores (or features) ``x``, and its posterior.
+    """Fused, calibrated log-likelihood ratio ``llr(x) = alpha @ x + gamma`` of ``k``
+    systems' scores (or any finite features) ``x``, and its posterior.
 
     Fit minimises the prior-weighted logistic objective of the lecture notes
-    (``004``, "Score-level fusion" and "Calibration: prior-weighted logistic
-    regression")::
+    (``004``, "Score-level fusion")::
 
-        R(alpha, gamma) = sum_i w_i log(1 + exp(-z_i (alpha . x_i + gamma + logit(pi_t))))
-        w_i = pi_t / n_T (positives),  (1 - pi_t) / n_F (negatives)
+        sum_i w_i log(1 + exp(-z_i (alpha . x_i + gamma + logit(pi_t)))),
+        w_i = pi_t / n_T (positives), (1 - pi_t) / n_F (negatives)
 
-    With one column it is :class:`PriorWeightedLogistic` on that column. The
-    columns are used as given (log-odds, logits, entropies, ...: any finite
-    reals, e.g. ``logit(score)`` of several taggers, or a tagger's log-odds and
-    the entropy of its distribution); nothing is clipped or transformed.
-
-    **Where it works.** It is a scikit-learn style estimator (``fit(X,
-    labels)``, ``predict``, ``get_params`` / ``set_params`` / ``clone``) with
-    its own :meth:`save` / :meth:`load` (one JSON file). It is not a binary
-    calibrator of one score in [0, 1], so it is not in the method registry:
-    :class:`GroupedCalibrator`, ``compare_methods``, the command line and the
-    report, which calibrate thresholded entries one score at a time, do not
-    take it. To fuse per entry, build ``X`` from aligned entries (the same
-    ``(token, tag)`` order, e.g. two taggers thresholded with the same gold)
-    and call :meth:`predict`.
+    With one column it is :class:`PriorWeightedLogistic`. Not a calibrator of one
+    score, so not in the method registry: fuse per entry by building ``X`` from
+    aligned entries.
 
     Parameters
     ----------
     training_prior : float in (0, 1), optional
-        ``pi_t``. None: the dev positive rate (plain maximum likelihood).
+        ``pi_t``; None: the dev positive rate.
     application_prior : float in (0, 1), optional
-        The prior of :meth:`predict`. None: ``training_prior_``.
+        The prior of :meth:`predict`; None: ``training_prior_``.
 
     Attributes
     ----------
     coef_ : ndarray of float64, shape (k,)
-        ``alpha``.
     offset_ : float
-        ``gamma``.
     training_prior_ : float
     n_features_in_ : int
-
-    References
-    ----------
-    Cumani, "Score calibration and fusion" (lecture notes ``004``), slides
-    "Score-level fusion"; Brümmer et al. 2007, "Fusion of heterogeneous speaker
-    recognition systems in the STBU submission for the NIST SRE 2006", IEEE
-    TASLP 15(7), Section IV (linear logistic regression fusion).
 
     Examples
     --------
@@ -78,8 +57,6 @@ class LogisticFusion(Estimator):
     >>> fusion = LogisticFusion(training_prior=0.5).fit(X, y)
     >>> fusion.coef_.round(1)          # the LLR weights 2/sigma^2 of the two systems
     array([2. , 0.5])
-    >>> fusion.predict(X[:2]).shape
-    (2,)
     """
 
     _fitted_attributes = ("coef_", "offset_", "training_prior_", "n_features_in_")
@@ -108,24 +85,8 @@ class LogisticFusion(Estimator):
         return x
 
     def fit(self, X, labels, sample_weight=None):
-        """Fit ``alpha`` and ``gamma`` on dev features and 0/1 labels.
-
-        Parameters
-        ----------
-        X : array_like of float, shape (n, k)
-            Finite.
-        labels : array_like of {0, 1} or bool, shape (n,)
-        sample_weight : array_like of float, shape (n,), optional
-
-        Returns
-        -------
-        self
-
-        Raises
-        ------
-        ValueError
-            For non-finite features, labels other than 0/1 or of one class
-            only, mismatched lengths, or invalid priors.
+        """Fit ``alpha`` and ``gamma`` on finite dev features ``X`` (n, k) and 0/1
+        ``labels``; returns ``self``.
         """
         self._check_params()
         for name in self._fitted_attributes:
@@ -140,50 +101,25 @@ class LogisticFusion(Estimator):
         return self
 
     def llr(self, X):
-        """Fused log-likelihood ratio ``alpha @ x + gamma``, shape (n,), float64."""
         self._check_fitted()
         return self._features(X) @ self.coef_ + self.offset_
 
     def predict_for_prior(self, X, application_prior):
-        """Posterior ``sigmoid(llr(x) + logit(application_prior))``, no refit.
-
-        Parameters
-        ----------
-        X : array_like of float, shape (n, k)
-        application_prior : float in (0, 1)
-
-        Returns
-        -------
-        ndarray of float64, shape (n,)
-        """
+        """Posterior ``sigmoid(llr(x) + logit(application_prior))``, without refitting."""
         from scipy.special import expit
 
         prior = check_prior(application_prior, "application_prior")
         return expit(self.llr(X) + logit(prior))
 
     def predict(self, X):
-        """Posterior at ``application_prior`` (default: the training prior).
-
-        Parameters
-        ----------
-        X : array_like of float, shape (n, k)
-
-        Returns
-        -------
-        ndarray of float64, shape (n,)
-        """
+        """Posterior at ``application_prior`` (default: the training prior)."""
         self._check_fitted()
         prior = self.training_prior_ if self.application_prior is None \
             else self.application_prior
         return self.predict_for_prior(X, prior)
 
     def save(self, path):
-        """Write the fitted fusion to the JSON file ``path`` (atomically).
-
-        Parameters
-        ----------
-        path : str or path
-        """
+        """Write the fitted fusion to the JSON file ``path`` (atomically)."""
         self._check_fitted()
         state = {"format": _FORMAT, "version": 1, "params": self.get_params(),
                  "fitted": {"coef_": [float(c) for c in self.coef_],
@@ -194,22 +130,7 @@ class LogisticFusion(Estimator):
 
     @classmethod
     def load(cls, path):
-        """Read a fusion written by :meth:`save`, checking every field.
-
-        Parameters
-        ----------
-        path : str or path
-
-        Returns
-        -------
-        LogisticFusion
-            Fitted.
-
-        Raises
-        ------
-        ValueError
-            Naming the file and the field that is missing, unknown or invalid.
-        """
+        """Read a fusion written by :meth:`save`, checking every field."""
         state = read_json(path, "saved fusion")
         try:
             check_fields(state, "", ("format", "version", "params", "fitted"))

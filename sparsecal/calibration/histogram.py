@@ -10,33 +10,25 @@ __all__ = ["HistogramBinning"]
 
 
 class HistogramBinning(BaseCalibrator):
-    """Histogram binning on equal-mass dev bins (Zadrozny & Elkan 2001; adaptive
-    bins of Nguyen & O'Connor 2015 as in Kranzlein et al. 2021, Section 2.2).
+    """Histogram binning on equal-mass dev bins (Zadrozny & Elkan 2001): a score is
+    mapped to the dev positive rate of its bin.
 
-    A score is mapped to the dev positive rate of its bin. Bins cover [0, 1] with
-    no gap: between two dev bins the cut is halfway between the largest score of
-    one and the smallest of the next; scores below / above the dev range (and
-    1.0) fall in the first / last bin. The rate of a bin is taken over the dev
-    points looked up in it, so a run of tied dev scores is never split: where a
-    rank cut falls inside one, the bins it would split are merged.
+    Bins cover [0, 1] without gaps, cut halfway between neighbouring dev bins; a
+    bin's rate is over the dev points looked up in it, so a run of tied dev scores
+    is never split (the bins a rank cut would split are merged).
 
     Parameters
     ----------
     n_bins : int, default=10
     bin_size : int, optional
-        Points per bin instead of ``n_bins`` (a short last bin is merged).
+        Points per bin instead of ``n_bins``.
 
     Attributes
     ----------
     boundaries_ : ndarray of float64
-        Inner bin boundaries (a score ``s`` is in bin ``#(boundaries_ <= s)``).
+        Inner bin boundaries (``s`` is in bin ``#(boundaries_ <= s)``).
     bin_rates_ : ndarray of float64
-        The dev positive rate of each bin, ``len(boundaries_) + 1`` values.
-
-    References
-    ----------
-    Zadrozny & Elkan 2001; Nguyen & O'Connor 2015, Algorithm 1 (equal-mass bins);
-    Kranzlein, Liu & Schneider 2021, Section 2.2; docs/architecture.md, Semantics 7.
+        The dev positive rate of each bin.
 
     Examples
     --------

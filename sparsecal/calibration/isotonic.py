@@ -7,20 +7,14 @@ __all__ = ["IsotonicCalibrator"]
 
 
 class IsotonicCalibrator(BaseCalibrator):
-    """Isotonic regression (Zadrozny & Elkan 2002) by pool adjacent violators on
-    the compiled core: non-decreasing, piecewise linear, constant outside the dev
-    range; the same function as scikit-learn's ``IsotonicRegression(y_min=0,
-    y_max=1, out_of_bounds="clip")``.
+    """Isotonic regression (Zadrozny & Elkan 2002) by pool adjacent violators:
+    non-decreasing, piecewise linear, constant outside the dev range, as
+    scikit-learn's ``IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip")``.
 
     Attributes
     ----------
     x_knots_, y_knots_ : ndarray of float64
-        The fitted function's knots (``y_knots_`` non-decreasing, in [0, 1]).
-
-    References
-    ----------
-    Zadrozny & Elkan 2002; Kranzlein, Liu & Schneider 2021, Section 2.2;
-    docs/architecture.md, Semantics 7.
+        The fitted function's knots.
 
     Examples
     --------
@@ -52,24 +46,7 @@ class IsotonicCalibrator(BaseCalibrator):
 
 def check_knots(x_knots, y_knots, fields):
     """Check fitted isotonic knots: one or more, of one length, in [0, 1] and
-    non-decreasing (``fields`` names them, see
-    :class:`~sparsecal.io.calibrators.StateFields`).
-
-    Raises
-    ------
-    ValueError
-        For empty knots or knots of two lengths; for a knot outside [0, 1] or
-        below the one before it (the first such knot is named).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.calibration.isotonic import check_knots
-    >>> from sparsecal.io.calibrators import StateFields
-    >>> check_knots(np.array([0.1, 0.9]), np.array([0.0, 1.5]), StateFields(array="c0."))
-    Traceback (most recent call last):
-    ...
-    ValueError: c0.y_knots_ must lie in [0, 1]; c0.y_knots_[1] = 1.5
+    non-decreasing (``fields`` names them).
     """
     xs, ys = fields.array("x_knots_"), fields.array("y_knots_")
     if x_knots.shape[0] == 0 or x_knots.shape != y_knots.shape:

@@ -10,18 +10,9 @@ __all__ = ["LLRCalibrator"]
 
 
 class LLRCalibrator(BaseCalibrator):
-    """Base of :class:`~sparsecal.calibration.PriorWeightedLogistic` and
-    :class:`~sparsecal.calibration.GaussianCalibration`: subclasses have the
-    parameters ``application_prior`` and ``eps`` and implement ``_llr(s)``
-    (float64 log-odds scores) and ``_fitted_prior()`` (the prior used when
-    ``application_prior`` is None).
-
-    Examples
-    --------
-    >>> from sparsecal import GaussianCalibration
-    >>> cal = GaussianCalibration().fit([0.1, 0.2, 0.6, 0.9], [0, 0, 1, 1])
-    >>> bool(cal.predict_for_prior([0.5], 0.9)[0] > cal.predict_for_prior([0.5], 0.1)[0])
-    True
+    """Base of the calibrators whose model is an LLR: subclasses have the parameters
+    ``application_prior`` and ``eps`` and implement ``_llr(s)`` and
+    ``_fitted_prior()`` (the prior used when ``application_prior`` is None).
     """
 
     def _check_prior_params(self, prefix, names):
@@ -34,39 +25,12 @@ class LLRCalibrator(BaseCalibrator):
         return logit(x, self.eps)
 
     def llr(self, scores):
-        """The calibrated log-likelihood ratio of each score.
-
-        Parameters
-        ----------
-        scores : array_like of float, shape (n,) or (n, 1)
-            Probabilities in [0, 1].
-
-        Returns
-        -------
-        ndarray of float64, shape (n,)
-        """
+        """The calibrated log-likelihood ratio of each score (float64)."""
         self._check_fitted()
         return self._llr(self._logit_scores(self._scores(scores)))
 
     def predict_for_prior(self, scores, application_prior):
-        """Posterior ``sigmoid(llr + logit(application_prior))``, without refitting.
-
-        Parameters
-        ----------
-        scores : array_like of float, shape (n,) or (n, 1)
-            Probabilities in [0, 1].
-        application_prior : float in (0, 1)
-
-        Returns
-        -------
-        ndarray, shape (n,)
-            Float32 for float32 input, float64 otherwise.
-
-        Raises
-        ------
-        ValueError
-            For a prior outside (0, 1) or invalid scores.
-        """
+        """Posterior ``sigmoid(llr + logit(application_prior))``, without refitting."""
         self._check_fitted()
         prior = check_prior(application_prior, "application_prior")
         return self._posterior(self._scores(scores), prior)

@@ -10,30 +10,16 @@ __all__ = ["load_calibrator"]
 
 def load_calibrator(path):
     """Load a calibrator saved by :meth:`GroupedCalibrator.save` or
-    :meth:`CrossFittedCalibrator.save`, checking every field; nothing in the
-    files is executed or unpickled.
+    :meth:`CrossFittedCalibrator.save` (told apart by the ``format`` of its
+    ``calibrator.json``), checking every field; nothing is executed or unpickled.
 
     Parameters
     ----------
     path : str or path
-        The directory ``save`` wrote.
 
     Returns
     -------
     GroupedCalibrator or CrossFittedCalibrator
-        Fitted; both apply to entries, dense matrices and ``.npy`` files
-        (``transform``, ``transform_dense``, ``transform_file``).
-
-    Raises
-    ------
-    ValueError
-        A :class:`~sparsecal.io.calibrators.StateError` naming the file and
-        the field, for a directory that is neither saved calibrator.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Section 2.2 (fit on dev, apply to test);
-    scikit-learn's ``CalibratedClassifierCV(ensemble=True)`` (the ensemble).
 
     Examples
     --------

@@ -19,16 +19,11 @@ _RANDOM_STATES = (np.random.Generator, np.random.BitGenerator, np.random.SeedSeq
 class ScalingBinning(BaseCalibrator):
     """Scaling-binning (Kumar, Liang & Ma 2019) with isotonic scaling.
 
-    Dev is split at random (seeded) into two halves (:func:`second_half`: the
-    points at positions 2i and 2i + 1 go to different halves, which one to
-    which drawn from a hash of the seed and i). Isotonic regression is fit
-    on the first; the second half's scaled scores are cut into equal-mass bins,
-    and each bin outputs the mean scaled score of the second-half points looked
-    up in it. Isotonic output is a step function, so rank cuts usually fall
-    inside runs of tied scaled scores; the bins such a cut would split are
-    merged (as in Kumar et al.'s code, which re-bins the points by value).
-    Those bin means are computed on dev only, never on the data being calibrated
-    (unlike the paper's reference code, which computes them on test data).
+    Dev is split at random into two halves (:func:`second_half`). Isotonic
+    regression is fit on the first; the second half's scaled scores are cut into
+    equal-mass bins (bins a cut would split inside a run of tied scaled scores are
+    merged), and each bin outputs the mean scaled score of its second-half points:
+    computed on dev only, never on the data being calibrated.
 
     Parameters
     ----------
@@ -39,14 +34,9 @@ class ScalingBinning(BaseCalibrator):
     Attributes
     ----------
     x_knots_, y_knots_ : ndarray of float64
-        The isotonic scaling function fit on the first dev half.
+        The isotonic scaling function.
     boundaries_, bin_values_ : ndarray of float64
         Inner boundaries of the scaled-score bins and each bin's output.
-
-    References
-    ----------
-    Kumar, Liang & Ma 2019; Kranzlein, Liu & Schneider 2021, Section 2.2;
-    docs/architecture.md, Semantics 7.
 
     Examples
     --------
@@ -102,9 +92,9 @@ class ScalingBinning(BaseCalibrator):
         return self
 
     def _scale(self, x):
-        """Isotonic scaled scores in float64 whatever the dtype of ``x``: rounded to
-        float32, a scaled score near a bin boundary could change bins (and its
-        output by the difference of two bin values)."""
+        """Isotonic scaled scores in float64 (in float32 a score near a bin boundary could
+        change bins).
+        """
         return isotonic_predict(x.astype(np.float64, copy=False), self.x_knots_,
                                 self.y_knots_)
 
@@ -119,61 +109,19 @@ class ScalingBinning(BaseCalibrator):
 
 
 def split_key(seed):
-    """The 64-bit key of the dev split of :class:`ScalingBinning` (``seed``).
-
-    Parameters
-    ----------
-    seed : int >= 0, None, or NumPy Generator / BitGenerator / SeedSequence
-        As ``ScalingBinning(seed=)``; a generator is advanced by one draw.
-
-    Returns
-    -------
-    numpy.uint64
-        The first draw of ``numpy.random.default_rng(seed)``: a fixed key for
-        an integer seed.
-
-    Examples
-    --------
-    >>> bool(split_key(0) == split_key(0)), bool(split_key(0) == split_key(1))
-    (True, False)
+    """The 64-bit key of the dev split: the first draw of
+    ``numpy.random.default_rng(seed)`` (a generator is advanced by one draw).
     """
     return np.random.default_rng(seed).integers(
         np.iinfo(np.uint64).max, dtype=np.uint64, endpoint=True)
 
 
 def second_half(positions, key):
-    """Which dev points go to the second half of the scaling-binning split.
+    """Which dev points (by ``positions``) go to the second half of the split.
 
-    Points are paired by position (2i, 2i + 1); the top bit of
-    ``splitmix64(splitmix64(key) ^ i)`` sends one of each pair to each half (an
-    unpaired last point goes to the second half when it is set). A point's
-    side is a function of its position and the key alone, so a worker holding
-    some of the points and their positions computes their sides without the
-    others (docs/scale.md, scaling-binning on a cluster); each half holds
-    ``n // 2`` points or one more, so with n >= 2 neither is empty.
-
-    Parameters
-    ----------
-    positions : ndarray of int, shape (m,)
-        Positions (>= 0) of points in the dev data the calibrator is fit on.
-    key : numpy.uint64
-        From :func:`split_key`.
-
-    Returns
-    -------
-    ndarray of bool, shape (m,)
-
-    References
-    ----------
-    Kumar, Liang & Ma 2019, Section 4 (the dev set split in two at random);
-    docs/recalibration.md, "Scaling-binning".
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> side = second_half(np.arange(10), split_key(0))
-    >>> side.reshape(5, 2).sum(axis=1).tolist()
-    [1, 1, 1, 1, 1]
+    Points pair by position (2i, 2i + 1) and the top bit of
+    ``splitmix64(splitmix64(key) ^ i)`` sends one of each pair to each half, so a
+    worker holding some points and their positions computes their sides alone.
     """
     positions = positions.astype(np.uint64)
     top = splitmix64(splitmix64(np.array([key], np.uint64)) ^ (positions >> np.uint64(1)))

@@ -1,8 +1,6 @@
-"""Temperature scaling (Guo et al. 2017) on a tagger's logits, before the softmax.
-
-One scalar ``T > 0`` minimises the negative log-likelihood of the gold tags under
-``softmax(logits / T)`` on dev; it is then applied to new logits. Streams over row
-chunks, so a memory-mapped logit matrix never needs to fit in memory.
+"""Temperature scaling (Guo et al. 2017, Section 4.2) on a tagger's logits: one
+scalar ``T > 0`` minimises the NLL of the gold tags under ``softmax(logits / T)``
+on dev, streaming over row chunks (a memory-mapped logit matrix is never loaded).
 """
 import numpy as np
 
@@ -19,7 +17,6 @@ def _rows(logits):
 
 
 def _check_logits(logits):
-    """(logits, native dtype): a float matrix of any byte order with >= 2 tags."""
     logits, native = check_float_matrix(logits, "logits")
     if logits.shape[1] < 2:
         raise ValueError(f"logits must be [n_tokens, n_tags] with n_tags >= 2, got "
@@ -38,12 +35,6 @@ class TemperatureScaling(Estimator):
     Attributes
     ----------
     temperature_ : float
-        The fitted temperature ``T``.
-
-    References
-    ----------
-    Guo, Pleiss, Sun & Weinberger 2017, "On Calibration of Modern Neural Networks",
-    Section 4.2; Kranzlein, Liu & Schneider 2021, Section 2.2.
 
     Examples
     --------

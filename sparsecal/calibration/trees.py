@@ -1,14 +1,11 @@
 """Gradient-boosted trees as plain arrays: fitted by scikit-learn, kept and
 evaluated without it.
 
-A binary :class:`sklearn.ensemble.HistGradientBoostingClassifier` predicts
-``sigmoid(baseline + sum_trees leaf_value(x))`` (Friedman 2001). Its fitted
-trees are copied into the arrays of :class:`TreeArrays` (every tree's nodes
-one after the other), which :func:`tree_raw_predict` walks with NumPy, one
-level of every tree at a time: predictions need no scikit-learn, and a saved
-forecaster is arrays and numbers, never a pickle (docs/architecture.md, "Data
-model"). :func:`check_tree_arrays` holds the rules a loaded copy must meet so
-that the walk always ends inside its own tree.
+A binary ``HistGradientBoostingClassifier`` predicts
+``sigmoid(baseline + sum_trees leaf_value(x))`` (Friedman 2001). Its trees are
+copied into :class:`TreeArrays`, which :func:`tree_raw_predict` walks with NumPy
+one level of every tree at a time, so a saved forecaster is arrays, never a
+pickle; :func:`check_tree_arrays` makes sure a loaded copy's walk always ends.
 """
 from dataclasses import dataclass
 
@@ -23,23 +20,19 @@ TREE_FIELDS = {"tree_start": "iu", "feature": "iu", "threshold": "f", "left": "i
 
 @dataclass(frozen=True, eq=False)
 class TreeArrays:
-    """The nodes of a sum of binary regression trees.
+    """The nodes of a sum of binary regression trees, tree after tree.
 
     Attributes
     ----------
     tree_start : ndarray of int64, shape (n_trees + 1,)
-        Tree ``i`` holds nodes ``tree_start[i] .. tree_start[i + 1] - 1``; its
-        root is the first.
-    feature : ndarray of int64, shape (n_nodes,)
-        Split feature of an internal node (0 at leaves).
-    threshold : ndarray of float64, shape (n_nodes,)
-        ``x[feature] <= threshold`` goes to ``left``, otherwise ``right``.
+        Tree ``i`` holds nodes ``tree_start[i] .. tree_start[i + 1] - 1``, root first.
+    feature, threshold : ndarray, shape (n_nodes,)
+        ``x[feature] <= threshold`` goes ``left``, otherwise ``right``.
     left, right : ndarray of int64, shape (n_nodes,)
-        Children (global node indices, larger than the node's own; the node
-        itself at leaves).
+        Children (later nodes of the same tree; the node itself at leaves).
     is_leaf : ndarray of bool, shape (n_nodes,)
     value : ndarray of float64, shape (n_nodes,)
-        A leaf's contribution to the raw prediction (learning rate included).
+        A leaf's contribution to the raw prediction.
     """
 
     tree_start: np.ndarray
@@ -52,27 +45,15 @@ class TreeArrays:
 
     @property
     def n_trees(self):
-        """The number of trees."""
         return self.tree_start.shape[0] - 1
 
     def arrays(self):
-        """``{name: array}`` for saving (:data:`TREE_FIELDS` order)."""
         return {name: getattr(self, name) for name in TREE_FIELDS}
 
 
 def tree_arrays_from_sklearn(model):
-    """The trees of a fitted binary ``HistGradientBoostingClassifier`` and its
-    baseline (the raw prediction before any tree).
-
-    Parameters
-    ----------
-    model : sklearn.ensemble.HistGradientBoostingClassifier
-        Fitted on two classes, without categorical features.
-
-    Returns
-    -------
-    trees : TreeArrays
-    baseline : float
+    """``(trees, baseline)`` of a fitted binary ``HistGradientBoostingClassifier``
+    without categorical features.
     """
     predictors = [p[0] for p in model._predictors]
     sizes = np.array([p.nodes.shape[0] for p in predictors], dtype=np.int64)
@@ -93,18 +74,7 @@ def tree_arrays_from_sklearn(model):
 
 
 def tree_raw_predict(trees, x):
-    """``sum_trees leaf_value(x)`` for each row of ``x`` (no baseline).
-
-    Parameters
-    ----------
-    trees : TreeArrays
-    x : ndarray of float64, shape (n, n_features)
-        Finite.
-
-    Returns
-    -------
-    ndarray of float64, shape (n,)
-    """
+    """``sum_trees leaf_value(x)`` for each row of a finite ``x`` (no baseline)."""
     n = x.shape[0]
     rows = np.arange(n)
     node = np.repeat(trees.tree_start[:-1][None, :], n, axis=0)     # [n, n_trees]
@@ -120,47 +90,8 @@ def tree_raw_predict(trees, x):
 
 
 def check_tree_arrays(arrays, n_features, name):
-    """The :class:`TreeArrays` in ``arrays`` (e.g. read from a saved file),
-    checked so that :func:`tree_raw_predict` cannot fail or loop.
-
-    Parameters
-    ----------
-    arrays : dict of str to ndarray
-        1-D arrays under the names of :data:`TREE_FIELDS`.
-    n_features : int
-        Columns of the inputs; split features must lie in ``[0, n_features)``.
-    name : callable
-        ``name(field)``: the array's name in errors.
-
-    Returns
-    -------
-    TreeArrays
-
-    Raises
-    ------
-    ValueError
-        Naming the array and the first value that breaks a rule: a missing or
-        non-numeric array, arrays of different lengths, tree starts that are
-        not increasing from 0 to the number of nodes, a split feature out of
-        range, a threshold that is NaN, a child that is not a later node of the
-        same tree, a leaf value that is not finite.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.calibration.trees import check_tree_arrays, tree_raw_predict
-    >>> stump = {"tree_start": np.array([0, 3]), "feature": np.array([0, 0, 0]),
-    ...          "threshold": np.array([0.5, 0, 0]), "left": np.array([1, 1, 2]),
-    ...          "right": np.array([2, 1, 2]), "is_leaf": np.array([0, 1, 1]),
-    ...          "value": np.array([0, -1.0, 1.0])}
-    >>> trees = check_tree_arrays(stump, 1, str)
-    >>> tree_raw_predict(trees, np.array([[0.2], [0.9]]))
-    array([-1.,  1.])
-    >>> stump["left"] = np.array([0, 1, 2])
-    >>> check_tree_arrays(stump, 1, str)
-    Traceback (most recent call last):
-    ...
-    ValueError: left[0] = 0 must be a later node of the same tree (1 .. 2)
+    """The :class:`TreeArrays` in ``arrays``, checked so that :func:`tree_raw_predict`
+    cannot fail or loop (``name(field)`` names an array in errors).
     """
     from ..io.calibrators import check_state_array
 

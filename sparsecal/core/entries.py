@@ -10,6 +10,7 @@ import threading
 
 import numpy as np
 
+from .._docs import fill_doc
 from . import _threshold
 from .progress import check_progress
 from .threads import get_n_threads
@@ -36,6 +37,10 @@ _POLL_S = 0.1
 class Entries:
     """Parallel arrays of thresholded entries, in row-major (token, tag) order.
 
+    Arrays are validated and kept without copying when their dtype is right; an
+    ``Entries`` never modifies them. :func:`sparsecal.io.to_arrow` and
+    :func:`sparsecal.io.write_parquet` convert them (``core`` imports no extra).
+
     Parameters
     ----------
     score : ndarray of float32 or float64, shape (n,)
@@ -52,31 +57,6 @@ class Entries:
         Number of tokens (rows) the entries were taken from.
     threshold : float, optional
         The threshold the entries were selected with.
-
-    Arrays are validated and stored without copying when they already have the
-    right dtype; an ``Entries`` never modifies them.
-
-    Raises
-    ------
-    TypeError
-        If ``tag`` or ``token`` does not hold integers, or ``score``/``label``
-        has a non-numeric dtype.
-    ValueError
-        If a shape differs from ``score``'s, a score is outside [0, 1] or NaN,
-        a label is not 0/1, a tag is negative, beyond int32 or ``>= n_tags``,
-        ``n_tags`` is not a positive integer, ``n_tokens`` not a non-negative
-        integer, or ``threshold`` is outside [0, 1].
-
-    See Also
-    --------
-    sparsecal.io.to_arrow : The entries as a ``pyarrow.Table`` (there is no
-        ``Entries.to_arrow`` method: ``core`` never imports an extra).
-    sparsecal.io.write_parquet : The entries as a Parquet file.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Section 3.1 (the above-threshold
-    confidence scores of all tokens and tags) and Section 3.2, eq. 2.
 
     Examples
     --------
@@ -137,34 +117,8 @@ class Entries:
                 f"positives={int(self.label.sum())})")
 
     def take(self, index):
-        """The entries at ``index`` (integer array, slice or boolean mask).
-
-        Parameters
-        ----------
-        index : array_like of int or bool, or slice
-
-        Returns
-        -------
-        Entries
-            Same ``n_tags``, ``n_tokens`` and ``threshold``.
-
-        Raises
-        ------
-        IndexError
-            If ``index`` is out of range or a mask of another length.
-
-        References
-        ----------
-        Kranzlein, Liu & Schneider 2021, Section 3.3 (entries of a subset of
-        tags, e.g. one tag group).
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from sparsecal.core.entries import threshold
-        >>> entries = threshold(np.array([[0.7, 0.2, 0.1], [0.005, 0.9, 0.095]]), [0, 2])
-        >>> entries.take(entries.label == 1).tag
-        array([0, 2], dtype=int32)
+        """The entries at ``index`` (integer array, slice or boolean mask), with the same
+        ``n_tags``, ``n_tokens`` and ``threshold``.
         """
         return Entries._trusted(
             self.score[index], self.tag[index], self.label[index],
@@ -172,38 +126,7 @@ class Entries:
             self.n_tags, self.n_tokens, self.threshold)
 
     def with_scores(self, score):
-        """Same entries with new scores (e.g. recalibrated), validated.
-
-        Parameters
-        ----------
-        score : array_like of float, shape (n,)
-            Probabilities in [0, 1].
-
-        Returns
-        -------
-        Entries
-            Sharing ``tag``, ``label`` and ``token`` with ``self``.
-
-        Raises
-        ------
-        TypeError
-            If ``score`` does not hold real numbers.
-        ValueError
-            If ``score`` is outside [0, 1], NaN or of another shape.
-
-        References
-        ----------
-        Kranzlein, Liu & Schneider 2021, Section 2.2 (recalibration maps each
-        confidence score to a new one).
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from sparsecal.core.entries import threshold
-        >>> entries = threshold(np.array([[0.7, 0.2, 0.1], [0.005, 0.9, 0.095]]), [0, 2])
-        >>> entries.with_scores(entries.score / 2).score
-        array([0.35  , 0.1   , 0.05  , 0.45  , 0.0475])
-        """
+        """The same entries with new (validated) scores, sharing the other arrays."""
         score = check_probabilities(score, "score")
         if score.shape != self.score.shape:
             raise ValueError(f"score has shape {score.shape}, expected {self.score.shape}")
@@ -221,77 +144,39 @@ def _raise_invalid(block, row_offset):
                      "scores must be probabilities")
 
 
+@fill_doc
 def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
               token_offset=0, n_threads=None, progress=None):
     """Entries of a dense score matrix with ``score >= threshold``.
 
-    One pass over memory: threads take row chunks of ``scores`` from a shared
-    counter and keep their survivors, which are then gathered in row order. The
-    matrix is never copied (other byte orders and layouts are converted 64 MiB
-    at a time), and memory stays bounded by the survivors: a memory-mapped file
-    (``np.memmap`` in mode 'r', 'r+' or 'w+', as :func:`numpy.load` with
-    ``mmap_mode`` gives) is read on Linux with ``pread`` into a buffer per
-    thread, mapping none of its pages (no page faults; a file cut short after
-    mapping is an ``OSError``, not a crash), and elsewhere through the map, its
-    pages released from the process once read (they stay in the page cache),
-    so the resident set does not grow by the file.
+    One pass over memory, in parallel row chunks; the matrix is never copied
+    (other byte orders and layouts are converted 64 MiB at a time) and memory is
+    bounded by the survivors. A shared file map (``np.load(..., mmap_mode="r")``)
+    is read on Linux with ``pread``, mapping none of its pages, and elsewhere
+    through the map, its pages released once read.
 
     Parameters
     ----------
     scores : array_like of float32 or float64, shape (n_tokens, n_tags)
-        Tag probabilities per token; ``np.memmap`` (read-only too) welcome, of
-        either byte order and any memory layout (read chunk by chunk, as
-        native C-ordered rows; never modified). Values must lie in [0, 1]; NaN
-        or out-of-range values raise.
+        Tag probabilities per token in [0, 1], any byte order and layout (a
+        read-only memory map too); never modified.
     gold : array_like of int, shape (n_tokens,)
-        Gold tag index per token; -1 marks a token whose gold tag is not in the
-        inventory.
+        Gold tag index per token; -1 for a gold tag outside the inventory.
     threshold : float, default=0.01
-        Keep entries with ``score >= threshold``, compared in the dtype of
-        ``scores`` (as NumPy compares an array with a Python float).
-        Kranzlein et al. 2021, Section 3.1.
-    missing_gold : {"negatives", "drop"}, default="negatives"
-        Tokens with gold -1 contribute negative entries only, or are dropped.
+        Keep ``score >= threshold``, compared in the dtype of ``scores``
+        (Kranzlein et al. 2021, Section 3.1).
+    {missing_gold}
     token_offset : int, default=0
-        Index of the first row of ``scores`` in a larger corpus: added to the
-        entries' tokens and to the row named in error messages, for callers
-        that stream a matrix chunk by chunk.
-    n_threads : int, optional
-        Threads for the kernel (see :func:`sparsecal.core.threads.get_n_threads`).
+        Index of the first row in a larger corpus (added to the tokens and to the
+        row named in errors), for streaming a matrix chunk by chunk.
+    {n_threads}
     progress : callable, optional
-        Called as ``progress(rows_done, n_tokens)`` every 0.1 s while the
-        kernel runs (in a worker thread) and once at the end. Large inputs run
-        in a worker thread too, so that Ctrl-C stops the scan within a chunk.
+        Called as ``progress(rows_done, n_tokens)`` every 0.1 s and at the end.
 
     Returns
     -------
     Entries
-        In row-major (token, tag) order; ``score`` keeps the dtype of ``scores``
-        (in native byte order).
-
-    Raises
-    ------
-    TypeError
-        If ``scores`` is not float32/float64 (or cannot be read as an array),
-        ``gold`` does not hold integers, or ``progress`` is not callable.
-    ValueError
-        If ``scores`` is not 2-D or empty, a score is NaN or outside [0, 1]
-        (the first one is named), ``gold`` is out of range or of another
-        length, or ``threshold``, ``token_offset`` or ``missing_gold`` is
-        invalid, or ``n_threads`` is not a positive integer.
-    OSError
-        If the file under a memory-mapped ``scores`` cannot be read (cut short
-        since it was mapped); the error names the file.
-
-    Warns
-    -----
-    RuntimeWarning
-        When ``n_threads`` is clamped (see :func:`sparsecal.core.threads.check_n_threads`).
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Section 3.1 (thresholding before both
-    recalibration and evaluation); docs/architecture.md, Semantics 1.
+        ``score`` keeps the dtype of ``scores`` (native byte order).
 
     Examples
     --------
@@ -358,9 +243,9 @@ def _is_native(scores, dtype):
 
 
 def _converted_blocks(scores, dtype, block_rows):
-    """``(r0, native C-ordered copy of rows [r0, r0 + block_rows))`` of
-    ``scores``; the pages of a C-ordered shared file map (another byte order)
-    are given back once copied, as the kernel does for native ones."""
+    """``(r0, native C-ordered copy of rows r0:r0 + block_rows)``; pages of a shared
+    file map are given back once copied.
+    """
     raw = None
     if isinstance(scores, np.ndarray) and scores.flags.c_contiguous and \
             _is_shared_file_map(scores):
@@ -374,16 +259,10 @@ def _converted_blocks(scores, dtype, block_rows):
 
 
 class _FileSource:
-    """The file under a shared file map, opened to be read with ``pread``.
-
-    Reading a memory-mapped file through the map faults every page into the
-    process (most of the time of a scan over a page-cached file here) and then
-    gives it back; ``pread`` copies the same bytes from the page cache into a
-    small buffer per thread, with no page of the file mapped at all. Used only
-    where the file can be proved to be the one mapped: on Linux, the map's
-    line in ``/proc/self/maps`` gives its file, device, inode and offset, and
-    the file opened must have the same device and inode (a file replaced since
-    it was mapped is read through the map, as before).
+    """The file under a shared file map, read with ``pread`` into a small buffer per
+    thread instead of faulting its pages into the process. Used only where the
+    file is proved to be the one mapped (Linux: same device and inode as the map's
+    line in ``/proc/self/maps``).
     """
 
     def __init__(self, fd, offset, path):
@@ -391,8 +270,7 @@ class _FileSource:
 
     @classmethod
     def of(cls, scores):
-        """The source of ``scores`` (a native C-ordered array in a shared file
-        map), or None where it cannot be made sure of."""
+        """The source of a native C-ordered ``scores`` in a shared file map, or None."""
         if not sys.platform.startswith("linux"):
             return None
         address = scores.__array_interface__["data"][0]
@@ -427,10 +305,9 @@ class _FileSource:
 
 
 def _is_shared_file_map(scores):
-    """Whether ``scores`` lies in a shared file mapping (``np.memmap`` in mode
-    'r', 'r+' or 'w+'), whose pages can be dropped from the process after
-    reading: the file keeps the data. Copy-on-write maps (mode 'c') and memory
-    are never released."""
+    """Whether ``scores`` lies in a shared file map (``np.memmap`` mode 'r', 'r+' or
+    'w+'), whose pages may be dropped once read.
+    """
     base = scores
     while isinstance(base, np.ndarray):
         if isinstance(base, np.memmap) and getattr(base, "mode", None) in ("r", "r+", "w+"):
@@ -441,9 +318,9 @@ def _is_shared_file_map(scores):
 
 def _run(survivors, block, gold, t, chunk_rows, token_offset, release, progress,
          rows_before, n_tokens, source=None):
-    """One scan of ``block`` (read from ``source`` when given); a large one (or
-    one with ``progress``) runs in a worker thread, so that ``progress`` is
-    called every 0.1 s and Ctrl-C stops the scan after its current chunks."""
+    """One scan of ``block``; a large one (or one with ``progress``) runs in a worker
+    thread, so that ``progress`` is called every 0.1 s and Ctrl-C stops it.
+    """
     read = () if source is None else (source.fd, source.offset)
     if progress is None and block.nbytes < _THREAD_BYTES:
         return survivors.scan(block, gold, t, chunk_rows, token_offset, release, *read)
@@ -475,29 +352,8 @@ def _run(survivors, block, gold, t, chunk_rows, token_offset, release, progress,
 
 
 def concatenate_entries(parts, n_tags, n_tokens, threshold):
-    """Entries of consecutive row ranges, one after the other (each part's
-    tokens numbered in the whole matrix): the entries of the whole matrix.
-
-    Parameters
-    ----------
-    parts : list of Entries
-        At least one, in row order, all with or all without tokens.
-    n_tags, n_tokens : int
-        Of the whole matrix.
-    threshold : float
-
-    Returns
-    -------
-    Entries
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> x = np.array([[0.7, 0.3], [0.2, 0.8]])
-    >>> a = threshold(x[:1], [0])
-    >>> b = threshold(x[1:], [1], token_offset=1)
-    >>> concatenate_entries([a, b], 2, 2, 0.01).token
-    array([0, 0, 1, 1])
+    """The entries of consecutive row ranges (tokens numbered in the whole matrix),
+    as one :class:`Entries` of the whole matrix.
     """
     fields = [None if getattr(parts[0], f) is None else
               np.concatenate([getattr(p, f) for p in parts])
@@ -506,22 +362,7 @@ def concatenate_entries(parts, n_tags, n_tokens, threshold):
 
 
 def check_entries(entries, name="entries"):
-    """``entries`` if it is a non-empty :class:`~sparsecal.Entries`.
-
-    Raises
-    ------
-    TypeError
-        If it is not an ``Entries``.
-    ValueError
-        If it holds no entry (every score below the threshold).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.core.entries import check_entries, threshold
-    >>> len(check_entries(threshold(np.array([[0.7, 0.3]]), np.array([0]), 0.01)))
-    2
-    """
+    """``entries`` if it is a non-empty :class:`~sparsecal.Entries`."""
     if not isinstance(entries, Entries):
         raise TypeError(f"{name} must be Entries (see sparsecal.threshold), got "
                         f"{type(entries).__name__}")

@@ -1,9 +1,5 @@
-"""Entries of a stream of batches, gathered into arrays grown in place.
-
-Every streaming producer (CRF marginals batch by batch, a transformer run over a
-corpus) thresholds one batch at a time and appends the survivors here, so the
-corpus' dense ``[n_tokens, n_tags]`` matrix is never held and its entries are
-never held twice (Kranzlein, Liu & Schneider 2021, Section 3.1).
+"""Entries of a stream of batches, gathered into arrays grown in place, so that a
+corpus' dense matrix is never held and its entries are never held twice.
 """
 import numpy as np
 
@@ -13,15 +9,8 @@ __all__ = ["EntryBuffer"]
 
 
 class EntryBuffer:
-    """Entry arrays grown in place (``ndarray.resize``: realloc, mremap for large
-    arrays), so that the corpus' entries are never held twice.
-
-    Batches' entries are appended in order with their token indices shifted by
-    the number of tokens before the batch; :meth:`entries` returns the whole.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider (2021), Section 3.1 (thresholded entries).
+    """Entry arrays grown in place (``ndarray.resize``), batch after batch, with each
+    batch's tokens shifted by the tokens before it.
 
     Examples
     --------
@@ -42,8 +31,7 @@ class EntryBuffer:
         self.n_tokens = 0
 
     def append(self, ent, n_tokens):
-        """Append one batch's entries ``ent`` (token indices from 0) taken from
-        ``n_tokens`` tokens."""
+        """Append a batch's entries (tokens from 0) taken from ``n_tokens`` tokens."""
         n = len(ent)
         parts = (ent.score, ent.tag, ent.label, ent.token)
         if self.arrays is None:
@@ -64,8 +52,7 @@ class EntryBuffer:
         self.n_tokens += n_tokens
 
     def entries(self, n_tags, threshold):
-        """All appended entries as one :class:`Entries` (the buffer's arrays,
-        trimmed; the buffer is not used afterwards)."""
+        """All appended entries as one :class:`Entries` (the buffer is spent)."""
         if self.arrays is None:
             arrays = (np.empty(0, np.float64), np.empty(0, np.int32), np.empty(0, np.uint8),
                       np.empty(0, np.int64))

@@ -31,33 +31,18 @@ def load_train_counts(train_counts, n_tags=None, tag_index=None):
     Parameters
     ----------
     train_counts : mapping, str or path, or array_like of int
-        ``{tag: count}`` (tags as column indices, or as names with
-        ``tag_index``), a JSON file holding such a mapping, or the array of
-        training gold tag indices (one per training token).
+        ``{tag: count}`` (tags as column indices, or as names with ``tag_index``),
+        a JSON file of such a mapping, or the training gold tag indices.
     n_tags : int, optional
         Size of the tag inventory; defaults to the largest index + 1.
     tag_index : mapping or str or path, optional
-        ``{tag name: column index}`` (or a JSON file of it), needed when the
-        counts are keyed by name. Names in it with index >= ``n_tags`` and no
-        training count (e.g. a padding symbol) are ignored.
+        ``{tag name: column index}`` (or a JSON file of it), needed for counts
+        keyed by name; names at index >= ``n_tags`` with no count (padding) are
+        ignored.
 
     Returns
     -------
     ndarray of int64, shape (n_tags,)
-
-    Raises
-    ------
-    TypeError
-        If ``train_counts`` is none of the accepted kinds.
-    ValueError
-        If a file cannot be read or is not a JSON object, a count is negative
-        or not an integer, a tag name is missing from ``tag_index``, names come
-        without ``tag_index``, or a tag index is out of range.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Section 3.3: groups are built from the
-    gold tag frequencies of the training data, not from the model's output.
 
     Examples
     --------
@@ -101,35 +86,8 @@ def load_train_counts(train_counts, n_tags=None, tag_index=None):
 
 
 def check_tag_index(index, name="tag_index"):
-    """Check a ``{tag name: column index}`` mapping.
-
-    Parameters
-    ----------
-    index : mapping
-        Tag strings to score-matrix columns.
-    name : str, default="tag_index"
-        Where the mapping came from (an argument or a file), for messages.
-
-    Returns
-    -------
-    dict of str to int
-        The same mapping, as a dict of Python ints.
-
-    Raises
-    ------
-    ValueError
-        If it is not a mapping of strings to non-negative integers (booleans and
-        integral floats refused) below ``2**31``, or two tags share a column.
-
-    Examples
-    --------
-    >>> from sparsecal.core.groups import check_tag_index
-    >>> check_tag_index({"N": 0, "NP": 1})
-    {'N': 0, 'NP': 1}
-    >>> check_tag_index({"N": 0, "NP": 0})
-    Traceback (most recent call last):
-    ...
-    ValueError: tag_index: tags 'N' and 'NP' share column 0
+    """``index`` as a dict of tag name -> distinct column below ``2**31``; ``name``
+    says where it came from.
     """
     if not isinstance(index, Mapping):
         raise ValueError(f"{name} must map tag strings to column indices, got "
@@ -208,44 +166,31 @@ def _column_key(key):
 
 
 class TagGroups:
-    """An assignment of every tag to one group.
+    """An assignment of every tag to one group (groups may be empty).
+
+    Build the paper's schemes with :meth:`scw`, :meth:`tfg` / :meth:`from_counts`
+    and :meth:`per_tag`.
 
     Parameters
     ----------
     tag_to_group : array_like of int, shape (n_tags,)
-        Group index (0-based) of each tag. Groups may be empty.
+        Group index (0-based) of each tag.
     n_groups : int, optional
         Defaults to ``max(tag_to_group) + 1``.
     kind : str, default="custom"
         "scw", "tfg", "per-tag" or "custom", for display.
     train_counts : ndarray of int, shape (n_tags,), optional
-        Training count per tag, kept for the group summary.
+        Training count per tag, kept for :meth:`summary`.
     tag_names : sequence of str, optional
         Name of each tag index, for reports.
-
-    Use the constructors :meth:`scw`, :meth:`tfg` / :meth:`from_counts` and
-    :meth:`per_tag` for the paper's schemes.
-
-    Raises
-    ------
-    TypeError
-        If ``tag_to_group`` does not hold integers.
-    ValueError
-        If ``tag_to_group`` is empty or not 1-D, a group index is outside
-        ``[0, n_groups)``, ``n_groups`` is not a positive integer or its per-group
-        arrays would not fit in memory, or ``train_counts``/``tag_names`` has
-        another length.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Section 3.3 (tag frequency grouping) and
-    Section 3.2 (shared class-wise binning, SCW).
 
     Examples
     --------
     >>> from sparsecal.core.groups import TagGroups
     >>> TagGroups([0, 1, 1])
     TagGroups(kind='custom', n_tags=3, n_groups=2, tags_per_group=[1, 2])
+    >>> TagGroups.scw(3).n_groups, TagGroups.per_tag(3).n_groups
+    (1, 3)
     """
 
     def __init__(self, tag_to_group, n_groups=None, *, kind="custom", train_counts=None,
@@ -293,67 +238,15 @@ class TagGroups:
     # -- constructors ----------------------------------------------------- #
     @classmethod
     def scw(cls, n_tags, **kwargs):
-        """Shared class-wise (SCW): all tags in one group.
-
-        Parameters
-        ----------
-        n_tags : int
-        **kwargs
-            ``train_counts`` and ``tag_names``, as for :class:`TagGroups`.
-
-        Returns
-        -------
-        TagGroups
-
-        Raises
-        ------
-        ValueError
-            If ``n_tags`` is not a positive integer.
-
-        References
-        ----------
-        Kranzlein, Liu & Schneider 2021, Section 3.2 (SCW, after Patel et al.
-        2021).
-
-        Examples
-        --------
-        >>> from sparsecal.core.groups import TagGroups
-        >>> TagGroups.scw(3)
-        TagGroups(kind='scw', n_tags=3, n_groups=1, tags_per_group=[3])
+        """Shared class-wise (SCW): all ``n_tags`` tags in one group (``kwargs`` as for
+        :class:`TagGroups`).
         """
         return cls(np.zeros(_check_n_tags(n_tags), dtype=np.int64), 1, kind="scw",
                    **kwargs)
 
     @classmethod
     def per_tag(cls, n_tags, **kwargs):
-        """One group per tag (per-class calibration).
-
-        Parameters
-        ----------
-        n_tags : int
-        **kwargs
-            ``train_counts`` and ``tag_names``, as for :class:`TagGroups`.
-
-        Returns
-        -------
-        TagGroups
-
-        Raises
-        ------
-        ValueError
-            If ``n_tags`` is not a positive integer.
-
-        References
-        ----------
-        Kranzlein, Liu & Schneider 2021, Section 3.2 (MCE: one binary problem
-        per class) and Section 3.3 (independent models per tag).
-
-        Examples
-        --------
-        >>> from sparsecal.core.groups import TagGroups
-        >>> TagGroups.per_tag(3)
-        TagGroups(kind='per-tag', n_tags=3, n_groups=3, tags_per_group=[1, 1, 1])
-        """
+        """One group per tag (``kwargs`` as for :class:`TagGroups`)."""
         n_tags = _check_n_tags(n_tags)
         return cls(np.arange(n_tags), n_tags, kind="per-tag", **kwargs)
 
@@ -361,41 +254,15 @@ class TagGroups:
     def from_counts(cls, train_counts, n_groups=5, *, n_tags=None, tag_index=None):
         """Tag frequency grouping (TFG), Kranzlein et al. 2021, Section 3.3.
 
-        Tags sorted by descending training count (ties by tag index) are added,
-        whole, to the current group until its count reaches ``total / n_groups``;
-        then the next group starts. The last group takes the rest, including tags
-        never seen in training. Accepts what :func:`load_train_counts` accepts.
-
-        Parameters
-        ----------
-        train_counts : mapping, str or path, or array_like of int
-            As for :func:`load_train_counts`.
-        n_groups : int, default=5
-        n_tags : int, optional
-        tag_index : mapping or str or path, optional
-            As for :func:`load_train_counts`; also gives the tag names.
-
-        Returns
-        -------
-        TagGroups
-            ``kind="tfg"``, with the training counts kept for :meth:`summary`.
-
-        Raises
-        ------
-        TypeError, ValueError
-            As :func:`load_train_counts`; ValueError also if ``n_groups`` is
-            not a positive integer or every count is zero.
-
-        References
-        ----------
-        Kranzlein, Liu & Schneider 2021, Section 3.3 and Figure 1; docs/architecture.md,
-        Semantics 6.
+        Tags sorted by descending training count (ties by tag index) are added, whole,
+        to the current group until its count reaches ``total / n_groups``; the last
+        group takes the rest, tags unseen in training included. ``train_counts``,
+        ``n_tags`` and ``tag_index`` are as for :func:`load_train_counts`.
 
         Examples
         --------
         >>> from sparsecal.core.groups import TagGroups
-        >>> groups = TagGroups.from_counts({"0": 6, "1": 3, "2": 1}, 2)
-        >>> groups.tag_to_group
+        >>> TagGroups.from_counts({"0": 6, "1": 3, "2": 1}, 2).tag_to_group
         array([0, 1, 1])
         """
         n_groups = check_positive_int(n_groups, "n_groups")
@@ -432,32 +299,7 @@ class TagGroups:
 
     # -- queries ---------------------------------------------------------- #
     def group_of(self, tags):
-        """Group index of each tag index in ``tags``.
-
-        Parameters
-        ----------
-        tags : array_like of int
-
-        Returns
-        -------
-        ndarray of int64, same shape as ``tags``
-
-        Raises
-        ------
-        ValueError
-            If a tag is outside ``[0, n_tags)``.
-
-        References
-        ----------
-        Kranzlein, Liu & Schneider 2021, Section 3.3 (tag frequency grouping) and
-        Section 3.2 (shared class-wise binning, SCW).
-
-        Examples
-        --------
-        >>> from sparsecal.core.groups import TagGroups
-        >>> TagGroups([0, 1, 1]).group_of([2, 0])
-        array([1, 0])
-        """
+        """Group index of each tag index in ``tags`` (same shape)."""
         tags = np.asarray(tags)
         if tags.size and (tags.min() < 0 or tags.max() >= self.n_tags):
             bad = tags[(tags < 0) | (tags >= self.n_tags)].ravel()[0]
@@ -465,98 +307,25 @@ class TagGroups:
         return self.tag_to_group[tags]
 
     def members(self, group):
-        """Tag indices in ``group``.
-
-        Parameters
-        ----------
-        group : int
-
-        Returns
-        -------
-        ndarray of int64
-            Empty for an empty or unknown group.
-
-        References
-        ----------
-        Kranzlein, Liu & Schneider 2021, Section 3.3 (tag frequency grouping) and
-        Section 3.2 (shared class-wise binning, SCW).
-
-        Examples
-        --------
-        >>> from sparsecal.core.groups import TagGroups
-        >>> TagGroups([0, 1, 1]).members(1)
-        array([1, 2])
-        """
+        """Tag indices in ``group`` (empty for an empty or unknown group)."""
         return np.flatnonzero(self.tag_to_group == group)
 
     def partition(self, entries):
-        """Stable partition of entries by group.
-
-        Parameters
-        ----------
-        entries : Entries
-
-        Returns
-        -------
-        perm, offsets : ndarray of int64
-            As in :func:`partition_by_group`.
-
-        Raises
-        ------
-        ValueError
-            If ``entries.n_tags`` differs from the groups' ``n_tags``, or an
-            entry's tag is unknown.
-
-        References
-        ----------
-        Kranzlein, Liu & Schneider 2021, Section 3.3, eq. 3 (GMCE over the
-        entries of one group).
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from sparsecal.core.entries import threshold
-        >>> from sparsecal.core.groups import TagGroups
-        >>> entries = threshold(np.array([[0.7, 0.2, 0.1], [0.005, 0.9, 0.095]]), [0, 2])
-        >>> TagGroups([0, 1, 1]).partition(entries)
-        (array([0, 1, 2, 3, 4]), array([0, 1, 5]))
-        """
+        """``(perm, offsets)`` of :func:`partition_by_group` for ``entries``."""
         if entries.n_tags is not None and entries.n_tags != self.n_tags:
             raise ValueError(f"entries have n_tags={entries.n_tags} but the groups "
                              f"cover {self.n_tags} tags")
         return partition_by_group(entries.tag, self.tag_to_group, self.n_groups)
 
     def summary(self, entries=None):
-        """Per-group table like the bottom of Kranzlein et al.'s Table 1.
-
-        Returns a list of dicts (one per group, 1-based ``group``) with the tag
-        types, the min/max training share of the group's tags (when training
-        counts are known), and, given ``entries``, the thresholded entries and
-        the tokens with any entry in the group.
-
-        Parameters
-        ----------
-        entries : Entries, optional
-
-        Returns
-        -------
-        list of dict
-
-        Raises
-        ------
-        ValueError
-            As :meth:`partition`, when ``entries`` are given.
-
-        References
-        ----------
-        Kranzlein, Liu & Schneider 2021, Table 1 (tag types, training share,
-        entries and tokens per TFG group) and Section 3.3.
+        """One dict per group (Kranzlein et al. 2021, Table 1): 1-based ``group``, its
+        tag types, the min/max training share of its tags (with training counts) and,
+        given ``entries``, its entries and the tokens with any entry in it.
 
         Examples
         --------
         >>> from sparsecal.core.groups import TagGroups
-        >>> groups = TagGroups.from_counts({"0": 6, "1": 3, "2": 1}, 2)
-        >>> groups.summary()[1]
+        >>> TagGroups.from_counts({"0": 6, "1": 3, "2": 1}, 2).summary()[1]
         {'group': 2, 'tag_types': 2, 'train_share_min': 0.1, 'train_share_max': 0.3, 'train_count': 4}
         """
         sizes = np.bincount(self.tag_to_group, minlength=self.n_groups)
@@ -583,38 +352,7 @@ class TagGroups:
 
 
 def check_groups(groups, n_tags=None, name="groups"):
-    """Check that ``groups`` is a :class:`TagGroups` over ``n_tags`` tags.
-
-    Parameters
-    ----------
-    groups : TagGroups
-    n_tags : int, optional
-        The tag count of the data the groups will partition.
-    name : str, default="groups"
-        The argument's name, for messages.
-
-    Returns
-    -------
-    TagGroups
-        ``groups`` itself.
-
-    Raises
-    ------
-    TypeError
-        If ``groups`` is not a ``TagGroups``.
-    ValueError
-        If it covers another number of tags than ``n_tags``.
-
-    Examples
-    --------
-    >>> from sparsecal.core.groups import TagGroups, check_groups
-    >>> check_groups(TagGroups.scw(4), 4)
-    TagGroups(kind='scw', n_tags=4, n_groups=1, tags_per_group=[4])
-    >>> check_groups("tfg", 4)
-    Traceback (most recent call last):
-    ...
-    TypeError: groups must be a TagGroups (TagGroups.from_counts, .scw or .per_tag), got str
-    """
+    """``groups`` if it is a :class:`TagGroups` over ``n_tags`` tags."""
     if not isinstance(groups, TagGroups):
         raise TypeError(f"{name} must be a TagGroups (TagGroups.from_counts, .scw or "
                         f".per_tag), got {type(groups).__name__}")
@@ -641,7 +379,7 @@ def _check_n_tags(n_tags):
 
 
 def partition_by_group(tag, tag_to_group, n_groups=None):
-    """Stable order of entries by the group of their tag (counting sort).
+    """Stable order of entries by the group of their tag (a counting sort).
 
     Parameters
     ----------
@@ -658,20 +396,6 @@ def partition_by_group(tag, tag_to_group, n_groups=None):
         Entries of group ``g`` are ``perm[offsets[g]:offsets[g + 1]]``, in their
         original order.
     offsets : ndarray of int64, shape (n_groups + 1,)
-
-    Raises
-    ------
-    TypeError
-        If ``tag`` or ``tag_to_group`` does not hold integers.
-    ValueError
-        If ``tag`` is not 1-D or holds an unknown tag (the first is named),
-        ``tag_to_group`` is empty, not 1-D or outside ``[0, n_groups)``, or
-        ``n_groups`` is not a positive integer (or too large for memory).
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Section 3.3, eq. 3: GMCE and grouped
-    recalibration work on the entries of one group at a time.
 
     Examples
     --------
@@ -714,49 +438,13 @@ def partition_by_group(tag, tag_to_group, n_groups=None):
 
 
 def split_sorted_by_group(entries, groups, perm, sorted_scores, *, n_threads=None):
-    """The entries sorted by score, split by group in that order.
+    """The entries sorted by score (``perm, sorted_scores`` of
+    :func:`~sparsecal.core.binning.argsort_scores`), split by group in that order.
 
-    A group's entries in the order of a stable sort of all entries are in the
-    group's own stable order (ties by entry order), so one sort serves the
-    pooled and every per-group binning (Nguyen & O'Connor Algorithm 1): one
-    pass puts each sorted entry in its group's part (a counting sort).
-
-    Parameters
-    ----------
-    entries : Entries
-    groups : TagGroups
-        Over the same tagset (checked by the caller).
-    perm, sorted_scores : ndarray
-        :func:`~sparsecal.core.binning.argsort_scores` of ``entries.score``.
-    n_threads : int, optional
-        Threads for the kernel (see :func:`sparsecal.core.threads.get_n_threads`);
-        the result does not depend on it.
-
-    Returns
-    -------
-    sorted_labels : ndarray of uint8, shape (n,)
-        ``entries.label[perm]``.
-    group_scores : ndarray, shape (n,)
-        Group ``g``'s scores, ascending, at ``offsets[g]:offsets[g + 1]``.
-    group_labels : ndarray of uint8, shape (n,)
-        Their labels.
-    offsets : ndarray of int64, shape (n_groups + 1,)
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Section 3.3 (GMCE: SMCE over each group's
-    entries).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal import Entries, TagGroups
-    >>> from sparsecal.core.binning import argsort_scores
-    >>> e = Entries([0.9, 0.2, 0.5, 0.7], [0, 1, 1, 0], [1, 0, 1, 0], n_tags=2)
-    >>> perm, sx = argsort_scores(e.score)
-    >>> y, gx, gy, offsets = split_sorted_by_group(e, TagGroups.per_tag(2), perm, sx)
-    >>> gx, offsets
-    (array([0.7, 0.9, 0.2, 0.5]), array([0, 2, 4]))
+    A group's entries in the order of the stable sort of all entries are in the
+    group's own stable order, so one sort serves the pooled and every per-group
+    binning. Returns ``entries.label[perm]``, then each group's scores (ascending)
+    and labels at ``offsets[g]:offsets[g + 1]``, and ``offsets``.
     """
     n = perm.shape[0]
     sorted_labels = np.empty(n, dtype=np.uint8)

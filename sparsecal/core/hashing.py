@@ -1,7 +1,7 @@
-"""Counter-based randomness: SplitMix64's finaliser, vectorised over uint64
-arrays. A value hashed from (seed, counter) depends on nothing else, so any
-process holding a counter (a sentence id, an entry's position) draws the same
-bits without a shared random stream (CRF samples, the scaling-binning split)."""
+"""Counter-based randomness: a value hashed from (seed, counter) depends on nothing
+else, so any process holding the counter draws the same bits without a shared
+random stream (CRF samples, the scaling-binning split).
+"""
 import numpy as np
 
 __all__ = ["splitmix64"]
@@ -11,23 +11,8 @@ _M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 
 
 def splitmix64(x):
-    """SplitMix64's output function of ``x + golden ratio`` (wrapping uint64
-    arithmetic), elementwise.
-
-    Parameters
-    ----------
-    x : ndarray of uint64
-
-    Returns
-    -------
-    ndarray of uint64
-        Same shape.
-
-    References
-    ----------
-    Steele, Lea & Flood 2014, "Fast splittable pseudorandom number generators"
-    (SplitMix64); used as in Nguyen & O'Connor 2015, Section 5.2's samples
-    (``structured/sampling.py``).
+    """SplitMix64's output function of ``x + golden ratio`` on uint64 arrays,
+    elementwise, wrapping (Steele, Lea & Flood 2014).
 
     Examples
     --------

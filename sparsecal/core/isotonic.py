@@ -2,15 +2,14 @@
 
 The fit pools tied x values (weighted mean of y), runs PAV with sample weights and
 clips the fitted values to ``[y_min, y_max]``; prediction interpolates linearly
-between fitted points and is constant outside them. Same function as
-scikit-learn's ``IsotonicRegression(y_min, y_max, out_of_bounds="clip")``, except
-that only exactly equal x values are ties (scikit-learn also pools x values
-closer than ``np.finfo(dtype).resolution``, 1e-6 for float32).
-Used for recalibration in Kranzlein et al. 2021 (Section 2.2) after Zadrozny &
-Elkan 2002.
+between fitted points and is constant outside them: scikit-learn's
+``IsotonicRegression(y_min, y_max, out_of_bounds="clip")``, except that only
+exactly equal x values are ties. Used for recalibration in Kranzlein et al. 2021
+(Section 2.2) after Zadrozny & Elkan 2002.
 """
 import numpy as np
 
+from .._docs import fill_doc
 from . import _isotonic
 from .threads import get_n_threads
 from .validation import as_array, as_float_array, check_finite, check_real, check_sample_weight
@@ -20,42 +19,26 @@ from .dispatch import distributed_form
 __all__ = ["isotonic_fit", "isotonic_fit_pooled", "isotonic_predict"]
 
 
+@fill_doc
 def isotonic_fit(x, y, sample_weight=None, *, y_min=0.0, y_max=1.0, n_threads=None):
     """Fit a non-decreasing function of ``x`` to ``y`` by weighted least squares.
 
     Parameters
     ----------
     x : array_like of float, shape (n,)
-        Finite inputs (scores); float32 and float64 are used without copying.
+        Finite inputs (scores).
     y : array_like of float or {0, 1}, shape (n,)
-        Targets (labels); uint8/bool/float32/float64 used without copying.
+        Targets (labels).
     sample_weight : array_like of float, shape (n,), optional
-        Non-negative weights; points with weight 0 are ignored.
+        Non-negative weights; points of weight 0 are ignored.
     y_min, y_max : float, default=0.0, 1.0
         Fitted values are clipped to this range.
-    n_threads : int, optional
-        Threads for the sort (see :func:`sparsecal.core.threads.get_n_threads`).
+    {n_threads}
 
     Returns
     -------
     x_knots, y_knots : ndarray of float64
-        The fitted function's knots: the endpoints of its constant pieces, for
-        :func:`isotonic_predict`.
-
-    Raises
-    ------
-    TypeError
-        If ``x`` or ``y`` does not hold real numbers.
-    ValueError
-        If ``x`` is not finite, ``y`` has another shape or is not finite, the
-        weights are invalid, no point has positive weight, ``y_min`` or
-        ``y_max`` is NaN, or ``y_min > y_max``.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Section 2.2 ("Isotonic Regression"),
-    after Zadrozny & Elkan 2002; pool adjacent violators as in Barlow et al.
-    1972, Chapter 1, and scikit-learn's ``sklearn/_isotonic.pyx``.
+        The endpoints of the fitted function's constant pieces.
 
     Examples
     --------
@@ -88,15 +71,11 @@ def isotonic_fit(x, y, sample_weight=None, *, y_min=0.0, y_max=1.0, n_threads=No
 
 
 def isotonic_fit_pooled(x, y_mean, weight, *, y_min=0.0, y_max=1.0):
-    """Fit isotonic regression to points already pooled by distinct ``x``.
+    """Isotonic fit of points already pooled by distinct ``x``: the knots of
+    :func:`isotonic_fit` of the unpooled points, bit for bit.
 
-    Isotonic fitting depends on the data only through the total weight and
-    the weighted mean target of each distinct ``x`` (the ties are pooled
-    first). Given that table, this returns the same knots, bit for bit, as
-    :func:`isotonic_fit` of the unpooled points when ``y_mean`` and ``weight``
-    are computed as it pools them: the weight sum, and the weighted target sum
-    divided by it (exact for unit weights and 0/1 labels: integer sums). The
-    table merges exactly across chunks, which is what lets
+    The fit depends on the data only through each distinct ``x``'s total weight and
+    weighted mean target; that table merges exactly across chunks, which lets
     :mod:`sparsecal.distributed` fit on a cluster.
 
     Parameters
@@ -104,31 +83,14 @@ def isotonic_fit_pooled(x, y_mean, weight, *, y_min=0.0, y_max=1.0):
     x : array_like of float, shape (m,)
         Distinct inputs, strictly increasing, finite.
     y_mean : array_like of float, shape (m,)
-        Mean target of each, finite.
+        Mean target of each.
     weight : array_like of float, shape (m,)
         Total (positive) weight of each.
     y_min, y_max : float, default=0.0, 1.0
-        Fitted values are clipped to this range.
 
     Returns
     -------
     x_knots, y_knots : ndarray of float64
-        As :func:`isotonic_fit`.
-
-    Raises
-    ------
-    TypeError
-        If an array does not hold real numbers.
-    ValueError
-        If the arrays are empty or of different shapes, ``x`` is not strictly
-        increasing or not finite, ``y_mean`` is not finite, a weight is not
-        positive and finite, or ``y_min > y_max``.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Section 2.2 ("Isotonic Regression");
-    pool adjacent violators over tied points pooled first, as in Barlow et
-    al. 1972, Chapter 1, and scikit-learn's ``_make_unique``.
 
     Examples
     --------
@@ -154,39 +116,23 @@ def isotonic_fit_pooled(x, y_mean, weight, *, y_min=0.0, y_max=1.0):
     return _isotonic.isotonic_fit_pooled(ux, uy, uw, y_min, y_max)
 
 
+@fill_doc
 def isotonic_predict(x, x_knots, y_knots, *, n_threads=None):
-    """Evaluate a fitted isotonic function at ``x`` (output dtype of ``x``).
-
-    Linear interpolation between knots (``np.interp``), constant beyond the
-    first and last knot.
+    """Evaluate a fitted isotonic function at ``x``: linear interpolation between
+    knots, constant beyond them.
 
     Parameters
     ----------
     x : array_like of float, shape (n,)
-        Points to evaluate; no NaN.
+        No NaN.
     x_knots, y_knots : array_like of float, shape (m,)
-        The knots of :func:`isotonic_fit`: finite, ``x_knots`` strictly
-        increasing.
-    n_threads : int, optional
-        Threads for the kernel (see :func:`sparsecal.core.threads.get_n_threads`).
+        From :func:`isotonic_fit`.
+    {n_threads}
 
     Returns
     -------
-    ndarray, shape (n,), same dtype as ``x`` (float64 for non-float input)
-
-    Raises
-    ------
-    TypeError
-        If ``x`` does not hold real numbers.
-    ValueError
-        If ``x`` is not 1-D or holds NaN, or the knots are empty, not 1-D, of
-        different lengths, not finite, or ``x_knots`` is not strictly
-        increasing; or ``n_threads`` is invalid.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Section 2.2 ("Isotonic Regression":
-    calibrated scores in a continuous range via linear interpolation).
+    ndarray, shape (n,)
+        The dtype of ``x`` (float64 for non-float input).
 
     Examples
     --------

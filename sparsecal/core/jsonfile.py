@@ -1,11 +1,9 @@
 """Reading small JSON files (training counts, tag indices, saved metadata) safely.
 
-One reader for every JSON input, so each refuses the same things with one kind of
-message naming the file: a directory, a file over a size cap, text that is not
-UTF-8, invalid JSON, the non-standard constants ``NaN``/``Infinity`` (Python's
-``json`` accepts them), an object with a key written twice (``json`` silently keeps
-the last), nesting deep enough to exhaust the parser's recursion, and a value of
-the wrong kind at the top (``null`` where an object is expected).
+One reader for every JSON input, so each refuses, naming the file: a directory,
+a file over a size cap, text that is not UTF-8, invalid JSON, ``NaN``/``Infinity``,
+a key written twice in one object, nesting that would exhaust the parser's
+recursion, and a top-level value of the wrong kind.
 """
 import json
 import os
@@ -35,40 +33,8 @@ def _unique_keys(pairs):
 
 
 def read_json(path, what, *, kind=dict, max_bytes=MAX_JSON_BYTES):
-    """Parse a JSON file whose top-level value must be a ``kind``.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-    what : str
-        What the file holds, for messages (``"tag index"``).
-    kind : type, default=dict
-        The required type of the top-level value (``dict`` or ``list``).
-    max_bytes : int, default=MAX_JSON_BYTES
-        Larger files are refused before they are read.
-
-    Returns
-    -------
-    dict or list
-
-    Raises
-    ------
-    FileNotFoundError
-        If ``path`` does not exist.
-    ValueError
-        Naming the file: a directory, over ``max_bytes``, not UTF-8, not valid
-        JSON (with line and column), ``NaN``/``Infinity``, a key twice in one
-        object, nested too deeply, or a top-level value that is not a ``kind``.
-
-    Examples
-    --------
-    >>> from sparsecal.core.jsonfile import read_json
-    >>> with open("counts.json", "w") as f:
-    ...     _ = f.write('{"N": 5, "N": 7}')
-    >>> read_json("counts.json", "train counts")
-    Traceback (most recent call last):
-    ...
-    ValueError: train counts file 'counts.json' is not valid JSON: the key 'N' appears twice in one object
+    """Parse a JSON file whose top-level value must be a ``kind``; ``what`` names
+    the file's content in messages, ``max_bytes`` caps its size.
     """
     name = os.fspath(path)
     if os.path.isdir(name):

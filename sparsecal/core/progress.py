@@ -1,47 +1,16 @@
 """The ``progress=`` callbacks of the library's long calls.
 
-One convention for every call that can take long: an optional keyword
-``progress``, a callable that the call invokes as ``progress(done, total)`` in
-the caller's thread, with ``done`` never decreasing and ending at ``total``.
-The unit is the call's own: rows for :func:`~sparsecal.threshold` and
-:meth:`~sparsecal.GroupedCalibrator.transform_dense`, groups for
-:meth:`~sparsecal.GroupedCalibrator.fit`, calibration errors for
-:func:`~sparsecal.evaluate`, fits for :func:`~sparsecal.compare_methods`,
-evaluations, fits and figures for :func:`~sparsecal.plotting.report.write_report`,
-batches for :func:`sparsecal.crf.stream_entries`.
-A callback never changes a result; the command line draws its progress bars
-with it.
+A long call takes an optional ``progress``, a callable it invokes as
+``progress(done, total)`` in the caller's thread, ``done`` never decreasing and
+ending at ``total``, in the call's own unit (rows, groups, calibration errors,
+fits, batches). A callback never changes a result; the command line draws its
+progress bars with it.
 """
 __all__ = ["ProgressCounter", "check_progress"]
 
 
 def check_progress(progress):
-    """``progress`` if it is None or callable.
-
-    Parameters
-    ----------
-    progress : callable or None
-        A ``progress(done, total)`` callback.
-
-    Returns
-    -------
-    callable or None
-
-    Raises
-    ------
-    TypeError
-        For anything else, naming ``progress``.
-
-    Examples
-    --------
-    >>> from sparsecal.core.progress import check_progress
-    >>> check_progress(print) is print
-    True
-    >>> check_progress(True)
-    Traceback (most recent call last):
-    ...
-    TypeError: progress must be None or a callable progress(done, total), got True
-    """
+    """``progress`` if it is None or callable."""
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be None or a callable progress(done, total), "
                         f"got {progress!r}")
@@ -49,20 +18,8 @@ def check_progress(progress):
 
 
 class ProgressCounter:
-    """Counts the units of one call and reports them to its ``progress``.
-
-    Parameters
-    ----------
-    progress : callable or None
-        The call's ``progress`` argument (checked by :func:`check_progress`),
-        called with ``(0, total)`` at once; with None the counter does nothing.
-    total : int
-        The units of the whole call.
-
-    Raises
-    ------
-    TypeError
-        If ``progress`` is neither None nor callable.
+    """Counts the units of one call and reports them to its ``progress`` (called with
+    ``(0, total)`` at once; None: the counter does nothing).
 
     Examples
     --------
@@ -75,8 +32,6 @@ class ProgressCounter:
     >>> nested(1, 2); nested(2, 2)
     2/4
     3/4
-    >>> counter.advance()
-    4/4
     """
 
     def __init__(self, progress, total):
@@ -93,9 +48,7 @@ class ProgressCounter:
             self.progress(self.done, self.total)
 
     def nested(self):
-        """The ``progress`` for a call that does the next units of this one (its
-        total is the number of units it does here), or None when nothing is
-        reported."""
+        """The ``progress`` of a call that does the next units of this one, or None."""
         if self.progress is None:
             return None
         start = self.done

@@ -17,13 +17,9 @@ __all__ = ["torch", "resolve_threads", "torch_threads", "to_tensor"]
 
 
 def resolve_threads(n_threads):
-    """Torch intra-op threads for a CRF call.
-
-    ``None`` means ``SPARSECAL_NUM_THREADS`` if set, else 1: a second thread
-    helps only where a core is idle and C is large, and costs up to 100x where
-    it is not (measured in :mod:`sparsecal.crf`, "Threads").
-    ``0`` means "leave torch's setting alone". Any other value, and the
-    variable, are checked and capped by :func:`sparsecal.core.threads.check_n_threads`.
+    """Torch intra-op threads for a CRF call: ``None`` means ``SPARSECAL_NUM_THREADS``
+    or 1 (a second thread helps only on an idle core and large C, and costs up to
+    100x otherwise); ``0`` leaves torch's setting; others are checked and capped.
     """
     if n_threads is None:
         return env_n_threads() or 1

@@ -1,19 +1,12 @@
 """Backend choice, and the lean backend's log-space fallback.
 
-``"lean"`` (default)
-    Scaled forward-backward on matrix products (:mod:`.scaled`), ``O(B N C)``
-    memory. A sentence whose scaled recursion loses precision is recomputed by
-    the log-space recursion in float64, so results are robust.
-``"log"``
-    Exact forward-backward in log space (:mod:`.logspace`), in float64 whatever
-    the input dtype (results are cast back): the reference, about ``C`` times
-    more work per step.
-``"torch-struct"``
-    ``torch_struct.LinearChainCRF`` (:mod:`.torch_struct_backend`), an external
-    reference, ``O(N C^3)``.
-
-Each function takes a validated :class:`.potentials.Chain` and raises for a
-sentence without any possible tag sequence.
+``"lean"`` (default): scaled forward-backward on matrix products
+(:mod:`.scaled`), ``O(B N C)`` memory; a sentence that loses precision is redone
+in float64 log space. ``"log"``: exact forward-backward in log space
+(:mod:`.logspace`), in float64, the reference. ``"torch-struct"``:
+``torch_struct.LinearChainCRF`` (:mod:`.torch_struct_backend`), ``O(N C^3)``.
+Each function takes a :class:`.potentials.Chain` and raises for a sentence
+without any possible tag sequence.
 """
 from . import logspace, scaled, torch_struct_backend
 from ._torch import torch

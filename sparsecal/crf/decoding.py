@@ -1,11 +1,9 @@
 """Decoding: the best (Viterbi) and the k best tag sequences, exactly.
 
-Max-product in log space keeping the top ``k`` partial paths per tag and position
-(k-best Viterbi); probabilities are ``exp(score - log Z)``, both taken over the
-shifted potentials (:meth:`.potentials.Chain.shifted`) in float64, so that no
-huge numbers are subtracted. The k best sequences
-are the ``argmax(k)`` / top-k MAP predictions of Jagannatha & Yu (2020, Section
-2.4), whose rank is a calibration feature.
+Max-product in log space keeping the top ``k`` partial paths per tag and
+position; probabilities are ``exp(score - log Z)`` over the shifted potentials
+in float64. The k best sequences are the top-k MAP predictions of Jagannatha &
+Yu (2020, Section 2.4), whose rank is a calibration feature.
 """
 import math
 
@@ -13,40 +11,37 @@ from ..core.dispatch import distributed_form
 from ..core.validation import check_positive_int
 from . import logspace
 from ._torch import torch, torch_threads
-from .potentials import prepare, with_potentials_doc
+from .potentials import prepare
+from .._docs import fill_doc
 
 __all__ = ["viterbi", "kbest"]
 
 
-@with_potentials_doc
+@fill_doc
 def viterbi(emissions, transitions, lengths=None, start=None, end=None, allowed=None,
             mask=None, n_threads=None):
-    """Most probable tag sequence of each sentence (max-product in log space).
+    """Most probable tag sequence of each sentence.
 
     Parameters
     ----------
-    %(potentials)s
-    n_threads : int, optional
-        Torch threads within the call (None: ``SPARSECAL_NUM_THREADS`` or 1;
-        0: leave torch's setting; more than 4 per CPU: clamped to that, with a
-        warning), restored afterwards.
+    {potentials}
+    {torch_threads}
 
     Returns
     -------
     paths : LongTensor, shape (B, N)
-        Tag indices, ``-1`` past each sentence's length.
+        ``-1`` past each sentence's length.
     log_prob : Tensor, shape (B,)
-        ``log p(path | x)`` (dtype of ``emissions``).
+        ``log p(path | x)``.
 
     Raises
     ------
     TypeError, ValueError
-        As in :func:`sparsecal.crf.marginals`, including a sentence whose every
-        tag sequence is impossible.
+        As :func:`sparsecal.crf.marginals`.
 
     References
     ----------
-    Jagannatha & Yu (2020), Section 2.4: the top-1 MAP prediction.
+    Jagannatha & Yu 2020, Section 2.4.
 
     Examples
     --------
@@ -65,38 +60,33 @@ def viterbi(emissions, transitions, lengths=None, start=None, end=None, allowed=
     return paths[:, 0], scores[:, 0]
 
 
-@with_potentials_doc
+@fill_doc
 def kbest(emissions, transitions, k, lengths=None, start=None, end=None, allowed=None,
           mask=None, n_threads=None):
     """The ``k`` most probable tag sequences of each sentence, exactly.
 
-    k-best Viterbi keeping the top ``k`` partial paths per state and position
-    (memory ``O(B N C k)``, time ``O(B N C^2 k log k)``-ish).
-
     Parameters
     ----------
-    %(potentials)s
+    {potentials}
     k : int
-        Number of sequences (>= 1); the third positional argument.
-    n_threads : int, optional
-        As in :func:`viterbi`.
+        The third positional argument.
+    {torch_threads}
 
     Returns
     -------
     paths : LongTensor, shape (B, k, N)
-        Best first; ``-1`` past each sentence's length, and whole rows of ``-1``
-        where a sentence has fewer than ``k`` possible sequences.
+        Best first; rows of ``-1`` where a sentence has fewer sequences.
     probs : Tensor, shape (B, k)
-        ``p(path | x)``, sorted descending; 0 for the padding rows.
+        ``p(path | x)`` (0 for those rows).
 
     Raises
     ------
     TypeError, ValueError
-        As in :func:`viterbi`, or ``k`` not an integer >= 1.
+        As :func:`viterbi`.
 
     References
     ----------
-    Jagannatha & Yu (2020), Section 2.4: top-k MAP predictions, ``argmax(k)``.
+    Jagannatha & Yu 2020, Section 2.4.
 
     Examples
     --------

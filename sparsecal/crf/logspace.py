@@ -1,18 +1,10 @@
 """Exact forward-backward in log space: the reference, and the lean backend's fallback.
 
 Per position a ``logsumexp`` over a ``[b, C, C]`` temporary (about ``C`` times
-the work of the lean backend's matrix product), batch-chunked so that one
-temporary holds at most ``CHUNK_ELEMENTS`` values (Nguyen & O'Connor 2015,
-Section 4.2: token and pair marginals from forward-backward).
-
-Recursions run over the shifted potentials (:meth:`Chain.shifted`), and each
-step's alphas (betas) are shifted again by their largest finite value, so that
-the values near each position's best path stay small: log alphas and betas are
-*relative*, defined up to a constant per position. Marginals are therefore
-normalised per position (a softmax over the tags, or over the tag pairs), never
-by ``exp(... - log Z)`` of huge numbers; ``log Z`` alone adds the shifts back. A
-sentence keeps its last alpha past its length and has beta 0 at and after its
-last token; outputs are exactly 0 there (selected, never multiplied).
+the lean backend's work), batch-chunked to ``CHUNK_ELEMENTS`` values. Log alphas
+and betas are *relative* (each step shifted by its largest finite value), so
+marginals are normalised per position, never ``exp(... - log Z)`` of huge
+numbers. Outputs are exactly 0 past each sentence's end.
 """
 from ._torch import torch
 
@@ -23,8 +15,7 @@ CHUNK_ELEMENTS = 1 << 22
 
 
 def chunks(b, per_row):
-    """Row slices of a batch of ``b`` rows, each of at most ``CHUNK_ELEMENTS /
-    per_row`` rows (at least one)."""
+    """Row slices of ``b`` rows, each of at most ``CHUNK_ELEMENTS / per_row`` rows."""
     step = max(1, CHUNK_ELEMENTS // max(1, per_row))
     return [slice(i, min(b, i + step)) for i in range(0, b, step)]
 

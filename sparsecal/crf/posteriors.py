@@ -1,9 +1,6 @@
-"""Posterior marginals of a linear-chain CRF, and its log partition function.
-
-Token marginals ``p(y_t = c | x)`` and adjacent tag-pair marginals
-``p(y_t = a, y_{t+1} = b | x)`` from forward-backward (Nguyen & O'Connor 2015,
-Section 4.2), span marginals and their length-normalised geometric mean
-(Jagannatha & Yu 2020, Appendix A.3, eqs. 5-6), and ``log Z`` (to train a CRF).
+"""Posterior marginals of a linear-chain CRF and its log partition function:
+token and tag-pair marginals by forward-backward (Nguyen & O'Connor 2015,
+Section 4.2), span marginals (Jagannatha & Yu 2020, Appendix A.3), ``log Z``.
 """
 import contextlib
 import math
@@ -12,72 +9,45 @@ import warnings
 from ..core.dispatch import distributed_form
 from . import backends, logspace
 from ._torch import to_tensor, torch, torch_threads
-from .potentials import prepare, with_potentials_doc
+from .potentials import prepare
+from .._docs import fill_doc
 
 __all__ = ["marginals", "pair_marginals", "span_marginals", "log_partition"]
 
 _PAIR_WARN_BYTES = 1 << 30
 
 
-@with_potentials_doc
+@fill_doc
 def marginals(emissions, transitions, lengths=None, start=None, end=None, allowed=None,
               mask=None, backend="lean", n_threads=None):
     """Token marginals ``p(y_t = c | x)`` of a linear-chain CRF.
 
     Parameters
     ----------
-    %(potentials)s
-    backend : {"lean", "log", "torch-struct"}, default "lean"
-        "lean" is a scaled forward-backward on matrix products with O(B N C)
-        memory, falling back to float64 log space for any sentence whose scaled
-        recursion underflows; "log" the exact log-space recursion (in float64,
-        cast back); "torch-struct"
-        ``torch_struct.LinearChainCRF`` (see :mod:`sparsecal.crf.backends`).
-    n_threads : int, optional
-        Torch threads within the call (None: ``SPARSECAL_NUM_THREADS`` or 1;
-        0: leave torch's setting; more than 4 per CPU: clamped to that, with a
-        warning), restored afterwards.
+    {potentials}
+    {crf_backend}
+    {torch_threads}
 
     Returns
     -------
     Tensor, shape (B, N, C), dtype of ``emissions``
-        Rows sum to 1 on real tokens and are 0 on padding. Never attached to
-        autograd; the inputs are neither modified nor given ``requires_grad``.
+        Rows sum to 1 on real tokens, 0 on padding; detached from autograd.
 
     Raises
     ------
-    TypeError
-        On non-float emissions, a non-boolean ``allowed`` or ``mask``, or
-        non-integer ``lengths``.
-    ValueError
-        On shape mismatches, lengths outside ``1..N``, a mask that is not a run of
-        leading Trues or disagrees with ``lengths``, NaN or +inf potentials, an
-        unknown backend, a sentence whose every tag sequence is impossible, or
-        ``n_threads`` (or ``SPARSECAL_NUM_THREADS``) not an integer >= 0.
+    TypeError, ValueError
+        On invalid potentials, or a sentence without a possible tag sequence.
 
     References
     ----------
-    Nguyen & O'Connor (2015), Posterior calibration and exploratory analysis for
-    natural language processing models, Section 4.2.2 (single-word tags).
+    Nguyen & O'Connor 2015, Section 4.2.2.
 
     Examples
     --------
-    With no transition scores the tokens are independent: each row is the
-    softmax of its emissions.
+    Forbidding 0 -> 1 leaves three equally likely sequences, (0, 0), (1, 0), (1, 1):
 
     >>> import torch
     >>> from sparsecal import crf
-    >>> emissions = torch.tensor([[[1.0, 0.0], [0.0, 0.0], [0.0, 2.0]]],
-    ...                          dtype=torch.float64)
-    >>> transitions = torch.zeros(2, 2, dtype=torch.float64)
-    >>> crf.marginals(emissions, transitions, lengths=[2])
-    tensor([[[0.7311, 0.2689],
-             [0.5000, 0.5000],
-             [0.0000, 0.0000]]], dtype=torch.float64)
-
-    Forbidding the transition 0 -> 1 leaves three equally likely sequences of
-    two tokens, (0, 0), (1, 0) and (1, 1):
-
     >>> allowed = torch.tensor([[True, False], [True, True]])
     >>> crf.marginals(torch.zeros(1, 2, 2), torch.zeros(2, 2), allowed=allowed)
     tensor([[[0.3333, 0.6667],
@@ -90,38 +60,30 @@ def marginals(emissions, transitions, lengths=None, start=None, end=None, allowe
         return backends.token_marginals(ch, backend)
 
 
-@with_potentials_doc
+@fill_doc
 def pair_marginals(emissions, transitions, lengths=None, start=None, end=None,
                    allowed=None, mask=None, backend="lean", n_threads=None):
-    """Adjacent tag-pair marginals ``p(y_t = a, y_{t+1} = b | x)``.
+    """Adjacent tag-pair marginals ``p(y_t = a, y_{t+1} = b | x)``; warns above 1 GiB.
 
     Parameters
     ----------
-    %(potentials)s
-    backend : {"lean", "log", "torch-struct"}, default "lean"
-        As in :func:`marginals`.
-    n_threads : int, optional
-        As in :func:`marginals`.
+    {potentials}
+    {crf_backend}
+    {torch_threads}
 
     Returns
     -------
-    Tensor, shape (B, N-1, C, C), dtype of ``emissions``
-        Zero for ``t >= lengths[b] - 1``; summing over ``b`` (the last axis) gives
-        the token marginals at ``t``, over ``a`` those at ``t + 1``.
+    Tensor, shape (B, N-1, C, C)
+        Zero for ``t >= lengths[b] - 1``.
 
     Raises
     ------
     TypeError, ValueError
-        As in :func:`marginals`.
-
-    Warns
-    -----
-    UserWarning
-        When the result takes more than 1 GiB (``B (N-1) C^2`` values).
+        As :func:`marginals`.
 
     References
     ----------
-    Nguyen & O'Connor (2015), Section 4.2.3 (two-consecutive-word tags).
+    Nguyen & O'Connor 2015, Section 4.2.3.
 
     Examples
     --------
@@ -145,43 +107,38 @@ def pair_marginals(emissions, transitions, lengths=None, start=None, end=None,
         return backends.pair_marginals(ch, backend)
 
 
-@with_potentials_doc
+@fill_doc
 def log_partition(emissions, transitions, lengths=None, start=None, end=None,
                   allowed=None, mask=None, backend="log", n_threads=None):
-    """Log partition function ``log Z`` per sentence.
+    """Log partition function ``log Z`` per sentence, differentiable (to train a CRF).
 
     Parameters
     ----------
-    %(potentials)s
+    {potentials}
     backend : {"log", "lean", "torch-struct"}, default "log"
-        "log" is differentiable (autograd through the log-space recursion, to
-        train a CRF: ``loss = log_partition(...) - gold_score``; computed in
-        float64 and cast back); its autograd graph holds ``O(N B C^2)`` values. "lean", when gradients are enabled
-        and an input requires them, is differentiable too, through the scaled
-        recursion on matrix products (much faster at large C; its graph holds
-        ``O(N B C)`` values); otherwise it, like "torch-struct", returns
-        detached results.
-    n_threads : int, optional
-        As in :func:`marginals`.
+        "log": autograd through the log-space recursion; "lean": through the
+        scaled recursion when an input requires grad (much faster at large C);
+        "torch-struct": detached.
+    {torch_threads}
 
     Returns
     -------
     Tensor, shape (B,)
-        ``-inf`` for a sentence without any possible tag sequence ("log").
+        ``-inf`` ("log") for a sentence without a possible tag sequence.
 
     Raises
     ------
     TypeError, ValueError
-        As in :func:`marginals` ("lean" without gradients and "torch-struct"
-        raise for a sentence without any possible tag sequence).
+        As :func:`marginals`.
 
     References
     ----------
-    Nguyen & O'Connor (2015), Section 4.2 (the forward algorithm's normaliser).
+    Nguyen & O'Connor 2015, Section 4.2.
 
     Examples
     --------
-    Two tokens and two tags with zero scores: ``Z`` counts the 4 sequences.
+    Two tokens, two tags, zero scores: ``Z`` counts 4 sequences, and the gradient
+    is the token marginals.
 
     >>> import torch
     >>> from sparsecal import crf
@@ -246,47 +203,36 @@ def _spans(ch, batch_index, span_start, tags):
     return bi, ss, tg, scalar
 
 
-@with_potentials_doc
+@fill_doc
 def span_marginals(emissions, transitions, batch_index, span_start, tags, lengths=None,
                    start=None, end=None, allowed=None, mask=None, normalize=False,
                    backend="lean", n_threads=None):
-    """Probability that a span carries exactly a tag sequence.
-
-    ``p(y_s = tags[0], ..., y_{s+l-1} = tags[l-1] | x)`` for spans of sentence
-    ``batch_index`` starting at ``span_start``, all of length ``l``; with
-    ``normalize=True`` the length-normalised geometric mean ``p ** (1/l)``.
+    """Probability that a span carries exactly a tag sequence,
+    ``p(y_s = tags[0], ..., y_{s+l-1} = tags[l-1] | x)``, or ``p ** (1/l)``.
 
     Parameters
     ----------
-    %(potentials)s
+    {potentials}
     batch_index, span_start : int arrays, shape (K,)
         Sentence and first position of each span (scalars for one span).
     tags : int array, shape (K, l) (or (l,) for one span)
-        Tag sequence of each span; ``span_start + l <= lengths[batch_index]``.
     normalize : bool, default False
         Return ``p ** (1/l)``.
     backend : {"lean", "log"}, default "lean"
-        Forward-backward used for the sentences that have spans (computed in
-        float64 either way, cast to the dtype of ``emissions``).
-    n_threads : int, optional
-        As in :func:`marginals`.
+    {torch_threads}
 
     Returns
     -------
-    Tensor, shape (K,) (a 0-d tensor for one span given as scalars)
+    Tensor, shape (K,) (0-d for one span given as scalars)
 
     Raises
     ------
-    TypeError
-        As in :func:`marginals`, or non-integer spans.
-    ValueError
-        As in :func:`marginals`, or spans out of range (sentence, tag, or past
-        the sentence's length).
+    TypeError, ValueError
+        As :func:`marginals`, or spans out of range.
 
     References
     ----------
-    Jagannatha & Yu (2020), Calibrating structured output predictors for natural
-    language processing, Appendix A.3, eq. 6 (length-normalised span marginal).
+    Jagannatha & Yu 2020, Appendix A.3, eq. 6.
 
     Examples
     --------
@@ -294,9 +240,6 @@ def span_marginals(emissions, transitions, batch_index, span_start, tags, length
     >>> from sparsecal import crf
     >>> emissions = torch.zeros(1, 3, 2, dtype=torch.float64)
     >>> transitions = torch.zeros(2, 2, dtype=torch.float64)
-    >>> p = crf.span_marginals(emissions, transitions, 0, 1, [0, 1])
-    >>> round(float(p), 6)                       # one quarter of the sequences
-    0.25
     >>> p = crf.span_marginals(emissions, transitions, 0, 1, [0, 1], normalize=True)
     >>> round(float(p), 6)
     0.5
@@ -323,12 +266,10 @@ def span_marginals(emissions, transitions, batch_index, span_start, tags, length
 
 
 def _span_log_prob(la, lb, ef, T, inv, ss, tg):
-    """log p of spans [K] by the chain rule of the posterior (a Markov chain):
-    ``p(y_s = t_0) prod_i p(y_{s+i} = t_i | y_{s+i-1} = t_{i-1})``, each factor
-    a log-softmax over the tags of relative quantities (``la``, ``lb`` relative
-    log alphas and betas, ``ef``, ``T`` the shifted potentials), so that no huge
-    numbers are subtracted. A factor after a tag of probability 0 can be NaN
-    (no allowed successor): it becomes ``-inf``, like the span's probability."""
+    """log p of spans [K] by the chain rule of the posterior Markov chain, each factor
+    a log-softmax of relative quantities (no huge numbers subtracted); a factor
+    after a tag of probability 0 is ``-inf``.
+    """
     first = torch.log_softmax(la[inv, ss] + lb[inv, ss], -1)             # [K, C]
     logp = first.gather(1, tg[:, :1])[:, 0]
     l = tg.shape[1]

@@ -7,70 +7,40 @@ All potentials are log-space scores. For a sentence of length ``L`` with tags
                + sum_{t<L-1} transitions[y_t, y_{t+1}] + end[y_{L-1}]
     p(y | x) = exp(score(y)) / Z,   Z = sum_y exp(score(y))
 
-``transitions[a, b]`` scores tag ``a`` at ``t`` followed by tag ``b`` at ``t+1``;
-``allowed[a, b] = False`` forbids that transition (it becomes ``-inf``, e.g. BIO
-constraints). ``-inf`` anywhere means "impossible"; NaN and ``+inf`` are errors,
-and so are finite potentials so large that a path score (a sum of up to ``2N+1``
-of them) could overflow: ``|x| > finfo(dtype).max / (4 (N + 1))`` (about
-``8e35 / N`` in float32). Every potential is float32 or float64 (integer and
-half-precision dtypes are refused); transitions, start and end are cast to the
+``allowed[a, b] = False`` forbids a transition (e.g. BIO constraints); ``-inf``
+anywhere means "impossible". NaN, ``+inf`` and finite potentials so large that a
+path score could overflow (``|x| > finfo(dtype).max / (4 (N + 1))``) are errors.
+Potentials are float32 or float64; transitions, start and end are cast to the
 emissions' dtype and device. Batches are padded: ``emissions [B, N, C]`` with
-``lengths [B]`` (each in ``1..N``) or a ``mask [B, N]`` of leading Trues (an
-empty sentence is refused); padding values are never read.
+``lengths [B]`` in ``1..N`` or a ``mask [B, N]`` of leading Trues; padding is
+never read.
 
 Recursions read the potentials *shifted* (:meth:`Chain.shifted`): each
-position's emissions minus their largest value and the transitions minus their
+position's emissions minus their largest value, the transitions minus their
 largest finite value. The shifts cancel in every probability and are added back
-to ``log Z`` only, so probabilities never come from differences of huge
-numbers (no ``exp`` overflow, no ``inf - inf``, whatever the potentials' size).
+to ``log Z`` only, so no probability comes from differences of huge numbers.
 """
 import math
 
 from ._torch import to_tensor, torch
 
-__all__ = ["Chain", "largest_finite", "prepare", "with_potentials_doc"]
+__all__ = ["Chain", "largest_finite", "prepare"]
 
 FLOAT_DTYPES = (torch.float32, torch.float64)
 
-POTENTIALS_DOC = """    emissions : Tensor or ndarray, float32 or float64, shape (B, N, C)
-        Log-space emission scores per token and tag (finite or ``-inf``; see
-        :mod:`sparsecal.crf.potentials` for the bound on their magnitude).
-    transitions : Tensor or ndarray, float32 or float64, shape (C, C)
-        ``transitions[a, b]`` scores tag ``a`` at ``t`` followed by ``b`` at ``t+1``
-        (cast to the dtype of ``emissions``).
-    lengths : int array, shape (B,), optional
-        Sentence lengths in ``1..N`` (default: all ``N``). ``max(lengths)`` may be
-        below ``N``; positions past a sentence's length are padding.
-    start, end : float32 or float64, shape (C,), optional
-        Log-space scores of the first / last tag of each sentence.
-    allowed : bool array, shape (C, C), optional
-        ``False`` forbids the transition ``a -> b`` (its score becomes ``-inf``).
-    mask : bool array, shape (B, N), optional
-        Leading Trues per row; an alternative to ``lengths``.
-"""
-
 
 def largest_finite(x):
-    """The largest finite value of ``x`` (detached, 0-dimensional), 0 if there is
-    none. ``x`` holds no NaN and no ``+inf`` (as :func:`prepare` ensures), so its
-    maximum is finite or ``-inf``: one pass over ``x``, no boolean indexing."""
+    """The largest finite value of ``x`` (detached, 0-d), 0 if none; ``x`` holds no NaN
+    or ``+inf``, so one ``amax`` does it.
+    """
     return torch.nan_to_num(x.detach().amax(), neginf=0.0)
 
 
-def with_potentials_doc(func):
-    """Replace the line ``%(potentials)s`` of ``func``'s docstring by the
-    parameters every CRF function shares (:data:`POTENTIALS_DOC`)."""
-    func.__doc__ = func.__doc__.replace("    %(potentials)s\n", POTENTIALS_DOC)
-    return func
-
 
 class Chain:
-    """Validated CRF inputs of a batch (views of the caller's tensors: never
-    modified).
-
-    Attributes: ``e`` emissions [B, N, C], ``T`` transitions [C, C] (disallowed
-    ones ``-inf``), ``start``/``end`` [C] or None, ``L`` lengths [B] (int64),
-    ``L_list`` the same as a list, ``n = max(L)``, ``B, N, C``, ``dtype``,
+    """Validated CRF inputs of a batch (views of the caller's tensors, never modified):
+    ``e`` [B, N, C], ``T`` [C, C] (disallowed ``-inf``), ``start``/``end`` [C] or
+    None, lengths ``L`` [B] (and ``L_list``), ``n = max(L)``, ``B, N, C``, ``dtype``,
     ``device``.
     """
 
@@ -84,9 +54,9 @@ class Chain:
         self.L_list = L.tolist()
 
     def folded(self, rows=None, dtype=None):
-        """Emissions [b, n, C] of the sentences ``rows`` (default all) with
-        ``start`` folded into t=0, ``end`` into t=L-1 and padding set to 0 (out
-        of place, differentiable), and their lengths [b]."""
+        """Emissions [b, n, C] of the sentences ``rows`` (default all) with ``start`` and
+        ``end`` folded in and padding 0 (differentiable), and their lengths [b].
+        """
         e, L = self.e[:, :self.n], self.L
         if rows is not None:
             e, L = e[rows], L[rows]
@@ -102,25 +72,12 @@ class Chain:
         return torch.where(real, e, torch.zeros((), dtype=e.dtype, device=e.device)), L
 
     def shifted(self, rows=None, dtype=None):
-        """:meth:`folded` emissions and the transitions, shifted so that the
-        recursions never subtract huge numbers.
+        """``(ef, T, offset, L)``: :meth:`folded` emissions minus each real position's
+        largest value, transitions minus their largest finite value, and what the
+        shifts took from every path's score (``log Z = log Z(ef, T) + offset``).
 
-        Returns
-        -------
-        ef : Tensor [b, n, C]
-            Folded emissions minus, per real position, their largest value
-            (where it is finite; padding stays 0).
-        T : Tensor [C, C]
-            Transitions minus their largest finite value (0 if none).
-        offset : Tensor [b]
-            What the shifts took from every path's score, ``sum_t r_t + (L-1) m``:
-            ``log Z = log Z(ef, T) + offset``.
-        L : Tensor [b]
-            Lengths.
-
-        The shifts are detached: they cancel in every probability, and ``log Z``
-        is the same function of the potentials whatever the shifts, so its
-        gradient is exact.
+        The shifts are detached: they cancel in every probability and ``log Z`` does
+        not depend on them, so its gradient is exact.
         """
         ef, L = self.folded(rows, dtype)
         r = ef.detach().amax(-1, keepdim=True)
@@ -131,8 +88,7 @@ class Chain:
         return ef - r, T - m, offset, L
 
     def subchain(self, rows, dtype):
-        """The sentences ``rows`` as a chain of their own, trimmed to their
-        longest, in ``dtype``."""
+        """The sentences ``rows`` as a chain of their own, trimmed to their longest."""
         L = self.L[rows]
         n = int(L.max())
         return Chain(self.e[rows, :n].to(dtype), self.T.to(dtype),
@@ -140,8 +96,7 @@ class Chain:
                      None if self.end is None else self.end.to(dtype), L, n)
 
     def no_path_error(self, rows):
-        """The ValueError for sentences ``rows`` (the first is named) that have no
-        tag sequence with a finite score."""
+        """The ValueError for sentences ``rows`` without a tag sequence of finite score."""
         b = int(rows[0])
         return ValueError(f"sentence {b} (length {self.L_list[b]}) has no tag sequence "
                           "with a finite score: every path is impossible (-inf "
@@ -149,7 +104,6 @@ class Chain:
 
 
 def _check_float(t, name):
-    """TypeError unless ``t`` is float32 or float64."""
     if t.dtype not in FLOAT_DTYPES:
         raise TypeError(f"{name} must be float32 or float64, got dtype {t.dtype}")
 
@@ -163,9 +117,9 @@ def _float_like(x, name, ref, shape):
 
 
 def _check_values(t, name, bound, lengths=None):
-    """NaN, +inf and finite values beyond ``bound`` in magnitude are errors;
-    -inf means 'impossible'. With ``lengths``, ``t`` is [B, n, C] and only real
-    tokens are checked. One pass over ``t`` when nothing is wrong."""
+    """NaN, +inf and finite values beyond ``bound`` raise (in real tokens only, given
+    ``lengths``); one pass when nothing is wrong.
+    """
     if t.numel() == 0:
         return
     lo, hi = torch.aminmax(t)
@@ -212,14 +166,7 @@ def _lengths_of_mask(mask, B, N, device):
 
 def prepare(emissions, transitions, lengths=None, start=None, end=None, allowed=None,
             mask=None):
-    """Validate CRF potentials (see the module docstring) into a :class:`Chain`.
-
-    Raises
-    ------
-    TypeError, ValueError
-        On invalid potentials, as listed in :func:`sparsecal.crf.marginals`; NaN
-        and ``+inf`` are looked for in real tokens only (padding is never read).
-    """
+    """Validate CRF potentials (see the module) into a :class:`Chain`."""
     e = to_tensor(emissions, "emissions")
     _check_float(e, "emissions")
     if e.dim() != 3:

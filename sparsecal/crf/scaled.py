@@ -7,33 +7,17 @@ With ``M = exp(T - m)`` (``m`` the largest finite transition) and
     beta_t  = normalise((E_{t+1} * beta_{t+1}) @ M^T)
 
 Token marginals are ``normalise(alpha_t * beta_t)``, pair marginals
-``normalise(alpha_t[a] M[a, b] E_{t+1}[b] beta_{t+1}[b])`` (the scale factors
-cancel), and ``log Z`` is the sum of the logs of the forward normalisers plus the
-scales taken out (Nguyen & O'Connor 2015, Section 4.2). Memory is ``O(B N C)``;
-the batch is sorted by decreasing length, so that each position multiplies only
-the sentences that reach it, and per-position views are made once (Python-level
-indexing dominates at small C).
+``normalise(alpha_t[a] M[a, b] E_{t+1}[b] beta_{t+1}[b])``, and ``log Z`` the
+sum of the logs of the forward normalisers plus the scales taken out (Nguyen &
+O'Connor 2015, Section 4.2). Memory is ``O(B N C)``.
 
-Beyond the ``2 (N-1)`` products ``[B, C] @ [C, C]`` (the matmul floor of
-``benchmarks/bench_crf.py``), the work is kept to a few passes: one ``exp`` of
-the emissions and one of the transitions (their largest finite value found by
-one ``amax``), three in-place operations per position and direction (multiply,
-sum into a preallocated normaliser, divide), and for token marginals one
-multiply per position and a single sum and division over all positions. The
-backward multiplies by ``M.t()``, a view that BLAS reads transposed: with MKL a
-contiguous copy of ``M^T`` saved in float32 only what the copy cost, and was
-slower in float64.
-The alphas are batch-major ``[B, n, C]`` in a ``[B, N, C]`` buffer that becomes
-the token marginals in place (no final copy when the batch is already sorted).
-The scaled emissions and ``exp(T)`` live in a per-thread workspace kept between
-calls on CPU (:func:`_workspace`, at most ``WORKSPACE_BYTES``): no result ever
-points into it.
-
-One forward pass (:func:`_forward`) and one backward recursion (:func:`_backward`)
-serve every output; each output function adds its few lines per position. A
-sentence whose recursion lost precision (a normaliser below ``C^2 * tiny / eps``
-of the dtype, 0 or not finite: extreme potentials) is flagged in the returned
-``bad`` rows, for the caller to recompute in log space (:mod:`.backends`).
+The batch is sorted by decreasing length, so each position multiplies only the
+sentences that reach it. Beyond the ``2 (N-1)`` products the work is a few
+in-place passes; the alphas become the token marginals in place, and the scaled
+emissions and ``exp(T)`` live in a per-thread workspace (:func:`_workspace`). A
+sentence whose recursion lost precision (a normaliser below ``C^2 * tiny / eps``,
+0 or not finite) is flagged in the returned ``bad`` rows, for the caller to
+recompute in log space (:mod:`.backends`).
 """
 import threading
 
@@ -52,26 +36,22 @@ _workspaces = threading.local()
 class _Forward:
     """The forward pass over the batch sorted by decreasing length.
 
-    ``perm`` (None when already sorted) sorts the batch; ``Ls`` are the sorted
-    lengths; ``counts[t]`` is the number of sorted sentences reaching position
-    ``t`` (a prefix); ``E`` [B, n, C] the exponentiated, scaled emissions with
-    scales ``r`` [B, n, 1]; ``M`` = exp(T - m); ``A`` [B, n, C] the normalised
-    alphas (padding rows zero), the first ``n`` positions of ``buf`` [B, N, C],
-    with normalisers ``zf`` [n, B, 1]; ``Es``, ``As`` per-position views [B, C];
-    ``floor`` the smallest trusted normaliser.
+    ``perm`` sorts the batch (None if sorted); ``Ls`` the sorted lengths;
+    ``counts[t]`` the sentences reaching ``t``; ``E`` [B, n, C] the scaled
+    exponentiated emissions with scales ``r``; ``M = exp(T - m)``; ``A`` [B, n, C]
+    the normalised alphas (in ``buf`` [B, N, C]) with normalisers ``zf`` [n, B, 1];
+    ``Es``, ``As`` per-position views; ``floor`` the smallest trusted normaliser.
     """
 
     __slots__ = ("B", "n", "perm", "Ls", "counts", "E", "Es", "r", "m", "M", "buf", "A",
                  "As", "zf", "zb", "floor")
 
     def lost_precision(self, z):
-        """Sorted rows (bool [B]) with a normaliser in ``z`` [n, B, ...] below the
-        floor, 0 or not finite."""
+        """Sorted rows with a normaliser in ``z`` below the floor, 0 or not finite."""
         z = z.reshape(self.n, self.B)
         return ((z < self.floor) | ~torch.isfinite(z)).any(0)
 
     def unsort(self, x):
-        """Rows of ``x`` back in the caller's batch order."""
         if self.perm is None:
             return x
         out = torch.empty_like(x)
@@ -80,13 +60,9 @@ class _Forward:
 
 
 def _workspace(numel, dtype, device):
-    """``numel`` values of scratch (the scaled emissions and ``exp(T)``).
-
-    On CPU, up to ``WORKSPACE_BYTES``, each thread keeps its buffer for its next
-    calls: fresh scratch per call was returned to the system at every call in
-    some processes (the C library's heap trimming) and page-faulted back in,
-    1850 faults and ~5 ms per call at B=32, N=40, C=598 float32 on a virtual
-    machine, half of the time beyond the products.
+    """``numel`` values of scratch, kept per thread between calls on CPU (up to
+    ``WORKSPACE_BYTES``): fresh scratch was returned to the system and
+    page-faulted back at every call, half of the time beyond the products.
     """
     if device.type != "cpu" or numel * torch.finfo(dtype).bits // 8 > WORKSPACE_BYTES:
         return torch.empty(numel, dtype=dtype, device=device)
@@ -164,21 +140,18 @@ def _forward(ch):
 
 
 def _floor(dtype, C):
-    """The smallest normaliser trusted: below it, terms lost to underflow (each
-    under ``tiny``, at most ``C^2`` of them) could exceed ``eps`` of the sum."""
+    """The smallest normaliser trusted: below it, underflowed terms (each under
+    ``tiny``, at most ``C^2``) could exceed ``eps`` of the sum.
+    """
     finfo = torch.finfo(dtype)
     return min(C * C * finfo.tiny / finfo.eps, 1e-3)
 
 
 def _backward(f):
-    """The backward recursion, from position ``n - 2`` down to 0.
-
-    Yields ``(t, k0, k1, w, beta)`` per position ``t``, where the first ``k0``
-    rows of ``beta`` [B, C] hold the normalised ``beta_t`` of the (sorted)
-    sentences that reach ``t``, and, when ``k1 > 0``, the first ``k1`` rows of
-    ``w`` [B, C] hold ``E_{t+1} * beta_{t+1}`` of those that reach ``t + 1``.
-    Both are buffers overwritten by the next step. Sets ``f.zb`` [n, B, 1], the
-    normalisers.
+    """Yield ``(t, k0, k1, w, beta)`` from ``t = n - 2`` down to 0: the first ``k0``
+    rows of ``beta`` hold the normalised ``beta_t`` of the sorted sentences reaching
+    ``t``, the first ``k1`` rows of ``w`` hold ``E_{t+1} * beta_{t+1}`` (buffers
+    reused by the next step). Sets the normalisers ``f.zb``.
     """
     B, n, C = f.A.shape
     beta = torch.ones((B, C), dtype=f.A.dtype, device=f.A.device)
@@ -200,16 +173,8 @@ def _backward(f):
 
 
 def token_marginals(ch):
-    """Token marginals by the scaled recursion.
-
-    ``alpha_t * beta_t`` is formed per position as the betas come, in the alphas'
-    buffer; the normalisation is one sum and one division over all positions.
-
-    Returns
-    -------
-    marginals : Tensor [B, N, C] (0 on padding)
-    bad : bool Tensor [B]
-        Sentences that lost precision (to recompute in log space).
+    """``(marginals [B, N, C], bad [B])``: token marginals (0 on padding) and the
+    sentences that lost precision.
     """
     f = _forward(ch)
     B, N, n = ch.B, ch.N, ch.n
@@ -230,13 +195,8 @@ def token_marginals(ch):
 
 
 def pair_marginals(ch):
-    """Adjacent tag-pair marginals by the scaled recursion.
-
-    Returns
-    -------
-    marginals : Tensor [B, N-1, C, C] (0 past each sentence's last pair)
-    bad : bool Tensor [B]
-        Sentences that lost precision (to recompute in log space).
+    """``(marginals [B, N-1, C, C], bad [B])``: pair marginals and the sentences that
+    lost precision.
     """
     f = _forward(ch)
     B, N, C, n = ch.B, ch.N, ch.C, ch.n
@@ -257,16 +217,9 @@ def pair_marginals(ch):
 
 
 def log_alpha_beta(ch):
-    """Relative log alphas and log betas by the scaled recursion (for spans).
-
-    Returns
-    -------
-    log_alpha, log_beta : Tensor [B, n, C]
-        Logs of the normalised alphas and betas: ``log alpha_t + log beta_t``
-        is ``log p(y_t | x)`` up to a constant per position (valid on real
-        tokens).
-    bad : bool Tensor [B]
-        Sentences that lost precision (to recompute in log space).
+    """``(log_alpha, log_beta, bad)``: logs of the normalised alphas and betas
+    [B, n, C] (their sum is ``log p(y_t | x)`` up to a constant per position) and
+    the sentences that lost precision.
     """
     f = _forward(ch)
     B, C, n = ch.B, ch.C, ch.n
@@ -278,15 +231,8 @@ def log_alpha_beta(ch):
 
 
 def log_partition(ch):
-    """log Z by the scaled forward pass alone (not differentiable).
-
-    Returns
-    -------
-    log_z : Tensor [B]
-        Summed in float64 (a sum of N terms of the size of the emissions), in the
-        chain's dtype.
-    bad : bool Tensor [B]
-        Sentences that lost precision (to recompute in log space).
+    """``(log_z [B], bad [B])`` by the scaled forward pass (summed in float64; not
+    differentiable).
     """
     f = _forward(ch)
     real = torch.arange(ch.n, device=ch.device)[None] < f.Ls[:, None]    # [B, n]
@@ -296,16 +242,8 @@ def log_partition(ch):
 
 
 def differentiable_log_partition(ch):
-    """log Z by the scaled forward recursion, out of place so that autograd
-    flows through it: per step one [b, C] @ [C, C] product instead of the log
-    space's [b, C, C] logsumexp. For training.
-
-    Returns
-    -------
-    log_z : Tensor [B]
-    bad : bool Tensor [B]
-        Sentences that lost precision (or have no path): to recompute in log
-        space.
+    """``(log_z [B], bad [B])`` by the scaled forward recursion, out of place so that
+    autograd flows through it (one [b, C] @ [C, C] product per step). For training.
     """
     ef, L = ch.folded()
     T = ch.T

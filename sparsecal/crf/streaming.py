@@ -1,8 +1,5 @@
-"""A corpus' token marginals, streamed batch by batch into thresholded entries.
-
-The dense ``[n_tokens, C]`` matrix of a corpus is never held: each batch's
-marginals are thresholded (Kranzlein et al. 2021, Section 3.1) and only the
-surviving entries are kept, in arrays grown in place.
+"""A corpus' token marginals, streamed batch by batch into thresholded entries: the
+dense ``[n_tokens, C]`` matrix is never held.
 """
 import warnings
 
@@ -15,6 +12,7 @@ from ..core.validation import check_unit_interval
 from ._torch import resolve_threads, to_tensor, torch, torch_threads
 from .backends import check_backend, token_marginals
 from .potentials import prepare
+from .._docs import fill_doc
 
 __all__ = ["stream_entries"]
 
@@ -22,7 +20,6 @@ _BATCH_KEYS = ("emissions", "transitions", "lengths", "gold", "start", "end", "a
 
 
 def _unpack(batch, i):
-    """Batch ``i`` as a dict with the keys of ``_BATCH_KEYS`` (and ``mask``)."""
     if isinstance(batch, dict):
         unknown = set(batch) - set(_BATCH_KEYS) - {"mask"}
         if unknown:
@@ -41,70 +38,43 @@ def _unpack(batch, i):
     raise TypeError(f"batch {i} must be a dict or a tuple, got {type(batch).__name__}")
 
 
+@fill_doc
 def stream_entries(batches, threshold=0.01, n_tags=None, dense_out=None, progress=None,
                    *, backend="lean", missing_gold="negatives", n_threads=None):
-    """Token marginals of a corpus, thresholded into entries batch by batch.
-
-    For each batch, computes the token marginals (:func:`sparsecal.crf.marginals`),
-    keeps the real tokens (in batch order, sentence by sentence), and appends the
-    entries with ``score >= threshold`` (:func:`sparsecal.threshold`) with token
-    indices offset by a running counter of real tokens. Memory stays at one
-    batch's marginals plus the surviving entries: a corpus of 10^6 tokens x 600
-    tags never needs its dense matrix.
+    """Token marginals of a corpus, thresholded into entries batch by batch: memory
+    stays at one batch's marginals plus the surviving entries.
 
     Parameters
     ----------
     batches : iterable, or callable returning an iterator
-        Each batch is a dict with keys ``emissions`` [B, N, C], ``transitions``
-        [C, C], ``gold`` [B, N] (gold tag index; -1 for padding and for tokens
-        without a gold tag in the inventory) and optionally ``lengths`` (or
-        ``mask``), ``start``, ``end``, ``allowed``; or a tuple ``(emissions,
-        transitions, lengths, gold[, start, end, allowed])`` (``lengths`` may be
-        None).
+        Dicts with ``emissions``, ``transitions``, ``gold`` [B, N] (-1: padding or
+        no gold tag) and optionally ``lengths`` (or ``mask``), ``start``, ``end``,
+        ``allowed``; or tuples ``(emissions, transitions, lengths, gold[, start,
+        end, allowed])``.
     threshold : float, default 0.01
-        Keep entries with ``score >= threshold``.
     n_tags : int, optional
-        Expected number of tags ``C`` (checked); default: that of the first batch.
+        Expected number of tags (default: the first batch's).
     dense_out : array, shape (n_tokens_total, C), optional
-        Preallocated array or ``np.memmap`` that receives the dense marginals of
-        the real tokens, in order. Raises if the corpus has more tokens than
-        rows; warns if it has fewer.
+        Receives the dense marginals of the real tokens (e.g. an ``np.memmap``).
     progress : callable, optional
-        ``progress(done, total)`` after each batch (:mod:`sparsecal.core.progress`):
-        ``done`` batches of ``total`` (None when ``batches`` has no length).
-    backend : {"lean", "log", "torch-struct"}, default "lean"
-        As in :func:`sparsecal.crf.marginals`.
-    missing_gold : {"negatives", "drop"}
-        As in :func:`sparsecal.threshold`.
+        ``progress(done, total)`` after each batch.
+    {crf_backend}
+    {missing_gold}
     n_threads : int, optional
-        Threads for torch and for the threshold kernel, per batch (None:
-        ``SPARSECAL_NUM_THREADS`` or 1; 0: the libraries' own defaults).
+        Threads for torch and the threshold kernel.
 
     Returns
     -------
     Entries
-        ``token`` counts real tokens over the whole corpus; ``n_tokens`` is their
-        total and ``n_tags`` is ``C``.
 
     Raises
     ------
-    TypeError
-        On a batch that is neither a dict nor a tuple, non-integer gold tags, or
-        invalid potentials (as in :func:`sparsecal.crf.marginals`).
-    ValueError
-        On a threshold outside [0, 1], a malformed batch, a batch whose number of
-        tags differs from ``n_tags``, gold of the wrong shape, more tokens than
-        rows of ``dense_out``, or invalid potentials.
-
-    Warns
-    -----
-    UserWarning
-        When ``dense_out`` has more rows than the corpus has tokens.
+    TypeError, ValueError
+        On a malformed batch, or tag counts that differ between batches.
 
     References
     ----------
-    Kranzlein, Liu & Schneider (2021), Making heads and tails of models with
-    marginal calibration for sparse tagsets, Section 3.1 (thresholded entries).
+    Kranzlein, Liu & Schneider 2021, Section 3.1.
 
     Examples
     --------

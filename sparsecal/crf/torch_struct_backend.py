@@ -1,11 +1,9 @@
 """The torch-struct backend: ``torch_struct.LinearChainCRF`` as an external reference.
 
-Edge potentials are ``[B, N-1, C, C]``, indexed ``[..., z_{n+1}, z_n]``:
-``O(N C^3)`` work, slow for hundreds of tags. One-token sentences (no edge) are
-computed directly. It reads the shifted potentials (:meth:`Chain.shifted`, in
-float64; the shifts are added back to ``log Z``); potentials spread over more
-than ``RANGE`` are refused (torch-struct's "impossible" is -1e5). torch-struct masks impossible paths with ``-1e9`` rather than
-``-inf``, so callers must first check that every sentence has a path
+``O(N C^3)`` edge potentials ``[B, N-1, C, C]`` over the shifted potentials in
+float64; one-token sentences are computed directly. It masks impossible paths
+with ``-1e9``, so potentials spread over more than ``RANGE`` are refused and
+callers first check that every sentence has a path
 (:func:`.backends.checked_log_partition`).
 """
 import warnings
@@ -37,11 +35,10 @@ def _check_range(phi):
 
 @contextmanager
 def _linear_chain_crf(ch):
-    """Yield ``(dist, shifted folded emissions, lengths, offset)``, ``dist`` the
-    ``LinearChainCRF`` of the batch (None when no sentence has two tokens). Its
-    marginals need autograd: it is on inside the block, even under
-    ``torch.inference_mode``; outputs written in place must be made inside the
-    block too (not as inference tensors)."""
+    """Yield ``(dist, shifted folded emissions, lengths, offset)`` (``dist`` None when
+    no sentence has two tokens), with autograd on inside the block (its marginals
+    need it); outputs written in place must be made inside the block.
+    """
     torch_struct = require("torch_struct", "torch", 'backend="torch-struct"')
     with torch.inference_mode(False), torch.enable_grad(), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*arg_constraints.*")

@@ -1,17 +1,12 @@
 """A synthetic CCG-like tagger with known, frequency-dependent miscalibration.
 
-For demos, tests and benchmarks: a Zipfian tagset (426 tags by default, the most
-frequent tag near 22% of training tokens as CCG's ``N``), per-token true tag
-distributions that are sparse (most entries far below 1e-4) and a tagger whose
-reported scores are overconfident on frequent tags and underconfident on rare
-ones, the pattern Kranzlein et al. 2021 observe (Section 3.3).
-
-Generative story per token: a latent tag ``c`` is drawn from the tag prior; the
-true distribution ``p`` is a softmax with a large logit on ``c``, smaller ones on a
-few confusable tags and a low background; the gold tag is drawn from ``p`` (so
-``p`` is perfectly calibrated); the tagger reports ``p_j ** tau_j`` renormalised,
-with ``tau_j < 1`` for frequent tags (sharper, overconfident at high scores)
-rising to ``tau_j > 1`` for rare tags (underconfident).
+A Zipfian tagset (the top tag near 22% of training tokens, as CCG's ``N``) and
+sparse per-token distributions. Per token: a latent tag is drawn from the prior;
+the true distribution ``p`` is a softmax with a large logit on it, smaller ones
+on a few confusable tags and a low background; the gold tag is drawn from ``p``
+(so ``p`` is calibrated); the tagger reports ``p_j ** tau_j`` renormalised, with
+``tau_j < 1`` for frequent tags (overconfident) rising above 1 for rare ones
+(underconfident), the pattern of Kranzlein et al. 2021, Section 3.3.
 """
 from dataclasses import dataclass
 
@@ -29,13 +24,12 @@ class SyntheticTagger:
     Attributes
     ----------
     scores : ndarray of float32, shape (n_tokens, n_tags)
-        The tagger's (miscalibrated) probabilities; rows sum to 1.
+        The tagger's (miscalibrated) probabilities.
     gold : ndarray of int32, shape (n_tokens,)
     true_probs : ndarray of float32 or None
-        The calibrated distribution the gold tags were drawn from.
+        The calibrated distributions the gold tags were drawn from.
     train_counts : dict
-        Training gold count per tag index, ``{tag: count}`` like the JSON count
-        files (the same for every split of one tagger).
+        Training gold count per tag index (the same for every split of a tagger).
 
     Examples
     --------
@@ -63,32 +57,26 @@ def _tag_prior(n_tags, zipf_exponent):
 def make_tagger_outputs(n_tokens=20000, n_tags=426, *, split_seed=0, tagger_seed=0,
                         zipf_exponent=1.1, n_train=927497, miscalibration=1.0,
                         n_confusable=3, keep_true_probs=False):
-    """Generate one split of synthetic tagger outputs.
-
-    The tokens are drawn in blocks of 8192 from one generator seeded by
-    ``split_seed``, so memory stays bounded and the split is a fixed function
-    of its arguments.
+    """One split of synthetic tagger outputs, a fixed function of the arguments
+    (drawn in blocks of 8192 tokens: bounded memory).
 
     Parameters
     ----------
     n_tokens, n_tags : int
-        Size of the split and of the tagset.
     split_seed : int
-        Seed of this split's tokens (use different seeds for dev and test).
+        Seed of this split's tokens (differ it between dev and test).
     tagger_seed : int
-        Seed of the tagger itself (tag prior sample of training counts); keep it
-        fixed across splits of one tagger.
+        Seed of the tagger (its training counts); the same for all its splits.
     zipf_exponent : float, default=1.1
-        Tag frequencies follow a Zipf law with this exponent (1.1 puts the top
-        tag at ~22% as in CCGbank).
+        Of the tag frequencies.
     n_train : int
         Training tokens behind ``train_counts``.
     miscalibration : float, default=1.0
-        Scales the distortion ``tau``; 0 gives a perfectly calibrated tagger.
+        Scales the distortion ``tau``; 0: a calibrated tagger.
     n_confusable : int, default=3
-        Tags per token that compete with the latent tag.
+        Tags per token competing with the latent tag.
     keep_true_probs : bool, default=False
-        Also return the calibrated distributions (doubles the memory).
+        Also return the calibrated distributions.
 
     Returns
     -------
@@ -98,10 +86,7 @@ def make_tagger_outputs(n_tokens=20000, n_tags=426, *, split_seed=0, tagger_seed
     --------
     >>> from sparsecal import threshold, TagGroups
     >>> from sparsecal.datasets import make_tagger_outputs
-    >>> dev = make_tagger_outputs(2000, n_tags=50, split_seed=1)
     >>> test = make_tagger_outputs(2000, n_tags=50, split_seed=2)
-    >>> dev.scores.shape, dev.gold.dtype, dev.train_counts == test.train_counts
-    ((2000, 50), dtype('int32'), True)
     >>> entries = threshold(test.scores, test.gold, 0.01)
     >>> groups = TagGroups.from_counts(test.train_counts, 2, n_tags=50)
     >>> frequent = groups.tag_to_group[entries.tag] == 0

@@ -1,14 +1,10 @@
-"""Reading tagger outputs and writing thresholded entries.
+"""Reading tagger outputs and writing thresholded entries; every error names the
+file and the problem.
 
-Score matrices: ``.npy`` (memory-mapped, never read whole), ``.npz`` (one array,
-or the one named by ``key``), ``.pt`` (a torch tensor; needs the torch extra).
-Gold tags: ``.npy`` of integers, or ``.txt`` with one entry per line: a tag index,
-or a tag string looked up in a tag-index JSON (``{tag: column}``).
-Thresholded entries: ``.npz`` with ``score``, ``tag``, ``label``, ``token`` and a
-JSON ``metadata`` string (format name, version, n_tags, n_tokens, threshold), so
-a large corpus is thresholded once.
-
-Every error names the file and the problem.
+Score matrices: ``.npy`` (memory-mapped), ``.npz``, ``.pt`` (torch extra). Gold
+tags: ``.npy`` of integers, ``.txt`` of one tag index (or tag string) per line,
+CoNLL-U or CoNLL columns. Entries: ``.npz`` of the entry arrays and a JSON
+``metadata`` record, so a large corpus is thresholded once.
 """
 import json
 import os
@@ -17,6 +13,7 @@ import numpy as np
 
 from ..core.dispatch import distributed_form
 from .._extras import require
+from .._docs import fill_doc
 from .bytefields import Lines, digit_fields, digit_values
 from .npyfile import npz_names, open_npy, read_npz
 from .tagids import field_tag_ids
@@ -51,26 +48,16 @@ def load_scores(path, *, key=None):
     Parameters
     ----------
     path : str or os.PathLike
-        ``.npy`` (opened memory-mapped: a corpus-size matrix is never read
-        whole), ``.npz`` or ``.pt`` (a torch tensor or a dict of tensors; needs
-        the torch extra).
+        ``.npy``, ``.npz`` or ``.pt`` (a tensor or a dict of tensors; needs the
+        torch extra).
     key : str, optional
-        The array (``.npz``) or tensor (``.pt`` dict) to read; optional when the
-        ``.npz`` file holds one array.
+        The array (``.npz``) or tensor (``.pt`` dict) to read; optional for a
+        file of one array.
 
     Returns
     -------
     ndarray of float32 or float64, shape (n_tokens, n_tags)
-        The matrix as stored, in its own dtype and byte order (no copy for
-        ``.npy``).
-
-    Raises
-    ------
-    FileNotFoundError
-        If ``path`` does not exist.
-    ValueError
-        Naming the file: an unknown extension, an unreadable or truncated file,
-        a missing or ambiguous ``key``, a matrix that is not 2-D or not float.
+        As stored (dtype, byte order; no copy for ``.npy``).
 
     Examples
     --------
@@ -80,9 +67,6 @@ def load_scores(path, *, key=None):
     >>> scores = load_scores("scores.npy")
     >>> scores.dtype, scores.shape, type(scores).__name__
     (dtype('float32'), (2, 2), 'memmap')
-    >>> np.savez("outputs.npz", probs=scores, logits=np.log(scores))
-    >>> load_scores("outputs.npz", key="probs")[1]
-    array([0.1, 0.9], dtype=float32)
     """
     _exists(path, "scores")
     ext = os.path.splitext(_name(path))[1].lower()
@@ -141,18 +125,10 @@ def load_tag_index(path):
     Parameters
     ----------
     path : str or os.PathLike
-        A JSON object mapping each tag string to its column in the score matrix.
 
     Returns
     -------
     dict of str to int
-
-    Raises
-    ------
-    FileNotFoundError
-        If ``path`` does not exist.
-    ValueError
-        Naming the file, if it is not valid JSON or not an object of integers.
 
     Examples
     --------
@@ -166,45 +142,28 @@ def load_tag_index(path):
     return check_tag_index(read_json(path, "tag index"), f"tag index {_name(path)!r}")
 
 
+@fill_doc
 def load_gold(path, *, tag_index=None, unknown="error", format=None, column=None):
     """Gold tag index per token from ``.npy``, ``.txt``, CoNLL-U or CoNLL columns.
 
     Parameters
     ----------
     path : str or os.PathLike
-        ``.npy``: a 1-D integer array. ``.txt``: one token per line, an integer
-        column index, or (with ``tag_index``) a tag string. ``.conllu``: a
-        CoNLL-U file (:func:`~sparsecal.io.read_conllu`). ``.conll`` (or any
-        name with ``format="conll"``): a CoNLL-2003-style column file
-        (:func:`~sparsecal.io.read_conll_columns`). Text files may be
-        compressed (``.gz``, ``.bz2``, ``.xz``).
+        ``.npy`` of integers; ``.txt`` of one column index (or, with
+        ``tag_index``, tag string) per line; ``.conllu`` (:func:`read_conllu`);
+        ``.conll`` (:func:`read_conll_columns`). Text may be compressed
+        (``.gz``, ``.bz2``, ``.xz``).
     tag_index : str, os.PathLike or dict, optional
-        Tag strings to columns (a JSON file as :func:`load_tag_index` reads, or
-        the dict itself); needed for tag strings (``.txt`` of tags, CoNLL-U,
-        CoNLL columns).
-    unknown : {"error", "extend"} or int, default="error"
-        A tag string missing from ``tag_index``: an error naming the unknown
-        tags and their lines; ``"extend"``: new columns after the largest
-        one; an id ``k >= -1`` (see :func:`~sparsecal.io.tagids.tag_ids`).
+        Tag strings to columns, or a JSON file of them; needed for tag strings.
+    {unknown}
     format : {"npy", "txt", "conllu", "conll"}, optional
-        The file format; default: from the extension (below a compression
-        suffix).
+        Default: from the extension (below a compression suffix).
     column : str or int, optional
-        The tag column: a CoNLL-U field name (default ``"upos"``) or a CoNLL
-        column number (default ``-1``, the last).
+        A CoNLL-U field name (default ``"upos"``) or CoNLL column (default -1).
 
     Returns
     -------
     ndarray of int, shape (n_tokens,)
-        Gold column per token (range-checked later against the score matrix).
-
-    Raises
-    ------
-    FileNotFoundError
-        If ``path`` does not exist.
-    ValueError
-        Naming the file (and the line of a ``.txt`` file): an unknown extension,
-        an unreadable file, a value that is not an index, an unknown tag.
 
     Examples
     --------
@@ -219,12 +178,10 @@ def load_gold(path, *, tag_index=None, unknown="error", format=None, column=None
 
 
 def load_gold_sentences(path, *, tag_index=None, unknown="error", format=None, column=None):
-    """Gold tag index per token with the sentence boundaries the file gives.
+    """:func:`load_gold`, with the sentence offsets of a CoNLL-U or CoNLL file.
 
-    The reader of :func:`load_gold` (same arguments, same checks), which also
-    returns where the sentences of a CoNLL-U or CoNLL column file begin: what
-    lines a flat ``[n_tokens, n_tags]`` score matrix up with the sentences of
-    a structured tagger (docs/structured.md).
+    The offsets line a flat ``[n_tokens, n_tags]`` score matrix up with the
+    sentences of a structured tagger.
 
     Parameters
     ----------
@@ -235,13 +192,8 @@ def load_gold_sentences(path, *, tag_index=None, unknown="error", format=None, c
     -------
     gold : ndarray of int, shape (n_tokens,)
     offsets : ndarray of int64, shape (n_sentences + 1,), or None
-        Sentence ``i`` is ``gold[offsets[i]:offsets[i + 1]]`` (CoNLL-U and CoNLL
-        files); None for ``.npy`` and ``.txt`` files, which have no sentences.
-
-    Raises
-    ------
-    FileNotFoundError, ValueError
-        As :func:`load_gold`.
+        Sentence ``i`` is ``gold[offsets[i]:offsets[i + 1]]``; None for ``.npy``
+        and ``.txt``.
 
     Examples
     --------
@@ -252,10 +204,6 @@ def load_gold_sentences(path, *, tag_index=None, unknown="error", format=None, c
     ...                                                              "B-PER": 2})
     >>> gold.tolist(), offsets.tolist()
     ([1, 0, 2], [0, 2, 3])
-    >>> with open("tags.txt", "w") as f:
-    ...     _ = f.write("1\\n0\\n")
-    >>> load_gold_sentences("tags.txt")
-    (array([1, 0]), None)
     """
     _exists(path, "gold")
     ext = "." + format if format is not None else base_extension(path)
@@ -288,8 +236,7 @@ def _integer_vector(path, what):
 
 
 def _stripped_lines(path, what):
-    """The bytes of a text file and its stripped lines as ``(buf, starts, ends)``
-    (one blank line at the end is allowed)."""
+    """``(buf, starts, ends)``: a text file's bytes and its stripped lines."""
     lines = Lines(read_bytes(path, what))
     starts, ends = lines.stripped()
     if starts.size and starts[-1] == ends[-1]:
@@ -298,8 +245,7 @@ def _stripped_lines(path, what):
 
 
 def _corpus_gold(path, ext, tag_index, unknown, column):
-    """The :class:`~sparsecal.io.CorpusTags` of a CoNLL-U or CoNLL column file (tag
-    strings: a tag index is needed)."""
+    """The :class:`~sparsecal.io.CorpusTags` of a CoNLL-U or CoNLL column file."""
     from .corpora import read_conll_columns, read_conllu
     if tag_index is None:
         raise ValueError(f"{_name(path)!r} holds tag strings: pass a tag index JSON "
@@ -319,9 +265,9 @@ def _corpus_gold(path, ext, tag_index, unknown, column):
 
 def _integers(buf, starts, ends, path,
               problem="is not a tag index (pass a tag index JSON to read tag strings)"):
-    """The integer (a column index, -1: no gold tag) of each line's field
-    ``buf[starts[i]:ends[i]]``: an optional ``-`` then 1 to 18 ASCII digits,
-    checked and parsed on the bytes."""
+    """The integer of each line's field (``-`` and 1 to 18 ASCII digits), parsed on
+    the bytes.
+    """
     negative = (ends > starts) & (buf[np.minimum(starts, buf.size - 1)] == ord("-")) \
         if buf.size else np.zeros(starts.size, bool)
     digits = starts + negative
@@ -334,30 +280,19 @@ def _integers(buf, starts, ends, path,
 
 
 def load_lengths(path):
-    """Sentence lengths (tokens per sentence) from ``.npy`` or ``.txt``.
+    """Sentence lengths (tokens per sentence, each >= 1) from ``.npy`` or ``.txt``.
 
-    With a flat ``[n_tokens, n_tags]`` score matrix, the lengths say which rows
-    form each sentence: sentence ``i`` is rows ``sum(lengths[:i])`` to
+    Sentence ``i`` of a flat score matrix is then rows ``sum(lengths[:i])`` to
     ``sum(lengths[:i + 1]) - 1``.
 
     Parameters
     ----------
     path : str or os.PathLike
-        ``.npy``: a 1-D integer array; ``.txt`` (optionally compressed): one
-        integer per line.
+        ``.npy`` of integers, or ``.txt`` (optionally compressed) of one per line.
 
     Returns
     -------
     ndarray of int64, shape (n_sentences,)
-        Each at least 1.
-
-    Raises
-    ------
-    FileNotFoundError
-        If ``path`` does not exist.
-    ValueError
-        Naming the file (and the line): another file type, not integers, not
-        1-D, no sentence, or a length below 1.
 
     Examples
     --------
@@ -387,35 +322,25 @@ def load_lengths(path):
 
 
 def save_entries(path, entries, *, extra_arrays=None, extra_metadata=None):
-    """Write thresholded entries to ``.npz`` atomically.
+    """Write thresholded entries to ``.npz``, atomically.
 
-    The file holds the entry arrays in their own dtypes and a JSON metadata
-    record (format, version, ``n_tags``, ``n_tokens``, threshold), so a large
-    corpus is thresholded once and :func:`load_entries` checks what it reads.
-    The file is written beside ``path`` and renamed over it: a crash or an
-    error leaves any previous file whole.
+    The entry arrays keep their dtypes, beside a JSON metadata record (format,
+    version, ``n_tags``, ``n_tokens``, threshold) that :func:`load_entries` checks.
 
     Parameters
     ----------
     path : str or os.PathLike
-        Output file; ``.npz`` is appended when missing.
+        ``.npz`` is appended when missing.
     entries : Entries
-        As :func:`sparsecal.threshold` returns.
     extra_arrays : dict of str to ndarray, optional
-        Further arrays stored beside the entries' (e.g. the features of
-        events: :func:`sparsecal.structured.save_events`); :func:`load_entries`
-        ignores them unless asked.
+        Further arrays (e.g. the features of events), which
+        :func:`load_entries` returns only when asked.
     extra_metadata : dict, optional
-        Further JSON keys of the metadata record.
+        Further keys of the metadata record.
 
     Returns
     -------
     None
-
-    Raises
-    ------
-    ValueError
-        If an extra array or metadata key has the name of one the entries use.
 
     Examples
     --------
@@ -453,27 +378,14 @@ def load_entries(path, *, extras=False):
     Parameters
     ----------
     path : str or os.PathLike
-        An ``.npz`` file written by :func:`save_entries` (a directory of entry
-        shards: :func:`sparsecal.io.load_entry_shards`).
+        The ``.npz`` file (a directory of shards: :func:`load_entry_shards`).
     extras : bool, default=False
-        Also return the metadata record and the arrays that are not the
-        entries' (``extra_arrays`` of :func:`save_entries`).
+        Also return the metadata record and the extra arrays.
 
     Returns
     -------
     Entries
-        With the saved ``n_tags``, ``n_tokens`` and threshold.
-    metadata, arrays : dict
-        Only with ``extras=True``: ``(entries, metadata, arrays)``.
-
-    Raises
-    ------
-    FileNotFoundError
-        If ``path`` does not exist.
-    ValueError
-        Naming the file: not an entries file, another format version, or
-        arrays that break the entries' invariants (lengths, dtypes, labels in
-        {0, 1}, tags and tokens in range, scores in [threshold, 1]).
+        Or ``(entries, metadata, arrays)`` with ``extras=True``.
 
     Examples
     --------

@@ -1,22 +1,13 @@
 """Atomic output: a kill at any instant leaves the complete old or the complete new.
 
-Files: written to a temporary sibling (``.<name>.tmp-<pid>-<token>``), flushed to
-disk, then renamed over the target (``os.replace``, atomic on POSIX and Windows).
-
-Directories (a saved calibrator, a report): the new directory is written beside
-the target, then the two are swapped in one step with ``renameat2(...,
-RENAME_EXCHANGE)`` (Linux 3.15+; through glibc or the raw system call) or
-``renamex_np(..., RENAME_SWAP)`` (macOS), and the old one, now at the temporary
-name, is removed. Where the file system has no atomic exchange (some network
-file systems, other platforms) the swap takes two renames: the old directory
-first moves to ``.<name>.old-<pid>-<token>``. A kill between the two renames
-leaves it there, whole; the next write to the same target puts it back first, so
-no output is ever lost.
-
-Temporaries left by a killed process (its pid no longer runs) are removed by the
-next write to the same target. An error while writing (a full disk, a file-size
-limit) removes the temporary, leaves the old output untouched, and is raised
-naming the user's path, not the temporary one.
+Files are written to a temporary sibling (``.<name>.tmp-<pid>-<token>``),
+flushed, and renamed over the target. Directories are written beside the target
+and swapped with it in one step (``renameat2(RENAME_EXCHANGE)`` on Linux,
+``renamex_np(RENAME_SWAP)`` on macOS); without an atomic exchange the old
+directory is first renamed to ``.<name>.old-<pid>-<token>``, and the next write
+puts it back if a kill fell between the two renames. The next write also removes
+the temporaries of killed writers. A failed write removes its temporary, leaves
+the old output untouched, and is raised naming the user's path.
 """
 import contextlib
 import ctypes
@@ -46,32 +37,9 @@ def _prefix(path, kind):
 
 
 def make_temp(directory, prefix=".tmp-", suffix="", *, is_dir=False):
-    """Create a new, uniquely named empty file (or directory) in ``directory``.
-
-    Unlike ``tempfile.mkstemp``/``mkdtemp`` (private: 0o600/0o700) it gets the
-    permissions ``open``/``mkdir`` would give (0o666/0o777 less the umask), which
-    the rename then carries over to the output. The name holds this process's
-    pid, so that a later run can tell a killed writer's leftovers.
-
-    Parameters
-    ----------
-    directory : str
-    prefix, suffix : str
-    is_dir : bool, default=False
-
-    Returns
-    -------
-    str
-        The path created.
-
-    Examples
-    --------
-    >>> import os
-    >>> from sparsecal.io.atomic import make_temp
-    >>> p = make_temp(".", ".out.npy.tmp-", ".npy")
-    >>> os.path.basename(p).startswith(f".out.npy.tmp-{os.getpid()}-"), os.path.isfile(p)
-    (True, True)
-    >>> os.remove(p)
+    """Create a new, uniquely named empty file (or directory) in ``directory``, named
+    with this process's pid and with the permissions ``open``/``mkdir`` would give
+    (not ``mkstemp``'s private ones), which the rename carries to the output.
     """
     for _ in range(1000):
         path = os.path.join(directory,
@@ -115,8 +83,9 @@ def _leftovers(path, kind):
 
 
 def _recover(path):
-    """Put back an old output a killed two-rename swap left aside, and remove the
-    temporaries of killed writers."""
+    """Put back an old output a killed two-rename swap left aside; remove the
+    temporaries of killed writers.
+    """
     olds = _leftovers(path, "old")
     if olds and not os.path.lexists(path):
         os.replace(olds[-1], path)
@@ -139,32 +108,8 @@ def _libc():
 
 
 def exchange(a, b):
-    """Swap the paths ``a`` and ``b`` in one atomic step, if the system can.
-
-    Parameters
-    ----------
-    a, b : str
-        Two existing paths on the same file system.
-
-    Returns
-    -------
-    bool
-        True if they were swapped; False if this platform or file system has no
-        atomic exchange (nothing was changed then).
-
-    Raises
-    ------
-    OSError
-        For any other failure (e.g. permissions), naming both paths.
-
-    Examples
-    --------
-    >>> import os
-    >>> from sparsecal.io.atomic import exchange
-    >>> os.makedirs("a"); os.makedirs("b"); open("a/x", "w").close()
-    >>> swapped = exchange("a", "b")
-    >>> swapped is False or (os.listdir("a"), os.listdir("b")) == ([], ["x"])
-    True
+    """Swap the paths ``a`` and ``b`` atomically; False (nothing changed) where the
+    system cannot.
     """
     libc = _libc()
     if libc is None:   # pragma: no cover
@@ -210,7 +155,6 @@ def _fsync(path, directory=False):
 
 
 def _named(exc, path, tmp):
-    """``exc`` re-raised as naming ``path`` if it is a failure to write ``tmp``."""
     if isinstance(exc, OSError) and (exc.errno in _WRITE_ERRORS
                                      or (exc.filename and os.fspath(exc.filename) == tmp)):
         return OSError(exc.errno, f"cannot write {path!r}: "
@@ -220,35 +164,8 @@ def _named(exc, path, tmp):
 
 @contextlib.contextmanager
 def atomic_path(path, suffix=""):
-    """Yield a temporary path beside ``path``; on success it replaces ``path``.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The output file.
-    suffix : str, default=""
-        Suffix of the temporary name (writers such as ``np.save`` add their
-        extension when it is missing).
-
-    Yields
-    ------
-    str
-        The temporary path to write.
-
-    Raises
-    ------
-    OSError
-        A failure to write (a full disk, a file-size limit), naming ``path``;
-        the temporary is removed and the old ``path`` is untouched.
-
-    Examples
-    --------
-    >>> from sparsecal.io.atomic import atomic_path
-    >>> with atomic_path("out.txt") as tmp:
-    ...     with open(tmp, "w") as f:
-    ...         _ = f.write("complete")
-    >>> open("out.txt").read()
-    'complete'
+    """Yield a temporary path (ending in ``suffix``) beside ``path``; on success it
+    replaces ``path``.
     """
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
@@ -271,24 +188,7 @@ def atomic_path(path, suffix=""):
 
 
 def atomic_write_text(path, text):
-    """Write ``text`` (UTF-8) to ``path`` atomically.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-    text : str
-
-    Returns
-    -------
-    None
-
-    Examples
-    --------
-    >>> from sparsecal.io.atomic import atomic_write_text
-    >>> atomic_write_text("note.txt", "hello")
-    >>> open("note.txt").read()
-    'hello'
-    """
+    """Write ``text`` (UTF-8) to ``path`` atomically."""
     with atomic_path(path) as tmp:
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
@@ -296,42 +196,12 @@ def atomic_write_text(path, text):
 
 @contextlib.contextmanager
 def atomic_directory(path, replaceable, what):
-    """Yield a new directory beside ``path`` to fill; on success it takes the
-    place of ``path`` in one atomic step (see the module's description).
+    """Yield a new directory beside ``path`` to fill; on success it takes the place
+    of ``path`` in one atomic step.
 
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The output directory.
-    replaceable : callable
-        ``replaceable(path)`` is true for an existing ``path`` that may be
-        replaced (one this package wrote); anything else is refused.
-    what : str
-        What the directory holds, for the refusal (``"a saved calibrator"``).
-
-    Yields
-    ------
-    str
-        The temporary directory to fill.
-
-    Raises
-    ------
-    FileExistsError
-        If ``path`` exists and is not replaceable, before anything is written.
-    OSError
-        A failure to write, naming ``path``; the temporary directory is removed
-        and the old ``path`` is untouched.
-
-    Examples
-    --------
-    >>> import os
-    >>> from sparsecal.io.atomic import atomic_directory
-    >>> for text in ("old", "new"):
-    ...     with atomic_directory("out", lambda p: True, "an output") as tmp:
-    ...         with open(os.path.join(tmp, "x.txt"), "w") as f:
-    ...             _ = f.write(text)
-    >>> open("out/x.txt").read(), [n for n in os.listdir(".") if n.startswith(".out")]
-    ('new', [])
+    An existing ``path`` must be ``replaceable(path)`` (one this package wrote),
+    else a FileExistsError naming ``what`` it should hold, before anything is
+    written.
     """
     path = os.fspath(path)
     _recover(path)

@@ -1,11 +1,9 @@
-"""Fields of a text file located on its raw bytes with NumPy: line starts and
-ends, per-line counts of a byte, and the distinct values of a field with each
-line's value id, so a corpus reader decodes each distinct tag (or word) once
-instead of building one string per token.
+"""Fields of a text located on its raw bytes with NumPy (line bounds, byte counts,
+distinct fields with each line's id), so a corpus reader decodes each distinct
+tag or word once instead of building a string per token.
 
-Lines are those of :func:`~sparsecal.io.textfile.read_lines` (the bytes come from
-:func:`~sparsecal.io.textfile.read_bytes`: UTF-8 checked, BOM removed, ``\\r\\n``
-and ``\\r`` made ``\\n``; the newline after the last line ends it).
+The bytes come from :func:`~sparsecal.io.textfile.read_bytes` (UTF-8 checked,
+BOM removed, newlines made ``\\n``).
 """
 import numpy as np
 
@@ -32,20 +30,7 @@ _SPACE_LASTS[[code[-1] for code in _UNICODE_SPACES]] = True
 
 
 class Lines:
-    """The line table of a text: ``starts[i]:ends[i]`` are line ``i``'s bytes.
-
-    Parameters
-    ----------
-    data : bytes
-        The text, as :func:`~sparsecal.io.textfile.read_bytes` returns it.
-
-    Examples
-    --------
-    >>> from sparsecal.io.bytefields import Lines
-    >>> lines = Lines(b"a\\tb\\n\\nc\\n")
-    >>> lines.starts.tolist(), lines.ends.tolist(), lines.count(b"\\t").tolist()
-    ([0, 4, 5], [3, 4, 6], [1, 0, 0])
-    """
+    """The line table of a text: ``starts[i]:ends[i]`` are line ``i``'s bytes."""
 
     def __init__(self, data):
         self.data = data
@@ -60,23 +45,16 @@ class Lines:
         return int(self.starts.size)
 
     def positions(self, byte):
-        """The offsets of every ``byte`` (one byte, e.g. ``b"\\t"``) in the text."""
+        """The offsets of every ``byte`` in the text."""
         return np.flatnonzero(self.buf == ord(byte))
 
     def count(self, byte, positions=None):
-        """How many times ``byte`` occurs in each line."""
         pos = self.positions(byte) if positions is None else positions
         return np.searchsorted(pos, self.ends) - np.searchsorted(pos, self.starts)
 
     def whitespace_fields(self):
-        """The fields of every line split at whitespace runs, as ``str.split()``.
-
-        Returns
-        -------
-        starts, ends : ndarray of int64
-            The byte ranges of all fields, in text order.
-        counts : ndarray of int64, shape (n_lines,)
-            The number of fields of each line (0: a blank line).
+        """``(starts, ends, counts)``: the byte ranges of every line's fields split as by
+        ``str.split()``, and the number of fields of each line.
         """
         bounded = np.ones(self.buf.size + 2, bool)   # a space before and after the text
         space = bounded[1:-1]
@@ -99,13 +77,7 @@ class Lines:
         return starts, ends, counts
 
     def stripped(self):
-        """Each line's byte range without leading and trailing whitespace, as
-        ``str.strip()`` (an all-whitespace line: an empty range at its start).
-
-        Returns
-        -------
-        starts, ends : ndarray of int64, shape (n_lines,)
-        """
+        """``(starts, ends)`` of each line stripped as by ``str.strip()``."""
         edge = self.ends > self.starts   # lines that may start or end with whitespace
         edge[edge] = (SPACE_LEADS[self.buf[self.starts[edge]]]
                       | _SPACE_LASTS[self.buf[self.ends[edge] - 1]])
@@ -121,35 +93,12 @@ class Lines:
         return line_starts, line_ends
 
     def text(self, i):
-        """Line ``i`` as a str."""
         return self.data[self.starts[i]:self.ends[i]].decode("utf-8")
 
 
 def joined_fields(buf, starts, ends):
-    """The fields ``buf[starts[i]:ends[i]]`` as a list of str, decoded in one call.
-
-    The fields' bytes are gathered with one index array (work in proportion to
-    the fields' bytes, not to the text), each followed by a newline, decoded
-    from UTF-8 and split, all in C.
-
-    Parameters
-    ----------
-    buf : ndarray of uint8
-    starts, ends : ndarray of int64, shape (n,)
-        Byte ranges of fields holding no newline (the fields of lines), in any
-        order.
-
-    Returns
-    -------
-    list of str
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.io.bytefields import joined_fields
-    >>> buf = np.frombuffer("NOUN Zürich  x".encode(), np.uint8)
-    >>> joined_fields(buf, np.array([0, 5, 13]), np.array([4, 12, 13]))
-    ['NOUN', 'Zürich', '']
+    """The fields ``buf[starts[i]:ends[i]]`` (no newline in them) as a list of str,
+    gathered, decoded and split in one call each.
     """
     if starts.size == 0:
         return []
@@ -159,9 +108,9 @@ def joined_fields(buf, starts, ends):
 
 
 def _gather(buf, starts, sizes):
-    """The ``sizes[i]`` bytes from each ``starts[i]``, concatenated (a byte past
-    the end of the text reads as its last byte), and where each run ends in the
-    result: one index array, work in proportion to the bytes gathered."""
+    """The ``sizes[i]`` bytes from each ``starts[i]``, concatenated, and where each
+    run ends in the result.
+    """
     after = np.cumsum(sizes)
     if buf.size == 0:
         return np.zeros(int(after[-1]) if after.size else 0, np.uint8), after
@@ -171,25 +120,7 @@ def _gather(buf, starts, sizes):
 
 
 def digit_fields(buf, starts, ends):
-    """Whether each field ``buf[starts[i]:ends[i]]`` is one or more ASCII digits.
-
-    Parameters
-    ----------
-    buf : ndarray of uint8
-    starts, ends : ndarray of int64, shape (n,)
-
-    Returns
-    -------
-    ndarray of bool, shape (n,)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.io.bytefields import digit_fields
-    >>> buf = np.frombuffer("12 1-2 ٣ x".encode(), np.uint8)
-    >>> digit_fields(buf, np.array([0, 3, 7, 10, 3]), np.array([2, 6, 9, 11, 3])).tolist()
-    [True, False, False, False, False]
-    """
+    """Whether each field ``buf[starts[i]:ends[i]]`` is one or more ASCII digits."""
     lengths = ends - starts
     if lengths.size == 0:
         return np.zeros(0, bool)
@@ -200,26 +131,7 @@ def digit_fields(buf, starts, ends):
 
 
 def digit_values(buf, starts, ends):
-    """The value of each field of 1 to 18 ASCII digits (:func:`digit_fields`).
-
-    Parameters
-    ----------
-    buf : ndarray of uint8
-    starts, ends : ndarray of int64, shape (n,)
-        Fields of 1 to 18 ASCII digits (not checked).
-
-    Returns
-    -------
-    ndarray of int64, shape (n,)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.io.bytefields import digit_values
-    >>> buf = np.frombuffer(b"7 0042 999999999999999999", np.uint8)
-    >>> digit_values(buf, np.array([0, 2, 7]), np.array([1, 6, 25])).tolist()
-    [7, 42, 999999999999999999]
-    """
+    """The int64 value of each field of 1 to 18 ASCII digits (not checked)."""
     lengths = ends - starts
     values = np.zeros(lengths.size, np.int64)
     for j in range(int(lengths.max(initial=0))):   # a loop over digit places (<= 18)
@@ -230,12 +142,9 @@ def digit_values(buf, starts, ends):
 
 
 def _loads(buf, at):
-    """The 8 bytes from each offset ``at`` (``0 <= at <= buf.size``) as a
-    little-endian 64-bit word, zeros past the end of the text.
-
-    Unaligned loads through a view of the text with a stride of one byte (no
-    copy of the text); the offsets within 8 bytes of its end read a zero-padded
-    copy of its last bytes."""
+    """The 8 bytes from each offset ``at`` as a little-endian word (zeros past the
+    end), through a byte-strided view (no copy of the text).
+    """
     n = buf.size
     k = min(n, 8)
     tail = np.zeros(16, np.uint8)
@@ -251,8 +160,7 @@ def _loads(buf, at):
 
 
 def _words(buf, starts, lengths, n_words):
-    """Each field as ``n_words`` little-endian 64-bit words: its bytes, then zeros
-    (:func:`_loads` at every start, masked to the field's length: no index matrix)."""
+    """Each field as ``n_words`` little-endian words: its bytes, then zeros."""
     words = np.empty((starts.size, n_words), np.uint64)
     for j in range(n_words):   # a loop over the 8-byte words of a field
         left = np.clip(lengths - 8 * j, 0, 8)
@@ -262,8 +170,8 @@ def _words(buf, starts, lengths, n_words):
 
 def _first_and_inverse(keys):
     """``np.unique(keys, return_index=True, return_inverse=True)[1:]``, the first
-    occurrences found by ``np.minimum.at`` rather than a stable argsort (3x
-    slower on a million keys)."""
+    occurrences by ``np.minimum.at`` (3x faster than a stable argsort).
+    """
     _, inverse = np.unique(keys, return_inverse=True)
     inverse = inverse.reshape(-1)
     first = np.full(int(inverse.max(initial=-1)) + 1, keys.size, np.int64)
@@ -272,10 +180,9 @@ def _first_and_inverse(keys):
 
 
 def _distinct_rows(words, lengths):
-    """``(first, inverse)`` of the distinct fields (rows of ``words`` and their
-    ``lengths``): by the word itself when a field fits one, else by a 64-bit
-    hash of its words; checked, and by the words and lengths themselves if two
-    fields share a key (a hash collision, or fields that differ by trailing NULs)."""
+    """``(first, inverse)`` of the distinct fields: keyed by the word itself when a
+    field fits one, else by a hash of its words, collisions checked exactly.
+    """
     key = words[:, 0].copy()
     for j in range(1, words.shape[1]):   # a loop over the 8-byte words of a field
         key = key * np.uint64(0x100000001B3) + words[:, j]
@@ -288,32 +195,8 @@ def _distinct_rows(words, lengths):
 
 
 def distinct_fields(buf, starts, ends):
-    """The distinct byte strings ``buf[starts[i]:ends[i]]`` and each one's id.
-
-    Parameters
-    ----------
-    buf : ndarray of uint8
-    starts, ends : ndarray of int64, shape (n,)
-
-    Returns
-    -------
-    values : list of str
-        The distinct fields, decoded from UTF-8, in the order they first occur.
-    inverse : ndarray of int64, shape (n,)
-        ``values[inverse[i]]`` is field ``i``.
-
-    Each field is keyed by its bytes (exact: keys are checked, NUL bytes included),
-    in chunks of at most ``_CHUNK_BYTES`` bytes whose distinct fields are then
-    merged; only the distinct fields are decoded (:func:`joined_fields`).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.io.bytefields import distinct_fields
-    >>> buf = np.frombuffer(b"NOUN VERB NOUN", np.uint8)
-    >>> values, inverse = distinct_fields(buf, np.array([0, 5, 10]), np.array([4, 9, 14]))
-    >>> [values[i] for i in inverse]
-    ['NOUN', 'VERB', 'NOUN']
+    """``(values, inverse)``: the distinct fields ``buf[starts[i]:ends[i]]``, decoded
+    in order of first occurrence, and ``values[inverse[i]]`` is field ``i``.
     """
     lengths = ends - starts
     n_words = max(1, -(-int(lengths.max(initial=0)) // 8))

@@ -1,35 +1,24 @@
 """Saving and loading fitted calibrator states: a versioned, non-pickle format.
 
-This module writes and reads *states* (JSON values and NumPy arrays) and holds
-the checks they share; it knows no calibrator class.
-:meth:`GroupedCalibrator.get_state
-<sparsecal.calibration.GroupedCalibrator.get_state>` turns a model into a state and
-``from_state`` (with the method registry) checks every field and turns it back;
-each calibrator class checks its own parameters and fitted arrays.
+This module reads and writes *states* (JSON values and NumPy arrays) and holds
+the checks they share; it knows no calibrator class
+(:meth:`~sparsecal.calibration.GroupedCalibrator.get_state` and ``from_state``
+turn models into states and back).
 
-A saved :class:`~sparsecal.calibration.GroupedCalibrator` is a directory holding
+A saved :class:`~sparsecal.calibration.GroupedCalibrator` is a directory of
 
-- ``calibrator.json``: ``{"format": "sparsecal.GroupedCalibrator", "version": 1,
-  "n_tags", "threshold", "min_entries", "renormalize", "groups": {"kind",
-  "n_groups"}, "fallback": {"kind", "n_groups"} or null, "base": {"class",
-  "params"}, "calibrators": [{"class", "params", "fitted"}, ...]}``;
-- ``arrays.npz`` (uncompressed ``.npy`` members, no pickled objects):
-  ``groups_tag_to_group``, ``fallback_tag_to_group`` (if any),
-  ``tag_to_calibrator`` and, for calibrator ``i``, its fitted arrays as
-  ``c{i}.{name}`` (e.g. ``c0.x_knots_``).
+- ``calibrator.json``: format, version, ``n_tags``, ``threshold``,
+  ``min_entries``, ``renormalize``, ``groups`` and ``fallback`` (kind,
+  n_groups), ``base`` and ``calibrators`` (class, params, fitted);
+- ``arrays.npz`` (uncompressed, no pickles): the groups' tag-to-group maps,
+  ``tag_to_calibrator`` and calibrator ``i``'s fitted arrays as
+  ``c{i}.{name}``.
 
-The directory is written to a temporary sibling and renamed into place, so a
-failure leaves no partial calibrator. Reading is bounded before anything is
-parsed or inflated: both files must be regular files; ``calibrator.json`` is
-read by :func:`~sparsecal.core.jsonfile.read_json` with at most
-:data:`MAX_JSON_BYTES` (no NaN, infinity, repeated key or runaway nesting); a
-saved calibrator covers at most :data:`MAX_TAGS` tags; the members of
-``arrays.npz`` may declare at most the file's size plus ``16 MiB + 64 bytes *
-n_tags`` in all (the arrays of a saved calibrator are stored uncompressed, so a
-compressed member cannot inflate beyond that), and are read by
-:func:`~sparsecal.io.npyfile.read_npz` (headers checked first, no pickles) and
-must be numeric. Every error is a :class:`StateError` naming the file and the
-field.
+It is written to a temporary sibling and renamed into place. Reading is bounded
+before anything is parsed or inflated (regular files, :data:`MAX_JSON_BYTES`,
+:data:`MAX_TAGS`, members of ``arrays.npz`` declaring at most the file's size
+plus ``16 MiB + 64 bytes * n_tags``); every error is a :class:`StateError`
+naming the file and the field.
 """
 import json
 import math
@@ -67,30 +56,8 @@ class StateError(ValueError):
 
 
 class StateFields:
-    """How errors name the fields of a state: the files it was read from and
-    the prefixes of its JSON fields and arrays.
-
-    Parameters
-    ----------
-    path : str or path, optional
-        The saved calibrator's directory; errors then start with the path of
-        ``calibrator.json`` or ``arrays.npz``.
-    field : str, default=""
-        Prefix of JSON field names, e.g. ``"calibrators[3]"``.
-    array : str, default=""
-        Prefix of array names, e.g. ``"c3."``.
-
-    Examples
-    --------
-    >>> from sparsecal.io.calibrators import StateFields
-    >>> fields = StateFields(field="calibrators[3]", array="c3.")
-    >>> fields.field("params.n_bins"), fields.array("x_knots_")
-    ('calibrators[3].params.n_bins', 'c3.x_knots_')
-    >>> with fields.in_json():
-    ...     raise ValueError("calibrators[3].params.n_bins must be a positive integer")
-    Traceback (most recent call last):
-    ...
-    sparsecal.io.calibrators.StateError: calibrators[3].params.n_bins must be a positive integer
+    """How errors name the fields of a state: the saved directory ``path`` (optional),
+    and the prefixes of JSON fields (``field``) and arrays (``array``).
     """
 
     def __init__(self, path=None, field="", array=""):
@@ -117,13 +84,15 @@ class StateFields:
         return None if self.path is None else os.path.join(self.path, name)
 
     def in_json(self):
-        """Context turning a ValueError/TypeError into a :class:`StateError`
-        naming ``calibrator.json``."""
+        """Context turning a ValueError/TypeError into a :class:`StateError` naming
+        ``calibrator.json``.
+        """
         return _naming(self.file("calibrator.json"))
 
     def in_arrays(self):
-        """Context turning a ValueError/TypeError into a :class:`StateError`
-        naming ``arrays.npz``."""
+        """Context turning a ValueError/TypeError into a :class:`StateError` naming
+        ``arrays.npz``.
+        """
         return _naming(self.file("arrays.npz"))
 
 
@@ -138,14 +107,8 @@ def _naming(file):
 
 
 def describe(value):
-    """A short text for a JSON value in an error: ``null``, or its repr (the
-    type's name when that is long).
-
-    Examples
-    --------
-    >>> from sparsecal.io.calibrators import describe
-    >>> describe(None), describe("10"), describe(list(range(100)))
-    ('null', "'10'", 'a list')
+    """A short text for a JSON value in an error: ``null``, its repr, or its type's
+    name when that is long.
     """
     if value is None:
         return "null"
@@ -154,27 +117,8 @@ def describe(value):
 
 
 def check_fields(value, name, required, optional=()):
-    """Check that ``value`` is a JSON object with exactly these fields.
-
-    Parameters
-    ----------
-    value : object
-    name : str
-        Its name in errors (``""``: the whole file).
-    required, optional : sequence of str
-
-    Raises
-    ------
-    ValueError
-        For a non-object, a missing or an unknown field (named).
-
-    Examples
-    --------
-    >>> from sparsecal.io.calibrators import check_fields
-    >>> check_fields({"kind": "tfg"}, "groups", ["kind", "n_groups"])
-    Traceback (most recent call last):
-    ...
-    ValueError: groups.n_groups is missing
+    """Check that ``value`` is a JSON object with the ``required`` fields and no
+    others than ``optional``.
     """
     fields = StateFields(field=name)
     if not isinstance(value, dict):
@@ -188,38 +132,14 @@ def check_fields(value, name, required, optional=()):
 
 
 def check_bool(value, name):
-    """``value`` if it is a JSON boolean.
-
-    Raises
-    ------
-    ValueError
-        For anything else (the string ``"false"`` included).
-
-    Examples
-    --------
-    >>> from sparsecal.io.calibrators import check_bool
-    >>> check_bool(False, "renormalize")
-    False
-    """
+    """``value`` if it is a JSON boolean (the string ``"false"`` is not)."""
     if not isinstance(value, bool):
         raise ValueError(f"{name} must be true or false, got {describe(value)}")
     return value
 
 
 def check_number(value, name):
-    """A finite JSON number, as a float.
-
-    Raises
-    ------
-    ValueError
-        For a non-number, a boolean, NaN, infinity or an integer beyond float64.
-
-    Examples
-    --------
-    >>> from sparsecal.io.calibrators import check_number
-    >>> check_number(2, "fitted.slope_")
-    2.0
-    """
+    """A finite JSON number (not a boolean) as a float."""
     try:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool) \
             and math.isfinite(value)
@@ -231,19 +151,7 @@ def check_number(value, name):
 
 
 def check_count(value, name):
-    """A positive integer no larger than :data:`MAX_TAGS` (tags or groups).
-
-    Raises
-    ------
-    ValueError
-        For a non-integer, a boolean, or a value outside ``[1, MAX_TAGS]``.
-
-    Examples
-    --------
-    >>> from sparsecal.io.calibrators import check_count
-    >>> check_count(426, "n_tags")
-    426
-    """
+    """An integer in ``[1, MAX_TAGS]`` (tags or groups)."""
     value = check_positive_int(value, name)
     if value > MAX_TAGS:
         raise ValueError(f"{name} must be at most {MAX_TAGS}, got {value}")
@@ -251,35 +159,7 @@ def check_count(value, name):
 
 
 def check_state_array(arrays, key, name, kinds):
-    """``arrays[key]``, a 1-D array whose dtype kind is one of ``kinds``.
-
-    Parameters
-    ----------
-    arrays : dict of str to ndarray
-    key : str
-    name : str
-        Its name in errors (its key in ``arrays.npz``).
-    kinds : str
-        NumPy dtype kinds accepted, e.g. ``"f"`` or ``"iu"``.
-
-    Returns
-    -------
-    ndarray
-
-    Raises
-    ------
-    ValueError
-        For a missing array, another dtype kind, or another number of dimensions.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.io.calibrators import check_state_array
-    >>> check_state_array({"a": np.zeros(2)}, "a", "c0.a", "iu")
-    Traceback (most recent call last):
-    ...
-    ValueError: c0.a must hold integers, got dtype float64
-    """
+    """``arrays[key]``, a 1-D array of a dtype kind in ``kinds`` (``"f"``, ``"iu"``)."""
     if key not in arrays:
         raise ValueError(f"{name} is missing")
     a = np.asarray(arrays[key])
@@ -292,22 +172,8 @@ def check_state_array(arrays, key, name, kinds):
 
 
 def check_index_array(arrays, key, name, length, low, high):
-    """``arrays[key]`` as int64: integers in ``[low, high)``, ``length`` of them.
-
-    Raises
-    ------
-    ValueError
-        For a missing array, another dtype, shape, or a value out of range
-        (checked in the stored dtype, so nothing wraps around).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.io.calibrators import check_index_array
-    >>> check_index_array({"m": np.array([0, 3])}, "m", "m", 2, -1, 3)
-    Traceback (most recent call last):
-    ...
-    ValueError: m[1] = 3 is out of range: must lie in [-1, 3)
+    """``arrays[key]`` as int64: ``length`` integers in ``[low, high)``, checked in
+    the stored dtype (nothing wraps).
     """
     a = check_state_array(arrays, key, name, "iu")
     if a.shape[0] != length:
@@ -320,25 +186,9 @@ def check_index_array(arrays, key, name, length, low, high):
 
 
 def save_state(path, meta, arrays, format=FORMAT):
-    """Write a state to directory ``path`` (replaced atomically if it holds a
-    saved calibrator): ``calibrator.json`` (``meta`` plus format and version)
-    and ``arrays.npz``.
-
-    Parameters
-    ----------
-    path : str or path
-    meta : dict
-        JSON values (finite numbers only).
-    arrays : dict of str to ndarray
-        Numeric arrays.
-    format : str, default=FORMAT
-        The ``format`` field (:data:`FORMAT`, or :data:`ENSEMBLE_FORMAT` for a
-        cross-fitted ensemble).
-
-    Raises
-    ------
-    ValueError
-        For a NaN or infinite number in ``meta``.
+    """Write a state to directory ``path``: ``calibrator.json`` (``meta`` with
+    ``format`` and version; finite numbers only) and ``arrays.npz``, replacing a
+    saved calibrator there atomically.
     """
     path = os.fspath(path)
     meta = {"format": format, "version": VERSION, **meta}
@@ -353,27 +203,9 @@ def _is_saved_calibrator(path):
 
 
 def load_state(path, format=FORMAT):
-    """Read a state written by :func:`save_state`, within the reading limits,
-    and check its format (``format``, or one of a tuple of formats), version
-    and ``n_tags``.
-
-    Returns
-    -------
-    meta : dict
-    arrays : dict of str to ndarray
-        Numeric arrays only.
-
-    Raises
-    ------
-    StateError
-        A ValueError naming the file: no ``calibrator.json`` or ``arrays.npz``
-        (or not regular files), a ``calibrator.json`` that
-        :func:`~sparsecal.core.jsonfile.read_json` refuses (over
-        :data:`MAX_JSON_BYTES`, not UTF-8, invalid JSON, NaN, infinity, a
-        repeated key, nested too deeply, not an object), another format or
-        version, an invalid ``n_tags``, an ``arrays.npz`` whose members would
-        inflate beyond the limit, or one that
-        :func:`~sparsecal.io.npyfile.read_npz` refuses, or that holds text.
+    """``(meta, arrays)`` of a state written by :func:`save_state`, read within the
+    limits of the module, its format (one of ``format``), version and ``n_tags``
+    checked.
     """
     fields = StateFields(path)
     json_file, _ = _regular_file(fields, "calibrator.json")
@@ -410,8 +242,7 @@ def load_state(path, format=FORMAT):
 
 
 def _regular_file(fields, name):
-    """The path and size of ``name`` in the saved directory, a regular file (so
-    never a FIFO or device that would block or never end)."""
+    """The path and size of ``name``, a regular file (never a FIFO or device)."""
     file = fields.file(name)
     try:
         st = os.stat(file)
@@ -427,8 +258,7 @@ def _regular_file(fields, name):
 
 
 def _inflated_size(file):
-    """The total size the members of zip ``file`` declare (0 when it is not a
-    readable zip: :func:`~sparsecal.io.npyfile.read_npz` then names what is wrong)."""
+    """The total size the members of zip ``file`` declare (0 if not a readable zip)."""
     try:
         with zipfile.ZipFile(file) as archive:
             return sum(info.file_size for info in archive.infolist())

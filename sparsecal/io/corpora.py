@@ -1,19 +1,12 @@
 """Gold tags from annotated corpora: CoNLL-U (any column) and CoNLL-2003-style
 whitespace column files.
 
-Both readers return the gold tag id of every token and the sentence structure
-needed to line the tokens up with a tagger's score matrix (sentence boundaries
-as offsets, the word forms, the line of each token). They read the file in one
-call (:func:`~sparsecal.io.textfile.read_bytes`: plain, ``.gz``, ``.bz2`` or
-``.xz``; BOM, CRLF) and locate lines and fields on the raw bytes with NumPy
-(:mod:`~sparsecal.io.bytefields`: newline, tab and whitespace positions, one
-``np.unique`` over the tag fields), then decode and look up each distinct tag
-once (:func:`~sparsecal.io.tagids.tag_ids`): no Python loop over tokens, and no
-string object per token but the forms, which share one per distinct form.
-
-Tags missing from the tag index are reported (``unknown="error"``, the
-default: one error listing them with their lines), added (``"extend"``) or
-mapped to one id (``unknown=k``); never dropped.
+Both readers return the gold tag id of every token with the sentence
+boundaries, forms and lines that line the tokens up with a tagger's score
+matrix. They read the file at once (:func:`~sparsecal.io.textfile.read_bytes`)
+and locate lines and fields on the bytes with NumPy
+(:mod:`~sparsecal.io.bytefields`), looking up each distinct tag once: no
+Python loop over tokens.
 """
 import io
 import re
@@ -21,6 +14,7 @@ from dataclasses import FrozenInstanceError, dataclass
 
 import numpy as np
 
+from .._docs import fill_doc
 from .bytefields import (SPACE_LEADS, Lines, digit_fields, distinct_fields,
                          joined_fields)
 from .tagids import check_unknown, field_tag_ids, tag_ids
@@ -37,33 +31,21 @@ _SKIPPED_ID = re.compile(r"[0-9]+-[0-9]+|[0-9]+\.[0-9]+")   # multiword ranges, 
 
 
 class CorpusTags:
-    """Gold tags of a corpus, token by token, with its sentences.
+    """Gold tags of a corpus, token by token, with its sentences (immutable).
 
-    Immutable (assigning an attribute raises ``FrozenInstanceError``). The
-    readers of this module decode ``forms`` and make ``lines`` only when they
-    are first read (from the file's bytes and the tokens' byte ranges and line
-    indices, kept until then), so reading only ``gold`` costs no string per
-    token.
-
-    Parameters
-    ----------
-    gold, offsets, tag_index, forms, lines
-        The attributes below.
+    ``forms`` and ``lines`` are made from the file's bytes when first read, so
+    reading only ``gold`` costs no string per token.
 
     Attributes
     ----------
     gold : ndarray of int64, shape (n_tokens,)
-        The tag id (score-matrix column) of each token; ``-1`` only where
-        ``unknown=-1`` mapped a tag there.
+        The tag id (score-matrix column) of each token.
     offsets : ndarray of int64, shape (n_sentences + 1,)
-        Sentence ``i`` is ``gold[offsets[i]:offsets[i + 1]]``; ``offsets[0] = 0``
-        and ``offsets[-1] = n_tokens``.
+        Sentence ``i`` is ``gold[offsets[i]:offsets[i + 1]]``.
     tag_index : dict of str to int
-        The tag index used: the one given, extended with ``unknown="extend"``,
-        or built from the corpus (code-point order) when none was given.
-    forms : ndarray of object (str), shape (n_tokens,)
-        The word form of each token (to check the alignment with a tagger's
-        tokens).
+        The tag index used (given, extended, or built from the corpus).
+    forms : ndarray of str objects, shape (n_tokens,)
+        The word form of each token.
     lines : ndarray of int64, shape (n_tokens,)
         The 1-based line of each token in the file.
 
@@ -128,8 +110,7 @@ class CorpusTags:
 
 @dataclass(frozen=True)
 class _LazyForms:
-    """The word forms of a corpus, not yet decoded: the file's bytes and each
-    form's byte range."""
+    """The word forms, not yet decoded: the file's bytes and each form's byte range."""
 
     buf: np.ndarray
     starts: np.ndarray
@@ -143,14 +124,13 @@ class _LazyForms:
 
 @dataclass(frozen=True)
 class _LazyLines:
-    """The lines of a corpus's tokens, not yet made: their 0-based line indices."""
+    """The 0-based line indices of the tokens, not yet made 1-based."""
 
     rows: np.ndarray
 
 
 def _sentence_offsets(breaks, token_rows):
-    """Offsets of the sentences: a sentence ends at each break line (blank line,
-    ``-DOCSTART-``) between two tokens."""
+    """Sentence offsets: a sentence ends at each break line (blank, ``-DOCSTART-``)."""
     sentence = np.cumsum(breaks)[token_rows]
     starts = np.flatnonzero(np.diff(sentence)) + 1
     ends = [token_rows.size] if token_rows.size else []
@@ -158,9 +138,7 @@ def _sentence_offsets(breaks, token_rows):
 
 
 def _build(buf, tags, forms, rows, breaks, tag_index, unknown, path):
-    """The :class:`CorpusTags` of the tokens at line indices ``rows``, whose tag and
-    form fields are the byte ranges ``tags`` and ``forms`` (``(starts, ends)``):
-    each distinct tag is looked up once."""
+    """The :class:`CorpusTags` of the tokens at line indices ``rows``."""
     ids, index = field_tag_ids(buf, *tags, _resolve_tag_index(tag_index), unknown=unknown,
                                lines=rows + 1, source=str(path))
     return CorpusTags(ids, _sentence_offsets(breaks, rows), index, _LazyForms(buf, *forms),
@@ -168,8 +146,7 @@ def _build(buf, tags, forms, rows, breaks, tag_index, unknown, path):
 
 
 def _blank(lines):
-    """Lines that are empty or only whitespace (``str.isspace``); only the lines
-    that start with a whitespace byte are split to tell."""
+    """Lines that are empty or only whitespace."""
     blank = lines.ends == lines.starts
     maybe = np.flatnonzero(~blank)
     maybe = maybe[SPACE_LEADS[lines.buf[lines.starts[maybe]]]]
@@ -179,7 +156,6 @@ def _blank(lines):
 
 
 def _equals(buf, starts, ends, word):
-    """Whether each field ``buf[starts[i]:ends[i]]`` is ``word`` (bytes)."""
     same = (ends - starts) == len(word)
     cand = starts[same]
     same[same] = (buf[cand[:, None] + np.arange(len(word))] == np.frombuffer(word, np.uint8)
@@ -192,60 +168,29 @@ def _bad_line(path, rows, bad, problem):
     return ValueError(f"{str(path)!r} line {rows[i] + 1}: {problem(i)}")
 
 
+@fill_doc
 def read_conllu(path, column="upos", tag_index=None, *, unknown="error", engine="numpy"):
     """Gold tags of one CoNLL-U column (UPOS, XPOS, FEATS, DEPREL, ...).
 
-    Word lines (integer ID) are the tokens; multiword-token ranges (``1-2``)
-    and empty nodes (``8.1``) are skipped, as a tagger tags syntactic words;
-    comment lines (``#``) are skipped and blank lines end sentences. Values
-    are taken verbatim (``_`` is the tag ``"_"``; FEATS is the string
-    ``"Number=Sing|PronType=Dem"``, not parsed).
+    Word lines are the tokens; multiword-token ranges (``1-2``), empty nodes
+    (``8.1``) and comments are skipped; blank lines end sentences. Values are
+    taken verbatim (FEATS is not parsed).
 
     Parameters
     ----------
     path : str or os.PathLike
-        A ``.conllu`` file, plain or compressed (``.gz``, ``.bz2``, ``.xz``).
+        Plain or compressed (``.gz``, ``.bz2``, ``.xz``).
     column : str, default="upos"
-        One of the CoNLL-U fields other than ``id``: ``form``, ``lemma``,
-        ``upos``, ``xpos``, ``feats``, ``head``, ``deprel``, ``deps``, ``misc``
-        (case-insensitive).
-    tag_index : dict, str or os.PathLike, optional
-        Tag string to score-matrix column (or a JSON file of it). None: built
-        from the corpus's tags in code-point order.
-    unknown : {"error", "extend"} or int, default="error"
-        A tag missing from ``tag_index``: an error listing the unknown tags
-        with their lines; ``"extend"``: new columns after the largest one
-        (code-point order); an id ``k >= -1`` (``-1``: no gold tag).
+        A CoNLL-U field other than ``id`` (case-insensitive).
+    {tag_index}
+    {unknown}
     engine : {"numpy", "conllu"}, default="numpy"
-        ``"numpy"``: the vectorised reader of this module (tab-separated ten
-        columns; no dependency). ``"conllu"``: the ``conllu`` package's parser
-        (``pip install "sparsecal[conllu]"``), which also parses the other
-        fields' syntax; slower (a Python loop per token), the same result on
-        valid files; errors name token positions rather than lines.
+        This module's vectorised reader, or the slower ``conllu`` package's
+        parser (``pip install "sparsecal[conllu]"``; no ``lines``).
 
     Returns
     -------
     CorpusTags
-        ``gold``, sentence ``offsets``, ``tag_index``, ``forms``, ``lines``
-        (``lines`` is all zeros with the ``conllu`` engine, which gives none).
-
-    Raises
-    ------
-    FileNotFoundError
-        If ``path`` does not exist.
-    ValueError
-        Naming the file: not UTF-8, a word line without ten tab-separated
-        columns or with a bad ID (naming the line), unknown tags (with
-        ``unknown="error"``), a bad ``column``, ``unknown`` or ``engine``.
-    ImportError
-        With ``engine="conllu"`` if the ``conllu`` package is missing.
-
-    References
-    ----------
-    Nguyen & O'Connor 2015, Section 5 (POS tagging and NER corpora, one gold
-    tag per token); Kranzlein, Liu & Schneider 2021, Section 4 (the tagged
-    corpora whose tag scores are calibrated). CoNLL-U format:
-    https://universaldependencies.org/format.html.
 
     Examples
     --------
@@ -284,8 +229,7 @@ def read_conllu(path, column="upos", tag_index=None, *, unknown="error", engine=
     first_tab = first_tab[rows]
 
     def field(k, keep=slice(None)):
-        """Field k of each body row: from after tab k-1 (or the line start) to tab k
-        (or the line end)."""
+        """Field k of each body row (between tabs k-1 and k)."""
         return ((lines.starts[rows] if k == 0 else tab_at[first_tab + k - 1] + 1)[keep],
                 (lines.ends[rows] if k == 9 else tab_at[first_tab + k])[keep])
     word = digit_fields(lines.buf, *field(0))
@@ -322,26 +266,22 @@ def _read_conllu_package(path, column, tag_index, unknown):
                       np.zeros(len(tags), np.int64))
 
 
+@fill_doc
 def read_conll_columns(path, column=-1, tag_index=None, *, unknown="error", form_column=0):
     """Gold tags of one column of a CoNLL-2003-style file.
 
-    One token per line, columns separated by whitespace (spaces or tabs), a
-    blank line between sentences; ``-DOCSTART-`` lines (document boundaries)
-    are skipped and end a sentence. Every token line must have the same number
-    of columns.
+    One token per line, the same number of whitespace-separated columns on every
+    token line, a blank line between sentences; ``-DOCSTART-`` lines are skipped
+    and end a sentence.
 
     Parameters
     ----------
     path : str or os.PathLike
-        The column file, plain or compressed (``.gz``, ``.bz2``, ``.xz``).
+        Plain or compressed (``.gz``, ``.bz2``, ``.xz``).
     column : int, default=-1
-        The tag column (0-based; negative counts from the end: ``-1`` is the
-        NER tag of CoNLL-2003, ``1`` its POS tag).
-    tag_index : dict, str or os.PathLike, optional
-        Tag string to score-matrix column (or a JSON file of it). None: built
-        from the file's tags in code-point order.
-    unknown : {"error", "extend"} or int, default="error"
-        As for :func:`read_conllu`.
+        The tag column (negative from the end: -1 is CoNLL-2003's NER tag).
+    {tag_index}
+    {unknown}
     form_column : int, default=0
         The word-form column.
 
@@ -349,30 +289,12 @@ def read_conll_columns(path, column=-1, tag_index=None, *, unknown="error", form
     -------
     CorpusTags
 
-    Raises
-    ------
-    FileNotFoundError
-        If ``path`` does not exist.
-    ValueError
-        Naming the file: not UTF-8, a line whose number of columns differs
-        from the first token line's, a column out of range (naming the line),
-        unknown tags (with ``unknown="error"``), a bad ``column``.
-
-    References
-    ----------
-    Nguyen & O'Connor 2015, Section 5 (the CoNLL 2003 NER data, one gold tag
-    per token); Tjong Kim Sang & De Meulder 2003 (the CoNLL-2003 format).
-
     Examples
     --------
     >>> from sparsecal.io import read_conll_columns
     >>> with open("ner.txt", "w") as f:
     ...     _ = f.write("-DOCSTART- -X- -X- O\\n\\nEU NNP B-NP B-ORG\\n"
     ...                 "rejects VBZ B-VP O\\n\\nPeter NNP B-NP B-PER\\n")
-    >>> corpus = read_conll_columns("ner.txt", column=-1, tag_index={"O": 0, "B-ORG": 1})
-    Traceback (most recent call last):
-    ...
-    ValueError: 'ner.txt' line 6: unknown tag 'B-PER' (not in the tag index); 1 token in all: 'B-PER' (line 6); pass unknown='extend' to add the tags to the index, or unknown=<id> to map them to one id
     >>> corpus = read_conll_columns("ner.txt", tag_index={"O": 0, "B-ORG": 1}, unknown=-1)
     >>> corpus.gold.tolist(), corpus.offsets.tolist(), corpus.lines.tolist()
     ([1, 0, -1], [0, 2, 3], [3, 4, 6])

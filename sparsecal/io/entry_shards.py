@@ -1,17 +1,15 @@
 """Thresholded entries as a directory of ``.npz`` shards, for corpora whose
-entries no single file (or process) should hold: ``sparsecal evaluate
---save-entries`` on a cluster writes one shard per row chunk from the worker
-that thresholded it (:func:`sparsecal.distributed.save_entry_shards`), and
-every verb's ``--entries`` reads the directory (:func:`load_entry_shards`
-concatenates the shards in order; on a cluster each shard is one task).
+entries no single file (or process) should hold.
 
-Layout: ``sparsecal-entries.json`` (the manifest: format, version, a random
-``id``, ``n_tags``, ``n_tokens``, ``threshold``, ``dtype`` and, per shard in
-order, its file, its number of entries and its rows ``[r0, r1)``) and the
-shards ``shard-00000.npz``, ... in the format of
-:func:`sparsecal.io.save_entries` whose metadata also names the manifest's
-``id`` and the shard's index. A shard that is missing, truncated, from another
-manifest or out of its rows is one error naming the file.
+A cluster writes one shard per row chunk from the worker that thresholded it
+(:func:`sparsecal.distributed.save_entry_shards`); every verb's ``--entries``
+reads the directory. Layout: ``sparsecal-entries.json`` (format, version, a
+random ``id``, ``n_tags``, ``n_tokens``, ``threshold``, ``dtype`` and, per
+shard in order, its file, entry count and rows ``[r0, r1)``) and
+``shard-00000.npz``, ... in the format of :func:`sparsecal.io.save_entries`,
+whose metadata names the manifest's ``id`` and the shard's index. A shard that
+is missing, truncated, from another manifest or outside its rows is one error
+naming the file.
 """
 import os
 import uuid
@@ -31,45 +29,12 @@ _FORMAT, _VERSION = "sparsecal.EntryShards", 1
 
 
 def is_entry_shards(path):
-    """True for a directory holding an entry-shards manifest (the only kind
-    of directory :func:`sparsecal.distributed.save_entry_shards` replaces).
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-
-    Returns
-    -------
-    bool
-
-    Examples
-    --------
-    >>> is_entry_shards(".")
-    False
-    """
+    """True for a directory holding an entry-shards manifest."""
     return os.path.isfile(os.path.join(path, MANIFEST))
 
 
 def new_manifest(n_tags, n_tokens, threshold, dtype):
-    """A manifest with a fresh ``id`` and no shards yet.
-
-    Parameters
-    ----------
-    n_tags, n_tokens : int
-    threshold : float
-    dtype : numpy dtype
-        The scores' dtype.
-
-    Returns
-    -------
-    dict
-
-    Examples
-    --------
-    >>> m = new_manifest(3, 10, 0.01, "float32")
-    >>> m["format"], m["n_tokens"], m["dtype"], m["shards"]
-    ('sparsecal.EntryShards', 10, 'float32', [])
-    """
+    """A manifest with a fresh ``id`` and no shards yet."""
     return {"format": _FORMAT, "version": _VERSION, "id": uuid.uuid4().hex,
             "n_tags": int(n_tags), "n_tokens": int(n_tokens), "threshold": float(threshold),
             "dtype": str(np.dtype(dtype)), "shards": []}
@@ -80,32 +45,8 @@ def _shard_name(index):
 
 
 def write_shard(directory, index, entries, manifest, rows):
-    """Write one chunk's entries as shard ``index`` of ``directory``.
-
-    Parameters
-    ----------
-    directory : str
-        The (temporary) directory being filled.
-    index : int
-    entries : Entries
-        The chunk's entries (tokens numbered in the whole matrix).
-    manifest : dict
-        From :func:`new_manifest` (its id, ``n_tokens`` and threshold).
-    rows : tuple of int
-        The chunk's rows ``(r0, r1)`` in the whole matrix.
-
-    Returns
-    -------
-    dict
-        The shard's manifest record (file, entries, rows).
-
-    Examples
-    --------
-    >>> import numpy as np, os, sparsecal as sc
-    >>> os.makedirs("shards", exist_ok=True)
-    >>> e = sc.threshold(np.array([[0.6, 0.4]]), [0])
-    >>> write_shard("shards", 0, e, new_manifest(2, 1, 0.01, "float64"), (0, 1))
-    {'file': 'shard-00000.npz', 'n_entries': 2, 'rows': [0, 1]}
+    """Write a chunk's entries (tokens numbered in the whole matrix) of ``rows``
+    ``(r0, r1)`` as shard ``index``; returns its manifest record.
     """
     name = _shard_name(index)
     whole = Entries._trusted(entries.score, entries.tag, entries.label, entries.token,
@@ -116,60 +57,14 @@ def write_shard(directory, index, entries, manifest, rows):
 
 
 def write_manifest(directory, manifest, shards):
-    """Write the manifest (with its shard records, in order) into ``directory``.
-
-    Parameters
-    ----------
-    directory : str
-    manifest : dict
-        From :func:`new_manifest`.
-    shards : list of dict
-        From :func:`write_shard`, in row order.
-
-    Returns
-    -------
-    None
-
-    Examples
-    --------
-    >>> import os
-    >>> os.makedirs("empty-shards", exist_ok=True)
-    >>> write_manifest("empty-shards", new_manifest(2, 0, 0.01, "float64"), [])
-    >>> is_entry_shards("empty-shards")
-    True
-    """
+    """Write ``manifest`` with its shard records (in row order) into ``directory``."""
     import json
     with open(os.path.join(directory, MANIFEST), "w") as f:
         json.dump({**manifest, "shards": list(shards)}, f)
 
 
 def read_manifest(path):
-    """The checked manifest of a directory of entry shards.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-
-    Returns
-    -------
-    dict
-
-    Raises
-    ------
-    FileNotFoundError
-        If ``path`` has no manifest.
-    ValueError
-        Naming the manifest: another format or version, missing or ill-typed
-        fields, or shards whose rows do not follow each other.
-
-    Examples
-    --------
-    >>> import os
-    >>> os.makedirs("no-shards", exist_ok=True)
-    >>> write_manifest("no-shards", new_manifest(2, 0, 0.01, "float64"), [])
-    >>> read_manifest("no-shards")["n_tags"]
-    2
-    """
+    """The checked manifest of a directory of entry shards."""
     name = os.path.join(os.fspath(path), MANIFEST)
     if not os.path.isfile(name):
         raise FileNotFoundError(f"{os.fspath(path)!r} is not a directory of entry shards "
@@ -196,40 +91,7 @@ def read_manifest(path):
 
 
 def read_shard(path, index, manifest):
-    """Shard ``index`` of the directory ``path``, checked against its manifest.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-    index : int
-    manifest : dict
-        From :func:`read_manifest`.
-
-    Returns
-    -------
-    Entries
-
-    Raises
-    ------
-    FileNotFoundError
-        If the shard is missing (naming it).
-    ValueError
-        Naming the shard: unreadable or truncated, invalid entries
-        (:func:`sparsecal.io.load_entries`' checks), from another manifest or
-        index, another tagset, token count, threshold, dtype or entry count
-        than the manifest's, or tokens outside its rows.
-
-    Examples
-    --------
-    >>> import numpy as np, os, sparsecal as sc
-    >>> os.makedirs("one-shard", exist_ok=True)
-    >>> m = new_manifest(2, 1, 0.01, "float64")
-    >>> rec = write_shard("one-shard", 0, sc.threshold(np.array([[0.6, 0.4]]), [0]), m,
-    ...                   (0, 1))
-    >>> write_manifest("one-shard", m, [rec])
-    >>> read_shard("one-shard", 0, read_manifest("one-shard")).score
-    array([0.6, 0.4])
-    """
+    """Shard ``index`` of ``path``, checked against the ``manifest``."""
     record = manifest["shards"][index]
     name = os.path.join(os.fspath(path), record["file"])
     try:
@@ -253,36 +115,28 @@ def read_shard(path, index, manifest):
 
 
 def load_entry_shards(path):
-    """All entries of a directory of shards in one process, shard after shard
-    (what ``--entries DIR`` reads on one machine).
+    """All entries of a directory of shards, shard after shard: those
+    :func:`~sparsecal.io.save_entries` writes for the whole matrix, bit for bit.
 
     Parameters
     ----------
     path : str or os.PathLike
-        The directory (its manifest names the shards).
 
     Returns
     -------
     Entries
-        Equal, bit for bit, to the entries ``save_entries`` writes for the
-        whole matrix.
-
-    Raises
-    ------
-    FileNotFoundError, ValueError
-        As :func:`read_manifest` and :func:`read_shard`.
 
     Examples
     --------
     >>> import numpy as np, os, sparsecal as sc
     >>> x = np.array([[0.7, 0.3], [0.2, 0.8], [0.9, 0.1]])
-    >>> os.makedirs("two-shards", exist_ok=True)
+    >>> os.makedirs("shards", exist_ok=True)
     >>> m = new_manifest(2, 3, 0.01, "float64")
-    >>> recs = [write_shard("two-shards", 0, sc.threshold(x[:2], [0, 1]), m, (0, 2)),
-    ...         write_shard("two-shards", 1, sc.threshold(x[2:], [0], token_offset=2), m,
+    >>> recs = [write_shard("shards", 0, sc.threshold(x[:2], [0, 1]), m, (0, 2)),
+    ...         write_shard("shards", 1, sc.threshold(x[2:], [0], token_offset=2), m,
     ...                     (2, 3))]
-    >>> write_manifest("two-shards", m, recs)
-    >>> load_entry_shards("two-shards").token
+    >>> write_manifest("shards", m, recs)
+    >>> load_entry_shards("shards").token
     array([0, 0, 1, 1, 2, 2])
     """
     manifest = read_manifest(path)

@@ -1,13 +1,10 @@
 """Reading ``.npy`` and ``.npz`` files without trusting what they declare.
 
-NumPy's own loaders allocate the shape a file's header declares before they read
-a byte of data, and follow whatever the extension suggests. Here every header is
-read and checked first: the file's kind from its first bytes (an ``.npz`` archive
-named ``.npy`` is named as such), no object arrays (``allow_pickle`` is never
-set), a declared size that the file (or the archive member, by its uncompressed
-size) really holds, and a total that fits in this machine's memory; only then is
-anything allocated or decompressed. A compressed archive member is inflated only
-up to its declared size.
+Every header is checked before anything is allocated or decompressed: the
+file's kind from its first bytes, no object arrays (``allow_pickle`` is never
+set), a declared size that the file (or archive member) really holds and that
+fits in memory. A compressed member is inflated only up to its declared size.
+``what`` names the file's content in messages.
 """
 import contextlib
 import os
@@ -36,7 +33,6 @@ def _kind_of(path):
 
 
 def _header(f, where):
-    """(shape, fortran_order, dtype, declared bytes) of the array ``f`` is at."""
     try:
         version = np.lib.format.read_magic(f)
         if version == (1, 0):
@@ -63,34 +59,8 @@ def _check_fits(declared, available, where, shape, dtype):
 
 
 def open_npy(path, what):
-    """A read-only memory map of the ``.npy`` file ``path``, its header checked.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-    what : str
-        What the file holds, for messages (``"scores"``).
-
-    Returns
-    -------
-    numpy.memmap
-        Read-only, in the file's own dtype, byte order and memory order.
-
-    Raises
-    ------
-    ValueError
-        Naming the file: an ``.npz`` archive or another kind of file, an
-        unreadable header, an object or structured dtype, or a declared shape
-        larger than the data the file holds.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.io.npyfile import open_npy
-    >>> np.save("x.npy", np.arange(6, dtype=">f4").reshape(2, 3))
-    >>> a = open_npy("x.npy", "scores")
-    >>> a.dtype.str, a.shape, a.flags.writeable
-    ('>f4', (2, 3), False)
+    """A read-only memory map of the ``.npy`` file ``path`` (its own dtype, byte
+    order and memory order), its header checked.
     """
     name = os.fspath(path)
     kind = _kind_of(name)
@@ -112,36 +82,8 @@ def open_npy(path, what):
 
 
 def read_npz(path, what, names=None):
-    """The arrays of the ``.npz`` archive ``path``, every member checked first.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-    what : str
-        What the file holds, for messages (``"entries"``).
-    names : iterable of str, optional
-        Read only these members (those present); all when None.
-
-    Returns
-    -------
-    dict of str to ndarray
-        Member name (without ``.npy``) to array, in the archive's order.
-
-    Raises
-    ------
-    ValueError
-        Naming the file (and member): an ``.npy`` file or another kind of
-        file, a corrupt archive, a member that is not an ``.npy`` array, an
-        object or structured dtype, a declared shape larger than the member's
-        data, or arrays together larger than this machine's memory.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.io.npyfile import read_npz
-    >>> np.savez_compressed("a.npz", score=np.array([0.5, 0.25]), tag=np.array([3, 1]))
-    >>> read_npz("a.npz", "entries")
-    {'score': array([0.5 , 0.25]), 'tag': array([3, 1])}
+    """The arrays of the ``.npz`` archive ``path`` (only those in ``names``, if
+    given) as a dict in archive order, every member checked first.
     """
     name = os.fspath(path)
     wanted = None if names is None else set(names)
@@ -176,31 +118,7 @@ def read_npz(path, what, names=None):
 
 
 def npz_names(path, what):
-    """Names of the arrays in the ``.npz`` archive ``path`` (nothing is read).
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-    what : str
-        What the file holds, for messages.
-
-    Returns
-    -------
-    list of str
-
-    Raises
-    ------
-    ValueError
-        As :func:`read_npz`, for the archive itself and its member names.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.io.npyfile import npz_names
-    >>> np.savez("b.npz", probs=np.zeros((2, 2)), logits=np.zeros((2, 2)))
-    >>> npz_names("b.npz", "scores")
-    ['probs', 'logits']
-    """
+    """Names of the arrays in the ``.npz`` archive ``path`` (nothing is read)."""
     name = os.fspath(path)
     with _archive(name, what) as archive:
         return [key for key, _ in _members(archive, name, what)]
@@ -227,7 +145,6 @@ def _archive(name, what):
 
 
 def _members(archive, name, what):
-    """(array name, ZipInfo) of every member; each must be a distinct ``.npy``."""
     out, seen = [], set()
     for info in archive.infolist():
         if not info.filename.endswith(".npy"):

@@ -1,22 +1,11 @@
 """Thresholded entries as Apache Arrow tables and Parquet files, for pandas,
-polars and DuckDB users (``pip install "sparsecal[arrow]"``).
+polars and DuckDB (``pip install "sparsecal[arrow]"``).
 
-Schema (one row per entry, row-major (token, tag) order):
-
-========  ==========================================================
-column    type
-========  ==========================================================
-score     float32 or float64 (arrow ``float`` / ``double``; the entries' dtype)
-tag       int32, or dictionary<int32, string> of the tag names when
-          ``tag_names`` is given (codes are the tag columns)
-label     uint8 (1: the tag is the token's gold tag)
-token     int64 (present when the entries have token indices)
-========  ==========================================================
-
-The schema metadata key ``sparsecal`` holds JSON: format, version, n_tags,
-n_tokens, threshold. polars reads the file with ``pl.read_parquet(path)``,
-DuckDB with ``SELECT * FROM 'entries.parquet'``, pandas with
-``pd.read_parquet(path)``.
+One row per entry in (token, tag) order: ``score`` (the entries' float dtype),
+``tag`` (int32, or dictionary-encoded tag names given ``tag_names``),
+``label`` (uint8) and ``token`` (int64, when the entries have tokens). The
+schema metadata key ``sparsecal`` holds JSON: format, version, n_tags,
+n_tokens, threshold.
 """
 import json
 import os
@@ -45,24 +34,11 @@ def to_arrow(entries, *, tag_names=None):
     ----------
     entries : Entries
     tag_names : sequence of str, optional
-        The name of every tag column (``len == n_tags``): the tag column is then
-        dictionary-encoded with them.
+        One name per tag: the tag column is then dictionary-encoded.
 
     Returns
     -------
     pyarrow.Table
-        Columns score, tag, label (and token); the metadata in the schema.
-
-    Raises
-    ------
-    ValueError
-        If ``entries`` is not Entries, or ``tag_names`` is not one string per tag.
-    ImportError
-        If pyarrow is missing (names ``pip install "sparsecal[arrow]"``).
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Section 3.1 (the thresholded entries).
 
     Examples
     --------
@@ -97,26 +73,18 @@ def to_arrow(entries, *, tag_names=None):
 
 
 def write_parquet(entries, path, *, tag_names=None):
-    """Write entries to a Parquet file atomically (schema: :mod:`sparsecal.io.parquet`).
+    """Write entries to a Parquet file, atomically.
 
     Parameters
     ----------
     entries : Entries
     path : str or os.PathLike
-        Output file; written beside it and renamed over it.
     tag_names : sequence of str, optional
-        Tag names (one per column) to dictionary-encode the tag column.
+        As in :func:`to_arrow`.
 
     Returns
     -------
     None
-
-    Raises
-    ------
-    ValueError
-        As :func:`to_arrow`.
-    ImportError
-        If pyarrow is missing (names ``pip install "sparsecal[arrow]"``).
 
     Examples
     --------
@@ -138,10 +106,8 @@ def write_parquet(entries, path, *, tag_names=None):
 
 
 def read_parquet(path):
-    """Entries from a Parquet file of the schema of :mod:`sparsecal.io.parquet`.
-
-    Files written by other tools are read too when they have the columns and
-    types (``label`` may be bool; ``tag`` must then be plain integers).
+    """Entries from a Parquet file of this module's schema, bit-identical to what
+    :func:`write_parquet` wrote (other tools' files too: ``label`` may be bool).
 
     Parameters
     ----------
@@ -150,17 +116,6 @@ def read_parquet(path):
     Returns
     -------
     Entries
-        Bit-identical to what :func:`write_parquet` wrote.
-
-    Raises
-    ------
-    FileNotFoundError
-        If ``path`` does not exist.
-    ValueError
-        Naming the file (and the column): not Parquet, a missing column, a
-        column of the wrong type, values that break the entries' invariants.
-    ImportError
-        If pyarrow is missing (names ``pip install "sparsecal[arrow]"``).
 
     Examples
     --------

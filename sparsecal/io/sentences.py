@@ -1,17 +1,6 @@
-"""A structured tagger's outputs from files, sentence by sentence.
-
-Two kinds of output feed the events of :mod:`sparsecal.structured`
-(docs/structured.md, "From files: ``sparsecal events``"):
-
-- **CRF potentials**, one ``.npz`` (:func:`load_potentials`): ``emissions``
-  ``[n_sentences, max_len, n_tags]``, ``transitions`` ``[n_tags, n_tags]``
-  (``transitions[i, j]``: from tag i to tag j), optional ``start`` and ``end``
-  ``[n_tags]``, optional ``allowed`` (bool ``[n_tags, n_tags]``) and optional
-  ``lengths`` ``[n_sentences]`` (default: every sentence ``max_len`` long) —
-  the keyword arguments of :func:`sparsecal.crf.marginals`.
-- **Per-token scores**, a flat ``[n_tokens, n_tags]`` matrix with the
-  sentences' lengths: :func:`pad_sentences` lays any per-token array out as
-  padded sentences ``[n_sentences, max_len, ...]``.
+"""A structured tagger's outputs from files, sentence by sentence: CRF potentials
+(:func:`load_potentials`) and per-token arrays laid out as padded sentences
+(:func:`pad_sentences`), the inputs of :mod:`sparsecal.structured`.
 """
 import os
 
@@ -35,33 +24,17 @@ def load_potentials(path):
     Parameters
     ----------
     path : str or os.PathLike
-        An ``.npz`` archive holding ``emissions`` (float, ``[B, N, C]``: B
-        sentences padded to N positions, C tags) and ``transitions`` (float,
-        ``[C, C]``), and optionally ``start``, ``end`` (float, ``[C]``),
-        ``allowed`` (bool, ``[C, C]``) and ``lengths`` (integers in ``1..N``,
-        ``[B]``); nothing else.
+        An archive of ``emissions`` (float ``[B, N, C]``: B sentences padded to N
+        positions, C tags) and ``transitions`` (float ``[C, C]``, from i to j),
+        optionally ``start``, ``end`` (float ``[C]``), ``allowed`` (bool
+        ``[C, C]``) and ``lengths`` (``[B]``, in ``1..N``); nothing else. A
+        potential of ``-inf`` forbids a tag or transition; NaN and ``+inf`` raise.
 
     Returns
     -------
     dict of str to ndarray
-        The arrays present, under the keyword names of
-        :func:`sparsecal.crf.marginals`, ``lengths`` always (int64; all N
-        when the file has none).
-
-    Raises
-    ------
-    FileNotFoundError
-        If ``path`` does not exist.
-    ValueError
-        Naming the file and the array: an unknown or missing array, a wrong
-        number of dimensions or dtype, sizes that disagree, a NaN or ``+inf``
-        potential (``-inf`` forbids a tag or a transition), or lengths
-        outside ``1..N``.
-
-    References
-    ----------
-    Nguyen & O'Connor (2015), Section 4.2 (the linear-chain CRF's potentials);
-    Jagannatha & Yu (2020), Section 2.4 (events from a CRF's top-k sequences).
+        The keyword arguments of :func:`sparsecal.crf.marginals`, ``lengths``
+        always (int64; all N when the file has none).
 
     Examples
     --------
@@ -106,7 +79,6 @@ _KIND_NAMES = {"f": "float", "b": "bool", "iu": "integer"}
 
 
 def _check_finite_above(arr, where):
-    """No NaN and no +inf (``-inf`` forbids)."""
     bad = np.isnan(arr) | (arr == np.inf)
     if bad.any():
         i = np.unravel_index(int(np.flatnonzero(bad)[0]), arr.shape)
@@ -115,34 +87,20 @@ def _check_finite_above(arr, where):
 
 
 def pad_sentences(values, lengths, fill=0):
-    """A per-token array laid out as padded sentences.
+    """A per-token array (sentences one after the other) laid out as padded sentences.
 
     Parameters
     ----------
     values : array_like, shape (n_tokens, ...)
-        One row per token, the sentences one after the other.
     lengths : array_like of int, shape (n_sentences,)
         Tokens per sentence, each at least 1, summing to ``n_tokens``.
     fill : scalar, default 0
-        The value of the positions past a sentence's end.
+        The value past a sentence's end.
 
     Returns
     -------
     ndarray, shape (n_sentences, max(lengths), ...)
-        ``out[i, t] = values[sum(lengths[:i]) + t]`` for ``t < lengths[i]``;
-        ``values``'s dtype.
-
-    Raises
-    ------
-    TypeError
-        If ``lengths`` does not hold integers.
-    ValueError
-        If ``lengths`` is empty, not 1-D, has a value below 1, or does not
-        sum to ``n_tokens``.
-
-    References
-    ----------
-    Nguyen & O'Connor (2015), Section 4.2 (a tagged corpus as sentences).
+        ``out[i, t] = values[sum(lengths[:i]) + t]`` for ``t < lengths[i]``.
 
     Examples
     --------

@@ -1,13 +1,6 @@
-"""Result tables for the tools people work with: a pandas DataFrame
-(``to_frame()``, pandas imported on first use: ``pip install
-"sparsecal[pandas]"``) and a small HTML table for Jupyter (``_repr_html_``).
-
-Every result table (reliability table, :class:`~sparsecal.metrics.EvaluationResult`,
-:class:`~sparsecal.metrics.MarginalCalibrationError`,
-:class:`~sparsecal.metrics.evaluation.Comparison`,
-:class:`~sparsecal.calibration.MethodComparison`) mixes in :class:`Table` and
-says what its columns are (``_columns()``); both views are made from them, so the
-DataFrame and the HTML show the object's own numbers.
+"""Result tables as a pandas DataFrame (``to_frame()``; ``pip install
+"sparsecal[pandas]"``) and as HTML for Jupyter (``_repr_html_``), both made
+from the columns a result class declares (``_columns()``).
 """
 import html
 import math
@@ -27,30 +20,7 @@ def _text(value):
 
 
 def html_table(columns, caption=None):
-    """An HTML ``<table>`` of ``columns`` (name -> equal-length sequence).
-
-    Parameters
-    ----------
-    columns : dict of str to sequence
-        Column name -> values (lists or 1-D arrays of one length).
-    caption : str, optional
-        The table's caption.
-
-    Returns
-    -------
-    str
-        ``<table>`` with a ``<thead>`` row of names and one ``<tbody>`` row per
-        value; text escaped (``<``, ``&``, quotes), None / NaN shown as "—",
-        floats to 6 significant digits.
-
-    Examples
-    --------
-    >>> from sparsecal.io.tables import html_table
-    >>> print(html_table({"tag": ["<X>"], "ce": [0.0123456789]}))
-    <table class="sparsecal"><thead><tr><th>tag</th><th>ce</th></tr></thead><tbody>
-    <tr><td>&lt;X&gt;</td><td>0.0123457</td></tr>
-    </tbody></table>
-    """
+    """An HTML ``<table>`` of ``columns`` (name -> equal-length values)."""
     names = list(columns)
     values = [list(getattr(v, "tolist", lambda v=v: v)()) for v in columns.values()]
     head = "".join(f"<th>{html.escape(str(n))}</th>" for n in names)
@@ -62,35 +32,15 @@ def html_table(columns, caption=None):
 
 
 class Table:
-    """Mixin of result tables: :meth:`to_frame` and Jupyter's ``_repr_html_``
-    from the class's ``_columns()`` (name -> equal-length values).
-
-    Examples
-    --------
-    >>> from sparsecal.metrics.evaluation import Comparison
-    >>> table = Comparison([{"name": "SMCE", "before": 0.02, "after": 0.015,
-    ...                      "change": -0.005, "relative_change": -0.25}])
-    >>> "<td>SMCE</td>" in table._repr_html_()
-    True
+    """Mixin of result tables: :meth:`to_frame` and ``_repr_html_`` from the class's
+    ``_columns()``.
     """
 
     def _columns(self):
         raise NotImplementedError
 
     def to_frame(self):
-        """The table as a pandas DataFrame (``pip install "sparsecal[pandas]"``).
-
-        Returns
-        -------
-        pandas.DataFrame
-            One column per table column, the object's own numbers (None
-            where a value is missing).
-
-        Raises
-        ------
-        ImportError
-            If pandas is not installed; names the ``pip install``.
-        """
+        """The table as a pandas DataFrame (``pip install "sparsecal[pandas]"``)."""
         pd = require("pandas", "pandas", f"{type(self).__name__}.to_frame()")
         return pd.DataFrame(self._columns())
 

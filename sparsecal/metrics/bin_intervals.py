@@ -1,18 +1,7 @@
-"""Confidence intervals of a bin's positive rate: Wilson and Clopper–Pearson.
-
-The one home of the per-bin interval rule, used by
-:func:`~sparsecal.metrics.reliability_table` and so by every reliability diagram.
-Both intervals stay inside [0, 1] and never collapse to a point, even for a bin
-whose labels are all 0 or all 1 (where the normal approximation
-``p ± z sqrt(p (1 - p) / n)`` of Nguyen & O'Connor's Algorithm 2 has zero width):
-
-- ``"wilson"`` (Wilson 1927): the set of rates ``π`` whose score test accepts,
-  ``|p - π| <= z sqrt(π (1 - π) / n)``, in closed form
-  ``(k + z²/2) / (n + z²) ± z / (n + z²) sqrt(k (n - k) / n + z²/4)``;
-- ``"clopper-pearson"`` (Clopper & Pearson 1934): the exact interval, ends the
-  ``α/2`` quantile of Beta(k, n - k + 1) (0 when k = 0) and the ``1 - α/2``
-  quantile of Beta(k + 1, n - k) (1 when k = n), ``α = 1 - confidence_level``;
-  its coverage is at least the level for every rate.
+"""Confidence intervals of a bin's positive rate: Wilson and Clopper–Pearson, the
+per-bin rule of every reliability diagram. Neither collapses to a point for a
+bin whose labels are all 0 or all 1, as the normal approximation of Nguyen &
+O'Connor's Algorithm 2 does (Brown, Cai & DasGupta 2001).
 """
 import numpy as np
 
@@ -26,7 +15,6 @@ BIN_INTERVAL_METHODS = ("wilson", "clopper-pearson")
 
 
 def _check_counts(successes, trials):
-    """Successes and trials as float64 arrays of one shape, ``0 <= k <= n``, ``n > 0``."""
     k = as_float_array(successes, "successes", ndim=np.ndim(successes)).astype(np.float64)
     n = as_float_array(trials, "trials", ndim=np.ndim(trials)).astype(np.float64)
     if k.shape != n.shape:
@@ -60,38 +48,22 @@ def _clopper_pearson(k, n, level):
 def binomial_interval(successes, trials, *, confidence_level=0.95, method="wilson"):
     """Confidence interval of a binomial proportion ``k / n``, vectorised over bins.
 
+    ``"wilson"`` (Wilson 1927): the rates whose score test accepts, in closed form;
+    ``"clopper-pearson"`` (1934): the exact interval from Beta quantiles, covering
+    at least the level for every rate.
+
     Parameters
     ----------
     successes : array_like of float
-        ``k``: positives in each bin (a bin's ``sum_label``), in ``[0, n]``.
+        ``k``: positives per bin, in ``[0, n]``.
     trials : array_like of float
-        ``n``: points in each bin (its ``count``), positive; same shape.
+        ``n``: points per bin, positive.
     confidence_level : float, default=0.95
-        Strictly between 0 and 1.
     method : {"wilson", "clopper-pearson"}, default="wilson"
-        Wilson's score interval or the exact Clopper–Pearson interval.
 
     Returns
     -------
     low, high : ndarray of float64
-        The ends, ``0 <= low < k/n < high <= 1`` except ``low = 0`` at ``k = 0``
-        and ``high = 1`` at ``k = n``; the same shape as ``successes``.
-
-    Raises
-    ------
-    ValueError
-        If the counts are out of range or of different shapes, or
-        ``confidence_level`` or ``method`` is invalid (the message names it).
-    TypeError
-        Non-numeric counts.
-
-    References
-    ----------
-    Wilson 1927, "Probable inference, the law of succession, and statistical
-    inference", JASA 22; Clopper & Pearson 1934, Biometrika 26; Brown, Cai &
-    DasGupta 2001, "Interval estimation for a binomial proportion", Statistical
-    Science 16 (why the normal approximation of Nguyen & O'Connor 2015,
-    Algorithm 2, Step 2, is unreliable per bin).
 
     Examples
     --------

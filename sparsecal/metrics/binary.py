@@ -11,6 +11,7 @@ from .bin_intervals import BIN_INTERVAL_METHODS, binomial_interval
 from .ce import bin_rates, ce_from_bins, check_norm
 from .debiased import debiased_ce_from_bins, score_interval
 from .intervals import ConfidenceInterval, ce_interval
+from .._docs import fill_doc
 from ..io.tables import Table
 from ..core.dispatch import distributed_form
 
@@ -27,22 +28,15 @@ class CalibrationError:
     value : float
         CE_p of the data.
     norm : float
-        p (1, 2 or inf).
     n : int
         Number of points.
     bins : BinStats
-        The bins it was computed from (for reliability diagrams).
+        The bins it was computed from.
     ci_low, ci_high : float or None
-        Interval ends: Algorithm 2's ``mean ± z sd`` of the simulated CEs, or
-        the bootstrap percentile interval, at ``ci.confidence_level``.
+        The interval at ``ci.confidence_level``.
     ci : ConfidenceInterval or None
-        How the interval was computed (None: no interval).
-    ci_method : str or None
-        ``ci.method``: "simulation", "bootstrap" or None.
-    ci_level : float or None
-        ``ci.confidence_level`` (0.95 by default).
-    ci_halfwidth : float or None
-        ``(ci_high - ci_low) / 2``.
+        How the interval was computed; ``ci_method``, ``ci_level`` and
+        ``ci_halfwidth`` read it.
 
     Examples
     --------
@@ -82,60 +76,27 @@ class CalibrationError:
                 "ci_level": self.ci_level}
 
 
+@fill_doc
 def calibration_error(scores, labels, *, norm=2, binning="equal-mass", n_bins=None,
                       bin_size=None, ci=None, n_threads=None, debias=False):
     """Binned calibration error CE_p of binary predictions.
 
-    ``CE_p = (sum_i |B_i|/N |q_i - p_i|^p)^(1/p)`` over the non-empty bins, with
-    ``q_i`` the mean score and ``p_i`` the positive rate of bin ``i``.
+    ``CE_p = (sum_i |B_i|/N |q_i - p_i|^p)^(1/p)`` over the non-empty bins, ``q_i``
+    the mean score and ``p_i`` the positive rate of bin ``i`` (Nguyen & O'Connor
+    2015, Algorithm 1; Kranzlein et al. 2021, eq. 2).
 
     Parameters
     ----------
-    scores : array_like of float, shape (n,)
-        Predicted probabilities in [0, 1].
-    labels : array_like of {0, 1} or bool, shape (n,)
-    norm : {2, 1, inf}, default=2
-        2: RMS calibration error (CalibErr, SMCE, GMCE); 1: ECE; inf: maximum
-        (also "inf" or "max").
-    binning : {"equal-mass", "fixed"}, default="equal-mass"
-        Equal-mass: Nguyen & O'Connor Algorithm 1 (ties broken by input order);
-        fixed: ``n_bins`` equal intervals of [0, 1].
-    n_bins, bin_size : int, optional
-        Default ``n_bins=10``; ``bin_size`` for equal-mass binning only.
-    ci : None, {"simulation", "bootstrap"} or ConfidenceInterval, default=None
-        Confidence interval (see :class:`ConfidenceInterval`): Algorithm 2 or a
-        bootstrap that re-bins every replicate; a method name uses the defaults
-        (95%, 10,000 samples / 1,000 replicates, ``random_state=0``).
-    n_threads : int, optional
-        Threads for the sort (default: ``SPARSECAL_NUM_THREADS``, else all CPUs; see :func:`sparsecal.core.threads.get_n_threads`).
-    debias : bool, default=False
-        ``norm=2`` only: Kumar, Liang & Ma (2019)'s debiased estimate
-        ``sqrt(max(D, 0))``, ``D = sum_i |B_i|/N ((q_i - p_i)² - p_i (1 - p_i) /
-        (|B_i| - 1))`` (bins of one point add 0; 0 when D < 0, as their
-        ``uncertainty-calibration`` package) instead of the plug-in CE_2. Its
-        interval is ``ci="score"`` (:mod:`~sparsecal.metrics.debiased`); the
-        other methods are intervals of the plug-in estimate.
+    {scores_labels}
+    {norm}
+    {binning}
+    {ci}
+    {n_threads}
+    {debias}
 
     Returns
     -------
     CalibrationError
-
-    Raises
-    ------
-    TypeError
-        ``debias`` not a bool.
-    ValueError
-        Invalid scores, labels, ``norm``, ``binning``, ``n_bins``, ``bin_size`` or
-        ``ci`` (the message names the argument); ``debias=True`` with a norm
-        other than 2 or a ``ci`` method other than "score", or "score" without it.
-    TypeError
-        Non-numeric scores or labels.
-
-    References
-    ----------
-    Nguyen & O'Connor 2015, Algorithm 1 (estimate, step 5 for p = 2) and
-    Algorithm 2 (interval); Kranzlein et al. 2021, eq. 2; Kumar, Liang & Ma
-    2019, "Verified Uncertainty Calibration", NeurIPS, Section 5 (``debias``).
 
     Examples
     --------
@@ -164,7 +125,6 @@ def calibration_error(scores, labels, *, norm=2, binning="equal-mass", n_bins=No
 
 
 def _from_bins(bins, x, y, order, norm, spec, debias):
-    """The CalibrationError of binned data (arguments checked)."""
     value = debiased_ce_from_bins(bins) if debias else ce_from_bins(bins, norm)
     lo = hi = None
     if spec is not None:
@@ -174,19 +134,8 @@ def _from_bins(bins, x, y, order, norm, spec, debias):
 
 
 def check_debias(debias, norm, spec):
-    """``debias`` is a bool, used with norm 2 and no interval or the score interval.
-
-    Parameters
-    ----------
-    debias : bool
-    norm : float
-        From :func:`~sparsecal.metrics.ce.check_norm`.
-    spec : ConfidenceInterval or None
-
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`calibration_error` for ``debias``.
+    """Check that ``debias`` is a bool, used with norm 2 and no interval or the score
+    interval.
     """
     if not isinstance(debias, (bool, np.bool_)):
         raise TypeError(f"debias must be True or False, got {debias!r}")
@@ -199,47 +148,8 @@ def check_debias(debias, norm, spec):
 
 def sorted_calibration_error(sorted_scores, sorted_labels, *, n_bins=None, bin_size=None,
                              ci=None, norm=2, debias=False):
-    """CE_2 with equal-mass bins of scores already sorted (stably) with their labels.
-
-    The sort that :func:`calibration_error` would make, made once for several
-    estimates (SMCE and every GMCE share one: :mod:`sparsecal.metrics.marginal`).
-    No validation: the arrays come from :func:`~sparsecal.core.binning.argsort_scores`
-    over validated scores.
-
-    Parameters
-    ----------
-    sorted_scores : ndarray of float32 or float64, shape (n,)
-        Scores in ascending order, ties in entry order.
-    sorted_labels : ndarray of uint8, shape (n,)
-        Their labels, in the same order.
-    n_bins, bin_size : int, optional
-        As in :func:`calibration_error` (default 10 bins).
-    ci : None, {"simulation", "bootstrap", "score"} or ConfidenceInterval, default=None
-        As in :func:`calibration_error`.
-    norm : {2, 1, inf}, default=2
-        As in :func:`calibration_error` (checked here).
-    debias : bool, default=False
-        As in :func:`calibration_error` (checked by the caller,
-        :func:`check_debias`).
-
-    Returns
-    -------
-    CalibrationError
-        Equal to ``calibration_error`` of the same scores and labels in any order.
-
-    References
-    ----------
-    Nguyen & O'Connor 2015, Algorithm 1 (step 1 is the sort) and Algorithm 2.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> x = np.array([0.9, 0.1, 0.4, 0.1, 0.7])
-    >>> y = np.array([1, 0, 0, 1, 1], dtype=np.uint8)
-    >>> order = np.argsort(x, kind="stable")
-    >>> a = sorted_calibration_error(x[order], y[order], n_bins=2)
-    >>> a.value == calibration_error(x, y, n_bins=2).value
-    True
+    """:func:`calibration_error` with equal-mass bins of scores already sorted
+    (stably) with their labels, unvalidated: one sort for several estimates.
     """
     spec = ConfidenceInterval.resolve(ci)
     if n_bins is None and bin_size is None:
@@ -253,8 +163,7 @@ def sorted_calibration_error(sorted_scores, sorted_labels, *, n_bins=None, bin_s
 
 
 class ReliabilityTable(Table, dict):
-    """The dict :func:`reliability_table` returns, with ``to_frame()`` and an
-    HTML view (one row per non-empty bin; the columns that are not None)."""
+    """The dict :func:`reliability_table` returns, with ``to_frame()`` and an HTML view."""
 
     def _columns(self):
         return {k: v for k, v in self.items() if v is not None}
@@ -267,32 +176,17 @@ def reliability_table(bins, *, ci="simulation", bin_interval="wilson"):
     ----------
     bins : BinStats
         E.g. ``calibration_error(...).bins``.
-    ci : None, {"simulation", "bootstrap"} or ConfidenceInterval, default="simulation"
-        Only its ``confidence_level`` is used (95% by default). None: no interval.
+    ci : None, str or ConfidenceInterval, default="simulation"
+        Only its ``confidence_level`` is used (95%); None: no interval.
     bin_interval : {"wilson", "clopper-pearson"}, default="wilson"
         The interval of each bin's positive rate
-        (:func:`~sparsecal.metrics.bin_intervals.binomial_interval`): Wilson's
-        score interval or the exact Clopper–Pearson interval. Neither has zero
-        width for a bin whose labels are all 0 or all 1.
+        (:func:`~sparsecal.metrics.bin_intervals.binomial_interval`).
 
     Returns
     -------
     ReliabilityTable (a dict of ndarray)
-        Over the non-empty bins: "mean_score", "mean_label", "count", "ci_low"
-        and "ci_high" (the interval of the positive rate; None when ``ci`` is
-        None), "lower" and "upper" (smallest and largest score of the bin);
-        ``to_frame()`` gives a DataFrame of them (pandas extra), and Jupyter
-        shows them as a table.
-
-    Raises
-    ------
-    ValueError
-        If ``ci`` or ``bin_interval`` is invalid.
-
-    References
-    ----------
-    Nguyen & O'Connor 2015, Fig. 1d (the curve); Wilson 1927; Clopper & Pearson
-    1934 (the intervals, replacing Algorithm 2's normal approximation per bin).
+        Over the non-empty bins: "mean_score", "mean_label", "count", "ci_low",
+        "ci_high" (None without ``ci``), "lower" and "upper" (the bin's score range).
 
     Examples
     --------

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.binning import bin_statistics
+from .._docs import fill_doc
 from .ce import bin_rates
 from ..core.dispatch import distributed_form
 
@@ -15,17 +16,9 @@ __all__ = ["BrierDecomposition", "brier_decomposition", "decomposition_from_bins
 class BrierDecomposition:
     """Brier score and its binned calibration / refinement terms.
 
-    ``brier = calibration + refinement + within_bin`` exactly, where
-    ``calibration = sum |B|/N (q_B - p_B)^2`` (= CE_2 squared),
-    ``refinement = sum |B|/N p_B (1 - p_B)`` and ``within_bin`` is what binning
-    leaves out (the spread of scores inside bins, minus their covariance with
-    the labels); it vanishes as bins shrink to single score values.
-
-    Attributes
-    ----------
-    brier, calibration, refinement, within_bin : float
-    n : int
-        Number of points.
+    ``brier = calibration + refinement + within_bin`` exactly: ``calibration = sum
+    |B|/N (q_B - p_B)^2`` (CE_2 squared), ``refinement = sum |B|/N p_B (1 - p_B)``,
+    and ``within_bin`` what binning leaves out (0 with one score value per bin).
 
     Examples
     --------
@@ -43,31 +36,19 @@ class BrierDecomposition:
     n: int
 
 
+@fill_doc
 def brier_decomposition(scores, labels, *, binning="equal-mass", n_bins=None,
                         bin_size=None):
     """Brier score with its calibration-refinement decomposition.
 
     Parameters
     ----------
-    scores : array_like of float, shape (n,)
-        Probabilities in [0, 1].
-    labels : array_like of {0, 1} or bool, shape (n,)
-    binning : {"equal-mass", "fixed"}, default="equal-mass"
-    n_bins, bin_size : int, optional
-        As in :func:`sparsecal.calibration_error` (default 10 bins).
+    {scores_labels}
+    {binning}
 
     Returns
     -------
     BrierDecomposition
-
-    Raises
-    ------
-    ValueError, TypeError
-        Invalid scores, labels or binning (the message names the argument).
-
-    References
-    ----------
-    Nguyen's thesis, Section 3.1.3; DeGroot & Fienberg 1982.
 
     Examples
     --------
@@ -83,35 +64,9 @@ def brier_decomposition(scores, labels, *, binning="equal-mass", n_bins=None,
 
 
 def decomposition_from_bins(bins, sum_squares):
-    """The Brier decomposition from the bins and the sum of squared errors:
-    the one formula of both paths (the distributed form merges both,
-    :func:`sparsecal.distributed.arrays.binary_brier_decomposition`).
-
-    ``brier = S / N``, ``calibration = sum |B|/N (q_B - p_B)^2``,
-    ``refinement = sum |B|/N p_B (1 - p_B)``, with ``S = sum (s - y)^2`` and
-    ``N`` the points of the bins.
-
-    Parameters
-    ----------
-    bins : BinStats
-    sum_squares : float
-        ``S``, the sum of ``(s - y)^2`` over the binned points.
-
-    Returns
-    -------
-    BrierDecomposition
-
-    References
-    ----------
-    Nguyen's thesis, Section 3.1.3; Nguyen & O'Connor 2015, Algorithm 1, step 4
-    (``q_B``, ``p_B``).
-
-    Examples
-    --------
-    >>> from sparsecal.core.binning import fixed_width_bins
-    >>> d = decomposition_from_bins(fixed_width_bins([0.2, 0.8], [0, 1], n_bins=2), 0.08)
-    >>> round(d.brier, 4), round(d.calibration, 4), d.n
-    (0.04, 0.04, 2)
+    """The :class:`BrierDecomposition` of bins and ``sum_squares`` ``S = sum (s - y)^2``
+    over their points (``brier = S / N``): the one formula of the local and the
+    distributed paths.
     """
     count, q, p = bin_rates(bins)
     n = int(count.sum())

@@ -1,10 +1,9 @@
 """The binned calibration error CE_p of bin statistics.
 
 ``CE_p = (sum_i |B_i|/N * |mean_score_i - mean_label_i|^p)^(1/p)`` over the
-non-empty bins ``B_i`` (Nguyen & O'Connor 2015, Algorithm 1 step 5 for p = 2; ECE
-for p = 1; the largest gap for p = inf). Every calibration error, its intervals
-and the Brier decomposition are computed from :class:`~sparsecal.core.binning.BinStats`
-through the functions here.
+non-empty bins (Nguyen & O'Connor 2015, Algorithm 1 step 5 for p = 2; ECE for
+p = 1; the largest gap for p = inf). Every calibration error, its intervals and
+the Brier decomposition are computed from bin statistics through these functions.
 """
 import numpy as np
 
@@ -12,26 +11,7 @@ __all__ = ["bin_rates", "ce_from_bins", "ce_of_gaps", "check_norm"]
 
 
 def check_norm(norm):
-    """The norm p of CE_p as a float: 1.0, 2.0 or inf.
-
-    Parameters
-    ----------
-    norm : {1, 2, inf, "inf", "max"}
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    ValueError
-        For any other value (the message names ``norm``).
-
-    Examples
-    --------
-    >>> check_norm("max")
-    inf
-    """
+    """The norm p of CE_p as a float: 1.0, 2.0 or inf (from 1, 2, inf, "inf", "max")."""
     if norm in (np.inf, "inf", "max"):
         return np.inf
     if norm not in (1, 2):
@@ -40,30 +20,8 @@ def check_norm(norm):
 
 
 def ce_of_gaps(weights, gaps, norm):
-    """CE_p from bin weights ``|B_i|/N`` and gaps ``|q_i - p_i|`` (last axis = bins).
-
-    Vectorised over leading axes (one row per simulated sample in Algorithm 2).
-
-    Parameters
-    ----------
-    weights, gaps : ndarray of float64, shape (..., n_bins)
-    norm : float
-        1.0, 2.0 or inf (from :func:`check_norm`); for inf, bins of zero weight
-        are ignored.
-
-    Returns
-    -------
-    ndarray of float64, shape (...)
-
-    References
-    ----------
-    Nguyen & O'Connor 2015, Algorithm 1, step 5 (p = 2).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> round(float(ce_of_gaps(np.array([0.5, 0.5]), np.array([0.1, 0.3]), 2.0)), 6)
-    0.223607
+    """CE_p from bin weights ``|B_i|/N`` and gaps ``|q_i - p_i|`` (last axis = bins),
+    vectorised over leading axes; for inf, bins of zero weight are ignored.
     """
     if norm == np.inf:
         return np.max(np.where(weights > 0, gaps, 0.0), axis=-1)
@@ -71,63 +29,14 @@ def ce_of_gaps(weights, gaps, norm):
 
 
 def bin_rates(bins):
-    """Count, mean score and positive rate of the non-empty bins.
-
-    Parameters
-    ----------
-    bins : BinStats
-
-    Returns
-    -------
-    count : ndarray of int64
-    mean_score, mean_label : ndarray of float64
-        ``q_i`` and ``p_i`` of Algorithm 1, step 4.
-
-    References
-    ----------
-    Nguyen & O'Connor 2015, Algorithm 1, step 4.
-
-    Examples
-    --------
-    >>> from sparsecal.core.binning import fixed_width_bins
-    >>> count, q, p = bin_rates(fixed_width_bins([0.1, 0.2, 0.9], [0, 1, 1], n_bins=2))
-    >>> count.tolist(), q.tolist(), p.tolist()
-    ([2, 1], [0.15000000000000002, 0.9], [0.5, 1.0])
-    """
+    """``(count, mean_score, mean_label)`` of the non-empty bins."""
     nonempty = bins.count > 0
     count = bins.count[nonempty]
     return count, bins.sum_score[nonempty] / count, bins.sum_label[nonempty] / count
 
 
 def ce_from_bins(bins, norm=2):
-    """CE_p of bin statistics; empty bins carry no weight.
-
-    Parameters
-    ----------
-    bins : BinStats
-        Equal-mass or fixed-width bins (:mod:`sparsecal.core.binning`).
-    norm : {2, 1, inf}, default=2
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    ValueError
-        If ``norm`` is not 1, 2 or inf.
-
-    References
-    ----------
-    Nguyen & O'Connor 2015, Algorithm 1, step 5; Kranzlein et al. 2021, eq. 2.
-
-    Examples
-    --------
-    >>> from sparsecal.core.binning import fixed_width_bins
-    >>> bins = fixed_width_bins([0.1, 0.2, 0.9], [0, 1, 1], n_bins=2)
-    >>> round(ce_from_bins(bins, norm=1), 6)       # 2/3 * 0.35 + 1/3 * 0.1
-    0.266667
-    """
+    """CE_p of bin statistics; empty bins carry no weight."""
     norm = check_norm(norm)
     nonempty = bins.count > 0
     count = bins.count[nonempty]

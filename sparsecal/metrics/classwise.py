@@ -15,18 +15,8 @@ __all__ = ["ClasswiseECE", "classwise_ece"]
 
 @dataclass(frozen=True)
 class ClasswiseECE:
-    """Classwise ECE and its per-class terms.
-
-    Attributes
-    ----------
-    value : float
-        Mean of ``per_class``.
-    per_class : ndarray of float64, shape (n_classes,)
-        ``ECE_j = sum_i |B_ij| / N |mean score - positive rate|`` of class j.
-    n_bins : int
-        Fixed-width bins per class.
-    n : int
-        N: the number of tokens (rows).
+    """Classwise ECE ``value``: the mean of ``per_class``, each class's ECE over
+    ``n_bins`` fixed-width bins of its scores over the ``n`` tokens.
 
     Examples
     --------
@@ -44,7 +34,6 @@ class ClasswiseECE:
         return float(self.value)
 
     def to_dict(self):
-        """Value, number of classes and bins, size."""
         return {"value": self.value, "n_classes": self.per_class.shape[0],
                 "n_bins": self.n_bins, "n": self.n}
 
@@ -82,48 +71,23 @@ def _entry_terms(entries, n_bins):
 def classwise_ece(scores, gold=None, *, n_bins=15):
     """Classwise ECE of dense multiclass scores, or of thresholded entries.
 
-    ``classwise-ECE = 1/K sum_j sum_i |B_ij| / N |mean_{B_ij} p_j - mean_{B_ij} 1[y = j]|``,
-    where ``B_ij`` is the i-th of ``n_bins`` fixed-width bins ``[i/B, (i+1)/B)``
-    of class j's scores over all N tokens (the last bin includes 1.0).
+    ``1/K sum_j sum_i |B_ij| / N |mean_{B_ij} p_j - mean_{B_ij} 1[y = j]|``, ``B_ij``
+    the i-th fixed-width bin of class j's scores over all N tokens (Kull et al.
+    2019). With entries, each class's bins hold its entries only but every term is
+    still divided by N: only the bin holding the threshold differs from the dense
+    value (by the dropped scores and gold tags).
 
     Parameters
     ----------
     scores : array_like of float, shape (n_tokens, n_tags), or Entries
-        Dense scores (softmax or marginals; a memory map is read column by
-        column), or thresholded :class:`Entries`. With entries, class j's bins
-        hold only its entries (score >= threshold) but every term is still
-        divided by the number of tokens N: the bins above the threshold equal
-        the dense ones, and only the bin holding the threshold loses the
-        dropped scores and the gold tags scored below the threshold (a tag
-        without entries contributes 0). With the default threshold 0.01 and 15
-        bins that is the first bin ``[0, 1/15)``, so the two differ by at most
-        ``1/K sum_j |sum over dropped (score - label)| / N``.
+        Dense scores (a memory map is read column by column), or entries.
     gold : array_like of int, shape (n_tokens,)
-        Gold tag per token (-1: none in the inventory, a negative for every
-        class) with dense scores; must be None with entries.
+        Gold tag per token (-1: none) with dense scores; None with entries.
     n_bins : int, default=15
-        Fixed-width bins per class (15, as Kull et al.).
 
     Returns
     -------
     ClasswiseECE
-
-    Raises
-    ------
-    TypeError
-        Scores that are neither a float matrix nor Entries; non-integer gold.
-    ValueError
-        Scores outside [0, 1] or NaN, an empty matrix, invalid gold (shape,
-        range), gold missing with dense scores or given with entries, entries
-        without ``n_tags`` / ``n_tokens``, or ``n_bins`` not a positive integer.
-
-    References
-    ----------
-    Kull et al. 2019, "Beyond temperature scaling: Obtaining well-calibrated
-    multiclass probabilities with Dirichlet calibration", NeurIPS, Section 2
-    (classwise-ECE, eq. in "Evaluation of calibration"); the same as
-    ``calibration.get_ece(probs, labels, mode="marginal")`` of Kumar et al.
-    2019 except at bin edges (right-closed bins there).
 
     Examples
     --------

@@ -1,23 +1,19 @@
 """Is a model miscalibrated at all? The consistency-resampling test of Bröcker &
-Smith (2007).
+Smith (2007, Section 3).
 
-Under the null hypothesis of calibration the labels are ``Bernoulli(score)``.
-Each of ``R`` resamples draws ``n`` scores with replacement from the data
-(``Multinomial(n, c / n)`` copies of the distinct scores) and a label for each
-from its own score (``Binomial`` positives per distinct score), and recomputes
-the statistic, the binned CE_2 with the same binning as
-:func:`~sparsecal.metrics.calibration_error` (a cut of equal-mass bins inside
-the copies of one score splits their positives hypergeometrically); the p-value
-is ``(1 + #{T* >= T}) / (1 + R)``. Resample ``r`` draws from the ``r``-th
-generator spawned from ``random_state`` and the data enter only through their
-distinct-score table (:mod:`~sparsecal.metrics.resampling`), so a cluster
-computes the same test.
+Under calibration the labels are ``Bernoulli(score)``. Each of ``R`` resamples
+draws ``n`` scores with replacement and a label for each from its own score, and
+recomputes the binned CE_2 with the data's binning; the p-value is
+``(1 + #{T* >= T}) / (1 + R)``. Resamples come from the data's distinct-score
+table and per-resample generators (:mod:`~sparsecal.metrics.resampling`), so a
+cluster computes the same test.
 """
 from dataclasses import dataclass
 
 from ..core.binning import bin_statistics
 from ..core.validation import check_positive_int
 from .ce import ce_from_bins
+from .._docs import fill_doc
 from .resampling import (bin_layout, check_random_state, data_table, p_value,
                          replicate_errors, replicate_generators)
 from ..core.dispatch import distributed_form
@@ -27,19 +23,8 @@ __all__ = ["CalibrationTest", "calibration_test"]
 
 @dataclass(frozen=True)
 class CalibrationTest:
-    """Result of :func:`calibration_test`.
-
-    Attributes
-    ----------
-    statistic : float
-        CE_2 of the data (equal-mass bins).
-    p_value : float
-        ``(1 + #{T* >= statistic}) / (1 + n_resamples)``.
-    n_resamples : int
-    n_bins : int
-        Equal-mass bins of the statistic.
-    n : int
-        Number of points.
+    """Result of :func:`calibration_test`: the data's CE_2 ``statistic``, its
+    ``p_value``, ``n_resamples``, ``n_bins`` and ``n``.
 
     Examples
     --------
@@ -54,50 +39,31 @@ class CalibrationTest:
     n: int
 
     def to_dict(self):
-        """The fields as a dict."""
         return {"statistic": self.statistic, "p_value": self.p_value,
                 "n_resamples": self.n_resamples, "n_bins": self.n_bins, "n": self.n}
 
 
+@fill_doc
 def calibration_test(scores, labels, *, n_bins=None, n_resamples=999, random_state=0,
                      bin_size=None, binning="equal-mass"):
     """Consistency-resampling test of calibration (Bröcker & Smith 2007).
 
     Parameters
     ----------
-    scores : array_like of float, shape (n,)
-        Predicted probabilities in [0, 1].
-    labels : array_like of {0, 1} or bool, shape (n,)
+    {scores_labels}
     n_bins : int, optional
-        Bins of the statistic CE_2 (default 10; Nguyen & O'Connor, Algorithm 1).
+        Bins of the statistic CE_2 (default 10).
     n_resamples : int, default=999
-        Consistency resamples R; the smallest p-value is ``1 / (1 + R)``.
+        R; the smallest p-value is ``1 / (1 + R)``.
     random_state : None, int, SeedSequence or numpy Generator, default=0
-        Resample ``r`` draws from the ``r``-th generator it spawns
-        (:func:`~sparsecal.metrics.resampling.replicate_generators`).
+        Resample ``r`` draws from the ``r``-th generator it spawns.
     bin_size : int, optional
         Entries per equal-mass bin, instead of ``n_bins``.
     binning : {"equal-mass", "fixed"}, default="equal-mass"
-        The bins of the statistic, as :func:`calibration_error`'s: the data
-        and every resample are binned the same way.
 
     Returns
     -------
     CalibrationTest
-
-    Raises
-    ------
-    ValueError
-        Invalid scores, labels, ``n_bins``, ``bin_size``, ``binning``,
-        ``n_resamples`` or ``random_state``.
-    TypeError
-        Non-numeric scores or labels.
-
-    References
-    ----------
-    Bröcker & Smith 2007, "Increasing the reliability of reliability diagrams",
-    Weather and Forecasting 22, Section 3 (consistency resampling); Nguyen &
-    O'Connor 2015, Algorithm 1 (the binned CE_2).
 
     Examples
     --------

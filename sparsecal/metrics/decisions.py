@@ -1,19 +1,11 @@
 """Bayes decisions of LLRs from a table of distinct LLRs with their counts and
 positives: the detection cost (actual and minimum DCF) and the Bayes error plot.
 
-The decisions of a threshold on the LLRs depend on the entries only through the
-number of entries and of positives per distinct LLR, so the single-machine
-measures (:mod:`sparsecal.metrics.application`, a table of one row per entry or
-per distinct LLR) and the distributed ones (:mod:`sparsecal.distributed.application`,
-the merged per-set distinct-score tables) share these functions and agree bit for
-bit: every error rate is a ratio of two integers.
-
-References
-----------
-Cumani, "Score calibration and fusion" (``004``): Bayes decisions compare an LLR
-with the application's threshold; DCF, normalized DCF, minDCF over pooled scores.
+Decisions depend on the entries only through the entries and positives per
+distinct LLR, so the single-machine measures (:mod:`sparsecal.metrics.application`)
+and the distributed ones share these functions and agree bit for bit. After
 Brümmer & du Preez 2006, "Application-independent evaluation of speaker
-detection", Sections 2, 4 and 5.
+detection", and Cumani's notes ``004``.
 """
 from dataclasses import dataclass
 
@@ -40,13 +32,9 @@ class DetectionCost:
         ``pi c_miss P_miss + (1 - pi) c_fa P_fa``, divided by
         ``min(pi c_miss, (1 - pi) c_fa)`` when ``normalized``.
     threshold : float
-        The LLR threshold: "positive" where ``llr > threshold`` (the Bayes
-        threshold for the actual DCF, the best one for the minimum DCF; -inf
-        means every point is decided positive).
+        Decided positive where ``llr > threshold`` (-inf: every point).
     p_miss, p_fa : float
-        Miss rate of the positives and false-alarm rate of the negatives.
     prior, c_miss, c_fa : float
-        The application.
     normalized : bool
 
     Examples
@@ -70,7 +58,6 @@ class DetectionCost:
         return float(self.value)
 
     def to_dict(self):
-        """Every field."""
         return {"value": self.value, "threshold": self.threshold, "p_miss": self.p_miss,
                 "p_fa": self.p_fa, "prior": self.prior, "c_miss": self.c_miss,
                 "c_fa": self.c_fa, "normalized": self.normalized}
@@ -78,14 +65,8 @@ class DetectionCost:
 
 @dataclass(frozen=True)
 class BayesErrorPlot:
-    """The data of a Bayes error plot.
-
-    Attributes
-    ----------
-    prior_log_odds : ndarray of float64
-        The grid of effective prior log-odds ``log(pi / (1 - pi))`` (unit costs).
-    actual_dcf, min_dcf : ndarray of float64
-        Normalized actual and minimum DCF at each grid point.
+    """The data of a Bayes error plot: the grid ``prior_log_odds`` (unit costs) and the
+    normalized ``actual_dcf`` and ``min_dcf`` at each point.
 
     Examples
     --------
@@ -101,57 +82,14 @@ class BayesErrorPlot:
 
 
 def llr_of_probabilities(p, prior):
-    """LLRs of posterior probabilities computed under a training prior.
-
-    Parameters
-    ----------
-    p : ndarray of float64
-        Probabilities in [0, 1] (0 and 1 give -inf and +inf).
-    prior : float
-        The training prior, in (0, 1).
-
-    Returns
-    -------
-    ndarray of float64
-        ``log(p) - log(1 - p) - log(prior / (1 - prior))``.
-
-    References
-    ----------
-    Cumani, "Score calibration and fusion" (``004``): posterior log-odds minus
-    prior log-odds is the LLR.
-
-    Examples
-    --------
-    >>> llr_of_probabilities(np.array([0.5, 0.8, 1.0]), 0.5).round(4).tolist()
-    [0.0, 1.3863, inf]
-    """
+    """LLRs ``logit(p) - logit(prior)`` of posteriors computed under a training prior."""
     with np.errstate(divide="ignore"):
         return np.log(p) - np.log1p(-p) - np.log(prior / (1 - prior))
 
 
 def check_application(prior, c_miss, c_fa):
-    """The application ``(prior, c_miss, c_fa)``, checked.
-
-    Parameters
-    ----------
-    prior : float
-        In (0, 1).
-    c_miss, c_fa : float
-        Finite and above 0.
-
-    Returns
-    -------
-    tuple of float
-
-    Raises
-    ------
-    TypeError, ValueError
-        A prior outside (0, 1), a cost that is not a finite number above 0.
-
-    Examples
-    --------
-    >>> check_application(0.25, 1, 2.0)
-    (0.25, 1.0, 2.0)
+    """The application ``(prior, c_miss, c_fa)``, checked: a prior in (0, 1), finite
+    costs above 0.
     """
     prior = check_prior(prior, "prior")
     return prior, check_positive_real(c_miss, "c_miss"), check_positive_real(c_fa, "c_fa")
@@ -160,24 +98,6 @@ def check_application(prior, c_miss, c_fa):
 def bayes_threshold(prior, c_miss, c_fa):
     """The LLR above which the Bayes decision is "positive":
     ``-log(pi c_miss / ((1 - pi) c_fa))``.
-
-    Parameters
-    ----------
-    prior, c_miss, c_fa : float
-        A checked application (:func:`check_application`).
-
-    Returns
-    -------
-    float
-
-    References
-    ----------
-    Brümmer & du Preez 2006, Section 2.
-
-    Examples
-    --------
-    >>> float(bayes_threshold(0.5, 1.0, 1.0)), round(float(bayes_threshold(0.1, 1.0, 1.0)), 4)
-    (-0.0, 2.1972)
     """
     return -np.log(prior * c_miss / ((1 - prior) * c_fa))
 
@@ -185,50 +105,14 @@ def bayes_threshold(prior, c_miss, c_fa):
 def detection_cost(prior, c_miss, c_fa, p_miss, p_fa, normalize):
     """``pi c_miss P_miss + (1 - pi) c_fa P_fa``, divided by
     ``min(pi c_miss, (1 - pi) c_fa)`` when ``normalize`` (arrays allowed).
-
-    Parameters
-    ----------
-    prior, c_miss, c_fa : float
-    p_miss, p_fa : float or ndarray
-    normalize : bool
-
-    Returns
-    -------
-    float or ndarray
-
-    References
-    ----------
-    Brümmer & du Preez 2006, Section 2 (the normalized DCF).
-
-    Examples
-    --------
-    >>> detection_cost(0.25, 1.0, 1.0, 0.5, 0.5, True)
-    2.0
     """
     cost = prior * c_miss * p_miss + (1 - prior) * c_fa * p_fa
     return cost / min(prior * c_miss, (1 - prior) * c_fa) if normalize else cost
 
 
 def llr_table(llr, positives, counts=None):
-    """The sorted distinct LLRs with their entries and positives (int64).
-
-    Parameters
-    ----------
-    llr : ndarray of float64, shape (n,)
-    positives : ndarray of int, shape (n,)
-        Positives of each row (the label of an entry).
-    counts : ndarray of int, shape (n,), optional
-        Entries of each row; default one each.
-
-    Returns
-    -------
-    llr, counts, positives : ndarray
-        One row per distinct LLR, in increasing order.
-
-    Examples
-    --------
-    >>> [a.tolist() for a in llr_table(np.array([0.5, -1.0, 0.5]), np.array([1, 0, 0]))]
-    [[-1.0, 0.5], [1, 2], [0, 1]]
+    """``(llr, counts, positives)``: the sorted distinct LLRs with their entries and
+    positives (``counts`` default one per row).
     """
     u, inv = np.unique(llr, return_inverse=True)
     n = np.bincount(inv, minlength=u.size) if counts is None else \
@@ -238,34 +122,8 @@ def llr_table(llr, positives, counts=None):
 
 
 def actual_dcf(llr, counts, positives, prior, c_miss, c_fa, normalize):
-    """The actual DCF of the Bayes decisions of LLRs (rows in any order).
-
-    Parameters
-    ----------
-    llr : ndarray of float64, shape (m,)
-    counts : ndarray of int, shape (m,), or None
-        Entries per row; None: one each (a row per entry).
-    positives : ndarray of int or bool, shape (m,)
-        Positives per row; both classes present.
-    prior, c_miss, c_fa : float
-        A checked application.
-    normalize : bool
-
-    Returns
-    -------
-    DetectionCost
-
-    References
-    ----------
-    Cumani, "Score calibration and fusion" (``004``); Brümmer & du Preez 2006,
-    Section 2.
-
-    Examples
-    --------
-    >>> d = actual_dcf(np.array([-1.0, 2.0]), np.array([3, 2]), np.array([1, 2]),
-    ...                0.5, 1.0, 1.0, True)
-    >>> d.p_miss, d.p_fa, round(d.value, 4)
-    (0.3333333333333333, 0.0, 0.3333)
+    """The actual DCF (:class:`DetectionCost`) of the Bayes decisions of a table's
+    LLRs (rows in any order, ``counts`` None: one entry each).
     """
     t = bayes_threshold(prior, c_miss, c_fa)
     yes = llr > t
@@ -281,29 +139,9 @@ def actual_dcf(llr, counts, positives, prior, c_miss, c_fa, normalize):
 
 
 def error_curve(llr, counts, positives):
-    """Every distinct decision of a threshold on a table's LLRs.
-
-    Parameters
-    ----------
-    llr, counts, positives : ndarray
-        A table of :func:`llr_table` (sorted, distinct LLRs); both classes present.
-
-    Returns
-    -------
-    thresholds, p_miss, p_fa : ndarray of float64, shape (m + 1,)
-        Deciding "positive" where ``llr > thresholds[j]``, for ``-inf`` and
-        each distinct LLR.
-
-    References
-    ----------
-    Brümmer & du Preez 2006, Section 4 (the minimum DCF).
-
-    Examples
-    --------
-    >>> t, p_miss, p_fa = error_curve(np.array([-1.0, 2.0]), np.array([3, 2]),
-    ...                               np.array([1, 2]))
-    >>> t.tolist(), p_miss.tolist(), p_fa.tolist()
-    ([-inf, -1.0, 2.0], [0.0, 0.3333333333333333, 1.0], [1.0, 0.0, 0.0])
+    """``(thresholds, p_miss, p_fa)`` of every distinct decision on a table of
+    :func:`llr_table`: positive where ``llr > thresholds[j]``, for ``-inf`` and each
+    distinct LLR.
     """
     cum_n, cum_k = np.cumsum(np.r_[0, counts]), np.cumsum(np.r_[0, positives])
     n_pos, n_neg = cum_k[-1], cum_n[-1] - cum_k[-1]
@@ -311,32 +149,8 @@ def error_curve(llr, counts, positives):
 
 
 def minimum_dcf(curve, prior, c_miss, c_fa, normalize):
-    """The DCF at the best threshold of an :func:`error_curve` (the first of
-    equal costs).
-
-    Parameters
-    ----------
-    curve : tuple of ndarray
-        From :func:`error_curve`.
-    prior, c_miss, c_fa : float
-        A checked application.
-    normalize : bool
-
-    Returns
-    -------
-    DetectionCost
-
-    References
-    ----------
-    Cumani, "Score calibration and fusion" (``004``), K-fold note 2; Brümmer &
-    du Preez 2006, Section 4.
-
-    Examples
-    --------
-    >>> curve = error_curve(np.array([-1.0, 2.0]), np.array([3, 2]), np.array([1, 2]))
-    >>> m = minimum_dcf(curve, 0.5, 1.0, 1.0, True)
-    >>> m.threshold, round(m.value, 4)
-    (-1.0, 0.3333)
+    """The :class:`DetectionCost` at the best threshold of an :func:`error_curve` (the
+    first of equal costs).
     """
     thresholds, p_miss, p_fa = curve
     costs = detection_cost(prior, c_miss, c_fa, p_miss, p_fa, normalize)
@@ -346,26 +160,8 @@ def minimum_dcf(curve, prior, c_miss, c_fa, normalize):
 
 
 def check_prior_log_odds(prior_log_odds):
-    """The grid of a Bayes error plot: default 61 points on [-3, 3].
-
-    Parameters
-    ----------
-    prior_log_odds : array_like of float or None
-
-    Returns
-    -------
-    ndarray of float64
-
-    Raises
-    ------
-    TypeError, ValueError
-        A grid that is not numeric, not finite, empty, not 1-D, or has a value
-        beyond ±30 (where the prior rounds to 0 or 1).
-
-    Examples
-    --------
-    >>> check_prior_log_odds(None)[[0, 30, 60]].tolist()
-    [-3.0, 0.0, 3.0]
+    """The grid of a Bayes error plot as float64 (default 61 points on [-3, 3]; values
+    within ±30).
     """
     grid = np.linspace(-3.0, 3.0, 61) if prior_log_odds is None \
         else check_finite(prior_log_odds, "prior_log_odds").astype(np.float64)
@@ -377,32 +173,7 @@ def check_prior_log_odds(prior_log_odds):
 
 
 def bayes_error(llr, counts, positives, grid):
-    """Normalized actual and minimum DCF (unit costs) of a table's LLRs over a
-    grid of prior log-odds.
-
-    Parameters
-    ----------
-    llr, counts, positives : ndarray
-        A table of :func:`llr_table`; both classes present.
-    grid : ndarray of float64
-        From :func:`check_prior_log_odds`.
-
-    Returns
-    -------
-    BayesErrorPlot
-
-    References
-    ----------
-    Brümmer & du Preez 2006, Section 5 (applied probability of error plots);
-    Cumani, "Score calibration and fusion" (``004``).
-
-    Examples
-    --------
-    >>> b = bayes_error(np.array([-1.0, 2.0]), np.array([3, 2]), np.array([1, 2]),
-    ...                 np.array([0.0]))
-    >>> b.actual_dcf.round(4).tolist(), b.min_dcf.round(4).tolist()
-    ([0.3333], [0.3333])
-    """
+    """The :class:`BayesErrorPlot` of a table's LLRs over ``grid``."""
     curve = error_curve(llr, counts, positives)
     priors = 1.0 / (1.0 + np.exp(-grid))
     actual = [actual_dcf(llr, counts, positives, p, 1.0, 1.0, True).value for p in priors]

@@ -19,6 +19,7 @@ from ..core.validation import check_positive_int, check_probabilities
 from .binary import calibration_error, check_debias, sorted_calibration_error
 from .ce import check_norm
 from .intervals import ConfidenceInterval
+from .._docs import fill_doc
 from ..io.tables import Table
 from ..core.dispatch import distributed_form
 
@@ -32,56 +33,33 @@ __all__ = ["DEFAULT_BIN_SIZE", "MarginalCalibrationError", "gmce", "mce", "smce"
 DEFAULT_BIN_SIZE = 200
 
 
+@fill_doc
 def smce(entries, *, n_bins=None, bin_size=None, ci=None, binning="equal-mass", norm=2,
          debias=False):
-    """Shared marginal calibration error (SMCE).
-
-    CE_2 over the thresholded entries of all tags pooled, with equal-mass bins:
-    every above-threshold (token, tag) score is one binary prediction, labelled 1
-    when the tag is the token's gold tag.
+    """Shared marginal calibration error (SMCE): CE_2 over the entries of all tags
+    pooled, each (token, tag) score one binary prediction.
 
     Parameters
     ----------
-    entries : Entries
-        From :func:`sparsecal.threshold`.
-    n_bins, bin_size : int, optional
-        Equal-mass bins by count or size (default 10 bins, as in the paper).
-    ci : None, {"simulation", "bootstrap", "score"} or ConfidenceInterval, default=None
-        See :func:`sparsecal.calibration_error`.
-    binning : {"equal-mass", "fixed"}, default="equal-mass"
-        As in :func:`sparsecal.calibration_error` (``bin_size`` for
-        equal-mass bins only).
-    norm : {2, 1, inf}, default=2
-        The paper's CE_2 by default; 1 gives an ECE, inf the maximum.
-    debias : bool, default=False
-        Kumar et al.'s debiased CE_2 (``norm=2``; its interval is
-        ``ci="score"``), as :func:`sparsecal.calibration_error`.
+    {entries}
+    {binning}
+    {ci}
+    {norm}
+    {debias}
 
     Returns
     -------
     CalibrationError
 
-    Raises
-    ------
-    TypeError
-        If ``entries`` is not an ``Entries``.
-    ValueError
-        No entries, both or invalid ``n_bins``/``bin_size``, or an invalid ``ci``.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Section 3.2, eq. 2; binning: Nguyen &
-    O'Connor 2015, Algorithm 1.
-
     Examples
     --------
-    >>> import numpy as np
-    >>> from sparsecal import threshold
-    >>> from sparsecal.datasets.synthetic import make_tagger_outputs
-    >>> data = make_tagger_outputs(2000, n_tags=40, split_seed=1)
-    >>> entries = threshold(data.scores, data.gold, 0.01)
-    >>> res = smce(entries, ci="simulation")
-    >>> res.n == len(entries), bool(res.ci_low < res.value < res.ci_high)
+    >>> from sparsecal import Entries
+    >>> e = Entries([0.9, 0.8, 0.3, 0.2, 0.6, 0.1], [0, 1, 0, 1, 1, 0], [1, 1, 0, 0, 1, 0],
+    ...             n_tags=2)
+    >>> res = smce(e, n_bins=2, ci="simulation")
+    >>> round(res.value, 4)
+    0.2173
+    >>> res.n == len(e), bool(res.ci_low < res.value < res.ci_high)
     (True, True)
     """
     if (cluster := distributed_form(smce, locals())) is not None:
@@ -92,53 +70,36 @@ def smce(entries, *, n_bins=None, bin_size=None, ci=None, binning="equal-mass", 
                              debias=debias)
 
 
+@fill_doc
 def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, progress=None,
          binning="equal-mass", norm=2, debias=False):
-    """Grouped marginal calibration error (GMCE), one per tag group.
-
-    SMCE restricted to the entries of the tags of each group (e.g. tag frequency
-    groups, :meth:`sparsecal.TagGroups.from_counts`).
+    """Grouped marginal calibration error (GMCE): the SMCE of each tag group's entries.
 
     Parameters
     ----------
-    entries : Entries
-    groups : TagGroups
-        Over the same tagset as ``entries``.
-    n_bins, bin_size : int, optional
-        Equal-mass bins per group (default 10 bins).
-    ci : None, {"simulation", "bootstrap"} or ConfidenceInterval, default=None
-        Applied to every group; an int ``random_state`` gives every group the
-        same stream, a Generator is drawn from group after group.
-    progress : callable, optional
-        Called as ``progress(groups_done, n_groups)`` after each group.
-    binning, norm, debias
+    {entries}
+    {groups}
+    n_bins, bin_size, binning, norm, debias
         As in :func:`smce`.
+    ci : None, str or ConfidenceInterval, default=None
+        For every group; an int ``random_state`` gives each group the same stream.
+    progress : callable, optional
+        Called as ``progress(groups_done, n_groups)``.
 
     Returns
     -------
     list of CalibrationError or None
-        One per group (index = group); None for a group with no entries.
-
-    Raises
-    ------
-    TypeError
-        If ``entries`` is not an ``Entries``, or ``progress`` is not callable.
-    ValueError
-        No entries, ``groups`` of another tagset, invalid bins or ``ci``.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Section 3.3, eq. 3.
+        One per group; None for a group without entries.
 
     Examples
     --------
-    >>> from sparsecal import TagGroups, threshold
-    >>> from sparsecal.datasets.synthetic import make_tagger_outputs
-    >>> data = make_tagger_outputs(2000, n_tags=40, split_seed=1)
-    >>> entries = threshold(data.scores, data.gold, 0.01)
-    >>> groups = TagGroups.from_counts(data.train_counts, 3, n_tags=40)
-    >>> [g.n for g in gmce(entries, groups)] == [
-    ...     int(np.isin(entries.tag, groups.members(g)).sum()) for g in range(3)]
+    >>> from sparsecal import Entries, TagGroups
+    >>> e = Entries([0.9, 0.8, 0.3, 0.2, 0.6, 0.1], [0, 1, 0, 1, 1, 0], [1, 1, 0, 0, 1, 0],
+    ...             n_tags=2)
+    >>> res = gmce(e, TagGroups([0, 1]), n_bins=2)
+    >>> [round(g.value, 4) for g in res]
+    [0.1, 0.2708]
+    >>> bool(res[0].n == (e.tag == 0).sum())
     True
     """
     if (cluster := distributed_form(gmce, locals())) is not None:
@@ -148,58 +109,33 @@ def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, progress=None,
                          debias=debias)[1]
 
 
+@fill_doc
 def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, pooled=True,
                   progress=None, binning="equal-mass", norm=2, debias=False):
-    """SMCE and every GMCE from one sort of the entries.
-
-    The entries are sorted once (stably, by score); the entries of a group, in
-    that order, are the group's own stable order, so a stable partition of the
-    sorted ranks by group gives every group's sorted scores without sorting
-    again. The results equal :func:`smce` and :func:`gmce`. Fixed-width bins
-    need no sort: each group's entries are binned as they are.
+    """SMCE and every GMCE from one sort of the entries (a group's entries in the
+    order of the stable sort of all are in their own stable order).
 
     Parameters
     ----------
-    entries : Entries
-    groups : TagGroups
-        Over the same tagset as ``entries``.
-    n_bins, bin_size : int, optional
-        Equal-mass bins (default 10 bins), pooled and per group.
-    ci : None, {"simulation", "bootstrap"} or ConfidenceInterval, default=None
+    {entries}
+    {groups}
+    n_bins, bin_size, ci, binning, norm, debias, progress
         As in :func:`gmce`.
     pooled : bool, default=True
         Also the SMCE (else None in its place).
-    progress : callable, optional
-        Called as ``progress(done, total)`` after each calibration error (the
-        SMCE, then each group's GMCE).
-    binning, norm, debias
-        As in :func:`smce`.
 
     Returns
     -------
     smce : CalibrationError or None
     gmce : list of CalibrationError or None
-        One per group; None for a group with no entries.
-
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`gmce`; an invalid ``progress`` before any work.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Section 3.2-3.3, eqs. 2-3; Nguyen &
-    O'Connor 2015, Algorithm 1 (the sort).
 
     Examples
     --------
-    >>> from sparsecal import TagGroups, threshold
-    >>> from sparsecal.datasets.synthetic import make_tagger_outputs
-    >>> data = make_tagger_outputs(2000, n_tags=40, split_seed=1)
-    >>> entries = threshold(data.scores, data.gold, 0.01)
-    >>> groups = TagGroups.from_counts(data.train_counts, 3, n_tags=40)
-    >>> pooled, per_group = smce_and_gmce(entries, groups)
-    >>> pooled.value == smce(entries).value, len(per_group)
+    >>> from sparsecal import Entries, TagGroups
+    >>> e = Entries([0.9, 0.8, 0.3, 0.2, 0.6, 0.1], [0, 1, 2, 1, 2, 0], [1, 1, 0, 0, 1, 0],
+    ...             n_tags=3)
+    >>> pooled, per_group = smce_and_gmce(e, TagGroups([0, 1, 2]), n_bins=2)
+    >>> pooled.value == smce(e, n_bins=2).value, len(per_group)
     (True, 3)
     """
     if (cluster := distributed_form(smce_and_gmce, locals())) is not None:
@@ -230,26 +166,8 @@ def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, poole
 
 
 def check_ce_options(n_bins, bin_size, binning, norm, debias, spec):
-    """Check the binning vocabulary of :func:`smce_and_gmce` before any work.
-
-    Parameters
-    ----------
-    n_bins, bin_size, binning, norm, debias
-        As :func:`smce_and_gmce` takes them.
-    spec : ConfidenceInterval or None
-        Resolved.
-
-    Returns
-    -------
-    n_bins : int or None
-        10 when neither ``n_bins`` nor ``bin_size`` is given.
-    norm : float
-        2.0, 1.0 or inf.
-
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`~sparsecal.metrics.calibration_error` for the same arguments.
+    """``(n_bins, norm)`` of :func:`smce_and_gmce`'s options, checked before any work
+    (``n_bins`` 10 when neither it nor ``bin_size`` is given).
     """
     norm = check_norm(norm)
     check_debias(debias, norm, spec)
@@ -263,8 +181,7 @@ def check_ce_options(n_bins, bin_size, binning, norm, debias, spec):
 
 
 def _fixed_width(entries, groups, pooled, counter, kw):
-    """:func:`smce_and_gmce` with fixed-width bins: each group's entries, in
-    entry order, binned by value (no sort)."""
+    """:func:`smce_and_gmce` with fixed-width bins (no sort)."""
     kw = dict(kw, binning="fixed")
     shared = None
     if pooled:
@@ -282,19 +199,9 @@ def _fixed_width(entries, groups, pooled, counter, kw):
 
 @dataclass(frozen=True)
 class MarginalCalibrationError(Table):
-    """Kumar et al.'s marginal CE over the tags with enough data; see :func:`mce`.
-
-    Attributes
-    ----------
-    value : float
-        ``sqrt(mean over evaluated tags of CE_tag^2)``.
-    per_tag : dict
-        tag index -> CalibrationError for every evaluated tag.
-    too_few : dict
-        tag index -> number of entries, for tags with entries but fewer than
-        ``min_entries`` (not evaluated).
-    min_entries : int
-        The threshold used.
+    """Kumar et al.'s marginal CE (:func:`mce`): ``value``, the ``per_tag``
+    CalibrationError of every evaluated tag, the entries of the ``too_few`` others,
+    and ``min_entries``.
 
     Examples
     --------
@@ -312,8 +219,6 @@ class MarginalCalibrationError(Table):
         return float(self.value)
 
     def _columns(self):
-        """One row per evaluated tag (ascending), then each tag with too few
-        entries (value None)."""
         tags = sorted(self.per_tag)
         few = sorted(self.too_few)
         ce = [self.per_tag[t] for t in tags]
@@ -324,57 +229,29 @@ class MarginalCalibrationError(Table):
                 "ci_high": [c.ci_high for c in ce] + [None] * len(few)}
 
 
+@fill_doc
 def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
-    """Marginal calibration error (MCE), per tag.
+    """Marginal calibration error (MCE): the root mean square of the per-tag CE_2 of
+    every tag with at least ``min_entries`` entries; the others are listed in
+    ``too_few``.
 
-    Every tag with at least ``min_entries`` thresholded entries gets its own
-    equal-mass CE_2; MCE is the root mean of their squares. Tags with fewer
-    entries are listed in ``too_few`` rather than silently dropped (with a sparse
-    tagset most tags lack the data for a per-tag estimate, Kranzlein et al. 3.2).
-
-    By default bins hold :data:`DEFAULT_BIN_SIZE` (200) entries and a tag needs
-    two bins' worth (400): with the old defaults (10 bins, 100 entries, so 10
-    entries a bin) sampling noise dominated and a calibrated synthetic tagger
-    scored as badly as a miscalibrated one (docs/metrics.md, "MCE").
+    Bins hold :data:`DEFAULT_BIN_SIZE` (200) entries and a tag needs two bins'
+    worth: with 10 entries a bin, noise made a calibrated tagger score as badly as a
+    miscalibrated one (docs/metrics.md, "MCE"); smaller bins warn.
 
     Parameters
     ----------
-    entries : Entries
+    {entries}
     min_entries : int, optional
-        Fewest entries for a tag to be evaluated (default
-        ``2 * DEFAULT_BIN_SIZE`` = 400).
+        Default ``2 * DEFAULT_BIN_SIZE``.
     n_bins, bin_size : int, optional
-        Equal-mass bins per tag, by count or by size (at most one; default
-        ``bin_size=DEFAULT_BIN_SIZE``, a short last bin merged into the one
-        before it, docs/architecture.md, Semantics 2).
-    ci : None, {"simulation", "bootstrap"} or ConfidenceInterval, default=None
-        An interval for every per-tag CE (not for MCE itself).
+        Equal-mass bins per tag (default ``bin_size=DEFAULT_BIN_SIZE``).
+    ci : None, str or ConfidenceInterval, default=None
+        For every per-tag CE.
 
     Returns
     -------
     MarginalCalibrationError
-
-    Raises
-    ------
-    TypeError
-        If ``entries`` is not an ``Entries``.
-    ValueError
-        No entries, ``min_entries`` not a positive integer, no tag with
-        ``min_entries`` entries, both or invalid ``n_bins``/``bin_size``, or an
-        invalid ``ci``.
-
-    Warns
-    -----
-    UserWarning
-        Naming the evaluated tags whose smallest bin holds fewer than
-        :data:`DEFAULT_BIN_SIZE` entries (a smaller ``min_entries`` or
-        ``bin_size``, or ``n_bins`` too many for a tag).
-
-    References
-    ----------
-    Kumar, Liang & Ma 2019 (marginal calibration error); Kranzlein, Liu &
-    Schneider 2021, Section 2.1, eq. 1; bin size: Nguyen & O'Connor 2015,
-    Section 3.2, and Nguyen's thesis, Section 4.3.2.
 
     Examples
     --------
@@ -404,9 +281,9 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
 
 
 def _mce_settings(min_entries, n_bins, bin_size):
-    """:func:`mce`'s checked ``min_entries`` and ``bin_size`` (their defaults:
-    400 and 200 when neither ``n_bins`` nor ``bin_size`` is given); also
-    checks the bins. Shared with :func:`sparsecal.distributed.mce`."""
+    """:func:`mce`'s checked ``(min_entries, bin_size)`` with their defaults; shared
+    with :func:`sparsecal.distributed.mce`.
+    """
     if n_bins is None and bin_size is None:
         bin_size = DEFAULT_BIN_SIZE
     equal_mass_bin_starts(1, n_bins=n_bins, bin_size=bin_size)   # checks the bins first
@@ -415,10 +292,9 @@ def _mce_settings(min_entries, n_bins, bin_size):
 
 
 def _mce_tags(sizes, min_entries, n_bins, bin_size):
-    """The tags :func:`mce` evaluates, given the entries per tag ``sizes``:
-    ``(enough, too_few)``, the tags with ``min_entries`` entries (ascending) and
-    ``{tag: entries}`` of the other tags with entries; warns about small bins.
-    Raises ValueError if no tag has ``min_entries`` entries."""
+    """``(enough, too_few)``: the tags :func:`mce` evaluates given the entries per tag,
+    and ``{tag: entries}`` of the others with entries; warns about small bins.
+    """
     present = np.flatnonzero(sizes)
     enough = present[sizes[present] >= min_entries]
     too_few = {int(t): int(sizes[t]) for t in present[sizes[present] < min_entries]}
@@ -429,8 +305,9 @@ def _mce_tags(sizes, min_entries, n_bins, bin_size):
 
 
 def _warn_small_bins(tags, sizes, n_bins, bin_size):
-    """Warn, naming them, about the ``tags`` (of ``sizes`` entries) whose
-    smallest equal-mass bin holds fewer than DEFAULT_BIN_SIZE entries."""
+    """Warn, naming them, about the ``tags`` whose smallest bin is under
+    DEFAULT_BIN_SIZE entries.
+    """
     if bin_size is not None:
         smallest = np.minimum(sizes, bin_size)   # a short last bin is merged
     else:

@@ -1,27 +1,21 @@
 """Resampling from a set's distinct-score table: the bootstrap interval and the
 calibration test, the same numbers on one machine and on a cluster.
 
-Both procedures depend on the data only through the **table** of the set's
-sorted distinct scores ``s_j`` with their counts ``c_j`` and label sums
-``k_j`` (exactly mergeable across chunks: :func:`sparsecal.distributed.isotonic.score_tables`),
-and replicate ``r`` draws only from its own generator, the ``r``-th child
-spawned from ``random_state`` (:func:`replicate_generators`): a replicate's
-value does not depend on which process computes it nor on how replicates are
-blocked.
+Both depend on the data only through the **table** of its sorted distinct
+scores with their counts and label sums (mergeable across chunks), and
+replicate ``r`` draws only from the ``r``-th generator spawned from
+``random_state`` (:func:`replicate_generators`), whichever process computes it.
 
-- **Bootstrap replicate** (``ci="bootstrap"``): the counts of the distinct
-  ``(score, label)`` cells of a resample of the ``n`` points with replacement,
-  ``m ~ Multinomial(n, cells / n)`` (the distribution of the resampled
-  multiset; Efron & Tibshirani 1993, Chapter 6).
-- **Consistency resample** (Bröcker & Smith 2007, Section 3): the counts of
-  the distinct scores ``m ~ Multinomial(n, c / n)`` and positives
-  ``m1_j ~ Binomial(m_j, s_j)``, labels under the null.
+- Bootstrap replicate (``ci="bootstrap"``): the counts of the distinct
+  ``(score, label)`` cells of a resample with replacement,
+  ``Multinomial(n, cells / n)``.
+- Consistency resample (Bröcker & Smith 2007, Section 3): scores drawn with
+  replacement, labels ``Bernoulli(score)``.
 
 A replicate is binned as the data (:func:`replicate_bin_sums`): equal-mass bins
-are the copies in score order cut at the data's bin rank starts, and where a
-cut falls inside the copies of one score the positives on each side are
-hypergeometric (copies of one score are exchangeable); fixed-width bins go by
-score value.
+cut the copies in score order at the data's rank starts, a cut inside the
+copies of one score splitting its positives hypergeometrically; fixed-width
+bins go by score.
 """
 import numpy as np
 
@@ -42,26 +36,19 @@ _INDEX_DRAW_RATIO = 4
 
 
 def score_table(sorted_scores, sorted_labels):
-    """The distinct-score table of scores in ascending order and their labels.
+    """The distinct-score table ``(scores, counts, positives)`` of ascending scores and
+    their labels.
 
     Parameters
     ----------
     sorted_scores : ndarray of float, shape (n,)
         Ascending, n >= 1.
     sorted_labels : ndarray of {0, 1}, shape (n,)
-        The labels in the same order.
 
     Returns
     -------
     scores : ndarray of float64, shape (J,)
-        The distinct scores, ascending.
     counts, positives : ndarray of int64, shape (J,)
-        Points and positive labels of each distinct score.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Section 2.2 (the same per-distinct-score
-    tables as the isotonic fit).
 
     Examples
     --------
@@ -78,50 +65,17 @@ def score_table(sorted_scores, sorted_labels):
 
 
 def data_table(scores, labels, order):
-    """The distinct-score table of binned data, as
-    :func:`~sparsecal.core.binning.bin_statistics` returns it.
-
-    Parameters
-    ----------
-    scores : ndarray of float, shape (n,)
-    labels : ndarray of uint8, shape (n,)
-    order : tuple or None
-        ``(perm, sorted_scores, starts)`` of equal-mass bins; None: the scores
-        are sorted here.
-
-    Returns
-    -------
-    (ndarray, ndarray, ndarray)
-        :func:`score_table` of the sorted points.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> data_table(np.array([0.5, 0.1]), np.array([1, 0], dtype=np.uint8), None)
-    (array([0.1, 0.5]), array([1, 1]), array([0, 1]))
+    """:func:`score_table` of binned data as
+    :func:`~sparsecal.core.binning.bin_statistics` returns it (``order`` None:
+    sorted here).
     """
     perm, sorted_x = argsort_scores(scores) if order is None else order[:2]
     return score_table(sorted_x, labels[perm])
 
 
 def bin_layout(bins):
-    """The binning of ``bins`` as :func:`replicate_errors` takes it.
-
-    Parameters
-    ----------
-    bins : BinStats
-
-    Returns
-    -------
-    dict
-        ``{"starts": rank starts}`` for equal-mass bins, ``{"n_bins": B}`` for
-        fixed-width bins.
-
-    Examples
-    --------
-    >>> from sparsecal.core.binning import equal_mass_bins
-    >>> bin_layout(equal_mass_bins([0.1, 0.4, 0.9], [0, 1, 1], n_bins=2))
-    {'starts': array([0, 1, 3])}
+    """The binning of ``bins`` as :func:`replicate_errors` takes it: ``{"starts": rank
+    starts}`` (equal-mass) or ``{"n_bins": B}`` (fixed-width).
     """
     if bins.edges is not None:
         return {"n_bins": bins.edges.shape[0] - 1}
@@ -129,28 +83,8 @@ def bin_layout(bins):
 
 
 def check_random_state(random_state):
-    """The numpy Generator of a ``random_state`` argument.
-
-    Parameters
-    ----------
-    random_state : None, int, SeedSequence or numpy Generator
-
-    Returns
-    -------
-    numpy.random.Generator
-        ``numpy.random.default_rng(random_state)`` (a Generator unchanged).
-
-    Raises
-    ------
-    ValueError
-        For anything else (the message names ``random_state``).
-
-    Examples
-    --------
-    >>> check_random_state(-1)
-    Traceback (most recent call last):
-        ...
-    ValueError: random_state must be None, a non-negative int, a SeedSequence or a numpy Generator, got -1
+    """The numpy Generator of a ``random_state`` argument (None, an int >= 0, a
+    SeedSequence or a Generator, returned as it is).
     """
     try:
         return np.random.default_rng(random_state)   # returns a Generator unchanged
@@ -160,24 +94,17 @@ def check_random_state(random_state):
 
 
 def replicate_generators(random_state, n_resamples):
-    """One independent generator per replicate, spawned from ``random_state``.
+    """One independent generator per replicate, spawned from ``random_state`` (a
+    Generator spawns new children at every call).
 
     Parameters
     ----------
     random_state : None, int, SeedSequence or numpy Generator
-        As :func:`check_random_state` takes it; a
-        Generator spawns its children (a second call spawns new ones).
     n_resamples : int
 
     Returns
     -------
     list of numpy.random.Generator
-        Replicate ``r`` draws from the ``r``-th child only.
-
-    Raises
-    ------
-    ValueError
-        An invalid ``random_state``.
 
     Examples
     --------
@@ -189,10 +116,9 @@ def replicate_generators(random_state, n_resamples):
 
 
 class _Draws:
-    """What the draws of one table need, computed once per block of replicates:
-    the nonzero ``(score, label)`` cells (counts, and index ``2 j + label`` into
-    the interleaved per-score arrays) and the rank-to-item maps of the index
-    draws."""
+    """What the draws of one table need, computed once per block of replicates: the
+    nonzero ``(score, label)`` cells and the rank-to-item maps of index draws.
+    """
 
     def __init__(self, table):
         self.scores, counts, positives = table
@@ -208,9 +134,9 @@ class _Draws:
 
 
 def _rank_map(counts, n):
-    """How :func:`_multinomial` draws ``Multinomial(n, counts / n)``: False for
-    one item per rank, the item of each rank for index draws, None for the
-    multinomial over the items."""
+    """How :func:`_multinomial` draws: False for one item per rank, the item of each
+    rank for index draws, None for one multinomial over the items.
+    """
     if counts.shape[0] == n:
         return False
     if _INDEX_DRAW_RATIO * counts.shape[0] >= n:
@@ -219,16 +145,14 @@ def _rank_map(counts, n):
 
 
 def _items(rng, rank_map, n):
-    """The item of each of ``n`` uniform index draws into the ranks."""
     ranks = rng.integers(0, n, n)
     return ranks if rank_map is False else rank_map[ranks]
 
 
 def _multinomial(rng, counts, rank_map, n):
-    """Counts of ``n = counts.sum()`` draws with replacement from items with
-    ``counts`` copies each, ``Multinomial(n, counts / n)`` exactly: ``n`` index
-    draws when the items are many (``rank_map`` from :func:`_rank_map`), one
-    multinomial draw over the items when they are few."""
+    """``Multinomial(n, counts / n)`` exactly: ``n`` index draws when the items are
+    many, one multinomial draw when they are few.
+    """
     if rank_map is None:
         return rng.multinomial(n, counts / n)
     return np.bincount(_items(rng, rank_map, n), minlength=counts.shape[0])
@@ -261,9 +185,9 @@ def _null(rng, d):
 
 
 def _split_positives(rng, copies, positives, run, offset):
-    """Positives among the first ``offset[i]`` copies of run ``run[i]`` (cuts in
-    ascending order): sequential hypergeometric draws, one depth of cuts that
-    share a run at a time (copies of one score are exchangeable)."""
+    """Positives among the first ``offset[i]`` copies of run ``run[i]``: sequential
+    hypergeometric draws, one depth of cuts sharing a run at a time.
+    """
     i = np.arange(run.shape[0])
     first = np.maximum.accumulate(np.where(np.r_[True, run[1:] != run[:-1]], i, 0))
     depth = i - first
@@ -282,38 +206,10 @@ def _split_positives(rng, copies, positives, run, offset):
 
 def replicate_bin_sums(rng, scores, copies, positives, *, starts=None, n_bins=None,
                        score_bins=None):
-    """Bin counts, score sums and label sums of a replicate given per distinct score.
-
-    Parameters
-    ----------
-    rng : numpy.random.Generator
-        The replicate's generator (for the hypergeometric splits).
-    scores : ndarray of float64, shape (J,)
-        Distinct scores, ascending.
-    copies, positives : ndarray of int64, shape (J,)
-        The replicate's copies and positives of each score.
-    starts : ndarray of int64, optional
-        Equal-mass bins: rank starts from 0 to ``copies.sum()``; a cut inside
-        the copies of one score splits its positives hypergeometrically.
-    n_bins : int, optional
-        Fixed-width bins (when ``starts`` is None).
-    score_bins : ndarray of int, shape (J,), optional
-        The fixed-width bin of each score, if already looked up.
-
-    Returns
-    -------
-    count, sum_score, sum_label : ndarray of float64, shape (n_bins,)
-
-    References
-    ----------
-    Nguyen & O'Connor 2015, Algorithm 1 (equal-mass bins by rank).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> x, m, m1 = np.array([0.2, 0.6]), np.array([2, 2]), np.array([2, 0])
-    >>> replicate_bin_sums(np.random.default_rng(0), x, m, m1, starts=np.array([0, 2, 4]))
-    (array([2., 2.]), array([0.4, 1.2]), array([2., 0.]))
+    """``(count, sum_score, sum_label)`` per bin of a replicate given per distinct
+    score: equal-mass rank ``starts`` (a cut inside one score's copies splits its
+    positives hypergeometrically) or ``n_bins`` fixed-width bins (``score_bins``:
+    each score's bin, if known).
     """
     if starts is None:
         b = _score_bins(scores, n_bins) if score_bins is None else score_bins
@@ -327,8 +223,6 @@ def replicate_bin_sums(rng, scores, copies, positives, *, starts=None, n_bins=No
 
 
 def _score_bins(scores, n_bins):
-    """Fixed-width bin of each score, the rule of
-    :func:`~sparsecal.core.binning.fixed_width_bins`."""
     return lookup_bins(scores, np.arange(1, n_bins) / n_bins)
 
 
@@ -338,11 +232,11 @@ def replicate_errors(table, generators, *, starts=None, n_bins=None, norm=2.0, n
     Parameters
     ----------
     table : (ndarray, ndarray, ndarray)
-        The set's distinct scores, counts and positives.
+        The set's :func:`score_table`.
     generators : sequence of numpy.random.Generator
         One per replicate (:func:`replicate_generators`).
     starts, n_bins
-        The data's bins: equal-mass rank starts, or the number of fixed-width bins.
+        The data's equal-mass rank starts, or number of fixed-width bins.
     norm : float, default=2.0
     null : bool, default=False
         Consistency resamples instead of bootstrap replicates.
@@ -350,10 +244,6 @@ def replicate_errors(table, generators, *, starts=None, n_bins=None, norm=2.0, n
     Returns
     -------
     ndarray of float64, shape (len(generators),)
-
-    References
-    ----------
-    Nguyen & O'Connor 2015, Algorithm 1 (CE_p); Bröcker & Smith 2007, Section 3.
 
     Examples
     --------
@@ -379,55 +269,13 @@ def replicate_errors(table, generators, *, starts=None, n_bins=None, norm=2.0, n
 
 
 def percentile_interval(values, spec):
-    """The ``spec.percentiles`` of replicate values (the percentile bootstrap).
-
-    Parameters
-    ----------
-    values : ndarray of float64
-    spec : ConfidenceInterval
-
-    Returns
-    -------
-    (float, float)
-        The ``spec.percentiles`` of ``values`` (linear interpolation).
-
-    References
-    ----------
-    Efron & Tibshirani 1993, "An Introduction to the Bootstrap", Chapter 13.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.metrics.intervals import ConfidenceInterval
-    >>> percentile_interval(np.arange(101.0), ConfidenceInterval("bootstrap"))
-    (2.5, 97.5)
-    """
+    """The ``spec.percentiles`` of replicate values (the percentile bootstrap)."""
     lo, hi = np.percentile(values, spec.percentiles)
     return float(lo), float(hi)
 
 
 def p_value(null, statistic):
-    """``(1 + #{T* >= T}) / (1 + R)`` of ``R`` null statistics.
-
-    Parameters
-    ----------
-    null : ndarray of float64, shape (R,)
-    statistic : float
-
-    Returns
-    -------
-    float
-
-    References
-    ----------
-    Bröcker & Smith 2007, Section 3.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> p_value(np.array([0.1, 0.3, 0.5]), 0.3)
-    0.75
-    """
+    """``(1 + #{T* >= T}) / (1 + R)`` of ``R`` null statistics."""
     return float((1.0 + np.count_nonzero(null >= statistic)) / (1.0 + null.shape[0]))
 
 
@@ -437,13 +285,11 @@ def table_bootstrap_interval(table, bins, norm, spec):
     Parameters
     ----------
     table : (ndarray, ndarray, ndarray)
-        The set's distinct scores, counts and positives.
+        The set's :func:`score_table`.
     bins : BinStats
-        The set's bins (:func:`bin_layout`).
+        The set's bins.
     norm : float
     spec : ConfidenceInterval
-        ``n_resamples`` replicates from :func:`replicate_generators` of
-        ``random_state``; the level sets the percentiles.
 
     Returns
     -------

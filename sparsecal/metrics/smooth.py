@@ -1,14 +1,11 @@
 """Smooth ECE and the kernel reliability diagram (Błasiok & Nakkiran 2023).
 
 The residuals ``f - y`` are smoothed with a Gaussian kernel reflected at 0 and
-1; smECE is the density-weighted mean of the smoothed absolute residual, at the
-bandwidth sigma where ``smECE(sigma) = sigma`` (found by bisection). Computed as
-the reference implementation ``relplot`` does (``relplot.metrics.smECE``,
-``relplot.kernels.ReflectedGaussianKernel``), so that the numbers agree: points
-are split linearly onto a grid of ``max(2000, round(20/sigma)) // 2 + 1`` points
-(here with ``np.bincount``), the grid is reflected at both ends and convolved
-with the kernel (here by FFT), and the result is interpolated onto an
-evaluation mesh of ``max(200, round(10/sigma))`` points.
+1; smECE is the density-weighted mean of the smoothed absolute residual at the
+bandwidth where ``smECE(sigma) = sigma`` (bisection). Computed as the reference
+``relplot`` does, so the numbers agree: points split linearly onto a grid of
+``max(2000, round(20/sigma)) // 2 + 1`` points, reflected and convolved with
+the kernel (here by FFT), interpolated onto ``max(200, round(10/sigma))`` points.
 """
 from dataclasses import dataclass, field
 
@@ -31,16 +28,8 @@ _MIN_BANDWIDTH = 1e-3
 
 @dataclass(frozen=True)
 class SmoothECE:
-    """Smooth ECE at a bandwidth.
-
-    Attributes
-    ----------
-    value : float
-        smECE_sigma of the data.
-    bandwidth : float
-        sigma: the fixed point found by the search, or the one given.
-    n : int
-        Number of points.
+    """Smooth ECE ``value`` of ``n`` points at ``bandwidth`` (the fixed point found, or
+    the one given).
 
     Examples
     --------
@@ -57,26 +46,14 @@ class SmoothECE:
         return float(self.value)
 
     def to_dict(self):
-        """Value, bandwidth and size."""
         return {"value": self.value, "bandwidth": self.bandwidth, "n": self.n}
 
 
 @dataclass(frozen=True)
 class SmoothReliability:
-    """The kernel reliability diagram: smoothed label rate and score density.
-
-    Attributes
-    ----------
-    mesh : ndarray of float64
-        Evaluation points, evenly spaced on [0, 1].
-    curve : ndarray of float64
-        Kernel-smoothed ``E[y | f]`` at each mesh point (Nadaraya-Watson with
-        the reflected Gaussian kernel; ~0 where there is no data).
-    density : ndarray of float64
-        Kernel density of the scores at each mesh point (reflected kernel, so it
-        integrates to ~1 over [0, 1]).
-    smooth_ece : SmoothECE
-        smECE and the bandwidth both curves use.
+    """The kernel reliability diagram on an even ``mesh`` of [0, 1]: the smoothed
+    label rate ``curve``, the score ``density`` (reflected kernel), and the
+    ``smooth_ece`` whose bandwidth both use.
 
     Examples
     --------
@@ -92,8 +69,9 @@ class SmoothReliability:
 
 
 def _grid_size(sigma):
-    """Grid points of relplot's ``GaussianKernel.apply`` at bandwidth ``sigma``:
-    1001 for every ``sigma >= 0.01``, more below."""
+    """Grid points of relplot's ``GaussianKernel.apply`` at ``sigma`` (1001 for
+    ``sigma >= 0.01``).
+    """
     return max(2000, round(20 / sigma)) // 2 + 1
 
 
@@ -103,12 +81,8 @@ _RESIDUAL, _COUNT, _LABEL = 0, 1, 2
 
 
 def _grid_sums(x, y, m):
-    """The grid sums of points ``(x, y)`` on an ``m``-point grid: one row per
-    weight (``x - y``, 1, ``y``), each point split linearly between its two grid
-    points (relplot's ``smooth_round_to_grid``). Sums over points: the grid sums
-    of a union of sets are the sums of theirs.
-
-    ``x`` and ``y`` are float64 of one length; returns float64, shape (3, m).
+    """Grid sums (3, m) of the weights ``x - y``, 1 and ``y`` of points split linearly
+    between grid points (relplot's ``smooth_round_to_grid``); sums of parts add up.
     """
     pos = x * (m - 1)
     left = np.clip(pos.astype(np.int64), 0, m - 2)
@@ -119,14 +93,8 @@ def _grid_sums(x, y, m):
 
 
 def _smooth(grid, sigma, mesh):
-    """Kernel-weighted sums ``sum_i w_i K_sigma(t - x_i)`` (reflected at 0 and 1) at
-    each ``mesh`` point, one row per row of ``grid`` (grid sums of
-    :func:`_grid_sums` at ``m = _grid_size(sigma)``).
-
-    relplot's ``ReflectedGaussianKernel.convolve`` and ``interpolate``: the grid
-    mirrored at both ends (without repeating the end points) and convolved with
-    the kernel sampled on the grid (unnormalised, as relplot), then linear
-    interpolation onto ``mesh``.
+    """Kernel-weighted sums of grid rows at each ``mesh`` point: relplot's
+    ``ReflectedGaussianKernel.convolve`` and ``interpolate``.
     """
     m = grid.shape[1]
     t = np.linspace(0.0, 1.0, m)
@@ -142,7 +110,6 @@ def _smooth(grid, sigma, mesh):
 
 
 def _smece_at(grids, sigma):
-    """relplot's ``smooth_ece(f, y, sigma)`` from the grid sums ``grids(m)``."""
     mesh = np.linspace(0.0, 1.0, max(round(10 / sigma), _MESH_POINTS))
     residual, count = _smooth(grids(_grid_size(sigma))[[_RESIDUAL, _COUNT]], sigma, mesh)
     density = count + _DENSITY_EPS
@@ -150,9 +117,9 @@ def _smece_at(grids, sigma):
 
 
 def _bisection():
-    """relplot's ``search_param`` as a generator: yields each sigma to test, is
-    sent whether it lies below the fixed point (``sigma < smECE(sigma)``), and
-    returns the bandwidth (the ``StopIteration`` value)."""
+    """relplot's ``search_param`` as a generator: yields each sigma to test, is sent
+    whether it lies below the fixed point, returns the bandwidth.
+    """
     if (yield 1.0):
         return 1.0
     hi, lo = 1.0, 0.0
@@ -166,11 +133,9 @@ def _bisection():
 
 
 def _search_bandwidths(grids, n_sets, fetch=None):
-    """The bisection of every set in lockstep: the bandwidth of each set.
-
-    ``grids(s, m)`` are the grid sums of set ``s`` at ``m`` points;
-    ``fetch(requests)``, called before each step with the ``(s, m)`` pairs
-    the step needs, may compute them together (one pass over the data)."""
+    """Each set's bandwidth, the bisections in lockstep (``fetch(requests)`` may compute
+    a step's grid sums together).
+    """
     searches = [_bisection() for _ in range(n_sets)]
     sigma = {s: next(search) for s, search in enumerate(searches)}
     out = [None] * n_sets
@@ -188,7 +153,6 @@ def _search_bandwidths(grids, n_sets, fetch=None):
 
 
 def _local_grids(x, y):
-    """The grid sums of local points, computed once per grid size."""
     cache = {}
 
     def grids(m):
@@ -199,9 +163,7 @@ def _local_grids(x, y):
 
 
 def _smooth_eces(grids, counts, bandwidth, fetch=None):
-    """SmoothECE of each set of points from their grid sums ``grids(s, m)``
-    (None for a set of no points), the bandwidths searched in lockstep if
-    ``bandwidth`` is None; ``fetch`` as in :func:`_search_bandwidths`."""
+    """SmoothECE of each set from its grid sums (None for an empty set)."""
     live = [s for s, n in enumerate(counts) if n]
     if bandwidth is None:
         found = _search_bandwidths(
@@ -218,7 +180,6 @@ def _smooth_eces(grids, counts, bandwidth, fetch=None):
 
 
 def _reliability_from_grids(grids, ece, n_points):
-    """SmoothReliability on ``n_points`` mesh points at ``ece``'s bandwidth."""
     mesh = np.linspace(0.0, 1.0, n_points)
     sigma = ece.bandwidth
     total, count = _smooth(grids(_grid_size(sigma))[[_LABEL, _COUNT]], sigma, mesh)
@@ -226,12 +187,10 @@ def _reliability_from_grids(grids, ece, n_points):
 
 
 def _check_bandwidth(bandwidth):
-    """None (search) or a positive real sigma."""
     return None if bandwidth is None else check_positive_real(bandwidth, "bandwidth")
 
 
 def _check_n_points(n_points):
-    """A mesh size of at least 2."""
     n_points = check_positive_int(n_points, "n_points")
     if n_points < 2:
         raise ValueError(f"n_points must be at least 2, got {n_points}")
@@ -248,37 +207,21 @@ def _prepare(scores, labels, bandwidth):
 def smooth_ece(scores, labels, *, bandwidth=None):
     """Smooth ECE (smECE) of binary predictions, as ``relplot.smECE``.
 
-    ``smECE_sigma = ∫ |r̂_sigma(t)| δ̂_sigma(t) dt / ∫ δ̂_sigma(t) dt`` with
-    ``r̂_sigma`` the kernel regression of the residual ``f - y`` on the score
-    and ``δ̂_sigma`` the kernel density of the scores (Gaussian kernel reflected
-    at 0 and 1); the bandwidth is the fixed point ``sigma* = smECE_sigma*``.
+    ``smECE_sigma = ∫ |r̂_sigma(t)| δ̂_sigma(t) dt / ∫ δ̂_sigma(t) dt``, ``r̂`` the
+    kernel regression of the residual ``f - y`` on the score and ``δ̂`` the kernel
+    density of the scores; the bandwidth is the fixed point ``sigma* = smECE_sigma*``.
 
     Parameters
     ----------
     scores : array_like of float, shape (n,)
-        Probabilities in [0, 1] (computed in float64 whatever the dtype).
+        Probabilities in [0, 1] (computed in float64).
     labels : array_like of {0, 1} or bool, shape (n,)
     bandwidth : float, optional
-        A fixed sigma (``relplot.smECE_sigma``); default: the fixed point,
-        found by relplot's bisection (10 halvings of [0, 1]).
+        A fixed sigma; default the fixed point.
 
     Returns
     -------
     SmoothECE
-
-    Raises
-    ------
-    TypeError
-        Non-numeric scores, labels or bandwidth.
-    ValueError
-        Invalid or empty scores, invalid labels, or a bandwidth that is not a
-        finite number above 0.
-
-    References
-    ----------
-    Błasiok & Nakkiran 2023, "Smooth ECE: Principled reliability diagrams via
-    kernel smoothing", Sections 3-4 (definition, reflected kernel, fixed-point
-    bandwidth); the ``relplot`` package (``metrics.smECE``), matched to ~1e-6.
 
     Examples
     --------
@@ -298,37 +241,20 @@ def smooth_ece(scores, labels, *, bandwidth=None):
 
 
 def smooth_reliability(scores, labels, *, bandwidth=None, n_points=_MESH_POINTS):
-    """The kernel reliability diagram of Błasiok & Nakkiran 2023.
-
-    The curve is the Nadaraya-Watson regression of the labels on the scores
-    with the reflected Gaussian kernel at smECE's bandwidth, and the density
-    the kernel density of the scores at the same bandwidth: relplot's
-    ``prepare_rel_diagram`` main line (``KernelSmoother``) and ``density``,
-    without its bootstrap band.
+    """The kernel reliability diagram: the Nadaraya-Watson curve of the labels on the
+    scores and the scores' density, at smECE's bandwidth (relplot's
+    ``prepare_rel_diagram`` without its bootstrap band).
 
     Parameters
     ----------
-    scores : array_like of float, shape (n,)
-        Probabilities in [0, 1].
-    labels : array_like of {0, 1} or bool, shape (n,)
-    bandwidth : float, optional
-        As in :func:`smooth_ece` (default: smECE's fixed point).
+    scores, labels, bandwidth
+        As in :func:`smooth_ece`.
     n_points : int, default=200
-        Mesh points on [0, 1] (relplot's ``config.plot_mesh_pts``).
+        Mesh points on [0, 1].
 
     Returns
     -------
     SmoothReliability
-
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`smooth_ece`, or ``n_points`` below 2.
-
-    References
-    ----------
-    Błasiok & Nakkiran 2023, Section 5 (the smooth reliability diagram, its
-    curve and its density); ``relplot.diagrams.prepare_rel_diagram``.
 
     Examples
     --------

@@ -10,33 +10,18 @@ __all__ = ["top_label", "top_label_ece"]
 
 
 def top_label(entries):
-    """Top-label view: per token with any entry, its highest score and whether
-    that tag is gold.
-
-    Ties go to the first tag, as ``np.argmax``. Tokens whose every score is below
-    the threshold have no entry and are absent; threshold at 0 (or below
-    1/n_tags) to keep every token.
+    """Per token with any entry, its highest score (ties: the first tag) and whether
+    that tag is gold; threshold at 0 to keep every token.
 
     Parameters
     ----------
     entries : Entries
-        In token order, with tokens (as :func:`sparsecal.threshold` returns them).
+        With tokens, in token order (as :func:`sparsecal.threshold` returns them).
 
     Returns
     -------
     confidence : ndarray (dtype of the scores)
     correct : ndarray of uint8
-
-    Raises
-    ------
-    TypeError
-        If ``entries`` is not an ``Entries``.
-    ValueError
-        No entries, no token per entry, or entries out of token order.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Section 3.2 (top-label binarisation).
 
     Examples
     --------
@@ -65,32 +50,21 @@ def top_label(entries):
 
 
 def top_label_ece(entries, *, n_bins=20, binning="fixed", norm=1, ci=None):
-    """Top-label ECE: CE over one entry per token (its argmax).
+    """Top-label ECE: the CE of one entry per token, its argmax (Jagannatha & Yu 2020:
+    20 fixed-width bins, norm 1).
 
     Parameters
     ----------
     entries : Entries
     n_bins : int, default=20
-        20 bins as in Jagannatha & Yu 2020.
     binning : {"fixed", "equal-mass"}, default="fixed"
     norm : {1, 2, inf}, default=1
-        1: ECE.
-    ci : None, {"simulation", "bootstrap"} or ConfidenceInterval, default=None
-        See :func:`sparsecal.calibration_error`.
+    ci : None, str or ConfidenceInterval, default=None
+        As in :func:`sparsecal.calibration_error`.
 
     Returns
     -------
     CalibrationError
-
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`top_label` and :func:`sparsecal.calibration_error`.
-
-    References
-    ----------
-    Jagannatha & Yu 2020 (top-label ECE, 20 bins); Nguyen & O'Connor 2015,
-    Algorithms 1-2.
 
     Examples
     --------

@@ -1,17 +1,13 @@
 """Nguyen & O'Connor (2015)'s antecedent coreference model and its sampling-based
 inference (Section 5, Definition 2; Section 6).
 
-Each mention ``i`` (in document order) independently picks an antecedent
-``a_i``: an earlier mention ``j < i`` (coreferent with it) or NEW (it starts an
-entity). The entities are the connected components of the links ``(i, a_i)``.
-Independent samples of ``a`` give the probability of any event of the
-clustering — "are mentions i and j coreferent?" (Section 5.3), calibrated
-against gold — and credible intervals of derived quantities such as the number
-of entities (Section 6; :func:`~sparsecal.structured.sample_percentiles`).
-
-The antecedent distributions are a square matrix ``P[i, j]``: ``P[i, j]`` for
-``j < i`` is ``p(a_i = j)``, the diagonal ``P[i, i]`` is ``p(a_i = NEW)``,
-and ``P[i, j] = 0`` for ``j > i``; each row sums to 1.
+Each mention ``i`` independently picks an antecedent: an earlier mention
+``j < i`` or NEW; entities are the connected components of the links. Samples
+give the probability of any event of the clustering ("are i and j
+coreferent?", Section 5.3) and credible intervals of derived quantities.
+The antecedent distributions are a square matrix: ``P[i, j] = p(a_i = j)`` for
+``j < i``, ``P[i, i] = p(a_i = NEW)``, zero above the diagonal, rows summing
+to 1.
 """
 import numpy as np
 
@@ -46,36 +42,19 @@ def _check_antecedents(probabilities):
 
 
 def sample_entities(probabilities, n_samples, random_state=0):
-    """Sample antecedents independently and return each mention's entity.
+    """Sample antecedents independently; each mention's entity per sample.
 
     Parameters
     ----------
     probabilities : array_like of float, shape (M, M)
-        ``P[i, j] = p(a_i = j)`` for ``j < i``; ``P[i, i] = p(a_i = NEW)``;
-        zero above the diagonal; rows sum to 1.
+        The antecedent distributions (see the module).
     n_samples : int
     random_state : None, int or numpy.random.Generator, default 0
-        Seeded and reproducible by default.
 
     Returns
     -------
     ndarray of int64, shape (n_samples, M)
-        Row ``s``: each mention's entity in sample ``s``, named by the first
-        mention of the entity (so mention ``i`` starts an entity exactly when
-        its entry is ``i``).
-
-    Raises
-    ------
-    ValueError
-        For a matrix that is not square, holds values outside [0, 1], mass
-        above the diagonal or rows not summing to 1, ``n_samples < 1``, or
-        ``S M^2`` bytes of comparisons beyond physical memory (sample in chunks).
-
-    References
-    ----------
-    Nguyen & O'Connor (2015), Section 5.1, Definition 2 (antecedent model and
-    its sampling algorithm: ``a_i`` independent, entities the connected
-    components), Section 5.2.
+        Each mention's entity, named by the entity's first mention.
 
     Examples
     --------
@@ -103,28 +82,17 @@ def sample_entities(probabilities, n_samples, random_state=0):
 
 
 def coreference_probabilities(entities):
-    """``p(i and j are coreferent)`` over samples: the fraction of samples where
-    both are in one entity.
+    """``p(i and j are coreferent)``: the fraction of samples in which they share an
+    entity.
 
     Parameters
     ----------
     entities : array_like of int, shape (S, M)
-        :func:`sample_entities` output (any entity labels per sample).
+        Entity labels per sample (:func:`sample_entities`).
 
     Returns
     -------
     ndarray of float64, shape (M, M)
-        Symmetric, 1 on the diagonal.
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``entities`` is not a 2-D integer array with a sample and a mention.
-
-    References
-    ----------
-    Nguyen & O'Connor (2015), Section 5.3 (pairwise coreference probabilities
-    from samples, their calibration).
 
     Examples
     --------
@@ -144,31 +112,17 @@ def coreference_probabilities(entities):
 
 
 def coreference_entries(probabilities, gold_entities):
-    """Entries of the mention pairs ``i < j``: score ``p(i ~ j)``, label 1 when
-    gold puts them in one entity.
+    """Entries of the mention pairs ``i < j`` in row-major order: score ``p(i ~ j)``,
+    label 1 when gold puts them in one entity, tag 0, token the pair index.
 
     Parameters
     ----------
     probabilities : array_like of float, shape (M, M)
-        Pairwise coreference probabilities (:func:`coreference_probabilities`).
     gold_entities : array_like of int, shape (M,)
-        Gold entity label of each mention.
 
     Returns
     -------
     Entries
-        One entry per pair in row-major ``(i, j)`` order, tag 0 (``n_tags = 1``),
-        ``token`` the pair index.
-
-    Raises
-    ------
-    ValueError
-        For shapes that do not match or probabilities outside [0, 1].
-
-    References
-    ----------
-    Nguyen & O'Connor (2015), Section 5.3 (calibration of pairwise coreference
-    predictions).
 
     Examples
     --------

@@ -1,12 +1,9 @@
 """Confidence of events from several score samples: MC dropout or an ensemble.
 
-Jagannatha & Yu (2020), Section 2.6: the forecaster's model-uncertainty
-features of an event are the mean of its probability over 10 MC-dropout samples
-and the 10th and 90th percentiles of those samples ("Var"). Score each event
-under every sample (:func:`~sparsecal.structured.crf_event_probabilities`,
-:func:`~sparsecal.structured.softmax_event_probabilities`), then summarise the
-``[S, n_events]`` matrix with :func:`sample_confidence`. :func:`mc_dropout_samples`
-runs a PyTorch model S times with its dropout layers on.
+The forecaster's model-uncertainty features of an event (Jagannatha & Yu 2020,
+Section 2.6) are the mean of its probability over 10 MC-dropout samples and the
+10th and 90th percentiles. Score the events under every sample, then summarise
+the ``[S, n_events]`` matrix with :func:`sample_confidence`.
 """
 from dataclasses import dataclass
 
@@ -20,15 +17,8 @@ __all__ = ["EventConfidence", "sample_confidence", "mc_dropout_samples"]
 
 @dataclass(frozen=True)
 class EventConfidence:
-    """Per-event summary of S probabilities.
-
-    Attributes
-    ----------
-    mean, p_low, p_high, std : ndarray of float64, shape (n_events,)
-        Mean over the samples, the low and high percentiles (10th and 90th by
-        default) and the standard deviation (``ddof=0``).
-    percentiles : tuple of float
-    n_samples : int
+    """Per-event summary of S probabilities: ``mean``, the ``percentiles``
+    ``p_low`` and ``p_high``, and ``std`` (``ddof=0``).
 
     Examples
     --------
@@ -45,8 +35,7 @@ class EventConfidence:
     n_samples: int
 
     def features(self):
-        """``{"mean", "p_low", "p_high", "std"}`` -> arrays, the forecaster's
-        model-uncertainty features (J&Y Section 2.6)."""
+        """``{"mean", "p_low", "p_high", "std"}`` -> arrays."""
         return {"mean": self.mean, "p_low": self.p_low, "p_high": self.p_high,
                 "std": self.std}
 
@@ -57,28 +46,13 @@ def sample_confidence(probabilities, percentiles=(10.0, 90.0)):
     Parameters
     ----------
     probabilities : array_like of float, shape (S, n_events)
-        Row ``s``: every event's probability under sample ``s`` (an MC-dropout
-        pass or an ensemble member); values in [0, 1].
+        Every event's probability under each sample, in [0, 1].
     percentiles : (float, float), default (10, 90)
-        Low and high percentiles, ``0 <= low <= high <= 100`` (linear
-        interpolation, :func:`numpy.percentile`).
+        Low and high, in [0, 100].
 
     Returns
     -------
     EventConfidence
-
-    Raises
-    ------
-    TypeError
-        If ``probabilities`` does not hold real numbers.
-    ValueError
-        If it is not 2-D, has no sample, holds NaN or values outside [0, 1], or
-        ``percentiles`` is not an ordered pair in [0, 100].
-
-    References
-    ----------
-    Jagannatha & Yu (2020), Section 2.6 (mean of MC-dropout samples, 10th and
-    90th percentiles) and Appendix A.3, eq. 6.
 
     Examples
     --------
@@ -104,45 +78,22 @@ def sample_confidence(probabilities, percentiles=(10.0, 90.0)):
 
 
 def mc_dropout_samples(model, inputs, n_samples=10, seed=None):
-    """Run a PyTorch model S times with dropout on (MC dropout) and stack the outputs.
-
-    Only the dropout modules (``torch.nn.Dropout*``, ``AlphaDropout``,
-    ``FeatureAlphaDropout``) are put in training mode; every other module is
-    in evaluation mode (batch norm uses its running statistics). Each module's
-    mode is restored afterwards, also on error. No gradients are recorded.
+    """Run a PyTorch model S times with only its dropout modules in training mode, no
+    gradients, and stack the outputs (modes restored afterwards).
 
     Parameters
     ----------
     model : torch.nn.Module
-        Called as ``model(*inputs)`` (a tuple) or ``model(inputs)``; must return
-        a tensor.
+        Called as ``model(*inputs)`` (a tuple) or ``model(inputs)``.
     inputs : Tensor or tuple
     n_samples : int, default 10
-        S (J&Y use 10).
     seed : int, optional
-        Seed of the dropout masks, drawn in a forked RNG state so the global
-        torch RNG is left as it was; None uses (and advances) the global RNG.
+        Seed of the dropout masks (the global RNG is left as it was); None uses
+        the global RNG.
 
     Returns
     -------
     Tensor, shape (S, ...)
-        The S outputs stacked on a new first axis (the rest is the shape of
-        one output).
-
-    Raises
-    ------
-    ImportError
-        Without PyTorch.
-    TypeError
-        If ``model`` is not a ``torch.nn.Module`` or does not return a tensor.
-    ValueError
-        If ``n_samples`` is not a positive integer or ``seed`` not a
-        non-negative integer.
-
-    References
-    ----------
-    Jagannatha & Yu (2020), Section 2.6 (10 MC-dropout samples, "enabling
-    dropout sampling for all dropout layers"); Gal & Ghahramani (2016).
 
     Examples
     --------
@@ -152,8 +103,6 @@ def mc_dropout_samples(model, inputs, n_samples=10, seed=None):
     >>> out = mc_dropout_samples(net.eval(), torch.ones(5, 3), n_samples=8, seed=0)
     >>> out.shape, net.training
     (torch.Size([8, 5, 2]), False)
-    >>> bool((out.std(0) > 0).any())          # the samples differ
-    True
     """
     from ..crf._torch import torch
 

@@ -1,19 +1,7 @@
-"""Event probabilities and derived quantities estimated from samples, with intervals.
-
-Nguyen & O'Connor (2015), Sections 5.2-5.3 and 6: the marginal probability of
-any event is the fraction of independent posterior samples in which it holds
-(``q_ij`` of coreference, Section 5.3, from 1,000 samples); a derived quantity
-(an entity count, Section 6) gets a credible interval from the percentiles of
-its values over the samples.
-
-- :func:`sample_frequency`: the frequency ``k / S`` with the Wilson score
-  interval ``(p + z^2/2S ± z sqrt(p(1-p)/S + z^2/4S^2)) / (1 + z^2/S)``, the
-  Monte Carlo uncertainty of the estimate;
-- :func:`sample_percentiles`: the mean of a quantity over the samples and the
-  central percentile interval of its values (2.5 and 97.5 at 95%).
-
-The confidence level is checked, and turned into ``z`` and percentiles, by
-:class:`~sparsecal.metrics.ConfidenceInterval`.
+"""Event probabilities and derived quantities estimated from samples, with intervals
+(Nguyen & O'Connor 2015, Sections 5.2-5.3 and 6): an event's probability is the
+fraction of samples in which it holds (with a Wilson score interval), a derived
+quantity gets the central percentile interval of its values.
 """
 from dataclasses import dataclass
 
@@ -33,7 +21,7 @@ class SampleEstimate:
     Attributes
     ----------
     estimate, low, high : ndarray of float64
-        One value per item (the shape of the input without its last axis).
+        One value per item.
     n_samples : int
     confidence_level : float
     method : {"wilson", "percentile"}
@@ -53,7 +41,6 @@ class SampleEstimate:
     method: str
 
     def to_dict(self):
-        """The fields as JSON-ready values (lists for the arrays)."""
         return {"estimate": self.estimate.tolist(), "low": self.low.tolist(),
                 "high": self.high.tolist(), "n_samples": self.n_samples,
                 "confidence_level": self.confidence_level, "method": self.method}
@@ -67,35 +54,18 @@ def _samples_axis(x, name):
 
 
 def sample_frequency(indicator, confidence_level=0.95):
-    """Probability of an event as its frequency over samples, with a Wilson interval.
+    """Probability of an event as its frequency ``k / S`` over samples, with the
+    Wilson score interval (Wilson 1927).
 
     Parameters
     ----------
     indicator : array_like of bool or {0, 1}, shape (..., S)
-        Whether the event holds in each of S independent samples (last axis),
-        for any number of events (leading axes).
+        Whether the event holds in each of S samples (last axis).
     confidence_level : float, default 0.95
-        Strictly between 0 and 1.
 
     Returns
     -------
     SampleEstimate
-        ``estimate = k / S``; ``low``, ``high`` the Wilson score interval
-        (within [0, 1], of positive width also when ``k`` is 0 or S).
-
-    Raises
-    ------
-    TypeError
-        If ``indicator`` is not boolean or numeric.
-    ValueError
-        If it holds a value other than 0 and 1, has no sample, or
-        ``confidence_level`` is not strictly between 0 and 1.
-
-    References
-    ----------
-    Nguyen & O'Connor (2015), Section 5.3, eq. 2 (an event's marginal as the
-    fraction of samples); Wilson (1927), the score interval of a binomial
-    proportion.
 
     Examples
     --------
@@ -121,32 +91,17 @@ def sample_frequency(indicator, confidence_level=0.95):
 
 
 def sample_percentiles(values, confidence_level=0.95):
-    """Mean of a quantity over samples and the central percentile interval.
+    """Mean of a quantity over samples and the central percentile interval of its
+    values (2.5 to 97.5 at 95%, :func:`numpy.percentile`).
 
     Parameters
     ----------
     values : array_like of float, shape (..., S)
-        The quantity (e.g. the number of entity spans) in each of S samples.
     confidence_level : float, default 0.95
-        The interval runs from percentile ``50 - 50 level`` to ``50 + 50 level``
-        of the values (linear interpolation, :func:`numpy.percentile`).
 
     Returns
     -------
     SampleEstimate
-        ``estimate`` the mean, ``method="percentile"``.
-
-    Raises
-    ------
-    TypeError
-        If ``values`` does not hold real numbers.
-    ValueError
-        If it holds NaN, has no sample, or ``confidence_level`` is invalid.
-
-    References
-    ----------
-    Nguyen & O'Connor (2015), Section 6 (credible intervals of entity-level
-    counts from posterior samples).
 
     Examples
     --------

@@ -1,17 +1,11 @@
 """Events saved as an entries file, with their features, and read back checked.
 
-An events file is the ``.npz`` of :func:`sparsecal.io.save_entries` (so
-``sparsecal evaluate --entries`` reads it: score = event probability, tag =
-event type, label = correct, token = sentence) with, beside the entries, the
-arrays ``event_start``, ``event_length``, ``event_rank`` (int64, one per event)
-and ``event_tags`` (int64 ``[n_events, width]``, ``-1`` past an event's
-length) and the metadata key ``"events"``: ``{"version", "kind",
-"type_names", "features"}``. :func:`load_events` rebuilds the :class:`Events`, so
-the forecaster's features (Jagannatha & Yu 2020, Section 2.6: rank, length, type)
-and the registered calibrators work from files as from a tagger's outputs.
-Further float features per event (the mean / percentiles over MC-dropout
-samples of :func:`~sparsecal.structured.sample_confidence`) are stored as
-``feature_<name>`` arrays, their names listed under ``"features"``.
+The file is the ``.npz`` of :func:`sparsecal.io.save_entries` (score = event
+probability, tag = type, label = correct, token = sentence), so every
+``--entries`` reads it, with the arrays ``event_start``, ``event_length``,
+``event_rank``, ``event_tags`` (``-1``-padded), further float features as
+``feature_<name>``, and the metadata key ``"events"`` (version, kind, type
+names, feature names).
 """
 import numpy as np
 
@@ -34,28 +28,14 @@ def save_events(path, events, *, features=None):
     Parameters
     ----------
     path : str or os.PathLike
-        Output ``.npz`` (appended when missing).
+        ``.npz`` is appended when missing.
     events : Events
-        As :func:`crf_sequence_events` and the other event functions return.
     features : dict of str to array_like of float, optional
-        Further per-event features (e.g. ``sample_confidence(P).features()``),
-        each finite, of shape ``(n_events,)``.
+        Further finite per-event features (e.g. ``sample_confidence(P).features()``).
 
     Returns
     -------
     None
-
-    Raises
-    ------
-    TypeError
-        If ``events`` is not an :class:`Events`, or a feature is not real numbers.
-    ValueError
-        If a feature has another shape or a non-finite value, or a name that is
-        not a non-empty string.
-
-    References
-    ----------
-    Jagannatha & Yu (2020), Sections 2.4 (events) and 2.6 (their features).
 
     Examples
     --------
@@ -85,28 +65,12 @@ def load_events(path, *, features=False):
     ----------
     path : str or os.PathLike
     features : bool, default=False
-        Also return the further features saved with the events.
+        Also return the further features (a dict, empty when none were saved).
 
     Returns
     -------
     Events
-        Equal, array for array, to the saved events.
-    dict of str to ndarray of float64
-        Only with ``features=True``: ``(events, features)`` (empty when none
-        were saved).
-
-    Raises
-    ------
-    FileNotFoundError
-        If ``path`` does not exist.
-    ValueError
-        Naming the file: not an entries file (as
-        :func:`sparsecal.io.load_entries`), entries without events (no
-        ``"events"`` record), another version, a missing ``event_*`` array, an
-        array of the wrong type or shape, values out of range (rank and length
-        under 1, start under 0, tags under -1, a length past the tags' width),
-        event types that do not match the type names, or a listed feature
-        missing, not finite or of another length.
+        Or ``(events, features)``.
 
     Examples
     --------
@@ -177,7 +141,6 @@ def _check_names(features):
 
 
 def _feature(x, name, n):
-    """A finite float feature of ``n`` values, as float64."""
     arr = check_finite(x, name)
     if arr.shape != (n,):
         raise ValueError(f"{name} must have shape ({n},), got {arr.shape}")
@@ -185,7 +148,6 @@ def _feature(x, name, n):
 
 
 def _int_array(x, name, ndim, n):
-    """An integer array of ``ndim`` dimensions and ``n`` rows, as int64."""
     arr = as_array(x, name)
     if arr.dtype.kind not in "iu" or arr.ndim != ndim or arr.shape[0] != n:
         raise ValueError(f"{name} must be an integer array of {ndim} dimension(s) and {n} "

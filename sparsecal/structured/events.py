@@ -1,17 +1,12 @@
 """Events of interest: what they are, their features, and their entries.
 
-An event (Jagannatha & Yu 2020, Section 2.4) is a set of outputs, here "the
-tokens ``start .. start + length - 1`` of sentence ``sentence`` carry the tags
-``tags``": a whole top-k sequence (start 0, the sentence's length) or a span.
-Its probability is a marginal of the model, its label whether gold agrees
-(exact match). :class:`Events` holds them, with their entries: the same
-:class:`~sparsecal.Entries` every metric, plot and calibrator takes, the event
-*type* in the role of the tag, so :class:`~sparsecal.TagGroups` and
+An event (Jagannatha & Yu 2020, Section 2.4) is "the tokens ``start .. start +
+length - 1`` of sentence ``sentence`` carry the tags ``tags``": a whole top-k
+sequence or a span. Its probability is a marginal of the model, its label
+whether gold agrees exactly. :class:`Events` holds their
+:class:`~sparsecal.Entries`, the event *type* in the role of the tag, so every
+metric, :class:`~sparsecal.TagGroups` and
 :class:`~sparsecal.GroupedCalibrator` work unchanged.
-
-:func:`crf_event_probabilities` and :func:`softmax_event_probabilities` score
-given events under (other) model outputs: MC-dropout samples or ensemble
-members (:mod:`sparsecal.structured.ensembles`).
 """
 from dataclasses import dataclass, replace
 
@@ -20,6 +15,7 @@ import numpy as np
 from ..core.dispatch import distributed_form
 from ..core.entries import Entries
 from ..core.validation import as_float_array, check_lengths, check_probabilities
+from .._docs import fill_doc
 
 __all__ = ["Events", "crf_event_probabilities", "softmax_event_probabilities",
            "check_softmax_scores"]
@@ -34,19 +30,14 @@ class Events:
     kind : {"sequence", "span"}
     entries : Entries
         ``score`` the event's probability, ``tag`` its type, ``label`` 1 when it
-        is correct, ``token`` its sentence; ``n_tags = len(type_names)``.
+        is correct, ``token`` its sentence.
     sentence, start, length, rank, type : ndarray of int64, shape (n_events,)
         Where the event lies, its rank among the top k (1 = best; a span takes
-        the best rank of the sequences it appears in) and its type.
+        the best rank of the sequences it is in) and its type.
     tags : ndarray of int64, shape (n_events, max length)
         The event's tags, ``-1`` past its length.
     type_names : tuple of str
         Sequences: ``"rank 1"``, ``"rank 2"``, ...; spans: the entity types.
-
-    References
-    ----------
-    Jagannatha & Yu (2020), Section 2.4 (events of interest, positive events)
-    and Section 2.6 (features: rank, length "ln").
 
     Examples
     --------
@@ -75,8 +66,9 @@ class Events:
 
     @property
     def features(self):
-        """The side table of J&Y's event features: ``{"rank", "length", "type"}``
-        -> int64 arrays, one value per event."""
+        """J&Y's event features (Section 2.6): ``{"rank", "length", "type"}`` -> int64
+        arrays.
+        """
         return {"rank": self.rank, "length": self.length, "type": self.type}
 
 
@@ -95,8 +87,7 @@ def rescored(events, score):
 
 
 def event_tags(paths, row, start, length):
-    """Tags ``paths[row, start:start+length]`` of each event, ``-1``-padded
-    ``[n, max(length)]``."""
+    """Tags ``paths[row, start:start+length]`` of each event, ``-1``-padded."""
     width = int(length.max(initial=1))
     pos = start[:, None] + np.arange(width)[None]
     inside = pos < (start + length)[:, None]
@@ -120,12 +111,8 @@ def _check_events(events):
 
 
 def softmax_event_probabilities(events, scores, normalize=False):
-    """Probability of each event under per-token probabilities: the product of
-    its tokens' probabilities.
-
-    For a softmax tagger the tokens are independent given ``x``, so the product
-    is the event's exact marginal under the model; for scores that are not
-    independent (e.g. CRF token marginals) it is only an approximation.
+    """Probability of each event under per-token probabilities: the product of its
+    tokens' (exact for a softmax tagger, an approximation for dependent scores).
 
     Parameters
     ----------
@@ -133,23 +120,11 @@ def softmax_event_probabilities(events, scores, normalize=False):
     scores : array_like of float, shape (B, N, C)
         Per-token tag probabilities (e.g. one MC-dropout sample).
     normalize : bool, default False
-        Return the length-normalised geometric mean ``p ** (1 / length)``.
+        Return ``p ** (1 / length)`` (Jagannatha & Yu 2020, eq. 6).
 
     Returns
     -------
     ndarray of float64, shape (n_events,)
-
-    Raises
-    ------
-    TypeError
-        If ``events`` is not an :class:`Events` or ``scores`` not real numbers.
-    ValueError
-        If ``scores`` is not 3-D, holds values outside [0, 1] or NaN, or does
-        not cover the events' sentences, positions and tags.
-
-    References
-    ----------
-    Jagannatha & Yu (2020), Appendix A.3, eq. 6 (length normalisation).
 
     Examples
     --------
@@ -177,7 +152,6 @@ def softmax_event_probabilities(events, scores, normalize=False):
 
 
 def _check_covers(ev, shape):
-    """ValueError unless scores of ``shape`` [B, N, C] hold every event."""
     B, N, C = shape
     if len(ev) and (ev.sentence.max() >= B or (ev.start + ev.length).max() > N
                     or ev.tags.max() >= C):
@@ -185,41 +159,24 @@ def _check_covers(ev, shape):
                          "(sentence, position or tag out of range)")
 
 
+@fill_doc
 def crf_event_probabilities(events, emissions, transitions, lengths=None, start=None,
                             end=None, allowed=None, mask=None, normalize=False,
                             n_threads=None):
-    """Exact probability of each event under a linear-chain CRF.
-
-    ``p(y_s = tags[0], ..., y_{s+l-1} = tags[l-1] | x)`` by
-    :func:`sparsecal.crf.span_marginals` (one call per event length); for a
-    whole sequence (start 0, the sentence's length) it is ``p(y | x)``.
+    """Exact probability of each event under a linear-chain CRF
+    (:func:`sparsecal.crf.span_marginals`, one call per event length).
 
     Parameters
     ----------
     events : Events
-    emissions, transitions, lengths, start, end, allowed, mask
-        The CRF potentials, as in :func:`sparsecal.crf.marginals`.
+    {crf_potentials}
     normalize : bool, default False
         Return ``p ** (1 / length)``.
-    n_threads : int, optional
-        As in :func:`sparsecal.crf.marginals`.
+    {torch_threads}
 
     Returns
     -------
     ndarray of float64, shape (n_events,)
-
-    Raises
-    ------
-    ImportError
-        Without PyTorch.
-    TypeError, ValueError
-        As :func:`sparsecal.crf.span_marginals` (invalid potentials, an event
-        outside a sentence), or ``events`` not an :class:`Events`.
-
-    References
-    ----------
-    Jagannatha & Yu (2020), Appendix A.3, eq. 6; Nguyen & O'Connor (2015),
-    Section 4.2 (forward-backward marginals).
 
     Examples
     --------

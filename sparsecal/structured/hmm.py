@@ -1,27 +1,17 @@
 """A supervised hidden Markov model tagger whose log potentials are a CRF's.
 
 Nguyen & O'Connor (2015, Section 4.2) compare the calibration of an HMM and a
-CRF POS tagger. An HMM's joint probability factorises like a linear-chain CRF's
-score::
+CRF POS tagger. An HMM's joint probability factorises like a CRF's score::
 
     log p(x, y) = log pi(y_0) + sum_t log A(y_{t-1}, y_t) + log A(y_{L-1}, STOP)
                   + sum_t log B(y_t, x_t)
 
 so with ``start = log pi``, ``transitions = log A``, ``end = log A(., STOP)``
-and ``emissions[t, c] = log B(c, x_t)`` the CRF's ``log Z`` is ``log p(x)`` and
-its forward-backward (:mod:`sparsecal.crf`) gives the HMM's exact posteriors
-``p(y_t | x)`` and ``p(y_t, y_{t+1} | x)``. :class:`SupervisedHMM` estimates
-``pi``, ``A`` and ``B`` from tagged sentences by counting, with add-k
-(Dirichlet MAP) smoothing: N&O use one pseudocount for every transition and
-word emission.
-
-**Unknown words.** Each emission distribution ``B(c, .)`` covers the V
-training words and K word *classes* (:func:`word_classes`: number, hyphenated,
-capitalised, a few English suffixes, other) that stand for every word not seen
-in training. A class's count under tag ``c`` is the number of training tokens of
-tag ``c`` whose word occurs once in training (hapax legomena) and falls in that
-class: rare words show how often a tag emits new words, and of what shape
-(Good-Turing's intuition; Brants 2000, TnT, uses suffixes the same way).
+and ``emissions[t, c] = log B(c, x_t)``, :mod:`sparsecal.crf` gives ``log p(x)``
+and the HMM's exact posteriors. Unknown words: each ``B(c, .)`` covers the
+training words and the word classes of :func:`word_classes`, a class counted
+under tag ``c`` by the training tokens of ``c`` whose word occurs once and falls
+in that class (as Brants 2000, TnT).
 """
 import numpy as np
 
@@ -36,14 +26,10 @@ WORD_CLASSES = ("number", "hyphenated", "capitalised", "-ing", "-ed", "-ly", "-t
 
 
 def word_classes(words):
-    """The class of each word: an index into :data:`WORD_CLASSES`, the first
-    that applies.
-
-    - ``number``: digits once ``,``, ``.``, ``-`` and ``/`` are removed (``1,000``, ``3.5``);
-    - ``hyphenated``: holds a ``-``;
-    - ``capitalised``: holds an upper-case letter;
-    - ``-ing``, ``-ed``, ``-ly``, ``-tion``, ``-s``: ends so (lower case);
-    - ``other``.
+    """The class of each word, an index into :data:`WORD_CLASSES`: the first that
+    applies of ``number`` (digits once ``,.-/`` are removed), ``hyphenated``,
+    ``capitalised``, the suffixes ``-ing``, ``-ed``, ``-ly``, ``-tion``, ``-s``, and
+    ``other``.
 
     Parameters
     ----------
@@ -52,17 +38,6 @@ def word_classes(words):
     Returns
     -------
     ndarray of int64, shape (n,)
-
-    Raises
-    ------
-    TypeError
-        If ``words`` does not hold strings.
-
-    References
-    ----------
-    Brants (2000), "TnT -- a statistical part-of-speech tagger", Section 2.3
-    (unknown words by suffix, capitalisation); Nguyen & O'Connor (2015),
-    Section 4.2.1.
 
     Examples
     --------
@@ -103,19 +78,14 @@ def _strings(words, name):
 
 
 class SupervisedHMM:
-    """A first-order HMM tagger estimated by counting, with add-k smoothing;
-    posteriors through the CRF forward-backward.
-
-    A model, not a calibrator: it lives beside the events in
-    :mod:`sparsecal.structured` (whose layer does not import
-    :mod:`sparsecal.calibration`), so it has no ``get_params`` / ``clone``;
-    ``__init__`` stores the two pseudocounts, ``fit`` sets the ``_``
-    attributes.
+    """A first-order HMM tagger estimated by counting with add-k (Dirichlet MAP)
+    smoothing (N&O 2015, Section 4.2.1); posteriors by the CRF forward-backward. A
+    model, not a calibrator.
 
     Parameters
     ----------
     transition_pseudocount : float, default=1.0
-        Added to every start, transition and stop count (N&O: one).
+        Added to every start, transition and stop count.
     emission_pseudocount : float, default=1.0
         Added to every (tag, word) and (tag, word class) count.
 
@@ -123,38 +93,18 @@ class SupervisedHMM:
     ----------
     n_tags_ : int
     vocabulary_ : ndarray of str, shape (V,)
-        Training words, sorted.
-    log_start_ : ndarray of float64, shape (C,)
-        ``log pi(c) = log (n(START, c) + a) / (n_sentences + C a)``.
+    log_start_, log_end_ : ndarray of float64, shape (C,)
     log_transitions_ : ndarray of float64, shape (C, C)
-        ``log A(a, b) = log (n(a, b) + a) / (n(a) + (C + 1) a)``, ``n(a)`` the
-        tokens of tag ``a`` (each is followed by a tag or by STOP).
-    log_end_ : ndarray of float64, shape (C,)
-        ``log A(a, STOP) = log (n(a, STOP) + a) / (n(a) + (C + 1) a)``.
     log_emissions_ : ndarray of float64, shape (C, V + K)
-        ``log B(c, w) = log (n(c, w) + b) / (n(c) + h(c) + (V + K) b)`` for a
-        training word ``w``; column ``V + k`` is word class ``k``, counted
-        ``h(c, k)``: the hapax tokens of tag ``c`` in class ``k`` (``h(c)`` their
-        sum). Each row sums to 1.
-
-    References
-    ----------
-    Nguyen & O'Connor (2015), Section 4.2.1 (an HMM trained "with Dirichlet
-    MAP using one pseudocount for every transition and word emission", its
-    posteriors by forward-backward); Rabiner (1989), "A tutorial on hidden
-    Markov models", Section III.
+        Column ``V + k`` is word class ``k``.
 
     Examples
     --------
-    >>> import numpy as np
+    >>> from sparsecal import crf
     >>> from sparsecal.structured import SupervisedHMM
     >>> words = ["the", "dog", "runs", "a", "cat", "sleeps"]
-    >>> tags = [0, 1, 2, 0, 1, 2]
-    >>> hmm = SupervisedHMM().fit(words, tags, lengths=[3, 3], n_tags=3)
+    >>> hmm = SupervisedHMM().fit(words, [0, 1, 2, 0, 1, 2], lengths=[3, 3], n_tags=3)
     >>> pot = hmm.potentials(["the", "cat", "jumps"], lengths=[3])
-    >>> sorted(pot), pot["emissions"].shape
-    (['emissions', 'end', 'lengths', 'start', 'transitions'], (1, 3, 3))
-    >>> from sparsecal import crf
     >>> crf.marginals(**pot).argmax(-1).tolist()
     [[0, 1, 2]]
     """
@@ -164,30 +114,9 @@ class SupervisedHMM:
         self.emission_pseudocount = emission_pseudocount
 
     def fit(self, words, tags, lengths, n_tags=None):
-        """Count starts, transitions, stops and emissions of tagged sentences.
-
-        Parameters
-        ----------
-        words : array_like of str, shape (n_tokens,)
-            Every token of every sentence, one sentence after the other.
-        tags : array_like of int, shape (n_tokens,)
-            Gold tag of each token, in ``[0, n_tags)``.
-        lengths : array_like of int, shape (n_sentences,)
-            Tokens per sentence (positive, summing to ``n_tokens``).
-        n_tags : int, optional
-            Size of the tagset (default: the largest tag + 1).
-
-        Returns
-        -------
-        self
-
-        Raises
-        ------
-        TypeError
-            If ``words`` does not hold strings or ``tags`` integers.
-        ValueError
-            For no tokens, mismatched lengths, a tag outside ``[0, n_tags)``,
-            or pseudocounts that are not positive.
+        """Count starts, transitions, stops and emissions of tagged sentences: ``words``
+        and their ``tags`` one sentence after the other, ``lengths`` tokens each;
+        returns ``self``.
         """
         a = check_positive_real(self.transition_pseudocount, "transition_pseudocount")
         b = check_positive_real(self.emission_pseudocount, "emission_pseudocount")
@@ -228,16 +157,8 @@ class SupervisedHMM:
         return self
 
     def emission_columns(self, words):
-        """The column of ``log_emissions_`` of each word: its vocabulary index,
-        or ``V + class`` for a word not seen in training.
-
-        Parameters
-        ----------
-        words : array_like of str, shape (n_tokens,)
-
-        Returns
-        -------
-        ndarray of int64, shape (n_tokens,)
+        """The column of ``log_emissions_`` of each word: its vocabulary index, or
+        ``V + class`` for an unseen word.
         """
         if not hasattr(self, "log_emissions_"):
             raise ValueError("this SupervisedHMM is not fitted: call fit first")
@@ -250,29 +171,8 @@ class SupervisedHMM:
         return out.astype(np.int64)
 
     def potentials(self, words, lengths):
-        """The HMM as linear-chain CRF potentials of padded sentences.
-
-        Parameters
-        ----------
-        words : array_like of str, shape (n_tokens,)
-            Every token of every sentence, one sentence after the other.
-        lengths : array_like of int, shape (B,)
-            Tokens per sentence.
-
-        Returns
-        -------
-        dict
-            ``emissions`` ``[B, N, C]`` (0 past a sentence's end),
-            ``transitions`` ``[C, C]``, ``start`` and ``end`` ``[C]`` (float64
-            NumPy arrays) and ``lengths``: the keyword arguments of
-            :func:`sparsecal.crf.marginals`, :func:`~sparsecal.crf.pair_marginals`
-            and :func:`~sparsecal.crf.log_partition` (which gives ``log p(x)``).
-
-        Raises
-        ------
-        ValueError, TypeError
-            Before ``fit``, for words that are not strings or lengths that do not
-            add up.
+        """The HMM as CRF potentials of the padded sentences of ``words``: the keyword
+        arguments of :func:`sparsecal.crf.marginals` (float64 arrays, ``lengths``).
         """
         col = self.emission_columns(words)
         L = _lengths(lengths, col.shape[0])

@@ -1,15 +1,12 @@
-"""Tag-pair entries: the calibration of two consecutive tags.
+"""Tag-pair entries: the calibration of two consecutive tags (Nguyen & O'Connor
+2015, Section 4.2.3).
 
-Nguyen & O'Connor (2015), Section 4.2.3 and Figure 4(b): a tagger's posterior
-over two consecutive words, ``p(y_t = a, y_{t+1} = b | x)``
-(:func:`sparsecal.crf.pair_marginals`), is calibrated like a single tag. Each
-adjacent position ``(t, t+1)`` of a sentence is one row of a dense
-``[n_pairs, C*C]`` matrix whose column ``a * C + b`` is the pair ``(a, b)``; it
-is thresholded into :class:`~sparsecal.Entries` (Kranzlein et al. 2021,
-Section 3.1) exactly like token scores, the gold pair labelling its entry. N&O
-report the top 5 and the top 100 pairs by frequency:
-:func:`most_frequent_pairs` selects them, :func:`pair_groups` makes each its own
-group, so :func:`~sparsecal.gmce` gives the calibration error per pair.
+Each adjacent position of a sentence is one row of a dense ``[n_pairs, C*C]``
+matrix of ``p(y_t = a, y_{t+1} = b | x)`` (:func:`sparsecal.crf.pair_marginals`),
+column ``a * C + b``, thresholded like token scores, the gold pair labelling its
+entry. :func:`most_frequent_pairs` and :func:`pair_groups` give the calibration
+error of N&O's top 5 and top 100 pairs (Figure 4(b)) through
+:func:`~sparsecal.gmce`.
 """
 import numpy as np
 
@@ -19,13 +16,13 @@ from ..core.groups import TagGroups
 from ..core.validation import (as_float_array, check_lengths, check_positive_int,
                                check_probabilities, check_tag_matrix,
                                check_unit_interval)
+from .._docs import fill_doc
 
 __all__ = ["pair_entries", "most_frequent_pairs", "pair_groups"]
 
 
 def _gold_pairs(gold, n_tags, lengths):
-    """Gold pair index ``a * C + b`` of every adjacent real position, in row-major
-    order (-1 where a tag is -1), from a checked gold matrix."""
+    """Gold pair ``a * C + b`` of every adjacent real position (-1 where a tag is -1)."""
     g = check_tag_matrix(gold, n_tags, "gold")
     B, N = g.shape
     L = check_lengths(lengths, B, N)
@@ -34,42 +31,22 @@ def _gold_pairs(gold, n_tags, lengths):
     return np.where((a >= 0) & (b >= 0), a * n_tags + b, -1), real
 
 
+@fill_doc
 def pair_entries(pair_marginals, gold, lengths=None, threshold=0.01):
-    """Thresholded tag-pair entries of a batch of sentences.
+    """Thresholded tag-pair entries of a batch of sentences: ``tag = a * C + b``,
+    ``n_tags = C * C``, ``token`` the pair's row.
 
     Parameters
     ----------
     pair_marginals : array_like of float32 or float64, shape (B, N-1, C, C)
-        ``p(y_t = a, y_{t+1} = b | x)`` (a CPU tensor from
-        :func:`sparsecal.crf.pair_marginals` is read without a copy).
-    gold : array_like of int, shape (B, N)
-        Gold tags (``-1``: padding or no gold tag; a pair with such a token has
-        no gold pair and gives negative entries only).
-    lengths : array_like of int, shape (B,), optional
-        Sentence lengths in ``1..N`` (default all ``N``); a sentence of length
-        ``L`` has ``L - 1`` pairs.
+        ``p(y_t = a, y_{t+1} = b | x)`` (a CPU tensor is read without a copy).
+    {gold_matrix}
+    {lengths}
     threshold : float, default 0.01
-        Keep entries with ``score >= threshold``.
 
     Returns
     -------
     Entries
-        ``tag = a * C + b``, ``n_tags = C * C``, ``token`` the pair's row (the
-        pairs of sentence 0 first, in position order).
-
-    Raises
-    ------
-    TypeError
-        If ``pair_marginals`` does not hold real numbers or ``gold`` integers.
-    ValueError
-        On shapes that disagree, ``gold`` outside ``[-1, C)``, invalid
-        ``lengths``, or scores outside [0, 1] or NaN (as
-        :func:`sparsecal.threshold`).
-
-    References
-    ----------
-    Nguyen & O'Connor (2015), Section 4.2.3 (two-consecutive-word tags);
-    Kranzlein, Liu & Schneider (2021), Section 3.1 (thresholding).
 
     Examples
     --------
@@ -98,34 +75,21 @@ def pair_entries(pair_marginals, gold, lengths=None, threshold=0.01):
     return threshold_entries(pm.reshape(B, n, C * C)[real], pairs, threshold)
 
 
+@fill_doc
 def most_frequent_pairs(gold, n_tags, n=5, lengths=None):
-    """The ``n`` most frequent gold tag pairs (N&O Figure 4(b): top 5 and 100).
+    """The ``n`` most frequent gold tag pairs ``a * C + b`` by descending count (ties:
+    lower index first), and their counts.
 
     Parameters
     ----------
-    gold : array_like of int, shape (B, N)
-        Gold tags (``-1``: padding or no gold tag, in no pair).
+    {gold_matrix}
     n_tags : int
-        C, the size of the tag inventory.
     n : int, default 5
-        How many pairs (fewer if fewer pairs occur).
-    lengths : array_like of int, shape (B,), optional
+    {lengths}
 
     Returns
     -------
-    pairs : ndarray of int64
-        Pair indices ``a * C + b``, by descending count (ties: lower index first).
-    counts : ndarray of int64
-        Their gold counts.
-
-    Raises
-    ------
-    TypeError, ValueError
-        On an invalid ``gold``, ``lengths``, ``n_tags`` or ``n``.
-
-    References
-    ----------
-    Nguyen & O'Connor (2015), Section 4.2.3 and Figure 4(b).
+    pairs, counts : ndarray of int64
 
     Examples
     --------
@@ -144,31 +108,18 @@ def most_frequent_pairs(gold, n_tags, n=5, lengths=None):
 
 
 def pair_groups(pairs, n_tags, tag_names=None):
-    """Tag groups with each of ``pairs`` alone and every other pair in a last group.
+    """Tag groups of the ``C * C`` pairs: each of ``pairs`` alone, the others in a
+    last group (``tag_names`` name the pairs ``"a b"``).
 
     Parameters
     ----------
     pairs : array_like of int
-        Distinct pair indices ``a * C + b`` (e.g. from :func:`most_frequent_pairs`).
     n_tags : int
-        C; the groups cover the ``C * C`` pairs.
     tag_names : sequence of str, optional
-        Names of the C tags; pairs are then named ``"a b"`` in the groups.
 
     Returns
     -------
     TagGroups
-        Group ``i`` is ``pairs[i]``; group ``len(pairs)`` holds the rest.
-
-    Raises
-    ------
-    TypeError, ValueError
-        If ``pairs`` is not integers in ``[0, C*C)`` without repeats, or
-        ``tag_names`` does not have C names.
-
-    References
-    ----------
-    Nguyen & O'Connor (2015), Figure 4(b) (calibration error per tag pair).
 
     Examples
     --------

@@ -1,16 +1,11 @@
 """Re-ranking the top k by calibrated confidence, and what it does to span F1 and
-sequence exact match (Jagannatha & Yu 2020, Section 4, Tables 2, 4 and 6).
+sequence exact match (Jagannatha & Yu 2020, Section 4, Tables 2 and 4).
 
-- Sequences (J&Y POS, Table 2): each sentence's output becomes the sequence
-  event with the highest calibrated confidence (ties: the better rank), instead
-  of the rank-1 sequence; :func:`rerank_sequences` reports exact match and,
-  with gold tags, the span F1 of the chosen sequences before and after.
-- Spans (J&Y NER, Table 4): the output becomes every span of the top-k
-  sequences whose calibrated confidence is at least a cutoff (0.5 in J&Y),
-  instead of the spans of the rank-1 sequence; :func:`rerank_spans`.
-
-F1 is micro-averaged exact span match (:func:`span_f1`): a predicted span is
-correct when gold has a span with the same sentence, start, length and type.
+Sequences (:func:`rerank_sequences`): each sentence's output becomes its
+sequence event of highest confidence instead of the rank-1 sequence. Spans
+(:func:`rerank_spans`): the output becomes every span of the top k whose
+confidence reaches a cutoff (0.5 in J&Y). F1 is micro-averaged exact span match
+(:func:`span_f1`).
 """
 from dataclasses import dataclass
 
@@ -26,14 +21,8 @@ __all__ = ["SpanScores", "Reranking", "span_f1", "rerank_sequences", "rerank_spa
 
 @dataclass(frozen=True)
 class SpanScores:
-    """Micro-averaged exact span match.
-
-    Attributes
-    ----------
-    precision, recall, f1 : float
-        ``c / n_pred``, ``c / n_gold``, ``2 c / (n_pred + n_gold)``, each 0
-        when its denominator is 0 (as seqeval's ``zero_division=0``).
-    n_pred, n_gold, n_correct : int
+    """Micro-averaged exact span match: ``precision``, ``recall``, ``f1`` (0 when a
+    denominator is 0, as seqeval's ``zero_division=0``) and the counts.
 
     Examples
     --------
@@ -49,7 +38,6 @@ class SpanScores:
     n_correct: int
 
     def to_dict(self):
-        """The fields as a dict."""
         return dict(self.__dict__)
 
 
@@ -60,15 +48,13 @@ class Reranking:
     Attributes
     ----------
     chosen : ndarray of int64
-        Indices of the chosen events (sequences: one per sentence that has
-        events, in sentence order; spans: those at or above the cutoff).
+        The chosen events (sequences: one per sentence with events; spans: those
+        at or above the cutoff).
     n_changed : int
-        Sentences whose chosen sequence is not the rank-1 one (sequences), or
-        spans that differ from the rank-1 sequence's (spans).
+        Sentences (sequences) or spans whose output changed.
     exact_match_before, exact_match_after : float or None
-        Fraction of sentences whose chosen sequence equals gold (sequences only).
+        Sequences only.
     spans_before, spans_after : SpanScores or None
-        Span F1 (sequences: only with ``gold`` and ``tag_names``).
 
     Examples
     --------
@@ -85,7 +71,6 @@ class Reranking:
     spans_after: SpanScores = None
 
     def to_dict(self):
-        """The scores as a dict (no ``chosen``)."""
         out = {"n_changed": self.n_changed, "exact_match_before": self.exact_match_before,
                "exact_match_after": self.exact_match_after}
         for when in ("before", "after"):
@@ -95,31 +80,19 @@ class Reranking:
 
 
 def span_f1(pred, gold, n_positions):
-    """Micro-averaged exact-match precision, recall and F1 of predicted spans.
+    """Micro-averaged exact-match precision, recall and F1 of predicted spans
+    (duplicates count once).
 
     Parameters
     ----------
     pred, gold : Spans
-        Spans (e.g. from :func:`~sparsecal.structured.decode_spans`) whose type
-        indices refer to the same type names; duplicates count once.
+        With the same type names.
     n_positions : int
-        The padded sentence length N (positions lie in ``[0, N)``).
+        The padded sentence length N.
 
     Returns
     -------
     SpanScores
-
-    Raises
-    ------
-    TypeError
-        If ``pred`` or ``gold`` is not a :class:`Spans`.
-    ValueError
-        If their type names differ.
-
-    References
-    ----------
-    Jagannatha & Yu (2020), Section 4 and Table 4 (micro-averaged F-score of
-    named-entity spans); Tjong Kim Sang & De Meulder (2003), CoNLL exact match.
 
     Examples
     --------
@@ -166,7 +139,6 @@ def _gold_spans(gold, tag_names, scheme, n_sentences):
 
 
 def _output_spans(events, idx, tag_names, scheme, n_sentences, N):
-    """The spans of the sequence events ``idx`` (at most one per sentence)."""
     tags = np.full((n_sentences, N), -1, np.int64)
     width = min(events.tags.shape[1], N)
     tags[events.sentence[idx]] = np.pad(events.tags[idx, :width], ((0, 0), (0, N - width)),
@@ -175,42 +147,24 @@ def _output_spans(events, idx, tag_names, scheme, n_sentences, N):
 
 
 def rerank_sequences(events, confidence, gold=None, tag_names=None, scheme="bio"):
-    """Choose each sentence's sequence by calibrated confidence; exact match
-    (and span F1) before and after.
+    """Choose each sentence's sequence by calibrated confidence (ties: the better
+    rank); exact match, and span F1 given ``gold`` and ``tag_names``, before and
+    after.
 
     Parameters
     ----------
     events : Events
-        Sequence events of the top k
-        (:func:`~sparsecal.structured.crf_sequence_events`, ...).
+        Sequence events of the top k.
     confidence : array_like of float, shape (n_events,)
-        Calibrated probability of each event (e.g. :meth:`Forecaster.predict
-        <sparsecal.calibration.Forecaster.predict>`), in [0, 1].
+        Calibrated probability of each event, in [0, 1].
     gold : array_like of int, shape (n_sentences, N), optional
-        Gold tags, for span F1 (``-1``: padding).
+        Gold tags (``-1``: padding).
     tag_names : sequence of str, optional
-        With ``gold``: the tag names of the span scheme.
     scheme : {"bio", "bioes", "io"}, default "bio"
 
     Returns
     -------
     Reranking
-        ``chosen``: per sentence with events, the event of highest confidence
-        (ties: the lowest rank); before is the rank-1 event.
-
-    Raises
-    ------
-    TypeError
-        If ``events`` is not an :class:`Events`.
-    ValueError
-        For span events, a ``confidence`` of another length or outside [0, 1],
-        ``gold`` without ``tag_names`` (or the other way round), or a ``gold``
-        that does not have one row per sentence.
-
-    References
-    ----------
-    Jagannatha & Yu (2020), Section 4.1 and Table 2 (re-ranking the top-k
-    sequences of POS tagging by the forecaster's confidence).
 
     Examples
     --------
@@ -246,41 +200,23 @@ def rerank_sequences(events, confidence, gold=None, tag_names=None, scheme="bio"
 
 
 def rerank_spans(events, confidence, gold, tag_names, scheme="bio", cutoff=0.5):
-    """Keep the spans of the top k whose calibrated confidence reaches a cutoff;
-    span F1 before (the rank-1 sequence's spans) and after.
+    """Keep the spans of the top k with ``confidence >= cutoff``; span F1 before (the
+    rank-1 sequence's spans) and after.
 
     Parameters
     ----------
     events : Events
-        Span events of the top k (:func:`~sparsecal.structured.crf_span_events`, ...).
+        Span events of the top k.
     confidence : array_like of float, shape (n_events,)
         Calibrated probability of each span, in [0, 1].
     gold : array_like of int, shape (n_sentences, N)
-        Gold tags (``-1``: padding).
     tag_names : sequence of str
     scheme : {"bio", "bioes", "io"}, default "bio"
     cutoff : float in [0, 1], default 0.5
-        J&Y's threshold: spans with ``confidence >= cutoff`` are output.
 
     Returns
     -------
     Reranking
-        ``chosen``: the spans output after; ``n_changed``: spans in one output
-        and not the other; no exact match.
-
-    Raises
-    ------
-    TypeError
-        If ``events`` is not an :class:`Events`.
-    ValueError
-        For sequence events, a ``confidence`` of another length or outside
-        [0, 1], a ``cutoff`` outside [0, 1], or a ``gold`` without one row per
-        sentence.
-
-    References
-    ----------
-    Jagannatha & Yu (2020), Section 4.2 and Table 4 (spans of the top-3
-    sequences re-scored by the forecaster, cutoff 0.5, micro F-score).
 
     Examples
     --------

@@ -1,31 +1,27 @@
 """Exact samples of a linear-chain CRF: forward filtering, backward sampling.
 
-Nguyen & O'Connor (2015), Section 5.2: independent samples of a structure give
-the marginal probability of any event (the fraction of samples in which it
-holds) and credible intervals of derived quantities, with no burn-in or
-autocorrelation. For a CRF the samples are exact: the forward recursion gives
-``alpha_t(c)`` (the total weight of the prefixes ending in ``c``); then
-``y_{L-1} ~ alpha_{L-1}`` and, going back,
+Independent samples give the probability of any event (the fraction of samples
+in which it holds) and credible intervals (Nguyen & O'Connor 2015, Section 5.2).
+The forward recursion gives ``alpha_t(c)``; then ``y_{L-1} ~ alpha_{L-1}`` and
 ``p(y_t = a | y_{t+1} = b, x) ∝ alpha_t(a) exp(T[a, b])``.
 
-Randomness is counter-based: the uniform behind the tag of sentence ``i`` in
-sample ``s`` at position ``t`` is a hash (SplitMix64) of ``(seed, i, s, t)``,
-where ``i`` is the sentence's id (``sentence_ids``, default its row). A sentence's
-samples therefore do not depend on the other sentences of the batch, on the
-padding, or on how many samples are drawn after them; a ``torch.Generator``
-stream could not promise that.
+The uniform behind sentence ``i``'s tag in sample ``s`` at position ``t`` is a
+hash of ``(seed, i, s, t)`` (``i`` the sentence's id), so a sentence's samples
+do not depend on the batch, the padding or the samples drawn after them.
 """
 import numpy as np
 
 from ..core.dispatch import distributed_form
 from ..core.hashing import splitmix64 as _mix
 from ..core.validation import as_array, check_allocation, check_positive_int
+from .._docs import fill_doc
 
 __all__ = ["sample_sequences", "uniforms"]
 
 def uniforms(seed, ids, n_samples, n_positions):
-    """Uniforms in [0, 1) ``[len(ids), n_samples, n_positions]``, the value at
-    ``[b, s, t]`` a function of ``(seed, ids[b], s, t)`` alone."""
+    """Uniforms in [0, 1) ``[len(ids), n_samples, n_positions]``, each a function of
+    ``(seed, ids[b], s, t)`` alone.
+    """
     h = _mix(_mix(np.array([seed], np.uint64)) ^ ids.astype(np.uint64))       # [B]
     h = _mix(h[:, None] ^ np.arange(n_samples, dtype=np.uint64)[None])          # [B, S]
     h = _mix(h[..., None] ^ np.arange(n_positions, dtype=np.uint64)[None, None])
@@ -52,46 +48,29 @@ def _seed(seed):
     return seed
 
 
+@fill_doc
 def sample_sequences(emissions, transitions, n_samples, lengths=None, start=None,
                      end=None, allowed=None, mask=None, seed=0, sentence_ids=None,
                      n_threads=None):
-    """Independent exact samples of tag sequences from a linear-chain CRF.
+    """Independent exact samples of tag sequences from a linear-chain CRF (a
+    forbidden transition is never sampled).
 
     Parameters
     ----------
-    emissions, transitions, lengths, start, end, allowed, mask
-        CRF potentials of a padded batch, as in :func:`sparsecal.crf.marginals`
-        (``allowed`` constraints are respected: a forbidden transition is never
-        sampled).
+    {crf_potentials}
     n_samples : int
         Samples per sentence (S >= 1).
     seed : int, default 0
-        Non-negative, below ``2**64``.
+        In ``[0, 2**64)``.
     sentence_ids : array_like of int, shape (B,), optional
-        Non-negative ids of the sentences for the random streams (default
-        ``0 .. B-1``); give corpus-wide ids to get the same samples of a sentence
-        whatever batch it is in.
-    n_threads : int, optional
-        As in :func:`sparsecal.crf.marginals`.
+        Ids of the sentences' random streams (default ``0 .. B-1``); corpus-wide
+        ids give a sentence the same samples in any batch.
+    {torch_threads}
 
     Returns
     -------
     LongTensor, shape (B, S, N)
-        Sampled tag indices, ``-1`` past each sentence's length.
-
-    Raises
-    ------
-    ImportError
-        Without PyTorch.
-    TypeError, ValueError
-        As :func:`sparsecal.crf.marginals` (including a sentence without any
-        possible sequence), or ``n_samples``, ``seed``, ``sentence_ids``
-        invalid, or the ``B S N`` draws not fitting in memory.
-
-    References
-    ----------
-    Nguyen & O'Connor (2015), Section 5.2 (sampling-based inference: independent
-    samples of the posterior).
+        Tag indices, ``-1`` past each sentence's length.
 
     Examples
     --------
@@ -139,9 +118,9 @@ def sample_sequences(emissions, transitions, n_samples, lengths=None, start=None
 
 
 def _inverse_cdf(p, u):
-    """The category ``c`` with ``cdf[c-1] <= u < cdf[c]`` of each row of ``p``
-    [..., C], never one of probability 0 (rounding at the top end is sent to the
-    last category of positive probability)."""
+    """The category ``c`` with ``cdf[c-1] <= u < cdf[c]`` of each row of ``p``, never
+    one of probability 0.
+    """
     from ..crf._torch import torch
 
     cdf = torch.cumsum(p, -1)

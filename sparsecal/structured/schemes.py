@@ -1,24 +1,22 @@
 """Span decoding for the BIO, BIOES and IO tagging schemes: the one home of the rules.
 
-A tag name is ``"O"`` (outside) or ``"<prefix>-<type>"``. Each scheme admits
-some prefixes, and two sets of them define every span:
+A tag name is ``"O"`` or ``"<prefix>-<type>"``. Each scheme admits some
+prefixes; position ``t`` *continues* the span at ``t - 1`` when its prefix may
+continue a span (``CONT``) and the tag at ``t - 1`` has the same type and a
+prefix a span may go on after (``OPEN``); any other non-``O`` tag *begins* a
+span:
 
-========  ==========  ================================  ==========================
-scheme    prefixes    may continue a span (``CONT``)    a span may go on after
-                                                        (``OPEN``)
-========  ==========  ================================  ==========================
-``io``    I           I                                 I
-``bio``   B, I        I                                 B, I
-``bioes`` B, I, E, S  I, E                              B, I
-========  ==========  ================================  ==========================
+========  ==========  ==========  ==========
+scheme    prefixes    ``CONT``    ``OPEN``
+========  ==========  ==========  ==========
+``io``    I           I           I
+``bio``   B, I        I           B, I
+``bioes`` B, I, E, S  I, E        B, I
+========  ==========  ==========  ==========
 
-Position ``t`` *continues* the span at ``t - 1`` when its prefix is in ``CONT``,
-the tag at ``t - 1`` has the same type and a prefix in ``OPEN``; any other
-non-``O`` tag *begins* a span. A span is a beginning and the run of
-continuations after it. Decoding is lenient, as in Jagannatha & Yu (2020),
-Appendix A.3 ("we also allow spans that start with I- tag"): an ``I-X`` after
-``O`` or after another type begins a span, and so does an ``E-X`` (BIOES); a
-``B-X`` never followed by ``E-X`` is still a span.
+Decoding is lenient, as in Jagannatha & Yu (2020), Appendix A.3: an ``I-X``
+after ``O`` or another type begins a span, and so does an ``E-X``; a ``B-X``
+never followed by ``E-X`` is still a span.
 """
 from dataclasses import dataclass
 
@@ -26,6 +24,7 @@ import numpy as np
 
 from ..core.dispatch import distributed_form
 from ..core.validation import check_choice, check_lengths, check_tag_matrix
+from .._docs import fill_doc
 
 __all__ = ["SCHEMES", "Spans", "decode_spans", "parse_tag_names"]
 
@@ -41,8 +40,6 @@ class Spans:
     Attributes
     ----------
     sentence, start, length, type : ndarray of int64, shape (n_spans,)
-        Sentence (row), first position, number of tokens and type index of each
-        span.
     type_names : tuple of str
         Name of each type index (in order of first appearance in the tag names).
 
@@ -63,8 +60,9 @@ class Spans:
         return self.start.shape[0]
 
     def keys(self, n_positions):
-        """One int64 per span, equal for two spans exactly when they have the same
-        sentence, start, length and type (``n_positions``: the padded length N)."""
+        """One int64 per span, equal for two spans exactly when they are the same span
+        (``n_positions``: the padded length).
+        """
         n_types = max(len(self.type_names), 1)
         if (max(int(self.sentence.max(initial=0)) + 1, 1) * n_positions * (n_positions + 1)
                 * n_types >= 2 ** 62):
@@ -75,43 +73,25 @@ class Spans:
 
 
 def parse_tag_names(tag_names, scheme):
-    """Prefix code (0 for ``O``) and type index (-1 for ``O``) of every tag.
+    """Prefix code (0 ``O``, 1 ``B``, 2 ``I``, 3 ``E``, 4 ``S``) and type index (-1 for
+    ``O``) of every tag name, and the type names.
 
     Parameters
     ----------
     tag_names : sequence of str
-        One name per tag index: ``"O"`` or ``"<prefix>-<type>"``.
     scheme : {"bio", "bioes", "io"}
 
     Returns
     -------
     prefix : ndarray of int8, shape (n_tags,)
-        0 ``O``, 1 ``B``, 2 ``I``, 3 ``E``, 4 ``S``.
     type : ndarray of int64, shape (n_tags,)
     type_names : tuple of str
-
-    Raises
-    ------
-    TypeError
-        If ``tag_names`` is not a sequence of strings.
-    ValueError
-        If ``scheme`` is unknown, ``tag_names`` is empty, or a name is not ``O``
-        and not a prefix of the scheme, a hyphen and a type (the name is quoted).
-
-    References
-    ----------
-    Jagannatha & Yu (2020), Section 3.2 and Appendix A.3 (BIO tags of named
-    entities).
 
     Examples
     --------
     >>> prefix, types, names = parse_tag_names(["O", "B-LOC", "I-LOC"], "bio")
     >>> prefix.tolist(), types.tolist(), names
     ([0, 1, 2], [-1, 0, 0], ('LOC',))
-    >>> parse_tag_names(["O", "S-LOC"], "bio")
-    Traceback (most recent call last):
-    ...
-    ValueError: tag_names[1] = 'S-LOC' is not 'O' or one of the prefixes B, I of scheme 'bio' followed by '-' and a type
     """
     check_choice(scheme, "scheme", tuple(SCHEMES))
     if isinstance(tag_names, str) or not all(isinstance(n, str) for n in tag_names):
@@ -143,37 +123,22 @@ def _check_tags(tags, n_tags, lengths):
     return np.where(real, arr, 0), real
 
 
+@fill_doc
 def decode_spans(tags, tag_names, scheme="bio", lengths=None):
-    """The spans of every row of a tag-index matrix.
+    """The spans of every row of a tag-index matrix (-1 and positions past a row's
+    length are outside every span).
 
     Parameters
     ----------
     tags : array_like of int, shape (B, N)
-        Tag indices into ``tag_names``; ``-1`` (padding, or a token without a
-        tag) is outside every span.
     tag_names : sequence of str
         ``"O"`` or ``"<prefix>-<type>"`` per tag index.
     scheme : {"bio", "bioes", "io"}, default "bio"
-        The rules of :mod:`sparsecal.structured.schemes`.
-    lengths : array_like of int, shape (B,), optional
-        Positions at or past a row's length are outside every span.
+    {lengths}
 
     Returns
     -------
     Spans
-
-    Raises
-    ------
-    TypeError
-        If ``tags`` does not hold integers, or as :func:`parse_tag_names`.
-    ValueError
-        If ``tags`` is not 2-D or holds an index outside ``[-1, len(tag_names))``,
-        or as :func:`parse_tag_names`.
-
-    References
-    ----------
-    Jagannatha & Yu (2020), Section 3.2 (entity spans of the top-k label
-    sequences) and Appendix A.3 (spans may start with ``I-``).
 
     Examples
     --------

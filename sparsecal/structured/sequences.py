@@ -1,12 +1,10 @@
-"""Top-k sequence events of a CRF or a softmax tagger, with exact-match labels.
+"""Top-k sequence events of a CRF or a softmax tagger, with exact-match labels
+(Jagannatha & Yu 2020, Sections 2.4 and 3.1).
 
-The event "the k-th best tag sequence is the output" (Jagannatha & Yu 2020,
-Sections 2.4 and 3.1, POS tagging): its probability is ``p(y | x)``, exact from
-k-best Viterbi and the partition function for a CRF
-(:func:`sparsecal.crf.kbest`), the product of the token probabilities for a
-softmax tagger; its label is 1 when the sequence equals the gold one on every
-token. The event type is the rank (``"rank 1"``, ...), so per-rank grouping
-needs nothing new.
+The event "the k-th best sequence is the output" has probability ``p(y | x)``
+(exact by :func:`sparsecal.crf.kbest` for a CRF, the product of the token
+probabilities for a softmax tagger) and label 1 when the sequence equals gold on
+every token; its type is the rank.
 """
 import numpy as np
 
@@ -14,6 +12,7 @@ from ..core.dispatch import distributed_form
 from ..core.validation import check_positive_int, check_tag_matrix
 from .events import (check_softmax_scores, event_tags, make_events, rescored,
                      softmax_event_probabilities)
+from .._docs import fill_doc
 
 __all__ = ["crf_sequence_events", "softmax_sequence_events", "check_gold",
            "kbest_paths", "sequence_events",
@@ -21,7 +20,6 @@ __all__ = ["crf_sequence_events", "softmax_sequence_events", "check_gold",
 
 
 def check_gold(gold, shape):
-    """Gold tags ``[B, N]`` in ``[-1, C)`` for scores of ``shape`` (B, N, C)."""
     B, N, C = shape
     gold = check_tag_matrix(gold, C, "gold")
     if gold.shape != (B, N):
@@ -31,9 +29,9 @@ def check_gold(gold, shape):
 
 
 def sequence_events(paths, probs, gold, lengths):
-    """Events of k-best ``paths`` [B, k, N] (rows of ``-1``: no such sequence)
-    with probabilities ``probs`` [B, k], labelled by exact match with the
-    checked ``gold`` [B, N]."""
+    """Events of k-best ``paths`` [B, k, N] (rows of ``-1``: no such sequence) with
+    probabilities ``probs`` [B, k], labelled by exact match with ``gold``.
+    """
     B, k, N = paths.shape
     b, r = np.nonzero(paths[:, :, 0] >= 0)
     length = lengths[b]
@@ -48,8 +46,7 @@ def sequence_events(paths, probs, gold, lengths):
 
 def kbest_paths(emissions, transitions, k, lengths=None, start=None, end=None,
                 allowed=None, mask=None, n_threads=None):
-    """(paths [B, k, N] int64, probs [B, k] float64, lengths [B]) by
-    :func:`sparsecal.crf.kbest` (torch imported here only)."""
+    """``(paths, probs, lengths)`` by :func:`sparsecal.crf.kbest` (torch imported here)."""
     from .. import crf
     from ..crf.potentials import prepare
 
@@ -60,41 +57,23 @@ def kbest_paths(emissions, transitions, k, lengths=None, start=None, end=None,
             L.cpu().numpy().astype(np.int64))
 
 
+@fill_doc
 def crf_sequence_events(emissions, transitions, gold, k=1, lengths=None, start=None,
                         end=None, allowed=None, mask=None, n_threads=None):
     """The top-k tag sequences of a CRF as events, with exact probabilities.
 
     Parameters
     ----------
-    emissions, transitions
-        CRF potentials, as in :func:`sparsecal.crf.marginals`.
-    gold : array_like of int, shape (B, N)
-        Gold tag per token (``-1``: padding, or no gold tag: such a real token
-        matches no sequence).
+    {crf_potentials}
+    {gold_matrix}
     k : int, default 1
-        Sequences per sentence (fewer where a sentence has fewer possible ones).
-    lengths, start, end, allowed, mask, n_threads
-        As in :func:`sparsecal.crf.kbest`.
+        Sequences per sentence (fewer where fewer are possible).
+    {torch_threads}
 
     Returns
     -------
     Events
-        ``kind="sequence"``, in (sentence, rank) order; score ``p(y | x)``,
-        label 1 where the sequence equals ``gold`` on the sentence's tokens,
-        type ``rank - 1``.
-
-    Raises
-    ------
-    ImportError
-        Without PyTorch.
-    TypeError, ValueError
-        As :func:`sparsecal.crf.kbest`, or ``gold`` not an integer matrix of
-        shape (B, N) with values in ``[-1, C)``.
-
-    References
-    ----------
-    Jagannatha & Yu (2020), Section 2.4 (top-k MAP events) and Section 3.1
-    (sequence-level events of POS tagging).
+        ``kind="sequence"`` in (sentence, rank) order.
 
     Examples
     --------
@@ -111,43 +90,23 @@ def crf_sequence_events(emissions, transitions, gold, k=1, lengths=None, start=N
     return sequence_events(paths, probs, check_gold(gold, np.shape(emissions)), L)
 
 
+@fill_doc
 def softmax_sequence_events(scores, gold, k=1, lengths=None, n_threads=None):
-    """The top-k tag sequences of a softmax tagger as events.
-
-    The tokens are independent given ``x``, so the k best sequences are those of
-    a CRF with emissions ``log scores`` and no transitions
-    (:func:`sparsecal.crf.kbest` finds them), and a sequence's probability is
-    the product of its tokens' probabilities (computed as such, not normalised).
+    """The top-k tag sequences of a softmax tagger as events, scored by the product of
+    their tokens' probabilities.
 
     Parameters
     ----------
     scores : array_like of float, shape (B, N, C)
-        Per-token tag probabilities (e.g. the mean of MC-dropout samples).
-    gold : array_like of int, shape (B, N)
-        As in :func:`crf_sequence_events`.
+        Per-token tag probabilities.
+    {gold_matrix}
     k : int, default 1
-    lengths : array_like of int, shape (B,), optional
-        Sentence lengths in ``1..N`` (default all ``N``).
-    n_threads : int, optional
-        As in :func:`sparsecal.crf.kbest`.
+    {lengths}
+    {torch_threads}
 
     Returns
     -------
     Events
-        As :func:`crf_sequence_events`, score ``prod_t scores[t, y_t]``.
-
-    Raises
-    ------
-    ImportError
-        Without PyTorch (the k-best search).
-    TypeError, ValueError
-        On scores outside [0, 1], NaN or not 3-D, invalid ``lengths``, ``gold``
-        or ``k``, or a token whose every score is 0.
-
-    References
-    ----------
-    Jagannatha & Yu (2020), Section 2.4 and Section 3.1 (top-k events of a
-    token-level softmax tagger).
 
     Examples
     --------
@@ -167,9 +126,9 @@ def softmax_sequence_events(scores, gold, k=1, lengths=None, n_threads=None):
 
 
 def softmax_kbest(scores, lengths, k, n_threads):
-    """The k best paths [B, k, N] of independent tokens with probabilities
-    ``scores`` [B, N, C]: those of a CRF with emissions ``log scores`` and no
-    transitions."""
+    """The k best paths of independent tokens: those of a CRF with emissions
+    ``log scores`` and no transitions.
+    """
     with np.errstate(divide="ignore"):
         log_scores = np.log(scores.astype(np.float64))
     C = scores.shape[2]

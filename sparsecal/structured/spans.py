@@ -1,16 +1,11 @@
-"""Span events (entities, chunks) of the top-k sequences, with exact-match labels.
+"""Span events (entities, chunks) of the top-k sequences, with exact-match labels
+(Jagannatha & Yu 2020, Section 3.2).
 
-Jagannatha & Yu (2020), Section 3.2: the events of interest of a named-entity
-tagger are the spans predicted in its ``argmax(k)`` label sequences; a span is
-correct when gold has exactly the same span (start, end and type). A span that
-appears in several of the k sequences is one event, of the best rank.
-
-Its probability is the marginal of the span's tags,
-``p(y_s .. y_{s+l-1} = tags | x)`` (J&Y Appendix A.3, eq. 6 without the MC
-average): exact for a CRF (:func:`sparsecal.crf.span_marginals`); for a softmax
-tagger the product of the span's token probabilities, which is exact too since
-its tokens are independent given ``x``. It does not condition on the tokens
-around the span (the next token could extend it), as in J&Y.
+The events are the spans predicted in the k best sequences, one event per span
+at its best rank, correct when gold has exactly that span. Its probability is
+the marginal of its tags (J&Y Appendix A.3, eq. 6): exact for a CRF
+(:func:`sparsecal.crf.span_marginals`), the product of the token probabilities
+for a softmax tagger; not conditioned on the tokens around the span.
 """
 import numpy as np
 
@@ -20,13 +15,15 @@ from .events import (check_softmax_scores, crf_event_probabilities, event_tags,
                      make_events, rescored, softmax_event_probabilities)
 from .schemes import decode_spans
 from .sequences import check_gold, kbest_paths, softmax_kbest
+from .._docs import fill_doc
 
 __all__ = ["crf_span_events", "softmax_span_events"]
 
 
 def span_events(paths, gold, lengths, tag_names, scheme):
-    """Span events of k-best ``paths`` [B, k, N] (probability 0 until scored),
-    deduplicated to their best rank, labelled against the spans of ``gold``."""
+    """Span events of k-best ``paths`` (probability 0 until scored), deduplicated to
+    their best rank, labelled against the spans of ``gold``.
+    """
     B, k, N = paths.shape
     pred = decode_spans(paths.reshape(B * k, N), tag_names, scheme, np.repeat(lengths, k))
     truth = decode_spans(gold, tag_names, scheme, lengths)
@@ -46,6 +43,7 @@ def span_events(paths, gold, lengths, tag_names, scheme):
                        tags, pred.type_names, B)
 
 
+@fill_doc
 def crf_span_events(emissions, transitions, gold, tag_names, k=1, scheme="bio",
                     lengths=None, start=None, end=None, allowed=None, mask=None,
                     normalize=False, n_threads=None):
@@ -53,40 +51,20 @@ def crf_span_events(emissions, transitions, gold, tag_names, k=1, scheme="bio",
 
     Parameters
     ----------
-    emissions, transitions
-        CRF potentials, as in :func:`sparsecal.crf.marginals`.
-    gold : array_like of int, shape (B, N)
-        Gold tag per token (``-1``: padding or no tag, outside every span).
+    {crf_potentials}
+    {gold_matrix}
     tag_names : sequence of str
-        ``"O"`` or ``"<prefix>-<type>"`` per tag index (C names).
+        ``"O"`` or ``"<prefix>-<type>"`` per tag index.
     k : int, default 1
-        Sequences per sentence whose spans are events.
     scheme : {"bio", "bioes", "io"}, default "bio"
-        Span decoding rules (:mod:`sparsecal.structured.schemes`).
-    lengths, start, end, allowed, mask, n_threads
-        As in :func:`sparsecal.crf.kbest`.
     normalize : bool, default False
-        Score spans by ``p ** (1 / length)`` (J&Y eq. 6).
+        Score spans by ``p ** (1 / length)``.
+    {torch_threads}
 
     Returns
     -------
     Events
-        ``kind="span"``, in (sentence, start, length, type) order; type the
-        entity type, rank the best rank of the sequences holding the span.
-
-    Raises
-    ------
-    ImportError
-        Without PyTorch.
-    TypeError, ValueError
-        As :func:`sparsecal.crf.kbest`, :func:`~sparsecal.structured.decode_spans`
-        (tag names of another scheme, ``len(tag_names) != C``), or an invalid
-        ``gold``.
-
-    References
-    ----------
-    Jagannatha & Yu (2020), Section 3.2 (span events of the top-k sequences)
-    and Appendix A.3, eq. 6.
+        ``kind="span"`` in (sentence, start, length, type) order.
 
     Examples
     --------
@@ -109,41 +87,23 @@ def crf_span_events(emissions, transitions, gold, tag_names, k=1, scheme="bio",
         mask=mask, normalize=normalize, n_threads=n_threads))
 
 
+@fill_doc
 def softmax_span_events(scores, gold, tag_names, k=1, scheme="bio", lengths=None,
                         normalize=False, n_threads=None):
-    """Spans of a softmax tagger's top-k sequences as events.
-
-    The probability of a span is the product of its tokens' probabilities (the
-    tokens are independent given ``x``), or its geometric mean with
-    ``normalize=True``.
+    """Spans of a softmax tagger's top-k sequences as events, scored by the product of
+    their tokens' probabilities.
 
     Parameters
     ----------
     scores : array_like of float, shape (B, N, C)
-        Per-token tag probabilities.
     gold, tag_names, k, scheme, normalize
         As in :func:`crf_span_events`.
-    lengths : array_like of int, shape (B,), optional
-        Sentence lengths in ``1..N`` (default all ``N``).
-    n_threads : int, optional
-        As in :func:`sparsecal.crf.kbest` (the k-best search).
+    {lengths}
+    {torch_threads}
 
     Returns
     -------
     Events
-        As :func:`crf_span_events`.
-
-    Raises
-    ------
-    ImportError
-        Without PyTorch (the k-best search).
-    TypeError, ValueError
-        As :func:`~sparsecal.structured.softmax_sequence_events` and
-        :func:`~sparsecal.structured.decode_spans`.
-
-    References
-    ----------
-    Jagannatha & Yu (2020), Section 3.2 and Appendix A.3, eq. 6.
 
     Examples
     --------
