@@ -1,10 +1,13 @@
-"""One API for both paths (issue 15, item 1; core/dispatch.py): a public function
-given DaskEntries or dask arrays returns its distributed form's result (same type,
-same values bit for bit), equal to the single-machine result within docs/scale.md's
-1e-12 relative; a function without a distributed form refuses dask input with one
-TypeError and never computes it."""
+"""One API for both paths (issue 15, item 1; issue 24, item 1; core/dispatch.py):
+a public function given DaskEntries or dask arrays returns the result of the
+distributed form registered onto it (same type, same values bit for bit), equal
+to the single-machine result within docs/scale.md's 1e-12 relative; a function
+without a distributed form refuses dask input with one TypeError and never
+computes it."""
 import dataclasses
 import inspect
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -15,7 +18,7 @@ dask = pytest.importorskip("dask")
 import sparsecal as sc
 import sparsecal.distributed as dist
 import sparsecal.metrics
-from sparsecal.core.dispatch import DISTRIBUTED, REFUSED, distributed_form, is_distributed
+from sparsecal.core.dispatch import implements, is_distributed, takes_data
 from _dask_cluster import tagger_scores
 
 DATA = {"entries", "scores", "labels", "dev", "test", "x", "tag", "sorted_scores"}
@@ -76,13 +79,84 @@ def test_walk_covers_crf_and_skips_results():
         sc.plotting.reliability_diagram([], scores=_exploding((4,)))
 
 
+def _form(func):
+    """The distributed form registered onto ``func`` (None if none)."""
+    return getattr(func, "distributed_form", None)
+
+
+def _refusal(func):
+    return getattr(func, "refusal", None)
+
+
 def test_every_public_function_taking_data_dispatches_or_refuses():
+    """Read from the registrations: each function's decorator (a refusal) or
+    the form sparsecal.distributed registered onto it, never both."""
     funcs = _public_data_functions()
-    missing = sorted(set(funcs) - set(DISTRIBUTED) - set(REFUSED))
+    missing = sorted(n for n, f in funcs.items() if _form(f) is None and not _refusal(f))
     assert not missing, f"neither dispatched nor refused: {missing}"
-    assert not set(DISTRIBUTED) & set(REFUSED)
-    for name, target in DISTRIBUTED.items():
-        assert callable(getattr(dist, target)), name
+    assert not [n for n, f in funcs.items() if _form(f) is not None and _refusal(f)]
+    forms = {n: _form(f) for n, f in funcs.items() if _form(f) is not None}
+    assert (len(forms), len(funcs) - len(forms)) == (23, 46)
+    assert all(f.__module__.startswith("sparsecal.distributed.") for f in forms.values())
+
+
+def test_methods_dispatch_through_the_same_registrations():
+    """Fit and transform of the grouped set-ups, the cross-fitted members and
+    select's scores: registered forms, not attributes of DaskEntries."""
+    from sparsecal.calibration import ensemble, selection
+    from sparsecal.calibration.grouped import EntryTransformer
+    for func, form in [(sc.GroupedCalibrator.fit, dist.fit_grouped),
+                       (EntryTransformer.transform, dist.calibrators.transform),
+                       (ensemble.cross_fit_members, dist.cross_fit_members),
+                       (selection.cross_fit_scores, dist.cross_fit_scores)]:
+        assert _form(func) is form, func
+    assert not [n for n in vars(dist.DaskEntries) if "fit" in n or "transform" in n]
+
+
+def test_plugin_loads_on_the_first_distributed_argument():
+    """sc.threshold of a dask array, without importing sparsecal.distributed:
+    the one plugin load registers the forms; NumPy input loads nothing."""
+    code = ("import sys, numpy as np, dask.array as da, sparsecal as sc\n"
+            "sc.smce(sc.threshold(np.eye(3), [0, 1, 2]))\n"
+            "print('sparsecal.distributed' in sys.modules)\n"
+            "e = sc.threshold(da.from_array(np.eye(3), chunks=2), [0, 1, 2])\n"
+            "print(type(e).__name__, sc.smce(e, n_bins=1).n)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "DaskEntries", "3"]
+
+
+def test_registration_errors_and_a_toy_dispatch():
+    """implements() only onto a @takes_data function without refuse=; a form
+    gets the arguments it takes; another argument not at its default is
+    refused by name; an unregistered form is one TypeError."""
+    @takes_data
+    def total(x, *, scale=1.0, label="sum"):
+        return float(np.sum(x)) * scale
+
+    @takes_data(refuse="it is a toy")
+    def refused(x):
+        return x
+
+    for target in (refused, np.sum):
+        with pytest.raises(TypeError, match="does not dispatch"):
+            implements(target)
+    a = _exploding((4,))
+    with pytest.raises(TypeError, match="total does not take distributed .*no distributed form"):
+        total(a)
+    with pytest.raises(TypeError, match="refused does not take distributed .*it is a toy"):
+        refused(x=a)
+    seen = []
+
+    @implements(total)
+    def cluster_total(x, *, scale=1.0):
+        seen.append((x, scale))
+        return "cluster"
+
+    assert total([1.0, 2.0], scale=2.0) == 6.0 and not seen
+    assert total(a, scale=3.0, label="sum") == "cluster" and seen == [(a, 3.0)]
+    with pytest.raises(TypeError, match=r"total: label='mean' is not supported"):
+        total(a, label="mean")
 
 
 def _equal(a, b):
@@ -168,7 +242,7 @@ def test_entry_functions_dispatch(data, name, extra, kw):
             getattr(sc, name)(de, *args, **kw)
         return
     got = getattr(sc, name)(de, *args, **kw)
-    _equal(got, getattr(dist, DISTRIBUTED[name])(de, *args, **kw))
+    _equal(got, _form(getattr(sc, name))(de, *args, **kw))
     if name == "evaluate":
         _close(got.to_dict(), ref.to_dict())
     else:
@@ -188,7 +262,7 @@ def test_array_functions_dispatch(name, kw):
     y = (rng.random(400) < q).astype(np.uint8)
     dq = da.from_array(q, chunks=130)
     got = getattr(sc, name)(dq, y, **kw)
-    _equal(got, getattr(dist, DISTRIBUTED[name])(dq, y, **kw))
+    _equal(got, _form(getattr(sc, name))(dq, y, **kw))
     ref = getattr(sc, name)(q, y, **kw)
     if name == "smooth_reliability":   # kernel sums over merged grids
         np.testing.assert_allclose(got.mesh, ref.mesh, rtol=1e-12)
@@ -241,7 +315,7 @@ def test_ce_options_dispatch(data, name, kw):
     args = () if name == "smce" else (sc.TagGroups.from_counts({0: 5, 1: 1, 3: 3}, 2,
                                                                n_tags=5),)
     got = getattr(sc, name)(de, *args, **kw)
-    _equal(got, getattr(dist, DISTRIBUTED[name])(de, *args, **kw))
+    _equal(got, _form(getattr(sc, name))(de, *args, **kw))
     _close(got, getattr(sc, name)(one, *args, **kw))
 
 
@@ -305,7 +379,7 @@ def test_application_options_dispatch(name, kw, dtype):
     y = (rng.random(300) < q).astype(np.uint8)
     dq = da.from_array(q, chunks=(100, 0, 200))
     got = getattr(sc, name)(dq, y, **kw)
-    _equal(got, getattr(dist, DISTRIBUTED[name])(dq, y, **kw))
+    _equal(got, _form(getattr(sc, name))(dq, y, **kw))
     _close(got, getattr(sc, name)(q, y, **kw))
 
 
@@ -385,7 +459,6 @@ def test_refused_entry_functions_raise(data):
 def test_numpy_input_is_not_dispatched():
     q = np.array([0.2, 0.7])
     assert not is_distributed(q) and not is_distributed(sc.threshold(np.eye(2), [0, 1]))
-    assert distributed_form(sc.smce, {"entries": sc.threshold(np.eye(2), [0, 1])}) is None
     assert is_distributed(da.from_array(q))
 
 
@@ -614,7 +687,7 @@ def test_sentence_functions_are_all_classified():
     walked = {n for n, f in _public_data_functions().items()
               if f.__module__.split(".")[1] in ("structured", "adapters")}
     assert walked == set(SENTENCE_CASES)
-    assert all(n in REFUSED for n in walked)
+    assert all(_refusal(_public_data_functions()[n]) for n in walked)
 
 
 @pytest.mark.parametrize("name", sorted(SENTENCE_CASES))

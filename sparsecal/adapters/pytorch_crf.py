@@ -18,7 +18,7 @@ goes to the last position of the mask's count).
 
 Needs the ``crf`` extra (``pip install "sparsecal[crf]"``).
 """
-from ..core.dispatch import distributed_form
+from ..core.dispatch import SENTENCE_RECURSION, takes_data
 from .._extras import require
 
 __all__ = ["log_partition_from_torchcrf", "marginals_from_torchcrf"]
@@ -48,6 +48,7 @@ def _potentials(crf, emissions, mask, purpose):
                 start=crf.start_transitions, end=crf.end_transitions, mask=mask)
 
 
+@takes_data(refuse=SENTENCE_RECURSION)
 def marginals_from_torchcrf(crf, emissions, mask=None, *, backend="lean", n_threads=None):
     """Token marginals ``p(y_t = c | x)`` of a ``torchcrf.CRF`` layer.
 
@@ -102,13 +103,13 @@ def marginals_from_torchcrf(crf, emissions, mask=None, *, backend="lean", n_thre
     >>> p.shape, p.sum(-1).round(decimals=4).tolist()
     (torch.Size([2, 4, 3]), [[1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 0.0, 0.0]])
     """
-    distributed_form(marginals_from_torchcrf, locals())   # dask input: refused by name
     from ..crf import marginals
     kw = _potentials(crf, emissions, mask, "marginals_from_torchcrf")
     p = marginals(**kw, backend=backend, n_threads=n_threads)
     return p if crf.batch_first else p.transpose(0, 1)
 
 
+@takes_data(refuse=SENTENCE_RECURSION)
 def log_partition_from_torchcrf(crf, emissions, mask=None, *, backend="log",
                                 n_threads=None):
     """``log Z`` per sentence of a ``torchcrf.CRF`` layer.
@@ -153,7 +154,6 @@ def log_partition_from_torchcrf(crf, emissions, mask=None, *, backend="log",
     >>> round(float(log_partition_from_torchcrf(crf, torch.zeros(2, 1, 3)).exp()), 6)
     9.0
     """
-    distributed_form(log_partition_from_torchcrf, locals())   # dask input: refused by name
     from ..crf import log_partition
     kw = _potentials(crf, emissions, mask, "log_partition_from_torchcrf")
     return log_partition(**kw, backend=backend, n_threads=n_threads)

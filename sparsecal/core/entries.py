@@ -16,7 +16,7 @@ from .threads import get_n_threads
 from .validation import (as_array, check_choice, check_float_matrix, check_gold,
                           check_labels, check_positive_int, check_probabilities,
                           check_unit_interval)
-from .dispatch import distributed_form
+from .dispatch import takes_data
 
 __all__ = ["Entries", "check_entries", "concatenate_entries", "threshold"]
 
@@ -221,6 +221,7 @@ def _raise_invalid(block, row_offset):
                      "scores must be probabilities")
 
 
+@takes_data
 def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
               token_offset=0, n_threads=None, progress=None):
     """Entries of a dense score matrix with ``score >= threshold``.
@@ -304,9 +305,6 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
     >>> entries.tag, entries.label, entries.token
     (array([0, 1, 2, 1, 2], dtype=int32), array([1, 0, 0, 0, 1], dtype=uint8), array([0, 0, 0, 1, 1]))
     """
-    # the argument `threshold` shadows the function: look the function up by name
-    if (cluster := distributed_form(globals()["threshold"], locals())) is not None:
-        return cluster()
     scores, dtype = check_float_matrix(scores, "scores")
     n_tokens, n_tags = scores.shape
     gold = check_gold(gold, n_tokens, n_tags)

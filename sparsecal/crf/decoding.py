@@ -9,7 +9,7 @@ are the ``argmax(k)`` / top-k MAP predictions of Jagannatha & Yu (2020, Section
 """
 import math
 
-from ..core.dispatch import distributed_form
+from ..core.dispatch import SENTENCE_RECURSION, takes_data
 from ..core.validation import check_positive_int
 from . import logspace
 from ._torch import torch, torch_threads
@@ -18,6 +18,7 @@ from .potentials import prepare, with_potentials_doc
 __all__ = ["viterbi", "kbest"]
 
 
+@takes_data(refuse=SENTENCE_RECURSION)
 @with_potentials_doc
 def viterbi(emissions, transitions, lengths=None, start=None, end=None, allowed=None,
             mask=None, n_threads=None):
@@ -59,12 +60,12 @@ def viterbi(emissions, transitions, lengths=None, start=None, end=None, allowed=
     >>> round(float(log_prob.exp()), 4)          # 0.7311 ** 2
     0.5344
     """
-    distributed_form(viterbi, locals())
     paths, scores = _kbest(emissions, transitions, lengths, start, end, allowed, mask,
                            1, n_threads)
     return paths[:, 0], scores[:, 0]
 
 
+@takes_data(refuse=SENTENCE_RECURSION)
 @with_potentials_doc
 def kbest(emissions, transitions, k, lengths=None, start=None, end=None, allowed=None,
           mask=None, n_threads=None):
@@ -110,7 +111,6 @@ def kbest(emissions, transitions, k, lengths=None, start=None, end=None, allowed
     >>> probs
     tensor([[0.7870, 0.1065, 0.1065, 0.0000]], dtype=torch.float64)
     """
-    distributed_form(kbest, locals())
     k = check_positive_int(k, "k")
     paths, logp = _kbest(emissions, transitions, lengths, start, end, allowed, mask, k,
                          n_threads)

@@ -62,7 +62,7 @@ vectors; every result is exact (docs/scale.md).
   the workers (:func:`table_bootstrap_intervals`, :func:`table_calibration_tests`).
 - :mod:`~sparsecal.distributed.arrays`: the array-form public functions
   (:func:`binary_smooth_ece`, :func:`binary_brier_corp`, :func:`binary_dcf`,
-  ...) of two dask arrays, what :mod:`sparsecal.core.dispatch` calls.
+  ...) of two dask arrays, registered onto the single-machine functions.
 - :mod:`~sparsecal.distributed.local`: :func:`local_cluster`, the package's
   local cluster (worker malloc settings, :func:`worker_environ`).
 - :mod:`~sparsecal.distributed.chunks`: per-chunk group split and score keys.
@@ -109,3 +109,9 @@ _EXPORTS.update({"fit_weighted": "weights", "weighted_score_tables": "weights",
 __all__ = sorted(_EXPORTS)
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+# The modules whose import registers the distributed forms of the public
+# functions and methods (``@implements``, :mod:`sparsecal.core.dispatch`);
+# none imports dask until called.
+from . import (arrays, calibrators, comparison, entries, evaluation, folds,  # noqa: E402
+               marginal, measures, metrics, toplabel)

@@ -28,9 +28,12 @@ workers compute their entries' sides and tabulate the halves apart
 import numpy as np
 
 from ..calibration.base import clone
+from ..calibration.grouped import EntryTransformer, GroupedCalibrator
 from ..calibration.isotonic import IsotonicCalibrator
 from ..calibration.registry import METHODS
 from ..core.binning import lookup_bin_means
+from ..core.dispatch import implements
+from ._dask import require_dask
 from .checks import check_dask_entries
 from .equal_mass import equal_mass_bin_stats
 from .isotonic import fit_from_tables
@@ -38,7 +41,7 @@ from .isotonic import fit_grouped as fit_isotonic
 from .scaling_binning import fit_scaling_binning
 from .weights import binary_rows, fit_weighted
 
-__all__ = ["distributed_method", "fit_grouped", "weighted_rows"]
+__all__ = ["distributed_method", "fit_grouped", "transform", "weighted_rows"]
 
 #: methods fitted as weighted rows of the distinct-score tables
 _WEIGHTED = ("platt", "beta", "prior-logistic", "gaussian")
@@ -116,6 +119,7 @@ def _histogram_fit(base, table, bins, dtype):
     return cal
 
 
+@implements(GroupedCalibrator.fit)
 def fit_grouped(model, entries, sample_weight=None, *, progress=None):
     """Fit a :class:`~sparsecal.GroupedCalibrator` of any registered method on
     distributed dev entries (``model.fit(entries)`` calls this).
@@ -179,11 +183,11 @@ def fit_grouped(model, entries, sample_weight=None, *, progress=None):
     ...     for a, b in zip(model.calibrators_, one.calibrators_))
     True
     """
+    model._check_params()
     if sample_weight is not None:
         return _fit_with_weights(model, entries, sample_weight, progress)
     if type(model.base) is IsotonicCalibrator:
         return fit_isotonic(model, entries, sample_weight, progress=progress)
-    model._check_params()
     name = distributed_method(model.base)
     if name == "scaling-binning":
         return fit_scaling_binning(model, entries, sample_weight, progress=progress)
@@ -204,8 +208,41 @@ def fit_grouped(model, entries, sample_weight=None, *, progress=None):
 
 def _fit_with_weights(model, entries, sample_weight, progress):
     """The checks of :func:`fit_grouped`, then the weighted fit."""
-    model._check_params()
     check_dask_entries(entries, model.groups)
     name = distributed_method(model.base)
     model.base._check_params()   # before any pass over the entries
     return fit_weighted(model, entries, sample_weight, name, progress=progress)
+
+
+@implements(EntryTransformer.transform)
+def transform(model, entries):
+    """Calibrated distributed entries, chunk by chunk on the workers
+    (``model.transform(entries)`` calls this).
+
+    Parameters
+    ----------
+    model : GroupedCalibrator or CrossFittedCalibrator
+        Fitted.
+    entries : DaskEntries
+
+    Returns
+    -------
+    DaskEntries
+        Lazy: same chunks, tags, labels and tokens, calibrated scores.
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np
+    >>> import sparsecal as sc
+    >>> from sparsecal.distributed import threshold
+    >>> x = np.random.default_rng(0).dirichlet(np.ones(3), size=40)
+    >>> one = sc.threshold(x, np.arange(40) % 3)
+    >>> model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), sc.TagGroups.scw(3)).fit(one)
+    >>> got = transform(model, threshold(da.from_array(x, chunks=(16, 3)), np.arange(40) % 3))
+    >>> bool((got.compute().score == model.transform(one).score).all())
+    True
+    """
+    model._check_fitted()
+    dask = require_dask()
+    task = dask.delayed(model.transform, pure=True)
+    return entries._with_blocks([task(b) for b in entries.blocks])

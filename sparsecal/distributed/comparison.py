@@ -14,6 +14,8 @@ import warnings
 
 import numpy as np
 
+from ..core.dispatch import implements
+from ..calibration import comparison as single
 from ..calibration.comparison import _run_comparison
 from ..calibration.registry import METHODS, get_method
 from .calibrators import distributed_method
@@ -79,6 +81,7 @@ def _tokens(block, index):
     return int(np.unique(block.token).size)
 
 
+@implements(single.compare_methods)
 def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("scw", "tfg"),
                     n_bins=10, ci=None, seed=0, progress=None, prior=None,
                     evaluation=None):

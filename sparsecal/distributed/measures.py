@@ -26,6 +26,8 @@ ECE, the Brier score and the registry's measures that have a mergeable form.
 """
 import numpy as np
 
+from ..core.dispatch import implements
+from ..metrics import toplabel as single_toplabel
 from ..core.binning import BinStats, lookup_bins
 from ..core.groups import TagGroups, partition_by_group
 from ..core.isotonic import isotonic_fit_pooled, isotonic_predict
@@ -341,6 +343,7 @@ def binned_errors(entries, groups=None, *, n_bins=None, bin_size=None,
     return shared, per_group
 
 
+@implements(single_toplabel.top_label_ece)
 def top_label_ece(entries, *, n_bins=20, norm=1, ci=None):
     """Top-label ECE of distributed entries (fixed-width bins): CE over each
     token's highest-scoring entry, :func:`sparsecal.top_label_ece` on a cluster.

@@ -12,7 +12,7 @@ from .ce import bin_rates, ce_from_bins, check_norm
 from .debiased import debiased_ce_from_bins, score_interval
 from .intervals import ConfidenceInterval, ce_interval
 from ..io.tables import Table
-from ..core.dispatch import distributed_form
+from ..core.dispatch import takes_data
 
 __all__ = ["CalibrationError", "calibration_error", "check_debias", "reliability_table",
            "sorted_calibration_error"]
@@ -82,6 +82,7 @@ class CalibrationError:
                 "ci_level": self.ci_level}
 
 
+@takes_data
 def calibration_error(scores, labels, *, norm=2, binning="equal-mass", n_bins=None,
                       bin_size=None, ci=None, n_threads=None, debias=False):
     """Binned calibration error CE_p of binary predictions.
@@ -153,8 +154,6 @@ def calibration_error(scores, labels, *, norm=2, binning="equal-mass", n_bins=No
     >>> round(deb.value, 3), round(deb.ci_low, 3), round(deb.ci_high, 3)
     (0.187, 0.169, 0.206)
     """
-    if (cluster := distributed_form(calibration_error, locals())) is not None:
-        return cluster()
     norm = check_norm(norm)
     spec = ConfidenceInterval.resolve(ci)
     check_debias(debias, norm, spec)

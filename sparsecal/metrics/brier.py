@@ -6,7 +6,7 @@ import numpy as np
 
 from ..core.binning import bin_statistics
 from .ce import bin_rates
-from ..core.dispatch import distributed_form
+from ..core.dispatch import takes_data
 
 __all__ = ["BrierDecomposition", "brier_decomposition", "decomposition_from_bins"]
 
@@ -43,6 +43,7 @@ class BrierDecomposition:
     n: int
 
 
+@takes_data
 def brier_decomposition(scores, labels, *, binning="equal-mass", n_bins=None,
                         bin_size=None):
     """Brier score with its calibration-refinement decomposition.
@@ -75,8 +76,6 @@ def brier_decomposition(scores, labels, *, binning="equal-mass", n_bins=None,
     >>> round(d.brier, 4) == round(d.calibration + d.refinement, 4), d.refinement
     (True, 0.0)
     """
-    if (cluster := distributed_form(brier_decomposition, locals())) is not None:
-        return cluster()
     bins, x, y, _ = bin_statistics(scores, labels, binning=binning, n_bins=n_bins,
                                    bin_size=bin_size)
     return decomposition_from_bins(bins, float(np.sum((x.astype(np.float64) - y) ** 2)))

@@ -2,7 +2,7 @@
 95% interval of the label rate and the score distribution below (Nguyen &
 O'Connor 2015, Fig. 1d, 2, 3)."""
 import numbers
-from ..core.dispatch import distributed_form
+from ..core.dispatch import takes_data
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -35,6 +35,8 @@ def _draw_curve(ax, ce, i, label, colors, markersize=5, errorbars=True,
     return cont, t
 
 
+@takes_data(refuse="its scores= are only for the exact histogram; on a cluster pass "
+                    "hist_counts= from sparsecal.distributed.score_histogram")
 def reliability_diagram(results, labels=None, *, scores=None, scale="linear", yscale=None,
                         show_distribution=True, hist_bins=40, ax=None, hist_ax=None,
                         title=None, colors=None, figsize=(5.2, 5.6), legend_loc=None,
@@ -133,7 +135,6 @@ def reliability_diagram(results, labels=None, *, scores=None, scale="linear", ys
     >>> main.get_title(), hist.get_xlabel()
     ('Calibration curve (10 equal-mass bins)', 'predicted score')
     """
-    distributed_form(reliability_diagram, locals())
     curves = _curves(results, labels)
     scale = _check_scale(scale)
     yscale = scale if yscale is None else _check_scale(yscale, "yscale")

@@ -17,7 +17,7 @@ stream could not promise that.
 """
 import numpy as np
 
-from ..core.dispatch import distributed_form
+from ..core.dispatch import SENTENCE_RECURSION, takes_data
 from ..core.hashing import splitmix64 as _mix
 from ..core.validation import as_array, check_allocation, check_positive_int
 
@@ -52,6 +52,7 @@ def _seed(seed):
     return seed
 
 
+@takes_data(refuse=SENTENCE_RECURSION)
 def sample_sequences(emissions, transitions, n_samples, lengths=None, start=None,
                      end=None, allowed=None, mask=None, seed=0, sentence_ids=None,
                      n_threads=None):
@@ -106,7 +107,6 @@ def sample_sequences(emissions, transitions, n_samples, lengths=None, start=None
     >>> round(float((y[0, :, 0] == 1).double().mean()), 1)       # exactly 2/3
     0.7
     """
-    distributed_form(sample_sequences, locals())   # dask input: refused by name
     from ..crf import logspace
     from ..crf._torch import torch, torch_threads
     from ..crf.potentials import prepare

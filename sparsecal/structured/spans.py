@@ -14,7 +14,7 @@ around the span (the next token could extend it), as in J&Y.
 """
 import numpy as np
 
-from ..core.dispatch import distributed_form
+from ..core.dispatch import SENTENCE_EVENTS, SENTENCE_RECURSION, takes_data
 from ..core.validation import check_positive_int
 from .events import (check_softmax_scores, crf_event_probabilities, event_tags,
                      make_events, rescored, softmax_event_probabilities)
@@ -46,6 +46,7 @@ def span_events(paths, gold, lengths, tag_names, scheme):
                        tags, pred.type_names, B)
 
 
+@takes_data(refuse=SENTENCE_RECURSION)
 def crf_span_events(emissions, transitions, gold, tag_names, k=1, scheme="bio",
                     lengths=None, start=None, end=None, allowed=None, mask=None,
                     normalize=False, n_threads=None):
@@ -97,7 +98,6 @@ def crf_span_events(emissions, transitions, gold, tag_names, k=1, scheme="bio",
     >>> ev.start.tolist(), ev.length.tolist(), ev.rank.tolist(), ev.entries.label.tolist()
     ([0, 0, 1], [1, 2, 1], [2, 1, 2], [0, 1, 0])
     """
-    distributed_form(crf_span_events, locals())   # dask input: refused by name
     k = check_positive_int(k, "k")
     _check_names(tag_names, np.shape(emissions)[-1])
     gold = check_gold(gold, np.shape(emissions))
@@ -109,6 +109,7 @@ def crf_span_events(emissions, transitions, gold, tag_names, k=1, scheme="bio",
         mask=mask, normalize=normalize, n_threads=n_threads))
 
 
+@takes_data(refuse=SENTENCE_EVENTS)
 def softmax_span_events(scores, gold, tag_names, k=1, scheme="bio", lengths=None,
                         normalize=False, n_threads=None):
     """Spans of a softmax tagger's top-k sequences as events.
@@ -154,7 +155,6 @@ def softmax_span_events(scores, gold, tag_names, k=1, scheme="bio", lengths=None
     >>> ev.length.tolist(), ev.entries.score.round(2).tolist(), ev.entries.label.tolist()
     ([2], [0.48], [0])
     """
-    distributed_form(softmax_span_events, locals())   # dask input: refused by name
     k = check_positive_int(k, "k")
     arr, L = check_softmax_scores(scores, lengths)
     _check_names(tag_names, arr.shape[2])
