@@ -81,22 +81,7 @@ def is_distributed(value):
 
 def is_distributed_entries(value):
     """Whether ``value`` is :class:`~sparsecal.distributed.DaskEntries` (by
-    its attributes: lazy blocks and a tagset size).
-
-    Parameters
-    ----------
-    value : object
-
-    Returns
-    -------
-    bool
-
-    Examples
-    --------
-    >>> import sparsecal as sc
-    >>> is_distributed_entries(sc.threshold([[0.9, 0.1]], [0]))
-    False
-    """
+    its attributes: lazy blocks and a tagset size)."""
     return hasattr(value, "n_tags") and getattr(value, "blocks", None) is not None
 
 

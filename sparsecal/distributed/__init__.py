@@ -83,7 +83,7 @@ _EXPORTS = {
     "fixed_width_bin_stats": "measures", "binned_errors": "measures",
     "top_label_ece": "measures", "measures_by_group": "measures",
     "check_distributed_ci": "measures", "check_measures": "measures",
-    "with_interval": "measures", "DISTRIBUTED_MEASURES": "measures",
+    "with_interval": "measures", "MERGED": "measures", "FITS": "calibrators",
     "corp_from_table": "measures", "application_from_table": "application",
     "compare_methods": "comparison", "distributed_methods": "comparison",
     "CLUSTER_REPORT": "report", "ClusterReport": "report",
@@ -104,7 +104,7 @@ _EXPORTS = {
     "stratified_token_folds": "folds", "cross_fit_predict": "folds",
 }
 _EXPORTS.update({"fit_weighted": "weights", "weighted_score_tables": "weights",
-                 "token_weight_blocks": "weights"})
+                 "token_weight_blocks": "weights", "WEIGHTED_FITS": "weights"})
 
 __all__ = sorted(_EXPORTS)
 

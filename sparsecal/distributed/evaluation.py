@@ -164,7 +164,7 @@ def evaluate(entries, groups=None, *, n_bins=None, per_tag=False, min_entries=No
     top_label : bool, default=False
         Also the top-label ECE (:func:`~sparsecal.distributed.measures.top_label_ece`).
     metrics : sequence of str, default=()
-        Measures of :data:`~sparsecal.distributed.measures.DISTRIBUTED_MEASURES`.
+        Measures with a mergeable form (:attr:`sparsecal.metrics.measures.Measure.mergeable`).
     bin_size, binning, norm, debias, prior, measure_options
         As :func:`sparsecal.evaluate` (``measure_options``: the calibration
         test's ``n_resamples`` and ``random_state``).
