@@ -2,6 +2,7 @@
 apply`` (sparsecal.cli.cluster): the same numbers and the same calibrated matrix
 as without a cluster, the dashboard address printed, one error line (exit 2)
 for a bad address or an unsupported input."""
+import dataclasses
 import json
 
 import numpy as np
@@ -10,7 +11,7 @@ from distributed import LocalCluster
 
 import sparsecal as sc
 from sparsecal import distributed as sd
-from sparsecal.distributed import measures as distributed_measures
+from sparsecal.metrics.measures import MEASURES
 from sparsecal.cli.main import main
 from sparsecal.datasets import make_tagger_outputs
 
@@ -87,8 +88,7 @@ def test_bad_address_and_inputs_one_error_line(files, capsys, tmp_path, monkeypa
                        "-o", tmp_path / "o", "--scheduler", "tcp://127.0.0.1:9")
     assert rc == 2 and "must be a .npy file or a Zarr store" in err
     # every registry measure has a distributed form; one without is simulated
-    monkeypatch.setattr(distributed_measures, "DISTRIBUTED_MEASURES", tuple(
-        m for m in sd.DISTRIBUTED_MEASURES if m != "smooth-ece"))
+    monkeypatch.setitem(MEASURES, "smooth-ece", dataclasses.replace(MEASURES["smooth-ece"], mergeable=None))
     for extra, message in [(["--metrics", "ece", "smooth-ece"],
                             "--metrics: measure(s) smooth-ece have no distributed form"),
                            (["--ci", "score"], "--ci score is the interval of the debiased")]:
@@ -246,8 +246,7 @@ def test_compare_and_report_refusals_one_error_line(files, capsys, tmp_path, mon
     d = files[0]
     test = ["--scores", d / "test.npy", "--gold", d / "test_gold.npy"]
     # every registry measure has a distributed form; one without is simulated
-    monkeypatch.setattr(distributed_measures, "DISTRIBUTED_MEASURES", tuple(
-        m for m in sd.DISTRIBUTED_MEASURES if m != "smooth-ece"))
+    monkeypatch.setitem(MEASURES, "smooth-ece", dataclasses.replace(MEASURES["smooth-ece"], mergeable=None))
     for argv, message in [
             (["compare", *test, "--dask"], "give --dev-scores and --dev-gold"),
             (["compare", *test, "--dask", "--metrics", "smooth-ece"],

@@ -1,10 +1,13 @@
-"""One API for both paths (issue 15, item 1; core/dispatch.py): a public function
-given DaskEntries or dask arrays returns its distributed form's result (same type,
-same values bit for bit), equal to the single-machine result within docs/scale.md's
-1e-12 relative; a function without a distributed form refuses dask input with one
-TypeError and never computes it."""
+"""One API for both paths (issue 15, item 1; issue 24, item 1; core/dispatch.py):
+a public function given DaskEntries or dask arrays returns the result of the
+distributed form registered onto it (same type, same values bit for bit), equal
+to the single-machine result within docs/scale.md's 1e-12 relative; a function
+without a distributed form refuses dask input with one TypeError and never
+computes it."""
 import dataclasses
 import inspect
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -14,8 +17,9 @@ dask = pytest.importorskip("dask")
 
 import sparsecal as sc
 import sparsecal.distributed as dist
+import sparsecal.distributed.forms  # noqa: F401  (registers the forms the walk reads)
 import sparsecal.metrics
-from sparsecal.core.dispatch import DISTRIBUTED, REFUSED, distributed_form, is_distributed
+from sparsecal.core.dispatch import implements, is_distributed, takes_data
 from _dask_cluster import tagger_scores
 
 DATA = {"entries", "scores", "labels", "dev", "test", "x", "tag", "sorted_scores"}
@@ -75,18 +79,89 @@ def _public_data_functions():
 def test_walk_covers_crf_and_skips_results():
     funcs = _public_data_functions()
     assert {"marginals", "viterbi", "kbest", "span_marginals"} <= set(funcs)
-    assert not {"plot_bayes_error", "make_tagger_outputs", "load_scores"} & set(funcs)
-    with pytest.raises(TypeError, match="sparsecal.reliability_diagram does not take"):
+    assert not {"write_report", "make_tagger_outputs", "load_scores"} & set(funcs)
+    with pytest.raises(TypeError, match=r"\.reliability_diagram does not take"):
         sc.plotting.reliability_diagram([], scores=_exploding((4,)))
 
 
+def _form(func):
+    """The distributed form registered onto ``func`` (None if none)."""
+    return getattr(func, "distributed_form", None)
+
+
+def _refusal(func):
+    return getattr(func, "refusal", None)
+
+
 def test_every_public_function_taking_data_dispatches_or_refuses():
+    """Read from the registrations: each function's decorator (a refusal) or
+    the form sparsecal.distributed registered onto it, never both."""
     funcs = _public_data_functions()
-    missing = sorted(set(funcs) - set(DISTRIBUTED) - set(REFUSED))
+    missing = sorted(n for n, f in funcs.items() if _form(f) is None and not _refusal(f))
     assert not missing, f"neither dispatched nor refused: {missing}"
-    assert not set(DISTRIBUTED) & set(REFUSED)
-    for name, target in DISTRIBUTED.items():
-        assert callable(getattr(dist, target)), name
+    assert not [n for n, f in funcs.items() if _form(f) is not None and _refusal(f)]
+    forms = {n: _form(f) for n, f in funcs.items() if _form(f) is not None}
+    assert (len(forms), len(funcs) - len(forms)) == (23, 40)
+    assert all(f.__module__.startswith("sparsecal.distributed.") for f in forms.values())
+
+
+def test_methods_dispatch_through_the_same_registrations():
+    """Fit and transform of the grouped set-ups, the cross-fitted members and
+    select's scores: registered forms, not attributes of DaskEntries."""
+    from sparsecal.calibration import ensemble, selection
+    from sparsecal.calibration.grouped import EntryTransformer
+    for func, form in [(sc.GroupedCalibrator.fit, dist.fit_grouped),
+                       (EntryTransformer.transform, dist.calibrators.transform),
+                       (ensemble.cross_fit_members, dist.cross_fit_members),
+                       (selection.cross_fit_scores, dist.cross_fit_scores)]:
+        assert _form(func) is form, func
+    assert not [n for n in vars(dist.DaskEntries) if "fit" in n or "transform" in n]
+
+
+def test_plugin_loads_on_the_first_distributed_argument():
+    """sc.threshold of a dask array, without importing sparsecal.distributed:
+    the one plugin load registers the forms; NumPy input loads nothing."""
+    code = ("import sys, numpy as np, dask.array as da, sparsecal as sc\n"
+            "sc.smce(sc.threshold(np.eye(3), [0, 1, 2]))\n"
+            "print('sparsecal.distributed' in sys.modules)\n"
+            "e = sc.threshold(da.from_array(np.eye(3), chunks=2), [0, 1, 2])\n"
+            "print(type(e).__name__, sc.smce(e, n_bins=1).n)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "DaskEntries", "3"]
+
+
+def test_registration_errors_and_a_toy_dispatch():
+    """implements() only onto a @takes_data function without refuse=; a form
+    gets the arguments it takes; another argument not at its default is
+    refused by name; an unregistered form is one TypeError."""
+    @takes_data
+    def total(x, *, scale=1.0, label="sum"):
+        return float(np.sum(x)) * scale
+
+    @takes_data(refuse="it is a toy")
+    def refused(x):
+        return x
+
+    for target in (refused, np.sum):
+        with pytest.raises(TypeError, match="does not dispatch"):
+            implements(target)
+    a = _exploding((4,))
+    with pytest.raises(TypeError, match="total does not take distributed .*no distributed form"):
+        total(a)
+    with pytest.raises(TypeError, match="refused does not take distributed .*it is a toy"):
+        refused(x=a)
+    seen = []
+
+    @implements(total)
+    def cluster_total(x, *, scale=1.0):
+        seen.append((x, scale))
+        return "cluster"
+
+    assert total([1.0, 2.0], scale=2.0) == 6.0 and not seen
+    assert total(a, scale=3.0, label="sum") == "cluster" and seen == [(a, 3.0)]
+    with pytest.raises(TypeError, match=r"total: label='mean' is not supported"):
+        total(a, label="mean")
 
 
 def _equal(a, b):
@@ -172,7 +247,7 @@ def test_entry_functions_dispatch(data, name, extra, kw):
             getattr(sc, name)(de, *args, **kw)
         return
     got = getattr(sc, name)(de, *args, **kw)
-    _equal(got, getattr(dist, DISTRIBUTED[name])(de, *args, **kw))
+    _equal(got, _form(getattr(sc, name))(de, *args, **kw))
     if name == "evaluate":
         _close(got.to_dict(), ref.to_dict())
     else:
@@ -192,7 +267,7 @@ def test_array_functions_dispatch(name, kw):
     y = (rng.random(400) < q).astype(np.uint8)
     dq = da.from_array(q, chunks=130)
     got = getattr(sc, name)(dq, y, **kw)
-    _equal(got, getattr(dist, DISTRIBUTED[name])(dq, y, **kw))
+    _equal(got, _form(getattr(sc, name))(dq, y, **kw))
     ref = getattr(sc, name)(q, y, **kw)
     if name == "smooth_reliability":   # kernel sums over merged grids
         np.testing.assert_allclose(got.mesh, ref.mesh, rtol=1e-12)
@@ -216,7 +291,7 @@ def test_dcf_planted_prior_changes_value():
 
 def test_unsupported_option_is_one_clear_error(data):
     de = data[3]
-    with pytest.raises(TypeError, match=r"sparsecal.gmce: progress=True is not supported"):
+    with pytest.raises(TypeError, match=r"\.gmce: progress=True is not supported"):
         sc.gmce(de, sc.TagGroups.scw(5), progress=True)
     with pytest.raises(TypeError, match=r"scores_are='llr' is not supported on distributed"):
         sc.dcf(_exploding((2,)), [0, 1], prior=0.5, scores_are="llr")
@@ -245,7 +320,7 @@ def test_ce_options_dispatch(data, name, kw):
     args = () if name == "smce" else (sc.TagGroups.from_counts({0: 5, 1: 1, 3: 3}, 2,
                                                                n_tags=5),)
     got = getattr(sc, name)(de, *args, **kw)
-    _equal(got, getattr(dist, DISTRIBUTED[name])(de, *args, **kw))
+    _equal(got, _form(getattr(sc, name))(de, *args, **kw))
     _close(got, getattr(sc, name)(one, *args, **kw))
 
 
@@ -309,7 +384,7 @@ def test_application_options_dispatch(name, kw, dtype):
     y = (rng.random(300) < q).astype(np.uint8)
     dq = da.from_array(q, chunks=(100, 0, 200))
     got = getattr(sc, name)(dq, y, **kw)
-    _equal(got, getattr(dist, DISTRIBUTED[name])(dq, y, **kw))
+    _equal(got, _form(getattr(sc, name))(dq, y, **kw))
     _close(got, getattr(sc, name)(q, y, **kw))
 
 
@@ -363,7 +438,7 @@ REFUSED_CASES = {
 
 @pytest.mark.parametrize("name", sorted(REFUSED_CASES))
 def test_refused_functions_raise_without_computing(name):
-    with pytest.raises(TypeError, match=rf"sparsecal.{name} does not take distributed"):
+    with pytest.raises(TypeError, match=rf"\.{name} does not take distributed"):
         REFUSED_CASES[name](_exploding((4,)))
 
 
@@ -374,23 +449,22 @@ def test_crf_refuses_dask_emissions_without_computing(name):
     em, tr = _exploding((2, 3, 4)), np.zeros((4, 4))
     args = {"kbest": (em, tr, 2), "span_marginals": (em, tr, [0], [0], [[1]])}.get(name,
                                                                                    (em, tr))
-    with pytest.raises(TypeError, match=rf"sparsecal.{name} does not take distributed"):
+    with pytest.raises(TypeError, match=rf"\.{name} does not take distributed"):
         getattr(crf, name)(*args)
 
 
 def test_refused_entry_functions_raise(data):
     de = data[3]
     for f, args in [(sc.io.to_arrow, ())]:
-        with pytest.raises(TypeError, match=rf"sparsecal.{f.__name__} does not take"):
+        with pytest.raises(TypeError, match=rf"\.{f.__name__} does not take"):
             f(de, *args)
-    with pytest.raises(TypeError, match="sparsecal.save_entries does not take"):
+    with pytest.raises(TypeError, match=r"\.save_entries does not take"):
         sc.io.save_entries("never-written.npz", de)
 
 
 def test_numpy_input_is_not_dispatched():
     q = np.array([0.2, 0.7])
     assert not is_distributed(q) and not is_distributed(sc.threshold(np.eye(2), [0, 1]))
-    assert distributed_form(sc.smce, {"entries": sc.threshold(np.eye(2), [0, 1])}) is None
     assert is_distributed(da.from_array(q))
 
 
@@ -405,7 +479,7 @@ def test_calibration_test_dispatches(kw, dtype):
     y = (rng.random(250) < q ** 1.5).astype(np.uint8)
     dq = da.from_array(q, chunks=(90, 0, 160))
     got = sc.calibration_test(dq, y, **kw)
-    _equal(got, dist.binary_calibration_test(dq, y, **kw))
+    _equal(got, dist.arrays.binary_calibration_test(dq, y, **kw))
     ref = sc.calibration_test(q, y, **kw)
     assert (got.p_value, got.n_resamples, got.n_bins, got.n) == (
         ref.p_value, ref.n_resamples, ref.n_bins, ref.n)
@@ -445,7 +519,7 @@ def test_brier_decomposition_dispatches(kw, dtype, n):
     chunks = (n,) if n < 3 else (100, 0, 150, 51)              # an empty chunk
     dq = da.from_array(q, chunks=(chunks,))
     got = sc.brier_decomposition(dq, y, **kw)
-    _equal(got, dist.binary_brier_decomposition(dq, y, **kw))
+    _equal(got, dist.arrays.binary_brier_decomposition(dq, y, **kw))
     ref = sc.brier_decomposition(q, y, **kw)
     assert type(got) is type(ref) and got.n == ref.n == n
     np.testing.assert_allclose([got.brier, got.calibration, got.refinement],
@@ -619,10 +693,10 @@ def test_sentence_functions_are_all_classified():
     walked = {n for n, f in _public_data_functions().items()
               if f.__module__.split(".")[1] in ("structured", "adapters")}
     assert walked == set(SENTENCE_CASES)
-    assert all(n in REFUSED for n in walked)
+    assert all(_refusal(_public_data_functions()[n]) for n in walked)
 
 
 @pytest.mark.parametrize("name", sorted(SENTENCE_CASES))
 def test_sentence_functions_refuse_dask_without_computing(name):
-    with pytest.raises(TypeError, match=rf"sparsecal.{name} does not take distributed"):
+    with pytest.raises(TypeError, match=rf"\.{name} does not take distributed"):
         SENTENCE_CASES[name](_exploding((2, 3, 4)))

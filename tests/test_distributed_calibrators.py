@@ -181,3 +181,25 @@ def test_refusals_name_the_problem():
     with pytest.raises(ValueError, match="no dev entries"):
         sc.GroupedCalibrator(sc.PlattCalibrator(), scw).fit(
             sd.threshold(da.from_array(x, chunks=(100, 8)), gold, 1.0))
+
+
+def test_capabilities_are_read_from_the_registry(monkeypatch):
+    """Each way a method may declare (Method.distributed_fit) is implemented,
+    weighted where the registry says so; a registered method declaring none is
+    refused by name before any pass (weighted or not), never an AttributeError."""
+    import dataclasses
+    from sparsecal.calibration.registry import DISTRIBUTED_FITS, METHODS
+    assert set(sd.calibrators.FITS) == set(DISTRIBUTED_FITS)
+    assert set(sd.weights.WEIGHTED_FITS) == {k for k, why in DISTRIBUTED_FITS.items() if why is None}
+    with pytest.raises(ValueError, match="method 'toy': unknown distributed_fit 'nope'"):
+        dataclasses.replace(METHODS["platt"], name="toy", distributed_fit="nope")
+    x, gold = _data(np.float64)
+    entries = sd.threshold(da.from_array(x, chunks=(100, 8)), gold)
+    scw = sc.TagGroups.scw(8)
+    with pytest.raises(ValueError, match="sample_weight is not supported for scaling-binning"):
+        sc.GroupedCalibrator(sc.ScalingBinning(), scw).fit(entries, np.ones(len(x)))
+    monkeypatch.setitem(METHODS, "beta", dataclasses.replace(METHODS["beta"],
+                                                             distributed_fit=None))
+    for weights in (None, np.ones(len(x))):
+        with pytest.raises(TypeError, match="method 'beta' has no distributed fit"):
+            sc.GroupedCalibrator(sc.BetaCalibration(), scw).fit(entries, weights)

@@ -4,6 +4,7 @@ MethodComparison, numbers within 1e-12 relative where the fits are bit-identical
 (isotonic, histogram), within the logistic fits' documented tolerance
 (docs/scale.md) for Platt; scaling-binning within 1e-12. Random data
 with ties, tiny groups, empty and all-below-threshold chunks."""
+import dataclasses
 import math
 import warnings
 
@@ -13,7 +14,7 @@ import pytest
 
 import sparsecal as sc
 from sparsecal import distributed as sd
-from sparsecal.distributed import measures as distributed_measures
+from sparsecal.metrics.measures import MEASURES
 
 from _dask_cluster import tagger_scores, two_workers
 
@@ -98,15 +99,14 @@ def test_exact_methods_equal_single_machine(dtype, method):
 def test_a_method_without_a_distributed_fit_is_skipped(monkeypatch):
     """A method registered without a distributed fit is skipped with one warning
     (every registered method has one today: simulated)."""
+    from sparsecal.calibration.registry import METHODS
     from sparsecal.distributed import comparison
-
-    def refuse_platt(base):
-        if isinstance(base, sc.PlattCalibrator):
-            raise TypeError("no distributed fit")
-        return "isotonic"
-    monkeypatch.setattr(comparison, "distributed_method", refuse_platt)
+    monkeypatch.setitem(METHODS, "platt", dataclasses.replace(METHODS["platt"],
+                                                              distributed_fit=None))
     with pytest.warns(UserWarning, match="no distributed fit.*: platt$"):
         assert comparison.distributed_methods(["isotonic", "platt"]) == ["isotonic"]
+    with pytest.raises(TypeError, match="method 'platt' has no distributed fit"):
+        sd.calibrators.distributed_method(sc.PlattCalibrator())
 
 
 def test_platt_tolerance_and_scaling_binning():
@@ -150,8 +150,7 @@ def test_refusals():
         sd.compare_methods(dev, test, GROUPS, methods=["nope"])
     # every registry measure has a distributed form; one without (simulated) is refused
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(distributed_measures, "DISTRIBUTED_MEASURES", tuple(
-            m for m in sd.DISTRIBUTED_MEASURES if m != "calibration-test-p"))
+        mp.setitem(MEASURES, "calibration-test-p", dataclasses.replace(MEASURES["calibration-test-p"], mergeable=None))
         with pytest.raises(ValueError, match="calibration-test-p"):
             sd.compare_methods(dev, test, GROUPS, methods=["isotonic"],
                                evaluation=dict(metrics=["calibration-test-p"]))

@@ -6,6 +6,7 @@ ECE, the Brier score (against its formula) and the CORP decompositions,
 evaluate(ci=..., metrics=..., top_label=True, per_tag=True), and the refusals.
 Random data with ties (also on bin edges), tiny sets, empty chunks and chunks with
 every score below the threshold."""
+import dataclasses
 import math
 
 import dask.array as da
@@ -14,7 +15,7 @@ import pytest
 
 import sparsecal as sc
 from sparsecal import distributed as sd
-from sparsecal.distributed import measures as distributed_measures
+from sparsecal.metrics.measures import MEASURES
 from sparsecal.core.binning import fixed_width_bins
 from sparsecal.metrics import ConfidenceInterval
 
@@ -149,7 +150,7 @@ def test_measures_against_evaluate_and_the_formula():
     x, gold = _data(np.float64, seed=5)
     one = sc.threshold(x, gold)
     groups = _groups()
-    names = list(sd.DISTRIBUTED_MEASURES)
+    names = list(MEASURES)
     entries = _entries(x, gold, CHUNKS[0])
     for kw in [dict(n_bins=6), dict(bin_size=30), dict(binning="fixed", n_bins=12)]:
         got = sd.measures_by_group(entries, groups, names, prior=0.3, **kw)
@@ -255,9 +256,8 @@ def test_refusals_name_the_problem(monkeypatch):
     with pytest.raises(ValueError, match="'score' is the interval of the debiased CE"):
         sd.binned_errors(entries, ci="score")
     # every measure of the registry has a distributed form today; one without
-    # (simulated: a registry measure left out of DISTRIBUTED_MEASURES) is refused
-    monkeypatch.setattr(distributed_measures, "DISTRIBUTED_MEASURES", tuple(
-        m for m in sd.DISTRIBUTED_MEASURES if m != "smooth-ece"))
+    # (simulated: a registry entry declaring no mergeable form) is refused
+    monkeypatch.setitem(MEASURES, "smooth-ece", dataclasses.replace(MEASURES["smooth-ece"], mergeable=None))
     with pytest.raises(ValueError, match=r"measure\(s\) smooth-ece have no distributed form"):
         sd.evaluate(entries, metrics=["ece", "smooth-ece", "calibration-test-p"])
     monkeypatch.undo()
@@ -276,7 +276,11 @@ def test_refusals_name_the_problem(monkeypatch):
 
 
 def test_every_registry_measure_has_a_distributed_form():
-    """A measure added to the registry must get a distributed form (or this
-    test names it): the cluster's --metrics and report take every measure."""
-    from sparsecal.metrics.measures import MEASURES
-    assert sorted(sd.DISTRIBUTED_MEASURES) == sorted(MEASURES)
+    """Every measure of the registry declares a mergeable form today (the
+    cluster's --metrics and report take every measure), and the distributed
+    layer implements every form a measure may declare."""
+    from sparsecal.metrics.measures import MERGEABLE_FORMS
+    assert not [m.name for m in MEASURES.values() if m.mergeable is None]
+    assert set(sd.measures.MERGED) == set(MERGEABLE_FORMS)
+    with pytest.raises(ValueError, match="measure 'toy': unknown mergeable form 'nope'"):
+        dataclasses.replace(MEASURES["ce"], name="toy", mergeable="nope")

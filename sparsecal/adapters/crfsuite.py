@@ -12,7 +12,7 @@ from operator import itemgetter
 
 import numpy as np
 
-from ..core.dispatch import distributed_form
+from ..core.dispatch import LIBRARY_OUTPUTS, takes_data
 from ..core.entries import threshold as _threshold
 from ..core.validation import check_probabilities
 from .labels import _gold_and_lengths, _names
@@ -21,6 +21,7 @@ from .._docs import fill_doc
 __all__ = ["crfsuite_scores", "entries_from_crfsuite"]
 
 
+@takes_data(refuse=LIBRARY_OUTPUTS)
 def crfsuite_scores(marginals, labels=None):
     """The dense score matrix of ``predict_marginals`` output, and its columns' labels.
 
@@ -49,7 +50,6 @@ def crfsuite_scores(marginals, labels=None):
     >>> labels
     ['V', 'N', 'ADJ']
     """
-    distributed_form(crfsuite_scores, locals())   # dask input: refused by name
     tokens, _ = _tokens(marginals)
     model = list(tokens[0]) if tokens else ([] if labels is None else list(labels))
     cols = model if labels is None else _names(labels).tolist()
@@ -80,6 +80,7 @@ def crfsuite_scores(marginals, labels=None):
     return scores, cols
 
 
+@takes_data(refuse=LIBRARY_OUTPUTS)
 @fill_doc
 def entries_from_crfsuite(marginals, gold, labels=None, *, threshold=0.01,
                           missing_gold="negatives", unknown="error"):
@@ -110,7 +111,6 @@ def entries_from_crfsuite(marginals, gold, labels=None, *, threshold=0.01,
     >>> entries.score.tolist(), entries.tag.tolist(), entries.label.tolist()
     ([0.9, 0.3, 0.7], [0, 0, 1], [1, 1, 0])
     """
-    distributed_form(entries_from_crfsuite, locals())   # dask input: refused by name
     scores, cols = crfsuite_scores(marginals, labels)
     g, n_gold = _gold_and_lengths(gold, cols, unknown)
     _, n_tokens = _tokens(marginals)

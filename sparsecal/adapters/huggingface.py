@@ -16,7 +16,7 @@ from itertools import count, islice
 
 import numpy as np
 
-from ..core.dispatch import distributed_form
+from ..core.dispatch import LIBRARY_OUTPUTS, takes_data
 from .._extras import require
 from ..core.entries import threshold as _threshold
 from ..core.entry_buffer import EntryBuffer
@@ -68,6 +68,7 @@ def label_names(config):
     return names
 
 
+@takes_data(refuse=LIBRARY_OUTPUTS)
 def word_probabilities(logits, word_ids, *, aggregation="first"):
     """Word-level tag probabilities from a token-classification model's logits.
 
@@ -102,7 +103,6 @@ def word_probabilities(logits, word_ids, *, aggregation="first"):
     array([[0.9, 0.1],
            [0.2, 0.8]])
     """
-    distributed_form(word_probabilities, locals())   # dask input: refused by name
     return _word_probabilities(logits, word_ids, aggregation)[0]
 
 

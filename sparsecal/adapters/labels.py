@@ -6,13 +6,14 @@ from itertools import chain
 
 import numpy as np
 
-from ..core.dispatch import distributed_form
+from ..core.dispatch import LIBRARY_OUTPUTS, takes_data
 from ..core.validation import check_choice, check_gold
 from .._docs import fill_doc
 
 __all__ = ["gold_ids"]
 
 
+@takes_data(refuse=LIBRARY_OUTPUTS)
 @fill_doc
 def gold_ids(labels, label_names=None, *, unknown="error"):
     """The gold tag index of every word of every sentence, in order.
@@ -37,7 +38,6 @@ def gold_ids(labels, label_names=None, *, unknown="error"):
     >>> gold_ids([["B-ORG"]], ["O", "B-PER"], unknown="missing")
     array([-1])
     """
-    distributed_form(gold_ids, locals())   # dask input: refused by name
     return _gold_and_lengths(labels, label_names, unknown)[0]
 
 

@@ -8,7 +8,7 @@ marginals and ``log Z`` are :func:`sparsecal.crf.marginals` and
 ``[seq_len, batch, C]`` (``[batch, seq_len, C]`` with ``batch_first``); the
 ``mask`` must be a run of leading ones per sentence, as the layer requires.
 """
-from ..core.dispatch import distributed_form
+from ..core.dispatch import SENTENCE_RECURSION, takes_data
 from .._extras import require
 from .._docs import fill_doc
 
@@ -38,6 +38,7 @@ def _potentials(crf, emissions, mask, purpose):
                 start=crf.start_transitions, end=crf.end_transitions, mask=mask)
 
 
+@takes_data(refuse=SENTENCE_RECURSION)
 @fill_doc
 def marginals_from_torchcrf(crf, emissions, mask=None, *, backend="lean", n_threads=None):
     """Token marginals ``p(y_t = c | x)`` of a ``torchcrf.CRF`` layer.
@@ -70,13 +71,13 @@ def marginals_from_torchcrf(crf, emissions, mask=None, *, backend="lean", n_thre
     >>> p.shape, p.sum(-1).round(decimals=4).tolist()
     (torch.Size([2, 4, 3]), [[1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 0.0, 0.0]])
     """
-    distributed_form(marginals_from_torchcrf, locals())   # dask input: refused by name
     from ..crf import marginals
     kw = _potentials(crf, emissions, mask, "marginals_from_torchcrf")
     p = marginals(**kw, backend=backend, n_threads=n_threads)
     return p if crf.batch_first else p.transpose(0, 1)
 
 
+@takes_data(refuse=SENTENCE_RECURSION)
 @fill_doc
 def log_partition_from_torchcrf(crf, emissions, mask=None, *, backend="log",
                                 n_threads=None):
@@ -108,7 +109,6 @@ def log_partition_from_torchcrf(crf, emissions, mask=None, *, backend="log",
     >>> round(float(log_partition_from_torchcrf(crf, torch.zeros(2, 1, 3)).exp()), 6)
     9.0
     """
-    distributed_form(log_partition_from_torchcrf, locals())   # dask input: refused by name
     from ..crf import log_partition
     kw = _potentials(crf, emissions, mask, "log_partition_from_torchcrf")
     return log_partition(**kw, backend=backend, n_threads=n_threads)

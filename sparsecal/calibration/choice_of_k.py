@@ -10,7 +10,7 @@ import numpy as np
 from ..core.validation import as_array, check_labels, check_positive_int
 from .base import clone
 from .forecaster import Forecaster
-from ..core.dispatch import distributed_form
+from ..core.dispatch import takes_data
 
 __all__ = ["KChoice", "heuristic_k"]
 
@@ -52,6 +52,7 @@ def _ranks(features, labels, name):
     return rank, check_labels(labels, f"{name} labels", rank.shape[0])
 
 
+@takes_data(refuse="it fits forecasters on the event features in one process")
 def heuristic_k(features, labels, ks=(2, 3), forecaster=None, validation=None, n_bins=20):
     """Choose k: a forecaster trained on the events of rank <= k for each candidate,
     the one of lowest ECE on the rank-1 events kept.
@@ -86,7 +87,6 @@ def heuristic_k(features, labels, ks=(2, 3), forecaster=None, validation=None, n
     >>> choice.ks, choice.n_events.tolist(), choice.k in (1, 2, 3)
     ((1, 2, 3), [500, 1000, 1500], True)
     """
-    distributed_form(heuristic_k, locals())
     from ..metrics.binary import calibration_error
 
     rank, y = _ranks(features, labels, "features")

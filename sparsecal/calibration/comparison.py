@@ -16,7 +16,7 @@ from ..metrics.intervals import ConfidenceInterval
 from ..metrics.measures import get_measure
 from .grouped import GroupedCalibrator
 from .registry import METHODS, check_prior_methods, get_method
-from ..core.dispatch import distributed_form
+from ..core.dispatch import takes_data
 
 __all__ = ["MethodComparison", "compare_methods"]
 
@@ -146,6 +146,7 @@ def _cell(value, base):
     return f"{value:.4f} ({(value - base) / base:+.1%})"
 
 
+@takes_data
 def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("scw", "tfg"),
                     n_bins=10, ci=None, seed=0, progress=None, prior=None,
                     evaluation=None):
@@ -187,8 +188,6 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
     >>> sorted(result.models)
     [('isotonic', 'scw'), ('isotonic', 'tfg')]
     """
-    if (cluster := distributed_form(compare_methods, locals())) is not None:
-        return cluster()
     for name, entries in (("dev", dev), ("test", test)):
         check_entries(entries, name)
     check_groups(groups, test.n_tags)

@@ -12,6 +12,7 @@ import re
 
 import numpy as np
 
+from ..core.dispatch import takes_data
 from ..core.entries import Entries
 from ..core.validation import check_positive_int, check_unit_interval
 from ..io.calibrators import (ENSEMBLE_FORMAT, StateError, StateFields, check_count, check_fields,
@@ -106,17 +107,8 @@ class CrossFittedCalibrator(EntryTransformer, Estimator):
             members' ``fit`` refuses.
         """
         self._check_params()
-        fit_distributed = getattr(entries, "cross_fit_members", None)
-        if fit_distributed is not None:   # sparsecal.distributed.DaskEntries
-            self.calibrators_ = fit_distributed(self.calibrator, self.n_folds, self.seed)
-            self.threshold_ = entries.threshold
-            return self
-        if not isinstance(entries, Entries):
-            raise TypeError("fit takes Entries (see sparsecal.threshold) or DaskEntries")
-        fold = stratified_token_folds(entries, self.calibrator.groups, self.n_folds,
-                                      self.seed)
-        self.calibrators_ = [model for _, model in fold_models(self.calibrator, entries,
-                                                               fold)]
+        self.calibrators_ = cross_fit_members(self.calibrator, entries, self.n_folds,
+                                              self.seed)
         self.threshold_ = entries.threshold
         return self
 
@@ -222,6 +214,17 @@ class CrossFittedCalibrator(EntryTransformer, Estimator):
         """
         meta, arrays = load_state(path, format=ENSEMBLE_FORMAT)
         return cls.from_state(meta, arrays, StateFields(path))
+
+
+@takes_data
+def cross_fit_members(calibrator, entries, n_folds=5, seed=0):
+    """The members of a :class:`CrossFittedCalibrator`: ``calibrator`` fit on
+    the entries outside each stratified token fold holding entries, in fold
+    order (for DaskEntries, :func:`sparsecal.distributed.folds.cross_fit_members`)."""
+    if not isinstance(entries, Entries):
+        raise TypeError("fit takes Entries (see sparsecal.threshold) or DaskEntries")
+    fold = stratified_token_folds(entries, calibrator.groups, n_folds, seed)
+    return [model for _, model in fold_models(calibrator, entries, fold)]
 
 
 def _member(info, arrays, fields, k):

@@ -14,7 +14,7 @@ from ..core.entries import check_entries
 from ..core.groups import check_groups
 from ..core.hashing import splitmix64
 from ..core.validation import check_positive_int
-from ..core.dispatch import distributed_form
+from ..core.dispatch import takes_data
 
 __all__ = ["positional_folds", "stratified_token_folds"]
 
@@ -95,6 +95,7 @@ def positional_folds(stratum, offsets, n_folds, seed):
     return permutation[inverse.reshape(-1), slot]
 
 
+@takes_data
 def stratified_token_folds(entries, groups, n_folds=5, seed=0):
     """The fold of every entry: each stratum's tokens dealt to the folds by
     :func:`positional_folds` (counts per fold differ by at most one).
@@ -126,8 +127,6 @@ def stratified_token_folds(entries, groups, n_folds=5, seed=0):
     >>> bool(fold[0] == fold[1]), sorted(np.bincount(fold[entries.label == 1]).tolist())
     (True, [2, 3])
     """
-    if (cluster := distributed_form(stratified_token_folds, locals())) is not None:
-        return cluster()
     entries = check_entries(entries)
     check_groups(groups, entries.n_tags)
     n_folds = check_n_folds(n_folds)

@@ -25,7 +25,7 @@ from ..io.calibrators import (StateFields, check_bool, check_count, check_fields
 from .base import BaseCalibrator, Estimator, clone
 from .folds import stratified_token_folds
 from .registry import calibrator_class
-from ..core.dispatch import distributed_form
+from ..core.dispatch import takes_data
 
 __all__ = ["EntryTransformer", "GroupedCalibrator", "cross_fit_predict"]
 
@@ -40,12 +40,10 @@ class EntryTransformer:
         """The size of the tagset it calibrates (columns of a dense matrix)."""
         return self._tagset_size()
 
+    @takes_data
     def transform(self, entries):
         """Entries with calibrated scores (same order, tags, labels, tokens)."""
         self._check_fitted()
-        transform_distributed = getattr(entries, "transform_grouped", None)
-        if transform_distributed is not None:   # sparsecal.distributed.DaskEntries
-            return transform_distributed(self)
         if not isinstance(entries, Entries):
             raise TypeError("transform takes Entries (see sparsecal.threshold)")
         return entries.with_scores(self._calibrate(entries.score, entries.tag))
@@ -257,6 +255,7 @@ class GroupedCalibrator(EntryTransformer, Estimator):
         if not isinstance(self.renormalize, (bool, np.bool_)):
             raise TypeError(f"renormalize must be True or False, got {self.renormalize!r}")
 
+    @takes_data
     def fit(self, entries, sample_weight=None, *, progress=None):
         """Fit one calibrator per group on dev ``entries``.
 
@@ -291,9 +290,6 @@ class GroupedCalibrator(EntryTransformer, Estimator):
             invalid ``min_entries``.
         """
         self._check_params()
-        fit_distributed = getattr(entries, "fit_grouped", None)
-        if fit_distributed is not None:   # sparsecal.distributed.DaskEntries
-            return fit_distributed(self, sample_weight, progress=progress)
         if not isinstance(entries, Entries):
             raise TypeError("fit takes Entries (see sparsecal.threshold)")
         if len(entries) == 0:
@@ -359,7 +355,7 @@ class GroupedCalibrator(EntryTransformer, Estimator):
                           f"groups with fewer than min_entries={self.min_entries} dev "
                           f"entries ({last.kind} groups {_names(last.tag_to_group[left])}) "
                           "and have no fallback calibrator: their scores are left "
-                          "unchanged", stacklevel=3)
+                          "unchanged", stacklevel=4)
         self.calibrators_ = calibrators
         self.tag_to_calibrator_ = tag_map
         self.threshold_ = threshold
@@ -400,13 +396,13 @@ class GroupedCalibrator(EntryTransformer, Estimator):
                                       for reason, gs in refused.items())
                           + ". Like groups under min_entries, their tags use their "
                           "fallback group's calibrator, else keep their scores",
-                          UserWarning, stacklevel=4)
+                          UserWarning, stacklevel=5)
         if small:
             warnings.warn(f"{len(small)} {groups.kind} group(s) ({_names(small)}) got a "
                           f"calibrator fit on fewer than {DEFAULT_BIN_SIZE} dev entries, "
                           f"the default min_entries (min_entries={self.min_entries}): "
                           "such calibrators overfit (docs/recalibration.md, \"Defaults\")",
-                          UserWarning, stacklevel=4)
+                          UserWarning, stacklevel=5)
         return weak, refused_tags
 
     def _tagset_size(self):
@@ -629,6 +625,7 @@ def _plain(params):
     return {k: (v.item() if isinstance(v, np.generic) else v) for k, v in params.items()}
 
 
+@takes_data
 def cross_fit_predict(calibrator, entries, *, n_folds=5, seed=0):
     """Calibrated dev scores by K-fold cross-fitting (lecture notes ``004``, K-fold).
 
@@ -676,8 +673,6 @@ def cross_fit_predict(calibrator, entries, *, n_folds=5, seed=0):
     >>> len(honest) == len(entries)
     True
     """
-    if (cluster := distributed_form(cross_fit_predict, locals())) is not None:
-        return cluster()
     check_grouped(calibrator, "calibrator")
     entries = check_entries(entries)
     fold = stratified_token_folds(entries, calibrator.groups, n_folds, seed)

@@ -5,7 +5,9 @@ Liu & Schneider 2021, Table 1), the report, the ``sparsecal fit|compare|report``
 commands (``--method`` / ``--methods``) and the loading of saved calibrators — looks
 it up here. Adding a binary calibrator is one class (a
 :class:`~sparsecal.calibration.base.BaseCalibrator`) and one entry in
-:data:`METHODS`.
+:data:`METHODS`. What a method can do beyond the single-machine (weighted) fit
+of every calibrator is declared on its entry, once: its fit on distributed
+entries (:attr:`Method.distributed_fit`, one of :data:`DISTRIBUTED_FITS`).
 
 :class:`~sparsecal.calibration.temperature.TemperatureScaling` is not a method here:
 it rescales logits before the softmax, so it does not apply to thresholded entries.
@@ -13,7 +15,24 @@ it rescales logits before the softmax, so it does not apply to thresholded entri
 import importlib
 from dataclasses import dataclass
 
-__all__ = ["METHODS", "Method", "calibrator_class", "get_method", "make_calibrator"]
+#: the ways a method may fit on distributed entries (:attr:`Method.distributed_fit`),
+#: each implemented by :mod:`sparsecal.distributed.calibrators`, -> None if it
+#: takes ``sample_weight`` there, else why not
+DISTRIBUTED_FITS = {
+    # pooled PAV of each group's distinct-score table (the same knots bit for bit)
+    "pooled-pav": None,
+    # the distributed equal-mass cuts, each bin's rate from the table (bit for bit)
+    "equal-mass-bins": None,
+    # the base's own fit on the table as weighted (score, label) rows: any method
+    # whose fit depends on the data only through the weighted pairs
+    "weighted-rows": None,
+    # tables per half of the positional split of each group's entries
+    "split-halves": ("its weighted fit depends on which entries fall in each half of its "
+                     "positional split, not on each group's weighted distinct-score table"),
+}
+
+__all__ = ["DISTRIBUTED_FITS", "METHODS", "Method", "calibrator_class", "get_method",
+           "make_calibrator"]
 __all__ += ["check_prior_methods"]
 
 
@@ -36,6 +55,10 @@ class Method:
     uses_prior : bool
         Whether the shared option ``prior`` (an application prior) is passed
         to ``cls`` as ``application_prior``.
+    distributed_fit : str or None
+        How a :class:`~sparsecal.GroupedCalibrator` of it fits on distributed
+        entries: a key of :data:`DISTRIBUTED_FITS` (which also says whether
+        that fit takes ``sample_weight``); None: it has no distributed fit.
     """
 
     name: str
@@ -44,6 +67,32 @@ class Method:
     uses_bins: bool = False
     uses_seed: bool = False
     uses_prior: bool = False
+    distributed_fit: str = None
+
+    def __post_init__(self):
+        if self.distributed_fit is not None and self.distributed_fit not in DISTRIBUTED_FITS:
+            raise ValueError(f"method {self.name!r}: unknown distributed_fit "
+                             f"{self.distributed_fit!r}; choose from {sorted(DISTRIBUTED_FITS)}")
+
+    def check_distributed_fit(self, weighted=False):
+        """Refuse a fit on distributed entries (with ``sample_weight`` if
+        ``weighted``) that this method does not have.
+
+        Raises
+        ------
+        TypeError
+            It has no distributed fit.
+        ValueError
+            ``weighted`` and its distributed fit takes no ``sample_weight``.
+        """
+        if self.distributed_fit is None:
+            raise TypeError(f"method {self.name!r} has no distributed fit; fit it on one "
+                            "machine")
+        why_not = DISTRIBUTED_FITS[self.distributed_fit]
+        if weighted and why_not is not None:
+            raise ValueError(f"sample_weight is not supported for {self.name} on "
+                             f"distributed entries: {why_not}; fit it without weights or "
+                             "on one machine")
 
     @property
     def class_name(self):
@@ -89,15 +138,17 @@ class Method:
 #: the methods of issue 13 (Kull et al. 2017; lecture notes ``004``)
 METHODS = {m.name: m for m in (
     Method("scaling-binning", "Scaling Binning", "scaling_binning.ScalingBinning",
-           uses_bins=True, uses_seed=True),
-    Method("isotonic", "Isotonic Regression", "isotonic.IsotonicCalibrator"),
-    Method("histogram", "Histogram Binning", "histogram.HistogramBinning", uses_bins=True),
-    Method("platt", "Platt Scaling", "platt.PlattCalibrator"),
-    Method("beta", "Beta Calibration", "beta.BetaCalibration"),
+           uses_bins=True, uses_seed=True, distributed_fit="split-halves"),
+    Method("isotonic", "Isotonic Regression", "isotonic.IsotonicCalibrator",
+           distributed_fit="pooled-pav"),
+    Method("histogram", "Histogram Binning", "histogram.HistogramBinning", uses_bins=True,
+           distributed_fit="equal-mass-bins"),
+    Method("platt", "Platt Scaling", "platt.PlattCalibrator", distributed_fit="weighted-rows"),
+    Method("beta", "Beta Calibration", "beta.BetaCalibration", distributed_fit="weighted-rows"),
     Method("prior-logistic", "Prior-Weighted Logistic", "prior_logistic.PriorWeightedLogistic",
-           uses_prior=True),
+           uses_prior=True, distributed_fit="weighted-rows"),
     Method("gaussian", "Gaussian Calibration", "gaussian.GaussianCalibration",
-           uses_prior=True),
+           uses_prior=True, distributed_fit="weighted-rows"),
 )}
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.dispatch import is_distributed_entries, takes_data
 from ..core.entries import check_entries
 from ..core.groups import TagGroups
 from ..core.validation import check_choice, check_positive_int
@@ -145,8 +146,7 @@ def select(dev_entries, *, train_counts=None, methods=None, n_groups=(1, 5),
     >>> result.best_score == min(result.cv_results["score"])
     True
     """
-    distributed = getattr(dev_entries, "cross_fit_scores", None)   # DaskEntries
-    if distributed is None:
+    if not is_distributed_entries(dev_entries):
         dev_entries = check_entries(dev_entries, "dev_entries")
     metric = check_choice(metric, "metric", METRICS)
     methods = list(METHODS) if methods is None else list(methods)
@@ -160,13 +160,8 @@ def select(dev_entries, *, train_counts=None, methods=None, n_groups=(1, 5),
               TagGroups.from_counts(train_counts, g, n_tags=n_tags)
               for g in sorted({g for _, g, _ in candidates})}
     setups = [_setup(method, groups[g], bins, seed, prior) for method, g, bins in candidates]
-    if distributed is not None:
-        scores = distributed(setups, groups[largest], n_folds, seed, metric)
-    else:
-        fold = stratified_token_folds(dev_entries, groups[largest], n_folds, seed)
-        scores = [_score(_out_of_fold(model, dev_entries, fold), metric, groups[largest])
-                  for model in setups]
-    scores = np.asarray(scores)
+    scores = np.asarray(cross_fit_scores(setups, dev_entries, groups[largest], n_folds, seed,
+                                         metric))
     best = int(np.argmin(scores))
     method, g, bins = candidates[best]
     rank = (np.searchsorted(np.sort(scores), scores) + 1).tolist()
@@ -195,6 +190,16 @@ def _setup(method, groups, bins, seed, prior):
     """An unfitted GroupedCalibrator of ``method`` over ``groups``."""
     base = get_method(method).build(10 if bins is None else bins, seed, prior)
     return GroupedCalibrator(base, groups)
+
+
+@takes_data
+def cross_fit_scores(setups, entries, groups, n_folds=5, seed=0, metric="smce"):
+    """The scores of :func:`select`'s candidates: each set-up cross-fitted on
+    the token folds stratified by ``groups``, its pooled out-of-fold scores
+    measured by ``metric`` (for DaskEntries,
+    :func:`sparsecal.distributed.folds.cross_fit_scores`)."""
+    fold = stratified_token_folds(entries, groups, n_folds, seed)
+    return [_score(_out_of_fold(model, entries, fold), metric, groups) for model in setups]
 
 
 def _out_of_fold(model, entries, fold):

@@ -16,7 +16,7 @@ from . import _binning, _sort
 from .threads import get_n_threads
 from .validation import (as_array, as_float_array, check_allocation, check_choice,
                           check_labels, check_positive_int, check_probabilities)
-from .dispatch import distributed_form
+from .dispatch import BUILDING_BLOCK, GLOBAL_SORT, takes_data
 
 __all__ = ["BinStats", "argsort_scores", "bin_statistics", "equal_mass_bin_starts",
            "equal_mass_bins", "equal_mass_bins_sorted", "fixed_width_bins", "lookup_bin_means",
@@ -92,6 +92,7 @@ class BinStats:
 _PACKED_MAX = 0xFFFFFFFF
 
 
+@takes_data(refuse=GLOBAL_SORT)
 @fill_doc
 def argsort_scores(scores, *, n_threads=None):
     """Stable ascending argsort of float scores, and the sorted scores.
@@ -119,7 +120,6 @@ def argsort_scores(scores, *, n_threads=None):
     >>> sorted_scores
     array([0.1, 0.1, 0.4, 0.7, 0.9])
     """
-    distributed_form(argsort_scores, locals())
     x = np.ascontiguousarray(as_float_array(scores, "scores"))
     if np.isnan(x).any():
         raise ValueError("scores contains NaN, which has no place in a sort order")
@@ -177,6 +177,7 @@ def equal_mass_bin_starts(n, n_bins=None, bin_size=None):
     return starts
 
 
+@takes_data(refuse=GLOBAL_SORT)
 @fill_doc
 def equal_mass_bins(scores, labels, *, n_bins=None, bin_size=None, n_threads=None):
     """Statistics of equal-mass bins (Nguyen & O'Connor 2015, Algorithm 1).
@@ -199,7 +200,6 @@ def equal_mass_bins(scores, labels, *, n_bins=None, bin_size=None, n_threads=Non
     >>> stats.count, stats.lower, stats.upper
     (array([2, 3]), array([0.1, 0.4]), array([0.1, 0.9]))
     """
-    distributed_form(equal_mass_bins, locals())
     if n_bins is None and bin_size is None:
         n_bins = 10
     x = check_probabilities(scores, "scores")
@@ -249,6 +249,7 @@ def replicated_bin_sums(multiplicity, starts, *values, cuts=None):
     return sums
 
 
+@takes_data(refuse=BUILDING_BLOCK)
 @fill_doc
 def fixed_width_bins(scores, labels, *, n_bins=10):
     """Statistics of ``n_bins`` equal-width bins ``[i/B, (i+1)/B)`` of [0, 1], the
@@ -271,7 +272,6 @@ def fixed_width_bins(scores, labels, *, n_bins=10):
     >>> stats.count, stats.edges
     (array([2, 1, 1, 1]), array([0.  , 0.25, 0.5 , 0.75, 1.  ]))
     """
-    distributed_form(fixed_width_bins, locals())
     n_bins = check_positive_int(n_bins, "n_bins")
     check_allocation(48 * n_bins, f"n_bins={n_bins} fixed-width bins")
     x = check_probabilities(scores, "scores")
@@ -285,6 +285,7 @@ def fixed_width_bins(scores, labels, *, n_bins=10):
     return BinStats(count, *sums, edges=edges)
 
 
+@takes_data(refuse=BUILDING_BLOCK)
 @fill_doc
 def lookup_bins(scores, boundaries, *, n_threads=None):
     """Bin index of each score: the number of ``boundaries`` ``<=`` it
@@ -309,7 +310,6 @@ def lookup_bins(scores, boundaries, *, n_threads=None):
     >>> lookup_bins([0.05, 0.5, 1.0], [0.25, 0.5, 0.75])
     array([0, 2, 3])
     """
-    distributed_form(lookup_bins, locals())
     x = check_probabilities(scores, "scores")
     b = as_array(boundaries, "boundaries")
     if b.dtype.kind not in "biuf":
@@ -437,6 +437,7 @@ def lookup_bin_means(keys, values, w, boundaries):
     return boundaries, np.bincount(idx, weights=ww * values, minlength=k) / mass
 
 
+@takes_data(refuse=BUILDING_BLOCK)
 def histogram_counts(scores, edges):
     """Scores per bin ``[edges[j], edges[j + 1])`` (the last one closed), scores
     outside counted in the first or last bin: the score histogram of the
@@ -458,6 +459,5 @@ def histogram_counts(scores, edges):
     >>> histogram_counts(np.array([0.0, 0.2, 0.5, 0.9, 1.0]), np.array([0.1, 0.5, 0.9]))
     array([2, 3])
     """
-    distributed_form(histogram_counts, locals())
     x = np.asarray(scores, dtype=np.float64)
     return np.histogram(np.clip(x, edges[0], edges[-1]), bins=edges)[0].astype(np.int64)

@@ -1,98 +1,61 @@
 """One API for both paths: a public function given distributed data runs its
-distributed form, or refuses with one clear error (issue 15, item 1).
+distributed form, or refuses with one clear error.
 
-Distributed data are :class:`~sparsecal.distributed.DaskEntries` (recognised
-by their attributes, as :func:`sparsecal.distributed.checks.check_dask_entries`
-does) and dask collections (anything with ``__dask_graph__``). Each public
-function that takes data calls :func:`distributed_form` first with its own
-arguments: for NumPy data it returns None at the cost of a few attribute
-look-ups, and the function goes on as before. For distributed data it looks
-the function's distributed form up **by name at run time**
-(``importlib.import_module("sparsecal.distributed")``): the one sanctioned
-upward reach of the layering (docs/architecture.md), since ``core``,
-``metrics`` and ``calibration`` may not import ``distributed``. Dask inputs
-cannot exist without dask installed, so NumPy users never reach that import.
+Every function that takes data is decorated where it is defined, like
+:func:`functools.singledispatch`::
 
-:data:`DISTRIBUTED` and :data:`REFUSED` together list every public function
-that takes data (``tests/test_dispatch.py`` walks ``sparsecal.__all__``): a
-function either runs on the cluster or refuses, never computes a dask array
-into one process.
+    @takes_data                                  # has a distributed form
+    def smce(entries, ...): ...
+
+    @takes_data(refuse="a global sort of all values on one process")
+    def argsort_scores(scores): ...
+
+and :mod:`sparsecal.distributed` registers its forms onto them when it is
+imported (``@implements(smce)`` on its own ``smce``). Distributed data are
+dask collections (anything with ``__dask_graph__``) and
+:class:`~sparsecal.distributed.DaskEntries` (recognised by their attributes).
+For NumPy arguments the wrapper costs two attribute look-ups per argument
+passed. For distributed data it runs the registered form with the arguments
+the form takes, or raises one TypeError naming the function and why, before
+anything is computed.
+
+The one plugin load: a dask array can exist before :mod:`sparsecal.distributed`
+is imported, so the first distributed argument given to a function whose form
+is not registered yet imports :data:`PLUGIN` by name (whose import registers
+every form). NumPy users never reach it.
 """
 import functools
 import importlib
 import inspect
 
-__all__ = ["DISTRIBUTED", "REFUSED", "distributed_form", "is_distributed"]
+__all__ = ["BUILDING_BLOCK", "GLOBAL_SORT", "IN_MEMORY_SAMPLES", "LIBRARY_OUTPUTS",
+           "PLUGIN", "SENTENCE_EVENTS", "SENTENCE_RECURSION", "implements",
+           "is_distributed", "is_distributed_entries", "takes_data"]
 
-#: public function (its ``__qualname__``) -> the name of its distributed form
-#: in :mod:`sparsecal.distributed`, called with the same arguments
-DISTRIBUTED = {
-    "threshold": "threshold",
-    "calibration_error": "calibration_error",
-    "smce": "smce", "gmce": "gmce", "smce_and_gmce": "smce_and_gmce", "mce": "mce",
-    "evaluate": "evaluate", "compare_methods": "compare_methods",
-    "top_label_ece": "top_label_ece",
-    "smooth_ece": "binary_smooth_ece", "smooth_reliability": "binary_smooth_reliability",
-    "brier_corp": "binary_brier_corp", "log_loss_corp": "binary_log_loss_corp",
-    "dcf": "binary_dcf", "min_dcf": "binary_min_dcf",
-    "cllr": "binary_cllr", "min_cllr": "binary_min_cllr",
-    "bayes_error_plot": "binary_bayes_error_plot",
-    "calibration_test": "binary_calibration_test",
-    "brier_decomposition": "binary_brier_decomposition",
-    "top_label": "top_label", "stratified_token_folds": "stratified_token_folds",
-    "cross_fit_predict": "cross_fit_predict",
-}
+#: the package whose import registers the distributed forms
+PLUGIN = "sparsecal.distributed.forms"
 
-_SORT = "a global sort of all values on one process; the distributed path sorts per chunk"
-_TOOL = "a single-machine building block; the distributed path has its own per-chunk form"
-_TOKENS = "it needs whole sentences or tokens in one process"
-
-#: public function -> why it has no distributed form (the TypeError says it)
-REFUSED = {
-    "argsort_scores": _SORT, "equal_mass_bins": _SORT, "fixed_width_bins": _TOOL,
-    "lookup_bins": _TOOL, "histogram_counts": _TOOL, "partition_by_group": _TOOL,
-    "isotonic_fit": _SORT, "isotonic_fit_pooled": _TOOL, "isotonic_predict": _TOOL,
-    "score_table": _TOOL,
-    "classwise_ece": "it needs the dense score matrix of every token (Kull et al. 2019)",
-    "to_arrow": "an Arrow table holds all entries in memory; save_entry_shards writes "
-                "DaskEntries from the workers",
-    "write_parquet": "it writes all entries from one process; save_entry_shards writes "
-                     "DaskEntries from the workers",
-    "heuristic_k": "it fits forecasters on the event features in one process",
-}
-_CRF = ("its forward-backward / Viterbi recursion runs along each whole sentence: it takes "
-        "[B, N, C] padded emissions of whole sentences as one torch tensor, which a "
-        "row-chunked dask array does not give (run it per batch of sentences, then "
-        "threshold its marginals on the cluster)")
-REFUSED.update({name: _CRF for name in ("viterbi", "kbest", "marginals", "pair_marginals",
-                                        "log_partition", "span_marginals")})
-REFUSED.update({name: _CRF for name in (
-    "crf_event_probabilities", "crf_sequence_events", "crf_span_events", "sample_sequences",
-    "log_partition_from_torchcrf", "marginals_from_torchcrf")})
-_SENTENCES = ("its events (top-k sequences, spans, tag pairs) are defined over whole "
-              "sentences, and a sentence may straddle the row chunks of a dask array: "
-              "compute them per batch of sentences in memory; their Entries then "
-              "evaluate and calibrate like any other")
-REFUSED.update({name: _SENTENCES for name in (
-    "softmax_event_probabilities", "softmax_sequence_events", "softmax_span_events",
-    "decode_spans", "most_frequent_pairs", "pair_entries", "rerank_sequences",
-    "rerank_spans", "span_f1")})
-_SAMPLES = ("it summarises the samples of a set of events held in memory (samples x "
-            "events), which come from sentences processed in memory")
-REFUSED.update({name: _SAMPLES for name in (
-    "sample_confidence", "sample_frequency", "sample_percentiles")})
-_DOCUMENT = "its entities and antecedent probabilities are those of one document, in memory"
-REFUSED.update({name: _DOCUMENT for name in ("coreference_entries", "sample_entities")})
-_LIBRARY = ("it takes a tagging library's per-sentence outputs (lists, tensors, word ids "
-            "of a tokenizer's batch), not rows of a score matrix: run it per batch, then "
-            "threshold the scores on the cluster")
-REFUSED.update({name: _LIBRARY for name in (
-    "crfsuite_scores", "entries_from_crfsuite", "gold_ids", "word_probabilities")})
-REFUSED["save_entries"] = ("it writes all entries from one process; save_entry_shards "
-                           "writes DaskEntries from the workers")
-REFUSED["reliability_diagram"] = ("its scores= are only for the exact histogram; on a "
-                                  "cluster pass hist_counts= from "
-                                  "sparsecal.distributed.score_histogram")
+# Reasons shared by functions of several modules (one function's own reason
+# is written in its decorator).
+GLOBAL_SORT = ("a global sort of all values on one process; the distributed path sorts "
+               "per chunk")
+BUILDING_BLOCK = ("a single-machine building block; the distributed path has its own "
+                  "per-chunk form")
+SENTENCE_RECURSION = (
+    "its forward-backward / Viterbi recursion runs along each whole sentence: it takes "
+    "[B, N, C] padded emissions of whole sentences as one torch tensor, which a "
+    "row-chunked dask array does not give (run it per batch of sentences, then "
+    "threshold its marginals on the cluster)")
+SENTENCE_EVENTS = (
+    "its events (top-k sequences, spans, tag pairs) are defined over whole sentences, "
+    "and a sentence may straddle the row chunks of a dask array: compute them per batch "
+    "of sentences in memory; their Entries then evaluate and calibrate like any other")
+IN_MEMORY_SAMPLES = ("it summarises the samples of a set of events held in memory "
+                     "(samples x events), which come from sentences processed in memory")
+LIBRARY_OUTPUTS = (
+    "it takes a tagging library's per-sentence outputs (lists, tensors, word ids of a "
+    "tokenizer's batch), not rows of a score matrix: run it per batch, then threshold "
+    "the scores on the cluster")
 
 
 def is_distributed(value):
@@ -113,73 +76,137 @@ def is_distributed(value):
     >>> is_distributed(np.zeros(3)), is_distributed([0.5])
     (False, False)
     """
-    return hasattr(value, "__dask_graph__") or (
-        hasattr(value, "n_tags") and getattr(value, "blocks", None) is not None)
+    return hasattr(value, "__dask_graph__") or is_distributed_entries(value)
 
 
-def distributed_form(func, arguments):
-    """The distributed form of public function ``func`` bound to its
-    ``arguments`` when any of them is distributed; else None.
+def is_distributed_entries(value):
+    """Whether ``value`` is :class:`~sparsecal.distributed.DaskEntries` (by
+    its attributes: lazy blocks and a tagset size)."""
+    return hasattr(value, "n_tags") and getattr(value, "blocks", None) is not None
 
-    Call it first thing in ``func`` with ``locals()``::
 
-        if (cluster := distributed_form(smce, locals())) is not None:
-            return cluster()
+def takes_data(func=None, *, refuse=None):
+    """Decorator of a function (or method) taking data: distributed data run
+    its registered distributed form, or are refused.
 
     Parameters
     ----------
     func : function
-        The public function (a key of :data:`DISTRIBUTED` or :data:`REFUSED`
-        by ``__qualname__``).
-    arguments : dict
-        Its arguments by name (``locals()`` before anything else is bound).
+        Used bare (``@takes_data``): the function has a distributed form, which
+        :mod:`sparsecal.distributed` registers with :func:`implements`.
+    refuse : str, optional
+        Used as ``@takes_data(refuse=why)``: the function has no distributed
+        form, and distributed data are refused with ``why``.
 
     Returns
     -------
-    callable or None
-        None when no argument is distributed; else the distributed form with
-        the arguments it takes bound (call it with no arguments).
+    function
+        The wrapper (``functools.wraps``: same name, docstring, signature), with
+        attributes ``distributed_form`` (the registered form or None) and
+        ``refusal`` (``refuse``).
+
+    Examples
+    --------
+    >>> @takes_data(refuse="it is a toy")
+    ... def total(x):
+    ...     return sum(x)
+    >>> total([1, 2]), total.refusal
+    (3, 'it is a toy')
+    """
+    if func is None:
+        return functools.partial(takes_data, refuse=refuse)
+
+    @functools.wraps(func)
+    def dispatcher(*args, **kwargs):
+        for value in args:
+            if hasattr(value, "__dask_graph__") or hasattr(value, "blocks"):
+                return _distributed(dispatcher, func, args, kwargs)
+        for value in kwargs.values():
+            if hasattr(value, "__dask_graph__") or hasattr(value, "blocks"):
+                return _distributed(dispatcher, func, args, kwargs)
+        return func(*args, **kwargs)
+
+    dispatcher.distributed_form = None
+    dispatcher.refusal = refuse
+    return dispatcher
+
+
+def implements(public):
+    """Decorator registering the decorated function as the distributed form of
+    ``public`` (a :func:`takes_data` function without ``refuse``).
+
+    The form is called with the arguments of ``public`` it takes, by name (a
+    method's ``self`` first, by position); another argument not at its default
+    is refused by name.
+
+    Parameters
+    ----------
+    public : function
+        The single-machine function (or method, from its class).
+
+    Returns
+    -------
+    callable
+        The decorator; it returns the form unchanged.
 
     Raises
     ------
     TypeError
-        For distributed data: if ``func`` has no distributed form (the message
-        names it and says why), or an argument set to other than its default
-        that the distributed form does not take.
+        If ``public`` is not a :func:`takes_data` function, or refuses.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import sparsecal as sc
-    >>> distributed_form(sc.classwise_ece, {"scores": np.zeros((2, 2))}) is None
+    >>> @takes_data
+    ... def total(x):
+    ...     return sum(x)
+    >>> @implements(total)
+    ... def cluster_total(x):
+    ...     return "on the cluster"
+    >>> total.distributed_form is cluster_total
     True
     """
-    if not any(is_distributed(v) for v in arguments.values()):
-        return None
-    name = func.__qualname__
-    if name not in DISTRIBUTED:
-        reason = REFUSED.get(name, "it has no distributed form")
-        raise TypeError(f"sparsecal.{name} does not take distributed (dask) data: {reason}")
-    impl = getattr(importlib.import_module("sparsecal.distributed"), DISTRIBUTED[name])
-    return functools.partial(impl, **_forwarded(func, impl, arguments))
+    if not hasattr(public, "refusal") or public.refusal is not None:
+        raise TypeError(f"{getattr(public, '__qualname__', public)!r} does not dispatch: "
+                        f"decorate it with @takes_data (without refuse=)")
+
+    def register(form):
+        public.distributed_form = form
+        return form
+    return register
 
 
-def _forwarded(func, impl, arguments):
-    """The arguments of ``func`` that ``impl`` takes; an error for one it does
-    not take that is not at its default."""
-    takes = inspect.signature(impl).parameters
-    out = {}
-    for p in inspect.signature(func).parameters.values():
-        if p.name in ("self", "cls") or p.name not in arguments:
-            continue
-        value = arguments[p.name]
-        if p.name in takes:
-            out[p.name] = value
+def _distributed(dispatcher, func, args, kwargs):
+    """Run ``func``'s distributed form on distributed arguments, or refuse."""
+    if not any(is_distributed(v) for v in (*args, *kwargs.values())):
+        return func(*args, **kwargs)        # an object with `blocks` that is not data
+    if dispatcher.refusal is None and dispatcher.distributed_form is None:
+        importlib.import_module(PLUGIN)     # the one plugin load: registers every form
+    form = dispatcher.distributed_form
+    if form is None:
+        reason = dispatcher.refusal or "it has no distributed form"
+        raise TypeError(f"{_name(func)} does not take distributed (dask) "
+                        f"data: {reason}")
+    signature = inspect.signature(func)
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    takes = inspect.signature(form).parameters
+    positional, named = [], {}
+    for p in signature.parameters.values():
+        value = bound.arguments[p.name]
+        if p.name in ("self", "cls"):
+            positional.append(value)
+        elif p.name in takes:
+            named[p.name] = value
         elif not _is_default(value, p.default):
-            raise TypeError(f"sparsecal.{func.__qualname__}: {p.name}={value!r} is not "
+            raise TypeError(f"{_name(func)}: {p.name}={value!r} is not "
                             f"supported on distributed (dask) data; it takes "
                             f"{', '.join(takes)}")
-    return out
+    return form(*positional, **named)
+
+
+def _name(func):
+    """``func``'s full dotted name, e.g. ``sparsecal.metrics.marginal.smce``."""
+    return f"{func.__module__}.{func.__qualname__}"
 
 
 def _is_default(value, default):

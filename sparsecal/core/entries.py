@@ -17,7 +17,7 @@ from .threads import get_n_threads
 from .validation import (as_array, check_choice, check_float_matrix, check_gold,
                           check_labels, check_positive_int, check_probabilities,
                           check_unit_interval)
-from .dispatch import distributed_form
+from .dispatch import takes_data
 
 __all__ = ["Entries", "check_entries", "concatenate_entries", "threshold"]
 
@@ -144,6 +144,7 @@ def _raise_invalid(block, row_offset):
                      "scores must be probabilities")
 
 
+@takes_data
 @fill_doc
 def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
               token_offset=0, n_threads=None, progress=None):
@@ -189,9 +190,6 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
     >>> entries.tag, entries.label, entries.token
     (array([0, 1, 2, 1, 2], dtype=int32), array([1, 0, 0, 0, 1], dtype=uint8), array([0, 0, 0, 1, 1]))
     """
-    # the argument `threshold` shadows the function: look the function up by name
-    if (cluster := distributed_form(globals()["threshold"], locals())) is not None:
-        return cluster()
     scores, dtype = check_float_matrix(scores, "scores")
     n_tokens, n_tags = scores.shape
     gold = check_gold(gold, n_tokens, n_tags)

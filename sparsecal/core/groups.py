@@ -13,7 +13,7 @@ from . import _partition
 from .jsonfile import read_json
 from .threads import get_n_threads
 from .validation import as_array, check_allocation, check_positive_int
-from .dispatch import distributed_form
+from .dispatch import BUILDING_BLOCK, takes_data
 
 __all__ = ["TagGroups", "check_groups", "check_tag_index", "load_train_counts",
            "partition_by_group", "split_sorted_by_group"]
@@ -378,6 +378,7 @@ def _check_n_tags(n_tags):
     return n_tags
 
 
+@takes_data(refuse=BUILDING_BLOCK)
 def partition_by_group(tag, tag_to_group, n_groups=None):
     """Stable order of entries by the group of their tag (a counting sort).
 
@@ -404,7 +405,6 @@ def partition_by_group(tag, tag_to_group, n_groups=None):
     >>> perm, offsets
     (array([1, 3, 0, 2]), array([0, 2, 4]))
     """
-    distributed_form(partition_by_group, locals())
     tag = as_array(tag, "tag")
     if tag.ndim != 1:
         raise ValueError(f"tag must be 1-dimensional, got shape {tag.shape}")

@@ -14,11 +14,12 @@ from . import _isotonic
 from .threads import get_n_threads
 from .validation import as_array, as_float_array, check_finite, check_real, check_sample_weight
 from .binning import argsort_scores
-from .dispatch import distributed_form
+from .dispatch import BUILDING_BLOCK, GLOBAL_SORT, takes_data
 
 __all__ = ["isotonic_fit", "isotonic_fit_pooled", "isotonic_predict"]
 
 
+@takes_data(refuse=GLOBAL_SORT)
 @fill_doc
 def isotonic_fit(x, y, sample_weight=None, *, y_min=0.0, y_max=1.0, n_threads=None):
     """Fit a non-decreasing function of ``x`` to ``y`` by weighted least squares.
@@ -47,7 +48,6 @@ def isotonic_fit(x, y, sample_weight=None, *, y_min=0.0, y_max=1.0, n_threads=No
     >>> x_knots, y_knots
     (array([0.1, 0.2, 0.3, 0.4]), array([0. , 0.5, 0.5, 1. ]))
     """
-    distributed_form(isotonic_fit, locals())
     x = check_finite(x, "x")
     n = x.shape[0]
     y = as_array(y, "y")
@@ -70,6 +70,7 @@ def isotonic_fit(x, y, sample_weight=None, *, y_min=0.0, y_max=1.0, n_threads=No
     return _isotonic.isotonic_fit_sorted(xs, y, w, perm, y_min, y_max)
 
 
+@takes_data(refuse=BUILDING_BLOCK)
 def isotonic_fit_pooled(x, y_mean, weight, *, y_min=0.0, y_max=1.0):
     """Isotonic fit of points already pooled by distinct ``x``: the knots of
     :func:`isotonic_fit` of the unpooled points, bit for bit.
@@ -100,7 +101,6 @@ def isotonic_fit_pooled(x, y_mean, weight, *, y_min=0.0, y_max=1.0):
     >>> isotonic_fit([0.1, 0.2, 0.3, 0.3], [0, 1, 0, 1])
     (array([0.1, 0.2, 0.3]), array([0.        , 0.66666667, 0.66666667]))
     """
-    distributed_form(isotonic_fit_pooled, locals())
     ux = np.array(check_finite(x, "x"), dtype=np.float64)
     uy = np.array(check_finite(y_mean, "y_mean"), dtype=np.float64)
     uw = np.array(as_float_array(weight, "weight"), dtype=np.float64)
@@ -116,6 +116,7 @@ def isotonic_fit_pooled(x, y_mean, weight, *, y_min=0.0, y_max=1.0):
     return _isotonic.isotonic_fit_pooled(ux, uy, uw, y_min, y_max)
 
 
+@takes_data(refuse=BUILDING_BLOCK)
 @fill_doc
 def isotonic_predict(x, x_knots, y_knots, *, n_threads=None):
     """Evaluate a fitted isotonic function at ``x``: linear interpolation between
@@ -141,7 +142,6 @@ def isotonic_predict(x, x_knots, y_knots, *, n_threads=None):
     >>> isotonic_predict([0.0, 0.25, 0.35, 1.0], x_knots, y_knots)
     array([0.  , 0.5 , 0.75, 1.  ])
     """
-    distributed_form(isotonic_predict, locals())
     x = np.ascontiguousarray(as_float_array(x, "x"))
     if np.isnan(x).any():
         raise ValueError("x contains NaN")

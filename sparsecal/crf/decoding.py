@@ -7,7 +7,7 @@ Yu (2020, Section 2.4), whose rank is a calibration feature.
 """
 import math
 
-from ..core.dispatch import distributed_form
+from ..core.dispatch import SENTENCE_RECURSION, takes_data
 from ..core.validation import check_positive_int
 from . import logspace
 from ._torch import torch, torch_threads
@@ -17,6 +17,7 @@ from .._docs import fill_doc
 __all__ = ["viterbi", "kbest"]
 
 
+@takes_data(refuse=SENTENCE_RECURSION)
 @fill_doc
 def viterbi(emissions, transitions, lengths=None, start=None, end=None, allowed=None,
             mask=None, n_threads=None):
@@ -54,12 +55,12 @@ def viterbi(emissions, transitions, lengths=None, start=None, end=None, allowed=
     >>> round(float(log_prob.exp()), 4)          # 0.7311 ** 2
     0.5344
     """
-    distributed_form(viterbi, locals())
     paths, scores = _kbest(emissions, transitions, lengths, start, end, allowed, mask,
                            1, n_threads)
     return paths[:, 0], scores[:, 0]
 
 
+@takes_data(refuse=SENTENCE_RECURSION)
 @fill_doc
 def kbest(emissions, transitions, k, lengths=None, start=None, end=None, allowed=None,
           mask=None, n_threads=None):
@@ -100,7 +101,6 @@ def kbest(emissions, transitions, k, lengths=None, start=None, end=None, allowed
     >>> probs
     tensor([[0.7870, 0.1065, 0.1065, 0.0000]], dtype=torch.float64)
     """
-    distributed_form(kbest, locals())
     k = check_positive_int(k, "k")
     paths, logp = _kbest(emissions, transitions, lengths, start, end, allowed, mask, k,
                          n_threads)

@@ -6,7 +6,7 @@ import contextlib
 import math
 import warnings
 
-from ..core.dispatch import distributed_form
+from ..core.dispatch import SENTENCE_RECURSION, takes_data
 from . import backends, logspace
 from ._torch import to_tensor, torch, torch_threads
 from .potentials import prepare
@@ -17,6 +17,7 @@ __all__ = ["marginals", "pair_marginals", "span_marginals", "log_partition"]
 _PAIR_WARN_BYTES = 1 << 30
 
 
+@takes_data(refuse=SENTENCE_RECURSION)
 @fill_doc
 def marginals(emissions, transitions, lengths=None, start=None, end=None, allowed=None,
               mask=None, backend="lean", n_threads=None):
@@ -53,13 +54,13 @@ def marginals(emissions, transitions, lengths=None, start=None, end=None, allowe
     tensor([[[0.3333, 0.6667],
              [0.6667, 0.3333]]])
     """
-    distributed_form(marginals, locals())
     backend = backends.check_backend(backend)
     with torch_threads(n_threads), torch.no_grad():
         ch = prepare(emissions, transitions, lengths, start, end, allowed, mask)
         return backends.token_marginals(ch, backend)
 
 
+@takes_data(refuse=SENTENCE_RECURSION)
 @fill_doc
 def pair_marginals(emissions, transitions, lengths=None, start=None, end=None,
                    allowed=None, mask=None, backend="lean", n_threads=None):
@@ -95,7 +96,6 @@ def pair_marginals(emissions, transitions, lengths=None, start=None, end=None,
     tensor([[0.3333, 0.0000],
             [0.3333, 0.3333]], dtype=torch.float64)
     """
-    distributed_form(pair_marginals, locals())
     backend = backends.check_backend(backend)
     with torch_threads(n_threads), torch.no_grad():
         ch = prepare(emissions, transitions, lengths, start, end, allowed, mask)
@@ -103,10 +103,11 @@ def pair_marginals(emissions, transitions, lengths=None, start=None, end=None,
         if nbytes > _PAIR_WARN_BYTES:
             warnings.warn(f"pair_marginals allocates {nbytes / 2**30:.1f} GiB "
                           f"([{ch.B}, {ch.N - 1}, {ch.C}, {ch.C}]); use smaller batches "
-                          "or token marginals", UserWarning, stacklevel=2)
+                          "or token marginals", UserWarning, stacklevel=3)
         return backends.pair_marginals(ch, backend)
 
 
+@takes_data(refuse=SENTENCE_RECURSION)
 @fill_doc
 def log_partition(emissions, transitions, lengths=None, start=None, end=None,
                   allowed=None, mask=None, backend="log", n_threads=None):
@@ -151,7 +152,6 @@ def log_partition(emissions, transitions, lengths=None, start=None, end=None,
     tensor([[[0.5000, 0.5000],
              [0.5000, 0.5000]]], dtype=torch.float64)
     """
-    distributed_form(log_partition, locals())
     backend = backends.check_backend(backend)
     lean_grad = backend == "lean" and torch.is_grad_enabled() and any(
         isinstance(x, torch.Tensor) and x.requires_grad
@@ -203,6 +203,7 @@ def _spans(ch, batch_index, span_start, tags):
     return bi, ss, tg, scalar
 
 
+@takes_data(refuse=SENTENCE_RECURSION)
 @fill_doc
 def span_marginals(emissions, transitions, batch_index, span_start, tags, lengths=None,
                    start=None, end=None, allowed=None, mask=None, normalize=False,
@@ -244,7 +245,6 @@ def span_marginals(emissions, transitions, batch_index, span_start, tags, length
     >>> round(float(p), 6)
     0.5
     """
-    distributed_form(span_marginals, locals())
     backend = backends.check_backend(backend, ("lean", "log"))
     with torch_threads(n_threads), torch.no_grad():
         ch = prepare(emissions, transitions, lengths, start, end, allowed, mask)

@@ -62,7 +62,7 @@ vectors; every result is exact (docs/scale.md).
   the workers (:func:`table_bootstrap_intervals`, :func:`table_calibration_tests`).
 - :mod:`~sparsecal.distributed.arrays`: the array-form public functions
   (:func:`binary_smooth_ece`, :func:`binary_brier_corp`, :func:`binary_dcf`,
-  ...) of two dask arrays, what :mod:`sparsecal.core.dispatch` calls.
+  ...) of two dask arrays, registered onto the single-machine functions.
 - :mod:`~sparsecal.distributed.local`: :func:`local_cluster`, the package's
   local cluster (worker malloc settings, :func:`worker_environ`).
 - :mod:`~sparsecal.distributed.chunks`: per-chunk group split and score keys.
@@ -77,7 +77,7 @@ _EXPORTS = {
     "smce_and_gmce": "marginal", "mce": "evaluation", "evaluate": "evaluation",
     "fixed_width_bin_stats": "measures", "binned_errors": "measures",
     "top_label_ece": "measures", "measures_by_group": "measures",
-    "DISTRIBUTED_MEASURES": "measures", "top_label": "toplabel",
+    "top_label": "toplabel",
     "application_from_table": "application", "bayes_error_plot": "application",
     "smooth_ece": "smooth", "smooth_reliability": "smooth",
     "score_histogram": "histogram", "tfg_from_gold": "groups",
@@ -88,12 +88,6 @@ _EXPORTS = {
     "apply_to_store": "apply", "open_store": "apply",
     "save_entry_shards": "entry_store", "load_entry_shards_dask": "entry_store",
     "local_cluster": "local", "worker_environ": "local", "WORKER_MALLOC": "local",
-    # the array forms that sparsecal.core.dispatch looks up here by name
-    "binary_smooth_ece": "arrays", "binary_smooth_reliability": "arrays",
-    "binary_brier_corp": "arrays", "binary_log_loss_corp": "arrays",
-    "binary_dcf": "arrays", "binary_min_dcf": "arrays", "binary_cllr": "arrays",
-    "binary_min_cllr": "arrays", "binary_bayes_error_plot": "arrays",
-    "binary_calibration_test": "arrays", "binary_brier_decomposition": "arrays",
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

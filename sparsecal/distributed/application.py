@@ -20,10 +20,7 @@ from ..metrics.decisions import (actual_dcf, bayes_error, check_application,
 from .checks import check_dask_entries
 from .isotonic import score_tables
 
-__all__ = ["APPLICATION_MEASURES", "application_from_table", "bayes_error_plot"]
-
-#: the registry's application measures computed from the distinct-score tables
-APPLICATION_MEASURES = ("cllr", "dcf", "min-cllr", "min-dcf")
+__all__ = ["application_from_table", "bayes_error_plot"]
 
 
 def _llr_table(scores, counts, positives, training_prior=None):

@@ -8,6 +8,8 @@ on the workers) and the entry-level distributed form computes the result, of
 the single-machine type (what :mod:`sparsecal.core.dispatch` calls for dask
 arrays).
 """
+from ..core.dispatch import implements
+from ..metrics import application, brier, consistency, corp, smooth
 from ..core.groups import TagGroups
 from ..core.validation import check_choice, check_positive_int, check_prior
 from ..metrics.brier import decomposition_from_bins
@@ -32,6 +34,7 @@ def _table(entries):
     return set_tables(entries, TagGroups.scw(1))[0]
 
 
+@implements(smooth.smooth_ece)
 def binary_smooth_ece(scores, labels, *, bandwidth=None):
     """:func:`sparsecal.smooth_ece` of dask arrays.
 
@@ -68,6 +71,7 @@ def binary_smooth_ece(scores, labels, *, bandwidth=None):
     return smooth_ece(from_arrays(scores, labels), bandwidth=bandwidth)[0]
 
 
+@implements(smooth.smooth_reliability)
 def binary_smooth_reliability(scores, labels, *, bandwidth=None, n_points=200):
     """:func:`sparsecal.smooth_reliability` of dask arrays.
 
@@ -103,10 +107,12 @@ def binary_smooth_reliability(scores, labels, *, bandwidth=None, n_points=200):
                               n_points=n_points)
 
 
+@implements(corp.brier_corp)
 def binary_brier_corp(scores, labels):
     return corp_from_table(*_table(from_arrays(scores, labels)), rule="brier")
 
 
+@implements(corp.log_loss_corp)
 def binary_log_loss_corp(scores, labels):
     return corp_from_table(*_table(from_arrays(scores, labels)), rule="log_loss")
 
@@ -186,23 +192,27 @@ def check_probability_scores(scores_are):
                         "checked as such); give probabilities")
 
 
+@implements(application.dcf)
 def binary_dcf(scores, labels, *, prior, c_miss=1.0, c_fa=1.0, normalize=True,
                scores_are="probability", training_prior=None):
     return _application("dcf", scores, labels, prior, scores_are, c_miss=c_miss, c_fa=c_fa,
                         normalize=normalize, training_prior=training_prior)
 
 
+@implements(application.min_dcf)
 def binary_min_dcf(scores, labels, *, prior, c_miss=1.0, c_fa=1.0, normalize=True,
                    scores_are="probability", training_prior=None):
     return _application("min-dcf", scores, labels, prior, scores_are, c_miss=c_miss,
                         c_fa=c_fa, normalize=normalize, training_prior=training_prior)
 
 
+@implements(application.cllr)
 def binary_cllr(scores, labels, *, scores_are="probability", training_prior=None):
     return _application("cllr", scores, labels, None, scores_are,
                         training_prior=training_prior)
 
 
+@implements(application.min_cllr)
 def binary_min_cllr(scores, labels, *, scores_are="probability", training_prior=None):
     return _application("min-cllr", scores, labels, None, scores_are,
                         training_prior=training_prior)
@@ -255,6 +265,7 @@ for _f, _returns, _prior in [(binary_dcf, "DetectionCost", True),
         prior_arg=", prior=0.3" if _prior else "")
 
 
+@implements(application.bayes_error_plot)
 def binary_bayes_error_plot(scores, labels, *, prior_log_odds=None, scores_are="probability",
                             training_prior=None):
     """:func:`sparsecal.bayes_error_plot` of dask arrays.
@@ -294,6 +305,7 @@ def binary_bayes_error_plot(scores, labels, *, prior_log_odds=None, scores_are="
                             training_prior=training_prior)
 
 
+@implements(consistency.calibration_test)
 def binary_calibration_test(scores, labels, *, n_bins=None, n_resamples=999, random_state=0,
                             bin_size=None, binning="equal-mass"):
     """:func:`sparsecal.calibration_test` of dask arrays: the statistic from the
@@ -348,6 +360,7 @@ def binary_calibration_test(scores, labels, *, n_bins=None, n_resamples=999, ran
     return CalibrationTest(ce.value, p, n_resamples, ce.bins.n_bins, ce.n)
 
 
+@implements(brier.brier_decomposition)
 def binary_brier_decomposition(scores, labels, *, binning="equal-mass", n_bins=None,
                                bin_size=None):
     """:func:`sparsecal.brier_decomposition` of dask arrays: the single

@@ -1,36 +1,40 @@
-"""Every registered calibrator that depends only on (score, label) per group,
-fitted per tag group on distributed entries.
+"""Every registered calibrator with a distributed fit, fitted per tag group on
+distributed entries.
 
-Each group's dev entries are summed up, exactly, by the merged per-group
-distinct-score tables that the isotonic fit builds
+Each method's registry entry declares how
+(:attr:`sparsecal.calibration.registry.Method.distributed_fit`); this module
+implements each way of :data:`~sparsecal.calibration.registry.DISTRIBUTED_FITS`
+(:data:`FITS`). Each group's dev entries are summed up, exactly, by the merged
+per-group distinct-score tables that the isotonic fit builds
 (:func:`~sparsecal.distributed.isotonic.score_tables`: distinct score, count,
-label sum). A method is fitted from them in one of three ways:
+label sum), then:
 
-- isotonic: :func:`sparsecal.distributed.isotonic.fit_grouped` (pooled PAV on
-  the table; the same knots bit for bit);
-- histogram binning: its equal-mass cuts need the ranks of the entries, so they
-  come from the distributed equal-mass bins
+- ``"pooled-pav"`` (isotonic): :func:`sparsecal.distributed.isotonic.fit_grouped`
+  (pooled PAV on the table; the same knots bit for bit);
+- ``"equal-mass-bins"`` (histogram binning): its equal-mass cuts need the ranks
+  of the entries, so they come from the distributed equal-mass bins
   (:func:`~sparsecal.distributed.equal_mass.equal_mass_bin_stats`, score ranges
   bit-identical), and each bin's rate from the table (integer sums): the same
   boundaries and rates bit for bit;
-- Platt, beta, prior-weighted logistic and Gaussian calibration: the base's own
-  ``fit`` on the table as weighted rows (each distinct score once as a positive
-  with weight = its label sum, once as a negative with weight = count - label
-  sum). Their objectives are the same functions of the data, but their sums
-  run in another order than over repeated rows, so the fitted parameters agree
-  with the single-machine fit to float rounding, not bit for bit
-  (docs/scale.md: predictions within 1e-10).
-
-Scaling-binning splits each group's dev entries by position: each chunk's
-workers compute their entries' sides and tabulate the halves apart
-(:func:`sparsecal.distributed.scaling_binning.fit_scaling_binning`).
+- ``"weighted-rows"`` (Platt, beta, prior-weighted logistic, Gaussian): the
+  base's own ``fit`` on the table as weighted rows (each distinct score once as
+  a positive with weight = its label sum, once as a negative with weight =
+  count - label sum). Their objectives are the same functions of the data, but
+  their sums run in another order than over repeated rows, so the fitted
+  parameters agree with the single-machine fit to float rounding, not bit for
+  bit (docs/scale.md: predictions within 1e-10);
+- ``"split-halves"`` (scaling-binning): each chunk's workers compute their
+  entries' sides of each group's positional split and tabulate the halves
+  apart (:func:`sparsecal.distributed.scaling_binning.fit_scaling_binning`).
 """
 import numpy as np
 
 from ..calibration.base import clone
-from ..calibration.isotonic import IsotonicCalibrator
+from ..calibration.grouped import EntryTransformer, GroupedCalibrator
 from ..calibration.registry import METHODS
 from ..core.binning import lookup_bin_means
+from ..core.dispatch import implements
+from ._dask import require_dask
 from .checks import check_dask_entries
 from .equal_mass import equal_mass_bin_stats
 from .isotonic import fit_from_tables
@@ -38,10 +42,7 @@ from .isotonic import fit_grouped as fit_isotonic
 from .scaling_binning import fit_scaling_binning
 from .weights import binary_rows, fit_weighted
 
-__all__ = ["distributed_method", "fit_grouped", "weighted_rows"]
-
-#: methods fitted as weighted rows of the distinct-score tables
-_WEIGHTED = ("platt", "beta", "prior-logistic", "gaussian")
+__all__ = ["FITS", "distributed_method", "fit_grouped", "transform", "weighted_rows"]
 
 
 def weighted_rows(scores, counts, positives, dtype):
@@ -75,7 +76,7 @@ def weighted_rows(scores, counts, positives, dtype):
 
 def distributed_method(base):
     """The registered method of a calibrator that can be fitted on distributed
-    entries.
+    entries (its :attr:`~sparsecal.calibration.registry.Method.distributed_fit`).
 
     Parameters
     ----------
@@ -89,7 +90,8 @@ def distributed_method(base):
     Raises
     ------
     TypeError
-        For a class that is not a registered method (a subclass included).
+        For a class that is not a registered method (a subclass included), or
+        a method without a distributed fit (named).
 
     Examples
     --------
@@ -104,6 +106,7 @@ def distributed_method(base):
     if name is None or type(base) is not METHODS[name].cls:
         raise TypeError(f"on distributed entries the base must be a registered method "
                         f"({', '.join(sorted(METHODS))}), got {type(base).__name__}")
+    METHODS[name].check_distributed_fit()
     return name
 
 
@@ -116,6 +119,7 @@ def _histogram_fit(base, table, bins, dtype):
     return cal
 
 
+@implements(GroupedCalibrator.fit)
 def fit_grouped(model, entries, sample_weight=None, *, progress=None):
     """Fit a :class:`~sparsecal.GroupedCalibrator` of any registered method on
     distributed dev entries (``model.fit(entries)`` calls this).
@@ -179,33 +183,80 @@ def fit_grouped(model, entries, sample_weight=None, *, progress=None):
     ...     for a, b in zip(model.calibrators_, one.calibrators_))
     True
     """
-    if sample_weight is not None:
-        return _fit_with_weights(model, entries, sample_weight, progress)
-    if type(model.base) is IsotonicCalibrator:
-        return fit_isotonic(model, entries, sample_weight, progress=progress)
     model._check_params()
-    name = distributed_method(model.base)
-    if name == "scaling-binning":
-        return fit_scaling_binning(model, entries, sample_weight, progress=progress)
+    method = METHODS[distributed_method(model.base)]
+    if sample_weight is None:
+        return FITS[method.distributed_fit](model, entries, progress=progress)
+    check_dask_entries(entries, model.groups)
     model.base._check_params()   # before any pass over the entries
+    return fit_weighted(model, entries, sample_weight, method, progress=progress)
+
+
+def _from_tables(fitter):
+    """An unweighted fit from the merged distinct-score tables, where
+    ``fitter(model, entries)(groups, table)`` fits group ``g``."""
+    def fit(model, entries, *, progress=None):
+        model.base._check_params()   # before any pass over the entries
+        return fit_from_tables(model, entries, None, fitter(model, entries),
+                               progress=progress)
+    return fit
+
+
+def _rows(model, entries):
+    """Each group: the base's own fit on its table as weighted rows."""
+    return lambda groups, table: lambda g: clone(model.base).fit(
+        *weighted_rows(*table[g], entries.dtype))
+
+
+def _equal_mass(model, entries):
+    """Each group: histogram binning from the distributed equal-mass cuts."""
+    base = model.base
 
     def fitter(groups, table):
-        if name in _WEIGHTED:
-            return lambda g: clone(model.base).fit(*weighted_rows(*table[g], entries.dtype))
-        base = model.base   # histogram binning: the distributed equal-mass cuts
         bins = equal_mass_bin_stats(
             entries, np.asarray(groups.tag_to_group, dtype=np.int64), groups.n_groups,
             n_bins=None if base.bin_size is not None else int(base.n_bins),
             bin_size=None if base.bin_size is None else int(base.bin_size))
         return lambda g: _histogram_fit(base, table[g], bins[g], entries.dtype)
+    return fitter
 
-    return fit_from_tables(model, entries, sample_weight, fitter, progress=progress)
+
+#: each way of :data:`~sparsecal.calibration.registry.DISTRIBUTED_FITS` ->
+#: its unweighted fit ``fit(model, entries, *, progress)`` (the weighted ones:
+#: :data:`sparsecal.distributed.weights.WEIGHTED_FITS`)
+FITS = {"pooled-pav": fit_isotonic, "equal-mass-bins": _from_tables(_equal_mass),
+        "weighted-rows": _from_tables(_rows), "split-halves": fit_scaling_binning}
 
 
-def _fit_with_weights(model, entries, sample_weight, progress):
-    """The checks of :func:`fit_grouped`, then the weighted fit."""
-    model._check_params()
-    check_dask_entries(entries, model.groups)
-    name = distributed_method(model.base)
-    model.base._check_params()   # before any pass over the entries
-    return fit_weighted(model, entries, sample_weight, name, progress=progress)
+@implements(EntryTransformer.transform)
+def transform(model, entries):
+    """Calibrated distributed entries, chunk by chunk on the workers
+    (``model.transform(entries)`` calls this).
+
+    Parameters
+    ----------
+    model : GroupedCalibrator or CrossFittedCalibrator
+        Fitted.
+    entries : DaskEntries
+
+    Returns
+    -------
+    DaskEntries
+        Lazy: same chunks, tags, labels and tokens, calibrated scores.
+
+    Examples
+    --------
+    >>> import dask.array as da, numpy as np
+    >>> import sparsecal as sc
+    >>> from sparsecal.distributed import threshold
+    >>> x = np.random.default_rng(0).dirichlet(np.ones(3), size=40)
+    >>> one = sc.threshold(x, np.arange(40) % 3)
+    >>> model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), sc.TagGroups.scw(3)).fit(one)
+    >>> got = transform(model, threshold(da.from_array(x, chunks=(16, 3)), np.arange(40) % 3))
+    >>> bool((got.compute().score == model.transform(one).score).all())
+    True
+    """
+    model._check_fitted()
+    dask = require_dask()
+    task = dask.delayed(model.transform, pure=True)
+    return entries._with_blocks([task(b) for b in entries.blocks])

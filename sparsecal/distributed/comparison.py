@@ -7,16 +7,18 @@ by chunk on the workers (``GroupedCalibrator.transform`` of
 :class:`~sparsecal.distributed.DaskEntries`) and evaluated with
 :func:`sparsecal.distributed.evaluate`: the single-machine
 :class:`~sparsecal.calibration.comparison.MethodComparison`. A method without a
-distributed fit (:func:`~sparsecal.distributed.calibrators.distributed_method` refuses it:
-scaling-binning) is skipped with one warning naming it.
+distributed fit (its registry entry declares none:
+:attr:`~sparsecal.calibration.registry.Method.distributed_fit`) is skipped with
+one warning naming it.
 """
 import warnings
 
 import numpy as np
 
+from ..core.dispatch import implements
+from ..calibration import comparison as single
 from ..calibration.comparison import _run_comparison
 from ..calibration.registry import METHODS, get_method
-from .calibrators import distributed_method
 from .checks import check_dask_entries
 from .evaluation import evaluate
 from .reduce import tree_merge
@@ -24,7 +26,7 @@ from .reduce import tree_merge
 __all__ = ["compare_methods", "distributed_methods"]
 
 
-def distributed_methods(methods, seed=0, prior=None):
+def distributed_methods(methods):
     """The methods of ``methods`` that fit on distributed entries, warning once
     about the others.
 
@@ -32,15 +34,13 @@ def distributed_methods(methods, seed=0, prior=None):
     ----------
     methods : sequence of str
         Names in :data:`sparsecal.calibration.registry.METHODS`.
-    seed : int, default=0
-    prior : float, optional
-        As :func:`compare_methods` (to build each method's calibrator).
 
     Returns
     -------
     list of str
-        The names :func:`~sparsecal.distributed.calibrators.distributed_method` accepts,
-        in the given order.
+        The names whose registry entry declares a distributed fit
+        (:attr:`~sparsecal.calibration.registry.Method.distributed_fit`), in the
+        given order.
 
     Raises
     ------
@@ -62,13 +62,8 @@ def distributed_methods(methods, seed=0, prior=None):
     >>> distributed_methods(["isotonic", "scaling-binning", "platt"])
     ['isotonic', 'scaling-binning', 'platt']
     """
-    kept, skipped = [], []
-    for name in methods:
-        try:
-            distributed_method(get_method(name).build(10, seed, prior))
-            kept.append(name)
-        except TypeError:
-            skipped.append(name)
+    kept = [name for name in methods if get_method(name).distributed_fit is not None]
+    skipped = [name for name in methods if name not in kept]
     if skipped:
         warnings.warn(f"skipped on distributed entries (no distributed fit): "
                       f"{', '.join(skipped)}", UserWarning, stacklevel=2)
@@ -79,6 +74,7 @@ def _tokens(block, index):
     return int(np.unique(block.token).size)
 
 
+@implements(single.compare_methods)
 def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("scw", "tfg"),
                     n_bins=10, ci=None, seed=0, progress=None, prior=None,
                     evaluation=None):
@@ -161,7 +157,7 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
     check_dask_entries(test, groups)
     if dev.n_tags != test.n_tags:
         raise ValueError(f"dev has {dev.n_tags} tags but test has {test.n_tags}")
-    methods = distributed_methods(methods, seed, prior)
+    methods = distributed_methods(methods)
     return _run_comparison(dev, test, groups, evaluate,
                            lambda: int(tree_merge(_tokens, sum, test.blocks)),
                            methods=methods, groupings=groupings, n_bins=n_bins, ci=ci,

@@ -8,6 +8,7 @@ entries in the same (row-major) order: the order ties are broken by
 """
 import numpy as np
 
+from ..core.dispatch import implements
 from ..core.entries import Entries, concatenate_entries, threshold as threshold_block
 from ..core.validation import check_choice, check_unit_interval
 from ._dask import require_dask
@@ -99,42 +100,8 @@ class DaskEntries:
         return concatenate_entries(dask.compute(*self.blocks), self.n_tags, self.n_tokens,
                                    self.threshold)
 
-    def fit_grouped(self, model, sample_weight=None, *, progress=None):
-        """Fit a :class:`~sparsecal.GroupedCalibrator` on these dev entries
-        (what its ``fit`` calls for distributed entries); see
-        :func:`sparsecal.distributed.calibrators.fit_grouped`."""
-        from .calibrators import fit_grouped
-        return fit_grouped(model, self, sample_weight, progress=progress)
 
-    def cross_fit_members(self, calibrator, n_folds, seed):
-        """The fitted members of a :class:`~sparsecal.CrossFittedCalibrator`
-        (what its ``fit`` calls for distributed entries); see
-        :func:`sparsecal.distributed.folds.cross_fit_members`."""
-        from .folds import cross_fit_members
-        return cross_fit_members(calibrator, self, n_folds, seed)
-
-    def cross_fit_scores(self, setups, groups, n_folds, seed, metric):
-        """The cross-fitted scores of :func:`sparsecal.select`'s candidates
-        (what it computes for distributed entries); see
-        :func:`sparsecal.distributed.folds.cross_fit_scores`."""
-        from .folds import cross_fit_scores
-        return cross_fit_scores(setups, self, groups, n_folds, seed, metric)
-
-    def transform_grouped(self, model):
-        """Calibrated entries, chunk by chunk on the workers (what
-        :meth:`sparsecal.GroupedCalibrator.transform` calls for distributed
-        entries).
-
-        Returns
-        -------
-        DaskEntries
-            Lazy: same chunks, tags, labels and tokens, calibrated scores.
-        """
-        dask = require_dask()
-        task = dask.delayed(model.transform, pure=True)
-        return self._with_blocks([task(b) for b in self.blocks])
-
-
+@implements(threshold_block)
 def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives"):
     """Entries with ``score >= threshold`` of a row-chunked ``dask.array``.
 

@@ -10,6 +10,8 @@ to the whole's exactly.
 """
 import numpy as np
 
+from ..core.dispatch import implements
+from ..metrics import evaluation as single_evaluation, marginal as single_marginal
 from ..core.groups import TagGroups, check_groups
 from ..core.validation import check_prior
 from ..metrics.evaluation import EvaluationResult, _check_measure_options
@@ -67,6 +69,7 @@ def _entry_counts(entries, groups):
                       entries.n_tags)
 
 
+@implements(single_marginal.mce)
 def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
     """Marginal calibration error (MCE) per tag of distributed entries:
     :func:`sparsecal.mce` on a cluster (every tag in the same passes).
@@ -135,6 +138,7 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
     return MarginalCalibrationError(value, per_tag, too_few, min_entries)
 
 
+@implements(single_evaluation.evaluate)
 def evaluate(entries, groups=None, *, n_bins=None, per_tag=False, min_entries=None,
              ci=None, top_label=False, metrics=(), bin_size=None, binning="equal-mass",
              norm=2, debias=False, prior=None, measure_options=None):
@@ -160,7 +164,7 @@ def evaluate(entries, groups=None, *, n_bins=None, per_tag=False, min_entries=No
     top_label : bool, default=False
         Also the top-label ECE (:func:`~sparsecal.distributed.measures.top_label_ece`).
     metrics : sequence of str, default=()
-        Measures of :data:`~sparsecal.distributed.measures.DISTRIBUTED_MEASURES`.
+        Measures with a mergeable form (:attr:`sparsecal.metrics.measures.Measure.mergeable`).
     bin_size, binning, norm, debias, prior, measure_options
         As :func:`sparsecal.evaluate` (``measure_options``: the calibration
         test's ``n_resamples`` and ``random_state``).

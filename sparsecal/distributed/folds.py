@@ -15,6 +15,9 @@ chunk, in entry order, and scored by the distributed SMCE/GMCE (docs/scale.md).
 """
 import numpy as np
 
+from ..core.dispatch import implements
+from ..calibration import (ensemble as single_ensemble, folds as single_folds,
+                           grouped as single_grouped, selection as single_selection)
 from ..calibration.base import clone
 from ..calibration.grouped import check_grouped
 from ..calibration.folds import check_n_folds, positional_folds, token_strata
@@ -135,6 +138,7 @@ def _folds(entries, groups, n_folds, seed):
                                                       _add)), sizes)
 
 
+@implements(single_folds.stratified_token_folds)
 def stratified_token_folds(entries, groups, n_folds=5, seed=0):
     """:func:`sparsecal.calibration.stratified_token_folds` of distributed entries: the
     fold of every entry as one dask array.
@@ -203,6 +207,7 @@ def _fold_members(calibrator, entries, folds, per_fold):
             for k in np.flatnonzero(per_fold).tolist()]
 
 
+@implements(single_ensemble.cross_fit_members)
 def cross_fit_members(calibrator, entries, n_folds=5, seed=0):
     """The members of a :class:`~sparsecal.CrossFittedCalibrator` fitted on
     distributed dev entries (what its ``fit`` calls for DaskEntries).
@@ -267,6 +272,7 @@ def _out_of_fold_entries(setup, entries, folds, per_fold):
     return entries._with_blocks([task(b, f, members) for b, f in zip(entries.blocks, folds)])
 
 
+@implements(single_grouped.cross_fit_predict)
 def cross_fit_predict(calibrator, entries, *, n_folds=5, seed=0):
     """:func:`sparsecal.calibration.cross_fit_predict` of distributed dev entries: the
     pooled out-of-fold calibrated entries.
@@ -323,6 +329,7 @@ def cross_fit_predict(calibrator, entries, *, n_folds=5, seed=0):
     return _out_of_fold_entries(calibrator, entries, folds, per_fold)
 
 
+@implements(single_selection.cross_fit_scores)
 def cross_fit_scores(setups, entries, groups, n_folds=5, seed=0, metric="smce"):
     """The scores of :func:`sparsecal.select`'s candidates on distributed dev
     entries (what it computes for DaskEntries): each set-up cross-fitted on

@@ -6,11 +6,14 @@ one home of the distributed binned errors. Shared by
 :mod:`~sparsecal.distributed.folds` (which the entries' own methods call, so
 this module does not import :mod:`~sparsecal.distributed.entries`).
 """
+from ..core.dispatch import implements
+from ..metrics import marginal as single
 from .measures import binned_errors
 
 __all__ = ["smce_and_gmce"]
 
 
+@implements(single.smce_and_gmce)
 def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, pooled=True,
                   binning="equal-mass", norm=2, debias=False):
     """SMCE and every GMCE of distributed entries (as

@@ -26,6 +26,8 @@ ECE, the Brier score and the registry's measures that have a mergeable form.
 """
 import numpy as np
 
+from ..core.dispatch import implements
+from ..metrics import toplabel as single_toplabel
 from ..core.binning import BinStats, lookup_bins
 from ..core.groups import TagGroups, partition_by_group
 from ..core.isotonic import isotonic_fit_pooled, isotonic_predict
@@ -36,9 +38,9 @@ from ..metrics.corp import ScoreDecomposition
 from ..metrics.debiased import debiased_ce_from_bins, score_interval
 from ..metrics.intervals import ConfidenceInterval, simulation_interval
 from ..metrics.marginal import check_ce_options
-from ..metrics.measures import get_measure
+from ..metrics.measures import MEASURES, get_measure
 from ..metrics.toplabel import top_label
-from .application import APPLICATION_MEASURES, application_from_table
+from .application import application_from_table
 from .checks import check_dask_entries
 from .equal_mass import equal_mass_bin_stats
 from .fixedpoint import fixed_parts, fixed_value
@@ -47,22 +49,9 @@ from .resampling import (bootstrap_ends, set_tables, table_bootstrap_intervals,
                          table_calibration_tests, top_label_table)
 from .smooth import smooth_ece
 
-__all__ = ["DISTRIBUTED_MEASURES", "binned_errors", "check_distributed_ci",
-           "check_measures", "corp_from_table",
-           "fixed_width_bin_stats",
-           "measures_by_group", "top_label_ece", "with_interval"]
-
-#: the registry's measures (:data:`sparsecal.metrics.measures.MEASURES`) that
-#: have a distributed form: the binned CEs (from the bins), the Brier score, the
-#: CORP decompositions and the application measures (from the distinct-score
-#: tables), the smooth ECE (from merged grid sums, :mod:`.smooth`) and the
-#: calibration test (replicates of the tables, :mod:`.resampling`): every
-#: measure of the registry today (a test checks it); a measure added to the
-#: registry without a distributed form is refused by name (:func:`check_measures`)
-DISTRIBUTED_MEASURES = ("brier", "brier-dsc", "brier-mcb", "brier-unc", "ce", "cllr",
-                        "dcf", "debiased-ce", "ece", "log-loss", "log-loss-dsc",
-                        "log-loss-mcb", "log-loss-unc", "max-ce", "min-cllr", "min-dcf",
-                        "smooth-ece", "calibration-test-p")
+__all__ = ["MERGED", "binned_errors", "check_distributed_ci", "check_measures",
+           "corp_from_table", "fixed_width_bin_stats", "measures_by_group",
+           "top_label_ece", "with_interval"]
 
 
 def check_distributed_ci(ci, debias=False):
@@ -341,6 +330,7 @@ def binned_errors(entries, groups=None, *, n_bins=None, bin_size=None,
     return shared, per_group
 
 
+@implements(single_toplabel.top_label_ece)
 def top_label_ece(entries, *, n_bins=20, norm=1, ci=None):
     """Top-label ECE of distributed entries (fixed-width bins): CE over each
     token's highest-scoring entry, :func:`sparsecal.top_label_ece` on a cluster.
@@ -411,10 +401,6 @@ def _log_loss_of(p, n, k):
     return float(-np.sum(terms) / np.sum(n))
 
 
-#: the CORP functions of the registry -> their rule
-_RULES = {"corp.brier_corp": "brier", "corp.log_loss_corp": "log_loss"}
-
-
 def corp_from_table(scores, counts, positives, rule="brier"):
     """The CORP decomposition of one set of entries from its distinct-score
     table: :func:`sparsecal.brier_corp` / :func:`sparsecal.log_loss_corp` on a
@@ -481,10 +467,11 @@ def check_measures(names):
     ['ECE', 'Brier']
     """
     measures = [get_measure(name) for name in names]
-    missing = [m.name for m in measures if m.name not in DISTRIBUTED_MEASURES]
+    missing = [m.name for m in measures if m.mergeable is None]
     if missing:
+        have = [m.name for m in MEASURES.values() if m.mergeable is not None]
         raise ValueError(f"measure(s) {', '.join(missing)} have no distributed form yet; "
-                         f"on distributed entries: {', '.join(DISTRIBUTED_MEASURES)}")
+                         f"on distributed entries: {', '.join(have)}")
     return measures
 
 
@@ -498,7 +485,7 @@ def measures_by_group(entries, groups, names, *, n_bins=None, bin_size=None,
     entries : DaskEntries
     groups : TagGroups
     names : sequence of str
-        Of :data:`DISTRIBUTED_MEASURES`.
+        Of measures with a mergeable form (:func:`check_measures`).
     n_bins, bin_size, binning
         The bins of the binned measures (default 10 equal-mass bins).
     prior : float, optional
@@ -542,56 +529,94 @@ def measures_by_group(entries, groups, names, *, n_bins=None, bin_size=None,
     for m in measures:
         m.check_prior(prior)
     n_bins, _ = check_ce_options(n_bins, bin_size, binning, 2, False, None)
-    cache = {}
-
-    def tables():
-        """The merged distinct-score tables, pooled then per group (one pass)."""
-        if "tables" not in cache:
-            cache["tables"] = set_tables(entries, groups)
-        return cache["tables"]
-
-    def per_set(m):
-        """The measure over all entries, then each group (a list)."""
-        kw = m.arguments(n_bins=n_bins, bin_size=bin_size, binning=binning, prior=prior,
-                         n_resamples=n_resamples, random_state=random_state)
-        if m.function_path in _RULES or m.name in APPLICATION_MEASURES:   # the tables, one pass
-            tables()
-            key = m.function_path
-            if key not in cache:
-                cache[key] = [None if not t[1].sum() else
-                              corp_from_table(*t, rule=_RULES[key]) if key in _RULES else
-                              application_from_table(*t, m.name, prior)
-                              for t in cache["tables"]]
-            return [None if d is None else m.value_of(d) for d in cache[key]]
-        if m.name == "smooth-ece":   # every set's grids in the same passes
-            if "smooth" not in cache:
-                pooled, per_group = smooth_ece(entries, groups)
-                cache["smooth"] = [pooled] + per_group
-            return [None if e is None else m.value_of(e) for e in cache["smooth"]]
-        if m.name == "brier":   # one fixed-width pass gives every set's squared errors
-            key = "brier"
-            if key not in cache:
-                sums = _group_sums(entries, None, 1, 1) + _group_sums(
-                    entries, np.asarray(groups.tag_to_group, dtype=np.int64),
-                    groups.n_groups, 1)
-                cache[key] = [None if b is None else sq / int(b.count.sum())
-                              for b, sq in sums]
-            return cache[key]
-        key = (kw.get("binning", "equal-mass"), kw.get("n_bins"), kw.get("bin_size"))
-        if key not in cache:
-            cache[key] = _all_bins(entries, groups, kw.get("n_bins"), kw.get("bin_size"),
-                                   key[0])
-        if m.name == "calibration-test-p":   # resamples of the tables, on the workers
-            return table_calibration_tests(
-                tables(), cache[key], [None if b is None else ce_from_bins(b, 2.0)
-                                       for b in cache[key]],
-                kw.get("n_resamples", 999), kw.get("random_state", 0))
-        norm = check_norm(kw.get("norm", 2))
-        return [None if b is None else with_interval(b, norm, None, kw.get("debias", False))
-                .value for b in cache[key]]
-
+    sets = _Sets(entries, groups)
     out = {}
     for m in measures:
-        pooled, *per_group = per_set(m)
+        kw = m.arguments(n_bins=n_bins, bin_size=bin_size, binning=binning, prior=prior,
+                         n_resamples=n_resamples, random_state=random_state)
+        pooled, *per_group = MERGED[m.mergeable](m, kw, sets)
         out[m.name] = {"pooled": pooled, "groups": per_group}
     return out
+
+
+class _Sets:
+    """The merged statistics of all entries, then of each group: each pass made
+    once, shared by the measures of one :func:`measures_by_group` call."""
+
+    def __init__(self, entries, groups):
+        self.entries, self.groups, self._cache = entries, groups, {}
+
+    def get(self, key, compute):
+        """``compute()``, once per ``key``."""
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
+
+    def tables(self):
+        """The merged distinct-score tables (one pass)."""
+        return self.get("tables", lambda: set_tables(self.entries, self.groups))
+
+    def bins(self, kw):
+        """The bins of a binned measure's arguments ``kw``."""
+        key = (kw.get("binning", "equal-mass"), kw.get("n_bins"), kw.get("bin_size"))
+        return self.get(key, lambda: _all_bins(self.entries, self.groups, key[1], key[2],
+                                               key[0]))
+
+    def of_tables(self, key, value):
+        """``value(table)`` of each set's table (None for an empty set)."""
+        return self.get(key, lambda: [None if not t[1].sum() else value(t)
+                                      for t in self.tables()])
+
+
+def _binned_ce(m, kw, sets):
+    norm = check_norm(kw.get("norm", 2))
+    return [None if b is None else with_interval(b, norm, None, kw.get("debias", False))
+            .value for b in sets.bins(kw)]
+
+
+def _squared_errors(m, kw, sets):
+    """One fixed-width pass gives every set's squared errors."""
+    def mean_squared_errors():
+        entries, groups = sets.entries, sets.groups
+        sums = _group_sums(entries, None, 1, 1) + _group_sums(
+            entries, np.asarray(groups.tag_to_group, dtype=np.int64), groups.n_groups, 1)
+        return [None if b is None else sq / int(b.count.sum()) for b, sq in sums]
+    return sets.get("squared-errors", mean_squared_errors)
+
+
+def _corp(rule):
+    def values(m, kw, sets):
+        return [None if d is None else m.value_of(d) for d in
+                sets.of_tables(("corp", rule), lambda t: corp_from_table(*t, rule=rule))]
+    return values
+
+
+def _application(m, kw, sets):
+    prior = kw.get("prior")
+    return [None if d is None else m.value_of(d) for d in sets.of_tables(
+        (m.name, prior), lambda t: application_from_table(*t, m.name, prior))]
+
+
+def _smooth_grids(m, kw, sets):
+    """Every set's grids in the same passes."""
+    def all_sets():
+        pooled, per_group = smooth_ece(sets.entries, sets.groups)
+        return [pooled] + per_group
+    return [None if e is None else m.value_of(e) for e in sets.get("smooth", all_sets)]
+
+
+def _table_replicates(m, kw, sets):
+    """Resamples of the tables, on the workers."""
+    bins = sets.bins(kw)
+    return table_calibration_tests(
+        sets.tables(), bins, [None if b is None else ce_from_bins(b, 2.0) for b in bins],
+        kw.get("n_resamples", 999), kw.get("random_state", 0))
+
+
+#: each mergeable form of :data:`sparsecal.metrics.measures.MERGEABLE_FORMS`
+#: (declared on the registry's measures) -> ``values(measure, arguments, sets)``:
+#: the measure over all entries, then each group
+MERGED = {"bins": _binned_ce, "squared-errors": _squared_errors,
+          "brier-corp": _corp("brier"), "log-loss-corp": _corp("log_loss"),
+          "application": _application, "smooth-grids": _smooth_grids,
+          "table-replicates": _table_replicates}

@@ -11,6 +11,8 @@ Every function here takes its single-machine keywords (``ci``, ``binning``,
 :func:`~sparsecal.distributed.measures.binned_errors`, the one home of the
 distributed binned errors.
 """
+from ..core.dispatch import implements
+from ..metrics import binary, marginal
 from .checks import check_dask_entries
 from .entries import from_arrays
 from .measures import binned_errors
@@ -18,6 +20,7 @@ from .measures import binned_errors
 __all__ = ["calibration_error", "gmce", "smce"]
 
 
+@implements(binary.calibration_error)
 def calibration_error(scores, labels, *, norm=2, binning="equal-mass", n_bins=None,
                       bin_size=None, ci=None, debias=False):
     """Binned calibration error CE_p of distributed binary predictions:
@@ -73,6 +76,7 @@ def calibration_error(scores, labels, *, norm=2, binning="equal-mass", n_bins=No
                          binning=binning, norm=norm, debias=debias, ci=ci)[0]
 
 
+@implements(marginal.smce)
 def smce(entries, *, n_bins=None, bin_size=None, ci=None, binning="equal-mass", norm=2,
          debias=False):
     """Shared marginal calibration error (SMCE) of distributed entries:
@@ -126,6 +130,7 @@ def smce(entries, *, n_bins=None, bin_size=None, ci=None, binning="equal-mass", 
                          binning=binning, norm=norm, debias=debias, ci=ci)[0]
 
 
+@implements(marginal.gmce)
 def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, binning="equal-mass",
          norm=2, debias=False):
     """Grouped marginal calibration error (GMCE) per tag group of distributed

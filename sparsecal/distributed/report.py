@@ -85,7 +85,7 @@ class ClusterReport:
     @staticmethod
     def methods(methods, seed, prior):
         """The methods with a distributed fit (one warning naming the others)."""
-        return distributed_methods(methods, seed, prior)
+        return distributed_methods(methods)
 
     @staticmethod
     def most_tag_entries(test):

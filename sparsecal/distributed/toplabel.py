@@ -8,6 +8,7 @@ chunk: nothing travels but the result, when it is computed.
 """
 import numpy as np
 
+from ..core.dispatch import implements
 from ..metrics.toplabel import top_label as _one_machine
 from ._dask import require_dask
 from .checks import check_dask_entries
@@ -21,6 +22,7 @@ def _chunk(block):
     return _one_machine(block) if len(block) else (block.score, block.label)
 
 
+@implements(_one_machine)
 def top_label(entries):
     """Top-label confidence and correctness of distributed entries, per chunk.
 

@@ -26,6 +26,10 @@ values agree with it within float rounding (docs/scale.md, "weights").
   table as weighted binary rows;
 - scaling-binning is refused: its weighted fit depends on which entries fall in
   each half of its positional split, not on the group's table.
+
+Which method fits which way is declared on its registry entry
+(:attr:`sparsecal.calibration.registry.Method.distributed_fit`);
+:data:`WEIGHTED_FITS` implements the ways that take weights.
 """
 import numpy as np
 
@@ -37,10 +41,8 @@ from ._dask import require_dask
 from .chunks import key_scores, native_keys, runs
 from .reduce import tree
 
-__all__ = ["binary_rows", "fit_weighted", "token_weight_blocks", "weighted_score_tables"]
-
-#: registered methods whose weighted fit is a function of the weighted table
-WEIGHTED_METHODS = ("isotonic", "histogram", "platt", "beta", "prior-logistic", "gaussian")
+__all__ = ["WEIGHTED_FITS", "binary_rows", "fit_weighted", "token_weight_blocks",
+           "weighted_score_tables"]
 
 
 def token_weight_blocks(sample_weight, entries):
@@ -250,21 +252,28 @@ def _histogram(base, x, kept, pos, neg, first, dtype):
     return cal
 
 
-def _fit_table(base, name, table, dtype):
-    """One group's calibrator from its weighted table."""
-    x, _, kept, pos, neg, first = table
-    if name == "isotonic":
-        has = kept > 0
-        cal = clone(base)
-        total = pos[has] + neg[has]
-        cal.x_knots_, cal.y_knots_ = isotonic_fit_pooled(x[has], pos[has] / total, total)
-        return cal
-    if name == "histogram":
-        return _histogram(base, x, kept, pos, neg, first, dtype)
+def _pooled_pav(base, x, kept, pos, neg, first, dtype):
+    """Weighted isotonic regression: pooled PAV of a group's table."""
+    has = kept > 0
+    cal = clone(base)
+    total = pos[has] + neg[has]
+    cal.x_knots_, cal.y_knots_ = isotonic_fit_pooled(x[has], pos[has] / total, total)
+    return cal
+
+
+def _rows(base, x, kept, pos, neg, first, dtype):
+    """The base's own fit on a group's table as weighted rows."""
     return clone(base).fit(*binary_rows(x, pos, neg, dtype))
 
 
-def fit_weighted(model, entries, sample_weight, name, *, progress=None):
+#: each way of :data:`~sparsecal.calibration.registry.DISTRIBUTED_FITS` that
+#: takes ``sample_weight`` -> one group's calibrator from its weighted table
+#: ``(base, x, kept, pos, neg, first, dtype)``
+WEIGHTED_FITS = {"pooled-pav": _pooled_pav, "equal-mass-bins": _histogram,
+                 "weighted-rows": _rows}
+
+
+def fit_weighted(model, entries, sample_weight, method, *, progress=None):
     """Fit a :class:`~sparsecal.GroupedCalibrator` on distributed dev entries
     with per-token weights (``model.fit(entries, sample_weight=w)`` calls this).
 
@@ -278,8 +287,9 @@ def fit_weighted(model, entries, sample_weight, name, *, progress=None):
     sample_weight : dask.array.Array or array_like, shape (n_tokens,)
         Per-token weights, finite, non-negative, not zero on every entry of a
         group that is fitted.
-    name : str
-        The base's registered method (one of :data:`WEIGHTED_METHODS`).
+    method : Method
+        The base's registry entry; its distributed fit takes weights
+        (:meth:`~sparsecal.calibration.registry.Method.check_distributed_fit`).
     progress : callable, optional
 
     Returns
@@ -316,11 +326,8 @@ def fit_weighted(model, entries, sample_weight, name, *, progress=None):
     >>> bool((model.calibrators_[0].x_knots_ == ref.calibrators_[0].x_knots_).all())
     True
     """
-    if name not in WEIGHTED_METHODS:
-        raise ValueError(f"sample_weight is not supported for {name} on distributed "
-                         "entries: its weighted fit depends on which entries fall in each "
-                         "half of its positional split, not on each group's weighted "
-                         "distinct-score table; fit it without weights or on one machine")
+    method.check_distributed_fit(weighted=True)
+    fit_table = WEIGHTED_FITS[method.distributed_fit]
     groupings = [model.groups] + ([] if model.fallback is None else [model.fallback])
     tables, tag_counts = weighted_score_tables(entries, groupings, sample_weight)
     if not tag_counts.any():
@@ -333,7 +340,8 @@ def fit_weighted(model, entries, sample_weight, name, *, progress=None):
             if not table[g][2].any():
                 raise ValueError(f"sample_weight is zero on every dev entry of "
                                  f"{groups.kind} group {g}")
-            return _fit_table(model.base, name, table[g], entries.dtype)
+            x, _, kept, pos, neg, first = table[g]
+            return fit_table(model.base, x, kept, pos, neg, first, entries.dtype)
         return np.array([t[1].sum() for t in table]), fit_group
 
     return model.fit_groups(grouping, np.flatnonzero(tag_counts), entries.threshold,

@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from ..core.dispatch import distributed_form
+from ..core.dispatch import takes_data
 from .._extras import require
 from .._docs import fill_doc
 from .bytefields import Lines, digit_fields, digit_values
@@ -321,6 +321,8 @@ def load_lengths(path):
     return lengths
 
 
+@takes_data(refuse="it writes all entries from one process; save_entry_shards writes "
+                    "DaskEntries from the workers")
 def save_entries(path, entries, *, extra_arrays=None, extra_metadata=None):
     """Write thresholded entries to ``.npz``, atomically.
 
@@ -353,7 +355,6 @@ def save_entries(path, entries, *, extra_arrays=None, extra_metadata=None):
     >>> np.array_equal(loaded.score, entries.score), loaded.n_tokens, loaded.threshold
     (True, 2, 0.01)
     """
-    distributed_form(save_entries, locals())
     from .atomic import atomic_path   # here only: reading never needs it
     meta = {"format": ENTRIES_FORMAT, "version": ENTRIES_VERSION, "n_tags": entries.n_tags,
             "n_tokens": entries.n_tokens, "threshold": entries.threshold,

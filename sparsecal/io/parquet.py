@@ -15,7 +15,7 @@ import numpy as np
 from .textfile import check_file
 from .._extras import require
 from ..core.entries import Entries
-from ..core.dispatch import distributed_form
+from ..core.dispatch import takes_data
 
 __all__ = ["to_arrow", "write_parquet", "read_parquet"]
 
@@ -27,6 +27,8 @@ def _pa(purpose):
     return require("pyarrow", "arrow", purpose)
 
 
+@takes_data(refuse="an Arrow table holds all entries in memory; save_entry_shards writes "
+                    "DaskEntries from the workers")
 def to_arrow(entries, *, tag_names=None):
     """Entries as a ``pyarrow.Table`` (no copy of the numeric arrays).
 
@@ -50,7 +52,6 @@ def to_arrow(entries, *, tag_names=None):
     >>> table.column_names, table.column("tag").to_pylist()
     (['score', 'tag', 'label', 'token'], ['DET', 'NOUN', 'DET', 'NOUN'])
     """
-    distributed_form(to_arrow, locals())
     if not isinstance(entries, Entries):
         raise ValueError(f"entries must be Entries, got {type(entries).__name__}")
     pa = _pa("to_arrow()")
@@ -72,6 +73,8 @@ def to_arrow(entries, *, tag_names=None):
     return pa.table(columns, metadata={_KEY: json.dumps(meta).encode()})
 
 
+@takes_data(refuse="it writes all entries from one process; save_entry_shards writes "
+                    "DaskEntries from the workers")
 def write_parquet(entries, path, *, tag_names=None):
     """Write entries to a Parquet file, atomically.
 
@@ -97,7 +100,6 @@ def write_parquet(entries, path, *, tag_names=None):
     >>> back.score.dtype, np.array_equal(back.score, entries.score), back.n_tokens
     (dtype('float32'), True, 2)
     """
-    distributed_form(write_parquet, locals())
     table = to_arrow(entries, tag_names=tag_names)
     pq = require("pyarrow.parquet", "arrow", "write_parquet()")
     from .atomic import atomic_path

@@ -16,7 +16,7 @@ from .._docs import fill_doc
 from .decisions import (BayesErrorPlot, DetectionCost, actual_dcf, bayes_error,
                         check_application, check_prior_log_odds, error_curve,
                         llr_of_probabilities, llr_table, minimum_dcf)
-from ..core.dispatch import distributed_form
+from ..core.dispatch import takes_data
 
 __all__ = ["BayesErrorPlot", "DetectionCost", "bayes_error_plot", "cllr", "dcf",
            "min_cllr", "min_dcf"]
@@ -46,6 +46,7 @@ def _llr(scores, labels, scores_are, training_prior):
     return llr_of_probabilities(x, pi_t), y
 
 
+@takes_data
 @fill_doc
 def dcf(scores, labels, *, prior, c_miss=1.0, c_fa=1.0, normalize=True,
         scores_are="probability", training_prior=None):
@@ -75,13 +76,12 @@ def dcf(scores, labels, *, prior, c_miss=1.0, c_fa=1.0, normalize=True,
     >>> round(d.value, 3), round(d.threshold, 3)
     (0.689, 0.847)
     """
-    if (cluster := distributed_form(dcf, locals())) is not None:
-        return cluster()
     app = check_application(prior, c_miss, c_fa)
     llr, y = _llr(scores, labels, scores_are, training_prior)
     return actual_dcf(llr, None, y, *app, bool(normalize))
 
 
+@takes_data
 @fill_doc
 def min_dcf(scores, labels, *, prior, c_miss=1.0, c_fa=1.0, normalize=True,
             scores_are="probability", training_prior=None):
@@ -109,8 +109,6 @@ def min_dcf(scores, labels, *, prior, c_miss=1.0, c_fa=1.0, normalize=True,
     >>> round(dcf(llr, y, prior=0.5, scores_are="llr").value, 4)   # threshold 0
     0.8333
     """
-    if (cluster := distributed_form(min_dcf, locals())) is not None:
-        return cluster()
     app = check_application(prior, c_miss, c_fa)
     llr, y = _llr(scores, labels, scores_are, training_prior)
     return minimum_dcf(error_curve(*llr_table(llr, y)), *app, bool(normalize))
@@ -122,6 +120,7 @@ def _cllr_of(llr, y):
                  / (2 * np.log(2)))
 
 
+@takes_data
 @fill_doc
 def cllr(scores, labels, *, scores_are="probability", training_prior=None):
     """Log-likelihood-ratio cost Cllr, in bits.
@@ -145,11 +144,10 @@ def cllr(scores, labels, *, scores_are="probability", training_prior=None):
     >>> round(cllr([-5.0, 5.0], [0, 1], scores_are="llr"), 4)
     0.0097
     """
-    if (cluster := distributed_form(cllr, locals())) is not None:
-        return cluster()
     return _cllr_of(*_llr(scores, labels, scores_are, training_prior))
 
 
+@takes_data
 @fill_doc
 def min_cllr(scores, labels, *, scores_are="probability", training_prior=None):
     """Cllr after the best monotone recalibration: of the PAV-fitted posteriors as
@@ -170,8 +168,6 @@ def min_cllr(scores, labels, *, scores_are="probability", training_prior=None):
     >>> min_cllr([0.5, 0.5, 0.5, 0.5], [0, 1, 0, 1])      # no information: 1
     1.0
     """
-    if (cluster := distributed_form(min_cllr, locals())) is not None:
-        return cluster()
     llr, y = _llr(scores, labels, scores_are, training_prior)
     # PAV depends only on the order and ties of the scores: fit it on their
     # ranks, which are finite where LLRs of probabilities 0 and 1 are not
@@ -180,6 +176,7 @@ def min_cllr(scores, labels, *, scores_are="probability", training_prior=None):
     return _cllr_of(llr_of_probabilities(p, np.mean(y, dtype=np.float64)), y)
 
 
+@takes_data
 @fill_doc
 def bayes_error_plot(scores, labels, *, prior_log_odds=None, scores_are="probability",
                      training_prior=None):
@@ -206,8 +203,6 @@ def bayes_error_plot(scores, labels, *, prior_log_odds=None, scores_are="probabi
     >>> b.actual_dcf.round(2).tolist(), b.min_dcf.round(2).tolist()
     ([0.65, 0.31, 0.63], [0.64, 0.3, 0.57])
     """
-    if (cluster := distributed_form(bayes_error_plot, locals())) is not None:
-        return cluster()
     grid = check_prior_log_odds(prior_log_odds)
     llr, y = _llr(scores, labels, scores_are, training_prior)
     return bayes_error(*llr_table(llr, y), grid)

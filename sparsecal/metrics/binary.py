@@ -13,7 +13,7 @@ from .debiased import debiased_ce_from_bins, score_interval
 from .intervals import ConfidenceInterval, ce_interval
 from .._docs import fill_doc
 from ..io.tables import Table
-from ..core.dispatch import distributed_form
+from ..core.dispatch import takes_data
 
 __all__ = ["CalibrationError", "calibration_error", "check_debias", "reliability_table",
            "sorted_calibration_error"]
@@ -76,6 +76,7 @@ class CalibrationError:
                 "ci_level": self.ci_level}
 
 
+@takes_data
 @fill_doc
 def calibration_error(scores, labels, *, norm=2, binning="equal-mass", n_bins=None,
                       bin_size=None, ci=None, n_threads=None, debias=False):
@@ -114,8 +115,6 @@ def calibration_error(scores, labels, *, norm=2, binning="equal-mass", n_bins=No
     >>> round(deb.value, 3), round(deb.ci_low, 3), round(deb.ci_high, 3)
     (0.187, 0.169, 0.206)
     """
-    if (cluster := distributed_form(calibration_error, locals())) is not None:
-        return cluster()
     norm = check_norm(norm)
     spec = ConfidenceInterval.resolve(ci)
     check_debias(debias, norm, spec)

@@ -7,7 +7,7 @@ import numpy as np
 from ..core.binning import bin_statistics
 from .._docs import fill_doc
 from .ce import bin_rates
-from ..core.dispatch import distributed_form
+from ..core.dispatch import takes_data
 
 __all__ = ["BrierDecomposition", "brier_decomposition", "decomposition_from_bins"]
 
@@ -36,6 +36,7 @@ class BrierDecomposition:
     n: int
 
 
+@takes_data
 @fill_doc
 def brier_decomposition(scores, labels, *, binning="equal-mass", n_bins=None,
                         bin_size=None):
@@ -56,8 +57,6 @@ def brier_decomposition(scores, labels, *, binning="equal-mass", n_bins=None,
     >>> round(d.brier, 4) == round(d.calibration + d.refinement, 4), d.refinement
     (True, 0.0)
     """
-    if (cluster := distributed_form(brier_decomposition, locals())) is not None:
-        return cluster()
     bins, x, y, _ = bin_statistics(scores, labels, binning=binning, n_bins=n_bins,
                                    bin_size=bin_size)
     return decomposition_from_bins(bins, float(np.sum((x.astype(np.float64) - y) ** 2)))

@@ -8,7 +8,7 @@ from ..core.binning import fixed_width_bins
 from ..core.entries import Entries, check_entries
 from ..core.validation import check_float_matrix, check_gold, check_positive_int
 from .ce import ce_from_bins
-from ..core.dispatch import distributed_form
+from ..core.dispatch import takes_data
 
 __all__ = ["ClasswiseECE", "classwise_ece"]
 
@@ -68,6 +68,7 @@ def _entry_terms(entries, n_bins):
     return terms, entries.n_tokens
 
 
+@takes_data(refuse="it needs the dense score matrix of every token (Kull et al. 2019)")
 def classwise_ece(scores, gold=None, *, n_bins=15):
     """Classwise ECE of dense multiclass scores, or of thresholded entries.
 
@@ -102,7 +103,6 @@ def classwise_ece(scores, gold=None, *, n_bins=15):
     >>> round(classwise_ece(entries).value, 3)
     0.029
     """
-    distributed_form(classwise_ece, locals())
     n_bins = check_positive_int(n_bins, "n_bins")
     if isinstance(scores, Entries):
         if gold is not None:

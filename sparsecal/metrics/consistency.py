@@ -16,7 +16,7 @@ from .ce import ce_from_bins
 from .._docs import fill_doc
 from .resampling import (bin_layout, check_random_state, data_table, p_value,
                          replicate_errors, replicate_generators)
-from ..core.dispatch import distributed_form
+from ..core.dispatch import takes_data
 
 __all__ = ["CalibrationTest", "calibration_test"]
 
@@ -43,6 +43,7 @@ class CalibrationTest:
                 "n_resamples": self.n_resamples, "n_bins": self.n_bins, "n": self.n}
 
 
+@takes_data
 @fill_doc
 def calibration_test(scores, labels, *, n_bins=None, n_resamples=999, random_state=0,
                      bin_size=None, binning="equal-mass"):
@@ -75,8 +76,6 @@ def calibration_test(scores, labels, *, n_bins=None, n_resamples=999, random_sta
     >>> calibration_test(q, rng.random(2000) < q, n_resamples=99).p_value > 0.05
     True
     """
-    if (cluster := distributed_form(calibration_test, locals())) is not None:
-        return cluster()
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     rng = check_random_state(random_state)
     if n_bins is None and bin_size is None:

@@ -13,7 +13,7 @@ import numpy as np
 from ..core.isotonic import isotonic_fit, isotonic_predict
 from .._docs import fill_doc
 from ..core.validation import check_scores_and_labels
-from ..core.dispatch import distributed_form
+from ..core.dispatch import takes_data
 
 __all__ = ["ScoreDecomposition", "brier_corp", "log_loss_corp"]
 
@@ -65,6 +65,7 @@ def _decompose(scores, labels, rule, name):
     return ScoreDecomposition(s, s - s_rc, s_c - s_rc, s_c, x.shape[0], name)
 
 
+@takes_data
 @fill_doc
 def brier_corp(scores, labels):
     """CORP decomposition of the mean Brier score (``UNC = ybar (1 - ybar)``); unlike
@@ -87,11 +88,10 @@ def brier_corp(scores, labels):
     >>> round(d.score, 4), round(d.miscalibration - d.discrimination + d.uncertainty, 4)
     (0.1703, 0.1703)
     """
-    if (cluster := distributed_form(brier_corp, locals())) is not None:
-        return cluster()
     return _decompose(scores, labels, _brier, "brier")
 
 
+@takes_data
 @fill_doc
 def log_loss_corp(scores, labels):
     """CORP decomposition of the mean log loss; ``uncertainty`` is the entropy of the
@@ -114,6 +114,4 @@ def log_loss_corp(scores, labels):
     >>> log_loss_corp([0.0, 0.5], [1, 0]).score
     inf
     """
-    if (cluster := distributed_form(log_loss_corp, locals())) is not None:
-        return cluster()
     return _decompose(scores, labels, _log_loss, "log_loss")

@@ -23,7 +23,7 @@ from .marginal import check_ce_options, mce, smce_and_gmce
 from .measures import check_options, get_measure
 from .toplabel import top_label_ece
 from ..io.tables import Table
-from ..core.dispatch import distributed_form
+from ..core.dispatch import takes_data
 
 __all__ = ["EvaluationResult", "Comparison", "evaluate", "compare"]
 
@@ -208,7 +208,7 @@ def _measures_by_group(measures, entries, groups, options, counter):
         warnings.warn("measures undefined on some groups' entries are NaN there: "
                       + "; ".join(f"{name} for group(s) {', '.join(parts)} ({reason})"
                                   for (name, reason), parts in undefined.items()),
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=4)
     return out
 
 
@@ -235,6 +235,7 @@ def _bins_text(s):
     return f"{s.get('n_bins')} {kind} bins"
 
 
+@takes_data
 def evaluate(entries, groups=None, *, n_bins=None, ci="simulation", per_tag=False,
              min_entries=None, top_label=False, metrics=(), progress=None,
              bin_size=None, binning="equal-mass", norm=2, debias=False, prior=None,
@@ -320,8 +321,6 @@ def evaluate(entries, groups=None, *, n_bins=None, ci="simulation", per_tag=Fals
     >>> len(res.gmce), res.smce.ci_level, res.to_markdown().splitlines()[0]
     (3, 0.9, 'Threshold 0.01, 10 equal-mass bins, 90% CI: simulation')
     """
-    if (cluster := distributed_form(evaluate, locals())) is not None:
-        return cluster()
     spec = ConfidenceInterval.resolve(ci)
     if isinstance(metrics, str):
         metrics = [metrics]

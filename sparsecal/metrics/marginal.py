@@ -21,7 +21,7 @@ from .ce import check_norm
 from .intervals import ConfidenceInterval
 from .._docs import fill_doc
 from ..io.tables import Table
-from ..core.dispatch import distributed_form
+from ..core.dispatch import takes_data
 
 __all__ = ["DEFAULT_BIN_SIZE", "MarginalCalibrationError", "gmce", "mce", "smce",
            "smce_and_gmce"]
@@ -33,6 +33,7 @@ __all__ = ["DEFAULT_BIN_SIZE", "MarginalCalibrationError", "gmce", "mce", "smce"
 DEFAULT_BIN_SIZE = 200
 
 
+@takes_data
 @fill_doc
 def smce(entries, *, n_bins=None, bin_size=None, ci=None, binning="equal-mass", norm=2,
          debias=False):
@@ -62,14 +63,13 @@ def smce(entries, *, n_bins=None, bin_size=None, ci=None, binning="equal-mass", 
     >>> res.n == len(e), bool(res.ci_low < res.value < res.ci_high)
     (True, True)
     """
-    if (cluster := distributed_form(smce, locals())) is not None:
-        return cluster()
     entries = check_entries(entries)
     return calibration_error(entries.score, entries.label, n_bins=n_bins,
                              bin_size=bin_size, ci=ci, binning=binning, norm=norm,
                              debias=debias)
 
 
+@takes_data
 @fill_doc
 def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, progress=None,
          binning="equal-mass", norm=2, debias=False):
@@ -102,13 +102,12 @@ def gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, progress=None,
     >>> bool(res[0].n == (e.tag == 0).sum())
     True
     """
-    if (cluster := distributed_form(gmce, locals())) is not None:
-        return cluster()
     return smce_and_gmce(entries, groups, n_bins=n_bins, bin_size=bin_size, ci=ci,
                          pooled=False, progress=progress, binning=binning, norm=norm,
                          debias=debias)[1]
 
 
+@takes_data
 @fill_doc
 def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, pooled=True,
                   progress=None, binning="equal-mass", norm=2, debias=False):
@@ -138,8 +137,6 @@ def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, poole
     >>> pooled.value == smce(e, n_bins=2).value, len(per_group)
     (True, 3)
     """
-    if (cluster := distributed_form(smce_and_gmce, locals())) is not None:
-        return cluster()
     entries = check_entries(entries)
     check_groups(groups, entries.n_tags)
     spec = ConfidenceInterval.resolve(ci)
@@ -229,6 +226,7 @@ class MarginalCalibrationError(Table):
                 "ci_high": [c.ci_high for c in ce] + [None] * len(few)}
 
 
+@takes_data
 @fill_doc
 def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
     """Marginal calibration error (MCE): the root mean square of the per-tag CE_2 of
@@ -262,8 +260,6 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
     >>> bool(res.per_tag) and bool(res.too_few), res.min_entries, 0 < res.value < 1
     (True, 400, True)
     """
-    if (cluster := distributed_form(mce, locals())) is not None:
-        return cluster()
     entries = check_entries(entries)
     min_entries, bin_size = _mce_settings(min_entries, n_bins, bin_size)
     spec = ConfidenceInterval.resolve(ci)
@@ -318,4 +314,4 @@ def _warn_small_bins(tags, sizes, n_bins, bin_size):
         warnings.warn(f"{small.size} tag(s) ({shown}{', ...' if small.size > 10 else ''}) "
                       f"have bins of fewer than {DEFAULT_BIN_SIZE} entries, the default "
                       "bin size: their CE is inflated by sampling noise (Nguyen & O'Connor "
-                      "2015, Section 3.2)", UserWarning, stacklevel=4)
+                      "2015, Section 3.2)", UserWarning, stacklevel=5)

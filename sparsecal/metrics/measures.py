@@ -14,11 +14,16 @@ and gets every one of them; the rule for an option that no measure of a call
 takes (nor anything else the call computes) is :func:`check_options`: refused,
 naming the option and the measures. ``tests/test_measures.py`` checks the
 whole matrix (measure x option).
+
+A measure's form on distributed entries is declared on its entry, once
+(:attr:`Measure.mergeable`, one of :data:`MERGEABLE_FORMS`); a measure without
+one is refused there by name.
 """
 import importlib
 from dataclasses import dataclass
 
-__all__ = ["MEASURES", "OPTIONS", "Measure", "check_options", "get_measure"]
+__all__ = ["MEASURES", "MERGEABLE_FORMS", "OPTIONS", "Measure", "check_options",
+           "get_measure"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,9 @@ class Measure:
         prior, ``()`` for none. The others do not concern the measure (its
         name fixes them, or it has no bins, resamples or prior): given for a
         call that none of its parts takes, :func:`check_options` refuses them.
+    mergeable : str or None
+        What it is computed from on distributed entries: a key of
+        :data:`MERGEABLE_FORMS`; None: it has no distributed form.
     """
 
     name: str
@@ -52,6 +60,7 @@ class Measure:
     fixed: tuple = ()
     attribute: str = "value"
     options: tuple = ("n_bins", "bin_size", "binning")
+    mergeable: str = None
 
     def check_prior(self, prior):
         """Refuse a missing ``prior`` if this measure needs one.
@@ -75,6 +84,9 @@ class Measure:
         unknown = set(self.options) - set(OPTIONS)
         if unknown:
             raise ValueError(f"measure {self.name!r}: unknown options {sorted(unknown)}")
+        if self.mergeable is not None and self.mergeable not in MERGEABLE_FORMS:
+            raise ValueError(f"measure {self.name!r}: unknown mergeable form "
+                             f"{self.mergeable!r}; choose from {sorted(MERGEABLE_FORMS)}")
 
     def __call__(self, scores, labels, **options):
         """The measure of ``scores`` against ``labels``, as a float.
@@ -133,6 +145,19 @@ OPTIONS = {
 
 _BINNED = ("n_bins", "bin_size", "binning")
 
+#: the forms a measure may have on distributed entries (:attr:`Measure.mergeable`):
+#: the merged statistics its value is computed from, for all entries and each
+#: group in shared passes; :mod:`sparsecal.distributed.measures` implements each
+MERGEABLE_FORMS = {
+    "bins": "the merged bins (CE with the measure's fixed norm and debias)",
+    "squared-errors": "merged sums of squared errors",
+    "brier-corp": "the merged distinct-score tables (CORP, Brier rule)",
+    "log-loss-corp": "the merged distinct-score tables (CORP, log-loss rule)",
+    "application": "the LLRs of the merged distinct-score tables (the measure of its name)",
+    "smooth-grids": "merged kernel grid sums",
+    "table-replicates": "resamples of the merged distinct-score tables, on the workers",
+}
+
 
 def check_options(measures, given, used=(), names=None, others=None):
     """Refuse each option given that neither a measure of ``measures`` takes nor
@@ -183,34 +208,43 @@ def check_options(measures, given, used=(), names=None, others=None):
 
 #: measure name -> Measure
 MEASURES = {m.name: m for m in (
-    Measure("ce", "CE", "binary.calibration_error", (("norm", 2),)),
-    Measure("ece", "ECE", "binary.calibration_error", (("norm", 1),)),
-    Measure("max-ce", "Max CE", "binary.calibration_error", (("norm", "max"),)),
+    Measure("ce", "CE", "binary.calibration_error", (("norm", 2),), mergeable="bins"),
+    Measure("ece", "ECE", "binary.calibration_error", (("norm", 1),), mergeable="bins"),
+    Measure("max-ce", "Max CE", "binary.calibration_error", (("norm", "max"),),
+            mergeable="bins"),
     # the Brier score does not depend on the bins (its decomposition's terms do)
-    Measure("brier", "Brier", "brier.brier_decomposition", attribute="brier", options=()),
+    Measure("brier", "Brier", "brier.brier_decomposition", attribute="brier", options=(),
+            mergeable="squared-errors"),
     # issue 13: Kumar et al. 2019; Blasiok & Nakkiran 2023; Dimitriadis et al. 2021
     # (CORP: score = MCB - DSC + UNC); lecture notes 004 (Cllr, DCF); Brocker & Smith 2007
-    Measure("debiased-ce", "Debiased CE", "binary.calibration_error", (("debias", True),)),
-    Measure("smooth-ece", "Smooth ECE", "smooth.smooth_ece", options=()),
+    Measure("debiased-ce", "Debiased CE", "binary.calibration_error", (("debias", True),),
+            mergeable="bins"),
+    Measure("smooth-ece", "Smooth ECE", "smooth.smooth_ece", options=(),
+            mergeable="smooth-grids"),
     Measure("brier-mcb", "Brier MCB", "corp.brier_corp", attribute="miscalibration",
-            options=()),
+            options=(), mergeable="brier-corp"),
     Measure("brier-dsc", "Brier DSC", "corp.brier_corp", attribute="discrimination",
-            options=()),
+            options=(), mergeable="brier-corp"),
     Measure("brier-unc", "Brier UNC", "corp.brier_corp", attribute="uncertainty",
-            options=()),
-    Measure("log-loss", "Log loss", "corp.log_loss_corp", attribute="score", options=()),
+            options=(), mergeable="brier-corp"),
+    Measure("log-loss", "Log loss", "corp.log_loss_corp", attribute="score", options=(),
+            mergeable="log-loss-corp"),
     Measure("log-loss-mcb", "Log loss MCB", "corp.log_loss_corp",
-            attribute="miscalibration", options=()),
+            attribute="miscalibration", options=(), mergeable="log-loss-corp"),
     Measure("log-loss-dsc", "Log loss DSC", "corp.log_loss_corp",
-            attribute="discrimination", options=()),
+            attribute="discrimination", options=(), mergeable="log-loss-corp"),
     Measure("log-loss-unc", "Log loss UNC", "corp.log_loss_corp", attribute="uncertainty",
-            options=()),
-    Measure("cllr", "Cllr", "application.cllr", attribute=None, options=()),
-    Measure("min-cllr", "minCllr", "application.min_cllr", attribute=None, options=()),
-    Measure("dcf", "DCF", "application.dcf", options=("prior",)),
-    Measure("min-dcf", "minDCF", "application.min_dcf", options=("prior",)),
+            options=(), mergeable="log-loss-corp"),
+    Measure("cllr", "Cllr", "application.cllr", attribute=None, options=(),
+            mergeable="application"),
+    Measure("min-cllr", "minCllr", "application.min_cllr", attribute=None, options=(),
+            mergeable="application"),
+    Measure("dcf", "DCF", "application.dcf", options=("prior",), mergeable="application"),
+    Measure("min-dcf", "minDCF", "application.min_dcf", options=("prior",),
+            mergeable="application"),
     Measure("calibration-test-p", "Calibration test p", "consistency.calibration_test",
-            attribute="p_value", options=_BINNED + ("n_resamples", "random_state")),
+            attribute="p_value", options=_BINNED + ("n_resamples", "random_state"),
+            mergeable="table-replicates"),
 )}
 
 

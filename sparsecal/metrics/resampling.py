@@ -22,7 +22,7 @@ import numpy as np
 from ..core.binning import (BinStats, argsort_scores, lookup_bins, replicated_bin_sums,
                             replicated_cuts)
 from .ce import ce_from_bins, ce_of_gaps
-from ..core.dispatch import distributed_form
+from ..core.dispatch import BUILDING_BLOCK, takes_data
 
 __all__ = ["bin_layout", "check_random_state", "data_table", "p_value", "percentile_interval",
            "replicate_bin_sums", "replicate_errors", "replicate_generators", "score_table",
@@ -35,6 +35,7 @@ __all__ = ["bin_layout", "check_random_state", "data_table", "p_value", "percent
 _INDEX_DRAW_RATIO = 4
 
 
+@takes_data(refuse=BUILDING_BLOCK)
 def score_table(sorted_scores, sorted_labels):
     """The distinct-score table ``(scores, counts, positives)`` of ascending scores and
     their labels.
@@ -56,7 +57,6 @@ def score_table(sorted_scores, sorted_labels):
     >>> score_table(np.array([0.1, 0.1, 0.5]), np.array([1, 0, 1], dtype=np.uint8))
     (array([0.1, 0.5]), array([2, 1]), array([1, 1]))
     """
-    distributed_form(score_table, locals())
     x = sorted_scores.astype(np.float64)
     first = np.flatnonzero(np.r_[True, x[1:] != x[:-1]])
     counts = np.diff(np.r_[first, x.shape[0]]).astype(np.int64)

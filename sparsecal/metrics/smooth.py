@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core.validation import (check_positive_int, check_positive_real,
                                check_scores_and_labels)
-from ..core.dispatch import distributed_form
+from ..core.dispatch import takes_data
 
 __all__ = ["SmoothECE", "SmoothReliability", "smooth_ece", "smooth_reliability"]
 
@@ -204,6 +204,7 @@ def _prepare(scores, labels, bandwidth):
     return grids, _smooth_eces(lambda s, m: grids(m), [x.shape[0]], bandwidth)[0]
 
 
+@takes_data
 def smooth_ece(scores, labels, *, bandwidth=None):
     """Smooth ECE (smECE) of binary predictions, as ``relplot.smECE``.
 
@@ -235,11 +236,10 @@ def smooth_ece(scores, labels, *, bandwidth=None):
     >>> round(smooth_ece(f, (rng.random(5000) < f), bandwidth=0.05).value, 3)
     0.012
     """
-    if (cluster := distributed_form(smooth_ece, locals())) is not None:
-        return cluster()
     return _prepare(scores, labels, bandwidth)[1]
 
 
+@takes_data
 def smooth_reliability(scores, labels, *, bandwidth=None, n_points=_MESH_POINTS):
     """The kernel reliability diagram: the Nadaraya-Watson curve of the labels on the
     scores and the scores' density, at smECE's bandwidth (relplot's
@@ -267,7 +267,5 @@ def smooth_reliability(scores, labels, *, bandwidth=None, n_points=_MESH_POINTS)
     >>> bool(abs(r.density.mean() - 1) < 0.1)    # a density on [0, 1]
     True
     """
-    if (cluster := distributed_form(smooth_reliability, locals())) is not None:
-        return cluster()
     n_points = _check_n_points(n_points)
     return _reliability_from_grids(*_prepare(scores, labels, bandwidth), n_points)

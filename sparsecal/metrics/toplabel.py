@@ -4,11 +4,12 @@ import numpy as np
 
 from .binary import calibration_error
 from ..core.entries import check_entries
-from ..core.dispatch import distributed_form
+from ..core.dispatch import takes_data
 
 __all__ = ["top_label", "top_label_ece"]
 
 
+@takes_data
 def top_label(entries):
     """Per token with any entry, its highest score (ties: the first tag) and whether
     that tag is gold; threshold at 0 to keep every token.
@@ -32,8 +33,6 @@ def top_label(entries):
     >>> conf.tolist(), correct.tolist()
     ([0.6, 0.99], [1, 0])
     """
-    if (cluster := distributed_form(top_label, locals())) is not None:
-        return cluster()
     entries = check_entries(entries)
     if entries.token is None:
         raise ValueError("top-label calibration needs the token of each entry")
@@ -49,6 +48,7 @@ def top_label(entries):
     return entries.score[winner], entries.label[winner]
 
 
+@takes_data
 def top_label_ece(entries, *, n_bins=20, binning="fixed", norm=1, ci=None):
     """Top-label ECE: the CE of one entry per token, its argmax (Jagannatha & Yu 2020:
     20 fixed-width bins, norm 1).
@@ -75,7 +75,5 @@ def top_label_ece(entries, *, n_bins=20, binning="fixed", norm=1, ci=None):
     >>> res.n, res.bins.n_bins, res.norm
     (2000, 20, 1.0)
     """
-    if (cluster := distributed_form(top_label_ece, locals())) is not None:
-        return cluster()
     conf, correct = top_label(entries)
     return calibration_error(conf, correct, norm=norm, binning=binning, n_bins=n_bins, ci=ci)

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..core.binning import histogram_counts
-from ..core.dispatch import distributed_form, is_distributed
+from ..core.dispatch import is_distributed, takes_data
 from ..core.entries import Entries
 from ..metrics import reliability_table, smce
 from ._inputs import _curves, _labelled
@@ -222,6 +222,8 @@ class ReliabilityDisplay:
         hist_ax.grid(True, axis="y", color="#E5E5E5", linewidth=0.6)
 
 
+@takes_data(refuse="its scores= are only for the exact histogram; on a cluster pass "
+                    "hist_counts= from sparsecal.distributed.score_histogram")
 def reliability_diagram(results, labels=None, *, scores=None, scale="linear", yscale=None,
                         show_distribution=True, hist_bins=40, ax=None, hist_ax=None,
                         title=None, colors=None, figsize=(5.2, 5.8), bin_interval="wilson",
@@ -250,7 +252,6 @@ def reliability_diagram(results, labels=None, *, scores=None, scale="linear", ys
     >>> [ax.get_xlabel() for ax in fig.axes]
     ['', 'predicted score']
     """
-    distributed_form(reliability_diagram, locals())
     display = ReliabilityDisplay.from_results(
         results, labels, scores=scores, hist_counts=hist_counts, scale=scale,
         yscale=yscale, hist_bins=hist_bins, bin_interval=bin_interval)

@@ -11,13 +11,16 @@ to 1.
 """
 import numpy as np
 
-from ..core.dispatch import distributed_form
+from ..core.dispatch import takes_data
 from ..core.entries import Entries
 from ..core.validation import (as_array, as_float_array, check_allocation,
                                check_positive_int)
 from ..metrics.intervals import check_random_state
 
 __all__ = ["sample_entities", "coreference_probabilities", "coreference_entries"]
+
+#: why a document's functions refuse distributed data
+ONE_DOCUMENT = "its entities and antecedent probabilities are those of one document, in memory"
 
 
 def _check_antecedents(probabilities):
@@ -41,6 +44,7 @@ def _check_antecedents(probabilities):
     return P
 
 
+@takes_data(refuse=ONE_DOCUMENT)
 def sample_entities(probabilities, n_samples, random_state=0):
     """Sample antecedents independently; each mention's entity per sample.
 
@@ -65,7 +69,6 @@ def sample_entities(probabilities, n_samples, random_state=0):
     >>> e[:, 2].tolist() == [2] * 1000, bool(0.85 < (e[:, 1] == 0).mean() < 0.95)
     (True, True)
     """
-    distributed_form(sample_entities, locals())   # dask input: refused by name
     P = _check_antecedents(probabilities)
     S = check_positive_int(n_samples, "n_samples")
     rng = check_random_state(random_state)
@@ -111,6 +114,7 @@ def coreference_probabilities(entities):
     return together / e.shape[0]
 
 
+@takes_data(refuse=ONE_DOCUMENT)
 def coreference_entries(probabilities, gold_entities):
     """Entries of the mention pairs ``i < j`` in row-major order: score ``p(i ~ j)``,
     label 1 when gold puts them in one entity, tag 0, token the pair index.
@@ -131,7 +135,6 @@ def coreference_entries(probabilities, gold_entities):
     >>> e.score.tolist(), e.label.tolist()
     ([0.8, 0.1, 0.3], [1, 0, 0])
     """
-    distributed_form(coreference_entries, locals())   # dask input: refused by name
     P = np.asarray(as_float_array(probabilities, "probabilities", ndim=2), dtype=np.float64)
     gold = as_array(gold_entities, "gold_entities")
     if P.shape[0] != P.shape[1] or gold.shape != (P.shape[0],):

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.dispatch import distributed_form
+from ..core.dispatch import IN_MEMORY_SAMPLES, takes_data
 from ..core.validation import as_float_array, check_positive_int, check_probabilities
 
 __all__ = ["EventConfidence", "sample_confidence", "mc_dropout_samples"]
@@ -40,6 +40,7 @@ class EventConfidence:
                 "std": self.std}
 
 
+@takes_data(refuse=IN_MEMORY_SAMPLES)
 def sample_confidence(probabilities, percentiles=(10.0, 90.0)):
     """Mean, percentiles and spread of each event's probability over S samples.
 
@@ -62,7 +63,6 @@ def sample_confidence(probabilities, percentiles=(10.0, 90.0)):
     >>> c.mean.round(6).tolist(), c.p_low.round(6).tolist(), c.p_high.round(6).tolist()
     ([0.5], [0.1], [0.9])
     """
-    distributed_form(sample_confidence, locals())   # dask input: refused by name
     p = as_float_array(probabilities, "probabilities", ndim=2)
     if p.shape[0] == 0:
         raise ValueError("probabilities needs at least one sample (row)")

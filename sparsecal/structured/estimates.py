@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.dispatch import distributed_form
+from ..core.dispatch import IN_MEMORY_SAMPLES, takes_data
 from ..core.validation import as_array, as_float_array
 from ..metrics.intervals import ConfidenceInterval
 
@@ -53,6 +53,7 @@ def _samples_axis(x, name):
     return x.shape[-1]
 
 
+@takes_data(refuse=IN_MEMORY_SAMPLES)
 def sample_frequency(indicator, confidence_level=0.95):
     """Probability of an event as its frequency ``k / S`` over samples, with the
     Wilson score interval (Wilson 1927).
@@ -73,7 +74,6 @@ def sample_frequency(indicator, confidence_level=0.95):
     >>> float(est.estimate), round(float(est.low), 4), round(float(est.high), 4)
     (0.3, 0.2189, 0.3958)
     """
-    distributed_form(sample_frequency, locals())   # dask input: refused by name
     spec = ConfidenceInterval(confidence_level=confidence_level)
     x = as_array(indicator, "indicator")
     if x.dtype.kind not in "biuf":
@@ -90,6 +90,7 @@ def sample_frequency(indicator, confidence_level=0.95):
                           "wilson")
 
 
+@takes_data(refuse=IN_MEMORY_SAMPLES)
 def sample_percentiles(values, confidence_level=0.95):
     """Mean of a quantity over samples and the central percentile interval of its
     values (2.5 to 97.5 at 95%, :func:`numpy.percentile`).
@@ -109,7 +110,6 @@ def sample_percentiles(values, confidence_level=0.95):
     >>> est.estimate.tolist(), est.low.tolist(), est.high.tolist()
     ([50.0], [5.0], [95.0])
     """
-    distributed_form(sample_percentiles, locals())   # dask input: refused by name
     spec = ConfidenceInterval(confidence_level=confidence_level)
     x = as_array(values, "values")
     x = as_float_array(x, "values", ndim=max(x.ndim, 1))

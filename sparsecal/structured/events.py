@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..core.dispatch import distributed_form
+from ..core.dispatch import SENTENCE_EVENTS, SENTENCE_RECURSION, takes_data
 from ..core.entries import Entries
 from ..core.validation import as_float_array, check_lengths, check_probabilities
 from .._docs import fill_doc
@@ -110,6 +110,7 @@ def _check_events(events):
     return events
 
 
+@takes_data(refuse=SENTENCE_EVENTS)
 def softmax_event_probabilities(events, scores, normalize=False):
     """Probability of each event under per-token probabilities: the product of its
     tokens' (exact for a softmax tagger, an approximation for dependent scores).
@@ -137,7 +138,6 @@ def softmax_event_probabilities(events, scores, normalize=False):
     >>> softmax_event_probabilities(ev, probs, normalize=True).round(4).tolist()
     [0.7348]
     """
-    distributed_form(softmax_event_probabilities, locals())   # dask input: refused by name
     ev = _check_events(events)
     arr, _ = check_softmax_scores(scores)
     _check_covers(ev, arr.shape)
@@ -159,6 +159,7 @@ def _check_covers(ev, shape):
                          "(sentence, position or tag out of range)")
 
 
+@takes_data(refuse=SENTENCE_RECURSION)
 @fill_doc
 def crf_event_probabilities(events, emissions, transitions, lengths=None, start=None,
                             end=None, allowed=None, mask=None, normalize=False,
@@ -188,7 +189,6 @@ def crf_event_probabilities(events, emissions, transitions, lengths=None, start=
     >>> bool(np.allclose(p, ev.entries.score))
     True
     """
-    distributed_form(crf_event_probabilities, locals())   # dask input: refused by name
     from .. import crf     # torch: only here
 
     ev = _check_events(events)

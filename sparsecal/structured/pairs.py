@@ -10,7 +10,7 @@ error of N&O's top 5 and top 100 pairs (Figure 4(b)) through
 """
 import numpy as np
 
-from ..core.dispatch import distributed_form
+from ..core.dispatch import SENTENCE_EVENTS, takes_data
 from ..core.entries import Entries, threshold as threshold_entries
 from ..core.groups import TagGroups
 from ..core.validation import (as_float_array, check_lengths, check_positive_int,
@@ -31,6 +31,7 @@ def _gold_pairs(gold, n_tags, lengths):
     return np.where((a >= 0) & (b >= 0), a * n_tags + b, -1), real
 
 
+@takes_data(refuse=SENTENCE_EVENTS)
 @fill_doc
 def pair_entries(pair_marginals, gold, lengths=None, threshold=0.01):
     """Thresholded tag-pair entries of a batch of sentences: ``tag = a * C + b``,
@@ -57,7 +58,6 @@ def pair_entries(pair_marginals, gold, lengths=None, threshold=0.01):
     >>> ent.tag.tolist(), ent.label.tolist(), ent.n_tags
     ([0, 1, 2], [1, 0, 0], 4)
     """
-    distributed_form(pair_entries, locals())   # dask input: refused by name
     pm = as_float_array(pair_marginals, "pair_marginals", ndim=4)
     B, n, C, C2 = pm.shape
     if C != C2:
@@ -75,6 +75,7 @@ def pair_entries(pair_marginals, gold, lengths=None, threshold=0.01):
     return threshold_entries(pm.reshape(B, n, C * C)[real], pairs, threshold)
 
 
+@takes_data(refuse=SENTENCE_EVENTS)
 @fill_doc
 def most_frequent_pairs(gold, n_tags, n=5, lengths=None):
     """The ``n`` most frequent gold tag pairs ``a * C + b`` by descending count (ties:
@@ -97,7 +98,6 @@ def most_frequent_pairs(gold, n_tags, n=5, lengths=None):
     >>> pairs.tolist(), counts.tolist()
     ([1, 2], [2, 1])
     """
-    distributed_form(most_frequent_pairs, locals())   # dask input: refused by name
     C = check_positive_int(n_tags, "n_tags")
     n = check_positive_int(n, "n")
     pairs, _ = _gold_pairs(gold, C, lengths)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.dispatch import distributed_form
+from ..core.dispatch import SENTENCE_EVENTS, takes_data
 from ..core.validation import as_array, check_probabilities, check_unit_interval
 from .events import Events
 from .schemes import Spans, decode_spans
@@ -79,6 +79,7 @@ class Reranking:
         return out
 
 
+@takes_data(refuse=SENTENCE_EVENTS)
 def span_f1(pred, gold, n_positions):
     """Micro-averaged exact-match precision, recall and F1 of predicted spans
     (duplicates count once).
@@ -104,7 +105,6 @@ def span_f1(pred, gold, n_positions):
     >>> s.precision, s.recall, round(s.f1, 3)
     (1.0, 0.5, 0.667)
     """
-    distributed_form(span_f1, locals())   # dask input: refused by name
     for name, s in (("pred", pred), ("gold", gold)):
         if not isinstance(s, Spans):
             raise TypeError(f"{name} must be a Spans, got {type(s).__name__}")
@@ -146,6 +146,7 @@ def _output_spans(events, idx, tag_names, scheme, n_sentences, N):
     return decode_spans(tags, tag_names, scheme)
 
 
+@takes_data(refuse=SENTENCE_EVENTS)
 def rerank_sequences(events, confidence, gold=None, tag_names=None, scheme="bio"):
     """Choose each sentence's sequence by calibrated confidence (ties: the better
     rank); exact match, and span F1 given ``gold`` and ``tag_names``, before and
@@ -176,7 +177,6 @@ def rerank_sequences(events, confidence, gold=None, tag_names=None, scheme="bio"
     >>> r.exact_match_before, r.exact_match_after, r.n_changed
     (0.0, 1.0, 1)
     """
-    distributed_form(rerank_sequences, locals())   # dask input: refused by name
     conf = _check(events, confidence, "sequence")
     if (gold is None) != (tag_names is None):
         raise ValueError("give gold and tag_names together (span F1 needs both)")
@@ -199,6 +199,7 @@ def rerank_sequences(events, confidence, gold=None, tag_names=None, scheme="bio"
     return Reranking(**result)
 
 
+@takes_data(refuse=SENTENCE_EVENTS)
 def rerank_spans(events, confidence, gold, tag_names, scheme="bio", cutoff=0.5):
     """Keep the spans of the top k with ``confidence >= cutoff``; span F1 before (the
     rank-1 sequence's spans) and after.
@@ -231,7 +232,6 @@ def rerank_spans(events, confidence, gold, tag_names, scheme="bio", cutoff=0.5):
     >>> round(r.spans_before.f1, 2), r.spans_after.f1
     (0.0, 1.0)
     """
-    distributed_form(rerank_spans, locals())   # dask input: refused by name
     conf = _check(events, confidence, "span")
     cutoff = check_unit_interval(cutoff, "cutoff")
     truth, N = _gold_spans(gold, tag_names, scheme, events.entries.n_tokens)

@@ -11,7 +11,7 @@ do not depend on the batch, the padding or the samples drawn after them.
 """
 import numpy as np
 
-from ..core.dispatch import distributed_form
+from ..core.dispatch import SENTENCE_RECURSION, takes_data
 from ..core.hashing import splitmix64 as _mix
 from ..core.validation import as_array, check_allocation, check_positive_int
 from .._docs import fill_doc
@@ -48,6 +48,7 @@ def _seed(seed):
     return seed
 
 
+@takes_data(refuse=SENTENCE_RECURSION)
 @fill_doc
 def sample_sequences(emissions, transitions, n_samples, lengths=None, start=None,
                      end=None, allowed=None, mask=None, seed=0, sentence_ids=None,
@@ -85,7 +86,6 @@ def sample_sequences(emissions, transitions, n_samples, lengths=None, start=None
     >>> round(float((y[0, :, 0] == 1).double().mean()), 1)       # exactly 2/3
     0.7
     """
-    distributed_form(sample_sequences, locals())   # dask input: refused by name
     from ..crf import logspace
     from ..crf._torch import torch, torch_threads
     from ..crf.potentials import prepare

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.dispatch import distributed_form
+from ..core.dispatch import SENTENCE_EVENTS, takes_data
 from ..core.validation import check_choice, check_lengths, check_tag_matrix
 from .._docs import fill_doc
 
@@ -123,6 +123,7 @@ def _check_tags(tags, n_tags, lengths):
     return np.where(real, arr, 0), real
 
 
+@takes_data(refuse=SENTENCE_EVENTS)
 @fill_doc
 def decode_spans(tags, tag_names, scheme="bio", lengths=None):
     """The spans of every row of a tag-index matrix (-1 and positions past a row's
@@ -148,7 +149,6 @@ def decode_spans(tags, tag_names, scheme="bio", lengths=None):
     ...          [spans.type_names[t] for t in spans.type]))
     [(0, 0, 2, 'PER'), (0, 3, 1, 'LOC'), (0, 4, 1, 'LOC'), (1, 0, 1, 'PER'), (1, 1, 1, 'LOC')]
     """
-    distributed_form(decode_spans, locals())   # dask input: refused by name
     prefix_of, type_of, type_names = parse_tag_names(tag_names, scheme)
     idx, real = _check_tags(tags, len(tag_names), lengths)
     _, cont_set, open_set = SCHEMES[scheme]

@@ -8,7 +8,7 @@ every token; its type is the rank.
 """
 import numpy as np
 
-from ..core.dispatch import distributed_form
+from ..core.dispatch import SENTENCE_EVENTS, SENTENCE_RECURSION, takes_data
 from ..core.validation import check_positive_int, check_tag_matrix
 from .events import (check_softmax_scores, event_tags, make_events, rescored,
                      softmax_event_probabilities)
@@ -57,6 +57,7 @@ def kbest_paths(emissions, transitions, k, lengths=None, start=None, end=None,
             L.cpu().numpy().astype(np.int64))
 
 
+@takes_data(refuse=SENTENCE_RECURSION)
 @fill_doc
 def crf_sequence_events(emissions, transitions, gold, k=1, lengths=None, start=None,
                         end=None, allowed=None, mask=None, n_threads=None):
@@ -83,13 +84,13 @@ def crf_sequence_events(emissions, transitions, gold, k=1, lengths=None, start=N
     >>> ev.tags.tolist(), ev.entries.label.tolist(), ev.entries.score.round(3).tolist()
     ([[0, 1], [0, 0]], [1, 0], [0.548, 0.333])
     """
-    distributed_form(crf_sequence_events, locals())   # dask input: refused by name
     k = check_positive_int(k, "k")
     paths, probs, L = kbest_paths(emissions, transitions, k, lengths, start, end, allowed,
                                   mask, n_threads)
     return sequence_events(paths, probs, check_gold(gold, np.shape(emissions)), L)
 
 
+@takes_data(refuse=SENTENCE_EVENTS)
 @fill_doc
 def softmax_sequence_events(scores, gold, k=1, lengths=None, n_threads=None):
     """The top-k tag sequences of a softmax tagger as events, scored by the product of
@@ -116,7 +117,6 @@ def softmax_sequence_events(scores, gold, k=1, lengths=None, n_threads=None):
     >>> ev.entries.score.round(2).tolist(), ev.entries.label.tolist(), ev.length.tolist()
     ([0.54, 0.8], [1, 1], [2, 1])
     """
-    distributed_form(softmax_sequence_events, locals())   # dask input: refused by name
     k = check_positive_int(k, "k")
     arr, L = check_softmax_scores(scores, lengths)
     gold = check_gold(gold, arr.shape)

@@ -9,7 +9,7 @@ for a softmax tagger; not conditioned on the tokens around the span.
 """
 import numpy as np
 
-from ..core.dispatch import distributed_form
+from ..core.dispatch import SENTENCE_EVENTS, SENTENCE_RECURSION, takes_data
 from ..core.validation import check_positive_int
 from .events import (check_softmax_scores, crf_event_probabilities, event_tags,
                      make_events, rescored, softmax_event_probabilities)
@@ -43,6 +43,7 @@ def span_events(paths, gold, lengths, tag_names, scheme):
                        tags, pred.type_names, B)
 
 
+@takes_data(refuse=SENTENCE_RECURSION)
 @fill_doc
 def crf_span_events(emissions, transitions, gold, tag_names, k=1, scheme="bio",
                     lengths=None, start=None, end=None, allowed=None, mask=None,
@@ -75,7 +76,6 @@ def crf_span_events(emissions, transitions, gold, tag_names, k=1, scheme="bio",
     >>> ev.start.tolist(), ev.length.tolist(), ev.rank.tolist(), ev.entries.label.tolist()
     ([0, 0, 1], [1, 2, 1], [2, 1, 2], [0, 1, 0])
     """
-    distributed_form(crf_span_events, locals())   # dask input: refused by name
     k = check_positive_int(k, "k")
     _check_names(tag_names, np.shape(emissions)[-1])
     gold = check_gold(gold, np.shape(emissions))
@@ -87,6 +87,7 @@ def crf_span_events(emissions, transitions, gold, tag_names, k=1, scheme="bio",
         mask=mask, normalize=normalize, n_threads=n_threads))
 
 
+@takes_data(refuse=SENTENCE_EVENTS)
 @fill_doc
 def softmax_span_events(scores, gold, tag_names, k=1, scheme="bio", lengths=None,
                         normalize=False, n_threads=None):
@@ -114,7 +115,6 @@ def softmax_span_events(scores, gold, tag_names, k=1, scheme="bio", lengths=None
     >>> ev.length.tolist(), ev.entries.score.round(2).tolist(), ev.entries.label.tolist()
     ([2], [0.48], [0])
     """
-    distributed_form(softmax_span_events, locals())   # dask input: refused by name
     k = check_positive_int(k, "k")
     arr, L = check_softmax_scores(scores, lengths)
     _check_names(tag_names, arr.shape[2])
