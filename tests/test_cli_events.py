@@ -434,11 +434,11 @@ def test_the_verb_imports_only_what_it_runs(corpus):
 
 # ---- --grouping of a registered method (event types as tags) --------------- #
 
-@pytest.mark.parametrize("grouping,extra", [("per-type", ["--min-entries", "30"]),
-                                            ("tfg", ["--groups", "2", "--min-entries",
+@pytest.mark.parametrize("grouping,extra", [("per-type", ["--group-min-entries", "30"]),
+                                            ("tfg", ["--groups", "2", "--group-min-entries",
                                                      "30"]),
                                             ("per-type", ["--groups", "1",
-                                                          "--min-entries", "1000"])])
+                                                          "--group-min-entries", "1000"])])
 def test_grouping_equals_the_grouped_calibrator(corpus, dev, capsys, grouping, extra):
     c = corpus
     run(capsys, "events", "--potentials", c.p("crf.npz"), "--gold", c.p("gold.npy"),
@@ -450,7 +450,8 @@ def test_grouping_equals_the_grouped_calibrator(corpus, dev, capsys, grouping, e
     opts = dict(zip(extra[::2], extra[1::2]))
     tfg = sc.TagGroups.from_counts({str(t): n for t, n in enumerate(counts)},
                                    int(opts.get("--groups", 5)))
-    kw = {"min_entries": int(opts["--min-entries"])} if "--min-entries" in opts else {}
+    kw = ({"min_entries": int(opts["--group-min-entries"])}
+          if "--group-min-entries" in opts else {})
     if grouping == "tfg":
         model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), tfg, **kw)
     else:
@@ -474,13 +475,13 @@ def test_grouping_equals_the_grouped_calibrator(corpus, dev, capsys, grouping, e
 
 
 def test_per_type_falls_back_to_one_calibrator_of_all_types(corpus, dev, capsys):
-    """Each rank has at most 60 dev events: with --min-entries 61 and one TFG group
+    """Each rank has at most 60 dev events: with --group-min-entries 61 and one TFG group
     every type uses the calibrator of all dev events, i.e. the SCW calibrator."""
     c = corpus
     common = ["events", "--potentials", c.p("crf.npz"), "--gold", c.p("gold.npy"), "--k",
               3, "--dev-potentials", dev.p("crf.npz"), "--dev-gold", dev.p("gold.npy"),
               "--method", "platt", "-q"]
-    run(capsys, *common, "--grouping", "per-type", "--groups", 1, "--min-entries", 61,
+    run(capsys, *common, "--grouping", "per-type", "--groups", 1, "--group-min-entries", 61,
         "--calibrated-output", c.p("a.npz"))
     run(capsys, *common, "--calibrated-output", c.p("b.npz"))
     a, b = load_entries(c.p("a.npz")), load_entries(c.p("b.npz"))
@@ -638,7 +639,7 @@ def test_events_file_flag_conflicts_exit_2(corpus, capsys):
             ([*ev, "--dev-events-file", c.p("seq.npz"), "--method", "platt", "--groups",
               "2"], "not scw"),
             ([*ev, "--dev-events-file", c.p("seq.npz"), "--method", "platt", "--grouping",
-              "per-type", "--min-entries", "0"], "--min-entries"),
+              "per-type", "--group-min-entries", "0"], "--group-min-entries"),
             ([*ev, "--grouping", "tfg"], "dev outputs")]:
         rc = main(["events", *argv, "--json", c.p("o.json")])
         lines = capsys.readouterr().err.strip().splitlines()
