@@ -818,10 +818,10 @@ ERROR_CASES = {
     # the evaluation, prior, selection and ensemble flags (issue 13): each names its flag
     "--bins with --bin-size": (lambda d, b: _evaluate(d, extra=["--bins", "5", "--bin-size",
                                                                 "100"]),
-                               "--bin-size", "mutually exclusive"),
+                               "--bin-size", "give exactly one of --bins and --bin-size"),
     "--bin-size with fixed bins": (
         lambda d, b: _evaluate(d, extra=["--bin-size", "100", "--binning", "fixed"]),
-        "--bin-size", "applies to --binning equal-mass only"),
+        "--bin-size", "--bin-size applies to equal-mass binning only"),
     "zero bin size": (lambda d, b: _evaluate(d, extra=["--bin-size", "0"]),
                       "--bin-size", "must be a positive integer, got 0"),
     "--debias with --norm 1": (lambda d, b: _evaluate(d, extra=["--debias", "--norm", "1"]),
@@ -864,7 +864,7 @@ ERROR_CASES = {
                    "gaussian (with dev outputs)"),
     "compare --bins with --bin-size": (
         lambda d, b: _compare(d, "--bins", "5", "--bin-size", "50"),
-        "--bin-size", "mutually exclusive"),
+        "--bin-size", "give exactly one of --bins and --bin-size"),
 }
 
 

@@ -206,18 +206,12 @@ def ci_from_args(args):
 
 def binning_from_args(args):
     """The keywords of --bin-size, --binning, --norm and --debias (as
-    :func:`sparsecal.evaluate` takes them), checked with --bins."""
+    :func:`sparsecal.evaluate` takes them), checked with --bins by the library
+    before any file is read."""
     from ..metrics import calibration_error
-    if args.bins is not None and args.bin_size is not None:
-        raise ValueError("--bins and --bin-size are mutually exclusive: give one")
-    if args.binning == "fixed" and args.bin_size is not None:
-        raise ValueError("--bin-size applies to --binning equal-mass only")
-    if args.debias and args.norm != 2:
+    if args.debias and args.norm != 2:   # (the library's message is Python: norm=2)
         raise ValueError(f"--debias is the debiased CE_2: it needs --norm 2, got --norm "
                          f"{args.norm}")
-    for flag, value in (("--bins", args.bins), ("--bin-size", args.bin_size)):
-        if value is not None and value < 1:
-            raise ValueError(f"{flag} must be a positive integer, got {value}")
     calibration_error([0.5], [0], n_bins=args.bins, bin_size=args.bin_size,
                       binning=args.binning, norm=args.norm, debias=args.debias)
     return {"bin_size": args.bin_size, "binning": args.binning, "norm": args.norm,
@@ -225,13 +219,11 @@ def binning_from_args(args):
 
 
 def priors(args, methods=None, fitted=True):
-    """``--prior``, checked: (the prior of the ``--metrics`` that need one, the
-    prior of ``methods``), each None where nothing takes it.
+    """``--prior`` as (the ``--metrics``' prior, the prior of ``methods``), each
+    None where nothing takes it; the registries say what takes one.
 
-    ``methods``: the registered methods this run fits (None: the verb fits
-    none); ``fitted=False``: the verb fits them only with dev outputs, and has
-    none. The registries say what takes a prior; a prior that nothing takes,
-    and a measure that needs one without it, are refused naming ``--prior``.
+    ``methods``: the methods this run fits (None: the verb has none);
+    ``fitted=False``: it fits them only with dev outputs, which it lacks.
     """
     from ..metrics.measures import MEASURES, get_measure
     takers = [m for m in getattr(args, "metrics", ()) if "prior" in get_measure(m).options]

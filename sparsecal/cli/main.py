@@ -35,20 +35,11 @@ VERBS = {
 
 
 def build_parser(command=None):
-    """The parser of the ``sparsecal`` command line.
-
-    Parameters
-    ----------
-    command : str, optional
-        Build this verb's parser alone (all that parsing its command line needs).
-
-    Returns
-    -------
-    argparse.ArgumentParser
+    """The parser of the ``sparsecal`` command line; with ``command``, of that
+    verb alone (all that parsing its command line needs).
 
     Examples
     --------
-    >>> from sparsecal.cli.main import build_parser
     >>> build_parser("groups").parse_args(["groups", "--train-counts", "c.json"]).groups
     5
     """
@@ -95,9 +86,9 @@ def main(argv=None):
     Returns
     -------
     int
-        The exit code: 0 on success; 2 on any error (one line on stderr names
-        the flag or file and the problem; ``--debug`` raises instead); 130 when
-        interrupted. Wrong usage exits with code 2 through ``argparse``.
+        The exit code: 0 on success; 2 on an error (one line on stderr names
+        the flag or file; ``--debug`` raises instead); 130 when interrupted.
+        Wrong usage exits with code 2 through ``argparse``.
 
     Examples
     --------
