@@ -105,7 +105,7 @@ def _inputs(args, prefix=""):
 def _check_flags(args):
     """One error line for the ``--metrics`` without a distributed form, before
     any file is read."""
-    from ..distributed import check_measures
+    from ..distributed.measures import check_measures
     try:
         check_measures(args.metrics)
     except ValueError as exc:
@@ -180,7 +180,7 @@ def cluster_apply(args, console):
 def cluster_fit(args, console, make_model, fit):
     """``sparsecal fit`` on a cluster: ``make_model(n_tags)`` fitted by
     ``fit(model, entries, step)`` on the workers; returns ``(model, n_tokens)``."""
-    from ..distributed import distributed_method
+    from ..distributed.calibrators import distributed_method
     entries = _entries(args)
     model = make_model(entries.n_tags)
     distributed_method(model.base)    # refused before the cluster starts

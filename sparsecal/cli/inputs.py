@@ -89,7 +89,17 @@ def groups_from_args(args, n_tags, console):
         return tfg_groups(args.train_counts, args.groups, n_tags,
                           getattr(args, "tag_index", None))
     console.info("(no --train-counts: evaluating all tags as one group, SCW)")
-    return TagGroups.scw(n_tags)
+    index = getattr(args, "tag_index", None)
+    return TagGroups.scw(n_tags, tag_names=_index_names(index, n_tags) if index else None)
+
+
+def _index_names(path, n_tags):
+    """The name of each of ``n_tags`` columns from a tag-index file ("" if none)."""
+    names = [""] * n_tags
+    for name, i in load_tag_index(path).items():
+        if 0 <= i < n_tags:
+            names[i] = name
+    return names
 
 
 def check_same_tags(dev_tags, test_tags):
