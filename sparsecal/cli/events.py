@@ -112,9 +112,6 @@ def run(args, console):
     tag_names = _tag_names(args, test, dev)
     model = _load_model(args) if args.calibrator else None   # checked before the work
     events, extra = _events(args, console, test, tag_names, args.k, "")
-    if args.events_file:   # the file's kind and k
-        args.events = "spans" if events.kind == "span" else "sequences"
-        args.k = int(events.rank.max(initial=1))
     out = {"events": args.events, "k": args.k, "n_sentences": events.entries.n_tokens,
            "n_events": len(events), "type_names": list(events.type_names)}
     if with_dev:
