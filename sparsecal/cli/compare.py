@@ -14,7 +14,7 @@ from .inputs import check_same_tags, entries_from_args, groups_from_args
 
 
 def add_arguments(p):
-    flags.add_common(p)
+    flags.add_common(p, "seeded methods and the resampling --metrics")
     flags.add_inputs(p, "dev-", what="dev scores (to fit on)")
     flags.add_binning(p)
     flags.add_metrics(p)

@@ -11,7 +11,7 @@ from .inputs import entries_from_args, groups_from_args
 
 
 def add_arguments(p):
-    flags.add_common(p)
+    flags.add_common(p, "the intervals and the resampling --metrics")
     flags.add_ci(p)
     flags.add_binning(p)
     p.add_argument("--per-tag", action="store_true", help="also per-tag CE and MCE")

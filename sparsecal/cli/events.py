@@ -84,7 +84,8 @@ def add_arguments(p):
     p.add_argument("--cutoff", type=float, default=0.5,
                    help="--rerank of spans: keep spans with confidence >= this (default 0.5)")
     flags.add_prior(p)
-    flags.add_bins_and_seed(p)
+    flags.add_bins_and_seed(p, "the intervals, the resampling --metrics, the forecaster and "
+                                  "seeded methods")
     p.add_argument("-o", "--output", help="write the test events as entries with their "
                                            "features (.npz; --events-file reads it)")
     p.add_argument("--calibrated-output", help="write the calibrated events as -o does "

@@ -22,7 +22,7 @@ SELECT_FLAGS = ("methods", "groups_grid", "bins_grid", "folds", "select_metric",
 
 
 def add_arguments(p):
-    flags.add_common(p)
+    flags.add_common(p, "seeded methods and of the folds of --ensemble and --select")
     p.add_argument("--method", choices=sorted(METHODS), help="the method (default: isotonic)")
     p.add_argument("--grouping", choices=["scw", "tfg", "per-tag"],
                    help="one calibrator for all tags, per TFG group, or per tag with its "

@@ -53,8 +53,9 @@ def add_gold_format(p):
                                          "column number (default -1, the last)")
 
 
-def add_common(p):
-    """The flags of the verbs that read scores and gold and group tags."""
+def add_common(p, seeded):
+    """The flags of the verbs that read scores and gold and group tags;
+    ``seeded``: what --seed seeds in this verb."""
     add_inputs(p)
     p.add_argument("--tag-index", help="JSON {tag: column}, for tag strings in gold or "
                                        "train counts")
@@ -63,15 +64,14 @@ def add_common(p):
                    help="TFG groups, with --train-counts (default: 5)")
     p.add_argument("--threshold", type=float, default=0.01,
                    help="keep scores >= this (default: 0.01)")
-    add_bins_and_seed(p)
+    add_bins_and_seed(p, seeded)
     add_threads(p)
 
 
-def add_bins_and_seed(p):
+def add_bins_and_seed(p, seeded):
     p.add_argument("--bins", type=int, help="bins (default: 10)")
     p.add_argument("--seed", type=int, default=0,
-                   help="random state of the intervals, of the resampling measures and "
-                        "of seeded methods (default: 0)")
+                   help=f"random state of {seeded} (default: 0)")
 
 
 def add_threads(p):
@@ -157,7 +157,7 @@ def add_methods(p, what, default=None):
 def add_group_min_entries(p, what):
     """``--group-min-entries`` (GroupedCalibrator's ``min_entries``); the
     evaluation's ``--min-entries`` refused, naming it."""
-    p.add_argument("--group-min-entries", dest="min_entries", type=int,
+    p.add_argument("--group-min-entries", dest="min_entries", type=int, metavar="N",
                    help=f"{what} (GroupedCalibrator's min_entries; default: 200)")
     p.add_argument("--min-entries", action=_Refused, help=argparse.SUPPRESS,
                    message="--min-entries is evaluate's per-tag minimum of --per-tag; "

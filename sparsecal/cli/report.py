@@ -12,7 +12,7 @@ from .inputs import check_same_tags, entries_from_args, groups_from_args
 
 
 def add_arguments(p):
-    flags.add_common(p)
+    flags.add_common(p, "the intervals, seeded methods and the resampling --metrics")
     flags.add_inputs(p, "dev-", what="dev scores (optional: enables recalibration)")
     flags.add_ci(p, default="simulation (score with --debias)",
                  measures_default=f"999; {flags.COMPARE_RESAMPLES} with dev outputs")
