@@ -198,3 +198,19 @@ def test_min_entries_has_one_meaning(data, tmp_path, capsys):
     assert main(["evaluate", "--scores", data.p("test.npy"), "--gold",
                  data.p("test_gold.npy"), "--min-entries", "50"]) == 2
     assert "--min-entries applies to --per-tag" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("dev, n_resamples", [(True, 99), (False, None)])
+def test_report_resamples_the_calibration_test_as_compare_does(data, tmp_path, monkeypatch,
+                                                               dev, n_resamples):
+    """With dev outputs the report evaluates every method, as compare: 99
+    resamples of the calibration test by default; without, the library's."""
+    from sparsecal.plotting import report
+    calls = []
+    monkeypatch.setattr(report, "write_report", lambda *a, **kw: calls.append(kw) or "x")
+    dev_flags = ["--dev-scores", data.p("dev.npy"), "--dev-gold", data.p("dev_gold.npy")]
+    run("report", "--scores", data.p("test.npy"), "--gold", data.p("test_gold.npy"),
+        *(dev_flags if dev else []), "--metrics", "calibration-test-p", "-o",
+        tmp_path / "r", "-q")
+    options = calls[0]["evaluation"].get("measure_options", {})
+    assert options.get("n_resamples") == n_resamples and options["random_state"] == 0

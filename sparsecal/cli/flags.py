@@ -80,8 +80,9 @@ def add_threads(p):
                                                  "CPUs; results never depend on it)")
 
 
-def add_ci(p, default=None, measures_default="999"):
+def add_ci(p, default=None, measures_default=None):
     """The interval flags; ``default``: the interval without --ci."""
+    from ..metrics.intervals import DEFAULT_RESAMPLES
     p.add_argument("--ci", nargs="?", const="simulation",
                    choices=["simulation", "bootstrap", "score"],
                    help="confidence intervals: simulation (Nguyen & O'Connor Algorithm 2; "
@@ -91,16 +92,23 @@ def add_ci(p, default=None, measures_default="999"):
     p.add_argument("--level", "--confidence-level", dest="confidence_level", type=float,
                    help="confidence level of the intervals (default: 0.95; "
                         "--confidence-level is its old name)")
-    add_resamples(p, "simulation samples of --ci (default: 10000) or bootstrap replicates "
-                     "(default: 1000), and resamples", measures_default)
+    add_resamples(p, f"simulation samples of --ci (default: {DEFAULT_RESAMPLES['simulation']}) "
+                     f"or bootstrap replicates (default: {DEFAULT_RESAMPLES['bootstrap']}), "
+                     "and resamples", measures_default)
 
 
-def add_resamples(p, what, default):
-    """``--n-resamples``: ``what``, of the measures that resample."""
+def add_resamples(p, what, default=None):
+    """``--n-resamples``: ``what``, of the measures that resample (``default``:
+    the library's, written ``{library}``)."""
+    import inspect
+
     from ..metrics.measures import MEASURES
-    takers = [m.name for m in MEASURES.values() if "n_resamples" in m.options]
-    p.add_argument("--n-resamples", type=int,
-                   help=f"{what} of --metrics {', '.join(takers)} (default: {default})")
+    takers = [m for m in MEASURES.values() if "n_resamples" in m.options]
+    library = "/".join(sorted({str(inspect.signature(m.function).parameters["n_resamples"]
+                                   .default) for m in takers}))
+    p.add_argument("--n-resamples", type=int, help=f"{what} of --metrics "
+                   f"{', '.join(m.name for m in takers)} (default: "
+                   + (default or "{library}").format(library=library) + ")")
 
 
 def add_binning(p):

@@ -15,7 +15,8 @@ def add_arguments(p):
     flags.add_common(p, "the intervals, seeded methods and the resampling --metrics")
     flags.add_inputs(p, "dev-", what="dev scores (optional: enables recalibration)")
     flags.add_ci(p, default="simulation (score with --debias)",
-                 measures_default=f"999; {flags.COMPARE_RESAMPLES} with dev outputs")
+                 measures_default=f"{flags.COMPARE_RESAMPLES} with dev outputs, else "
+                                  "{library}")
     flags.add_binning(p)
     flags.add_metrics(p)
     flags.add_prior(p)
