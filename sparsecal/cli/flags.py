@@ -168,9 +168,9 @@ def add_group_min_entries(p, what):
     p.add_argument("--group-min-entries", dest="min_entries", type=int, metavar="N",
                    help=f"{what} (GroupedCalibrator's min_entries; default: 200)")
     p.add_argument("--min-entries", action=_Refused, help=argparse.SUPPRESS,
-                   message="--min-entries is evaluate's per-tag minimum of --per-tag; "
+                   message="--min-entries is evaluate's per-tag minimum (with --per-tag); "
                            "the dev entries a group needs for its own calibrator are "
-                           "--group-min-entries")
+                           "--group-min-entries here")
 
 
 class _Refused(argparse.Action):
