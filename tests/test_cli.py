@@ -115,7 +115,9 @@ def test_evaluate_prints_smce_and_a_row_per_group(data, capsys):
         assert row[1] == str(summary["tag_types"])
         assert row[3] == f"{summary['entries']:,}"
         assert row[-1] == f"{ce.value:.4f}"
-    assert "95% CI: none" in out
+    # without --ci nothing claims an interval (issue 25)
+    assert out.splitlines()[0].endswith(", no CI") and "CI]" not in out
+    assert table_rows(out)[0][-1] == "GMCE"
     assert "no --train-counts" not in out
     assert "**MCE**" not in out
     assert err == ""   # no progress: stderr is not a terminal here (test_cli_progress.py)
@@ -192,7 +194,7 @@ def test_evaluate_interval_flags_are_the_api_specification(data, capsys, tmp_pat
     # checked before any file is read: the scores file is absent
     rc, out, err = run(capsys, "evaluate", "--scores", tmp_path / "absent.npy", "--gold",
                        data.p("test_gold.npy"), "--ci", "--confidence-level", 1.5)
-    assert rc == 2 and "confidence_level" in err and "absent" not in err
+    assert rc == 2 and "--confidence-level" in err and "absent" not in err
 
 
 def test_evaluate_per_tag_adds_mce(data, capsys, tmp_path):
@@ -236,7 +238,7 @@ def test_save_entries_then_entries_gives_identical_output(data, capsys, tmp_path
     def no_threshold(*args, **kwargs):
         raise AssertionError("nothing is thresholded the second time")
 
-    monkeypatch.setattr(sc.core.entries, "threshold", no_threshold)
+    monkeypatch.setattr("sparsecal.cli.inputs.threshold", no_threshold)
     rc, second, err = run(capsys, "evaluate", "--entries", saved, *common)
     assert rc == 0, err
     assert _without_wrote(second) == _without_wrote(first)
@@ -788,14 +790,14 @@ ERROR_CASES = {
         lambda d, b: _evaluate(d, extra=["--train-counts", b("counts_huge.json")]),
         "counts_huge.json", "at most 2**53"),
     "threshold NaN": (lambda d, b: _evaluate(d, extra=["--threshold", "nan"]),
-                      "threshold", "nan"),
+                      "--threshold", "nan"),
     "threshold above 1": (lambda d, b: _evaluate(d, extra=["--threshold", "2"]),
-                          "threshold", "2"),
+                          "--threshold", "2"),
     "confidence level 1.5": (
         lambda d, b: _evaluate(d, extra=["--ci", "--confidence-level", "1.5"]),
-        "confidence_level", "1.5"),
+        "--confidence-level", "1.5"),
     "zero resamples": (lambda d, b: _evaluate(d, extra=["--ci", "--n-resamples", "0"]),
-                       "n_resamples", "0"),
+                       "--n-resamples", "0"),
     "zero groups": (lambda d, b: _evaluate(d, extra=["--train-counts", d.p("counts.json"),
                                                      "--groups", "0"]),
                     "--groups", "positive"),
@@ -808,7 +810,7 @@ ERROR_CASES = {
                                "--grouping tfg", "--train-counts"),
     "groups: names without index": (lambda d, b: ["groups", "--train-counts",
                                                    d.p("counts_named.json")],
-                                    "counts_named.json", "tag_index"),
+                                    "counts_named.json", "pass --tag-index"),
     "crfsuite gold of another length": (
         lambda d, b: _evaluate(d, scores=b("crfsuite.json"), gold=b("crfsuite_gold_long.json"),
                                extra=["--scores-format", "crfsuite"]),
@@ -816,10 +818,10 @@ ERROR_CASES = {
     # the evaluation, prior, selection and ensemble flags (issue 13): each names its flag
     "--bins with --bin-size": (lambda d, b: _evaluate(d, extra=["--bins", "5", "--bin-size",
                                                                 "100"]),
-                               "--bin-size", "mutually exclusive"),
+                               "--bin-size", "give exactly one of --bins and --bin-size"),
     "--bin-size with fixed bins": (
         lambda d, b: _evaluate(d, extra=["--bin-size", "100", "--binning", "fixed"]),
-        "--bin-size", "applies to --binning equal-mass only"),
+        "--bin-size", "--bin-size applies to equal-mass binning only"),
     "zero bin size": (lambda d, b: _evaluate(d, extra=["--bin-size", "0"]),
                       "--bin-size", "must be a positive integer, got 0"),
     "--debias with --norm 1": (lambda d, b: _evaluate(d, extra=["--debias", "--norm", "1"]),
@@ -833,7 +835,7 @@ ERROR_CASES = {
     "--metrics dcf without --prior": (lambda d, b: _evaluate(d, extra=["--metrics", "dcf"]),
                                       "--prior", "--metrics dcf needs --prior"),
     "--prior without a measure": (lambda d, b: _evaluate(d, extra=["--prior", "0.3"]),
-                                  "--prior", "applies to --metrics dcf and min-dcf"),
+                                  "--prior", "applies to --metrics dcf, min-dcf"),
     "--prior above 1": (lambda d, b: _evaluate(d, extra=["--metrics", "min-dcf",
                                                          "--prior", "1.5"]),
                         "--prior", "1.5"),
@@ -858,10 +860,11 @@ ERROR_CASES = {
     "report --prior without dev outputs or DCF": (
         lambda d, b: ["report", "--scores", d.p("test.npy"), "--gold", d.p("test_gold.npy"),
                       "--prior", "0.3", "-o", b("rep")],
-        "--prior", "applies to --metrics dcf and min-dcf (and, with dev outputs"),
+        "--prior", "applies to --metrics dcf, min-dcf and to the methods prior-logistic, "
+                   "gaussian (with dev outputs)"),
     "compare --bins with --bin-size": (
         lambda d, b: _compare(d, "--bins", "5", "--bin-size", "50"),
-        "--bin-size", "mutually exclusive"),
+        "--bin-size", "give exactly one of --bins and --bin-size"),
 }
 
 
@@ -994,7 +997,7 @@ def test_key_names_the_array_of_a_multi_array_npz(data, capsys, tmp_path):
     np.savez(both, logits=np.zeros((3, N_TAGS), np.float32), probs=data.test.scores)
     rc, out, err = run(capsys, "evaluate", "--scores", both, "--gold",
                        data.p("test_gold.npy"), "--json", tmp_path / "k.json")
-    assert rc == 2 and "name one with key" in err and "both.npz" in err
+    assert rc == 2 and "name one with --key" in err and "both.npz" in err
     rc, out, err = run(capsys, "evaluate", "--scores", both, "--key", "probs", "--gold",
                        data.p("test_gold.npy"), "--json", tmp_path / "k.json")
     assert rc == 0, err

@@ -19,10 +19,22 @@ def _action(verb, dest):
 
 
 def test_one_metrics_flag_for_every_verb():
-    for dest in ("metrics", "prior"):
-        actions = [_action(v, dest) for v in VERBS if (v, dest) != ("events", "prior")]
-        assert len({(a.help, tuple(a.choices or ()), a.nargs) for a in actions}) == 1, dest
+    actions = [_action(v, "metrics") for v in VERBS]
+    assert len({(a.help, tuple(a.choices or ()), a.nargs) for a in actions}) == 1
     assert set(_action("compare", "metrics").choices) == set(sc.metrics.measures.MEASURES)
+
+
+def test_prior_help_names_what_takes_it_from_the_registries():
+    """--prior's help lists the measures and (where methods are fit) the methods
+    that take a prior, read from the registries: one text per kind of verb."""
+    measures = [m.name for m in sc.metrics.measures.MEASURES.values() if "prior" in m.options]
+    methods = [m.name for m in sc.calibration.registry.METHODS.values() if m.uses_prior]
+    assert measures and methods
+    helps = {v: _action(v, "prior").help for v in VERBS + ("fit",)}
+    assert len({helps[v] for v in ("compare", "report", "events")}) == 1
+    for verb, text in helps.items():   # evaluate fits no method; fit has no --metrics
+        assert all(f" {name}" in text for name in measures) == (verb != "fit"), verb
+        assert all(f" {name}" in text for name in methods) == (verb != "evaluate"), verb
 
 
 def _compare(data, out, *flags):

@@ -73,7 +73,7 @@ class SelectionResult:
 
 
 def select(dev_entries, *, train_counts=None, methods=None, n_groups=(1, 5),
-           n_bins=(10,), n_folds=5, metric="smce", seed=0, prior=None):
+           n_bins=(10,), n_folds=5, metric="smce", seed=0, prior=None, tag_index=None):
     """Choose method, TFG groups and bins by stratified K-fold on dev.
 
     Every combination (a method without bins is tried once, whatever
@@ -113,6 +113,8 @@ def select(dev_entries, *, train_counts=None, methods=None, n_groups=(1, 5),
     prior : float, optional
         The application prior of the methods that take one (refused if none
         of ``methods`` does; :func:`~sparsecal.calibration.registry.check_prior_methods`).
+    tag_index : mapping or str or path, optional
+        Places ``train_counts`` keyed by tag names, as for :meth:`TagGroups.from_counts`.
 
     Returns
     -------
@@ -157,7 +159,7 @@ def select(dev_entries, *, train_counts=None, methods=None, n_groups=(1, 5),
     if largest > 1 and train_counts is None:
         raise ValueError(f"n_groups={largest} needs train_counts (TFG groups)")
     groups = {g: TagGroups.scw(n_tags) if g == 1 else
-              TagGroups.from_counts(train_counts, g, n_tags=n_tags)
+              TagGroups.from_counts(train_counts, g, n_tags=n_tags, tag_index=tag_index)
               for g in sorted({g for _, g, _ in candidates})}
     setups = [_setup(method, groups[g], bins, seed, prior) for method, g, bins in candidates]
     scores = np.asarray(cross_fit_scores(setups, dev_entries, groups[largest], n_folds, seed,

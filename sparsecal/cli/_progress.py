@@ -1,28 +1,56 @@
-"""Progress lines on stderr for the command's long steps.
+"""The command's output: messages on stdout, progress lines and warnings on stderr.
 
 A step is a ``with ProgressLine(label):`` block around one library call; the
-block gets the call's ``progress`` callback (see :mod:`sparsecal.core.progress`),
-or None where nothing is drawn, so that the library takes its fast path.
+block gets the call's ``progress`` callback, or None where nothing is drawn
+(the library's fast path).
 """
+import contextlib
 import sys
 import threading
 import time
 
-__all__ = ["ProgressLine"]
+__all__ = ["Console", "ProgressLine"]
+
+
+class Console:
+    """Messages on stdout; progress lines and warnings on stderr (``quiet``: no
+    messages, no progress)."""
+
+    def __init__(self, quiet=False):
+        self.quiet = quiet
+        self._line = None   # the progress line of the step running now
+
+    def info(self, text=""):
+        if not self.quiet:
+            print(text)
+
+    @contextlib.contextmanager
+    def step(self, label):
+        """A step of the command: gives the ``progress`` callback of its library
+        call (None where no line is drawn)."""
+        self._line = ProgressLine(label, enabled=not self.quiet)
+        try:
+            with self._line as progress:
+                yield progress
+        finally:
+            self._line = None
+
+    def warn(self, text):
+        """``text`` on stderr, above the progress line of a running step."""
+        if self._line is not None:
+            self._line.write(text)
+        else:
+            print(text, file=sys.stderr)
 
 
 class ProgressLine:
     """One step's progress line on stderr: a bar once the fraction done is
     known, an elapsed-time spinner until then.
 
-    Nothing is drawn unless stderr is a terminal and the line is enabled (the
-    command's ``--quiet`` disables it). A background thread draws the line only
-    once the step has run for :attr:`delay` seconds, so fast steps print
-    nothing, and redraws it every :attr:`interval` seconds; leaving a block
-    that ran that long draws the line a last time and ends it with a newline
-    (on an error too, where it shows how far the step came). The callback
-    only records ``(done, total)``, so the library may call it as often as it
-    likes.
+    Drawn on a terminal only, by a background thread, once the step has run
+    :attr:`delay` seconds, every :attr:`interval` seconds; a step that ran that
+    long ends its line (on an error too). The callback only records
+    ``(done, total)``: the library may call it as often as it likes.
 
     Parameters
     ----------

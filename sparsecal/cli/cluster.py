@@ -1,13 +1,13 @@
-"""``--scheduler ADDRESS`` / ``--dask`` on the command line: ``evaluate``,
-``fit``, ``apply``, ``compare`` and ``report`` run on a Dask cluster (:mod:`sparsecal.distributed`, docs/scale.md).
+"""``--scheduler ADDRESS`` / ``--dask``: ``evaluate``, ``fit``, ``apply``,
+``compare`` and ``report`` on a Dask cluster (:mod:`sparsecal.distributed`).
 
 The scores (a ``.npy`` file, read chunk by chunk by the workers, or a Zarr
-store) must be on a file system the workers share; the output of ``apply`` too.
-The Dask dashboard's address is printed; each step's progress is shown by the
-dashboard (task by task) and by the step line.
+store) and ``apply``'s output must be on a file system the workers share.
 """
 import contextlib
 import os
+
+from .inputs import check_same_tags, groups_from_args
 
 __all__ = ["add_cluster_arguments", "cluster_evaluate", "cluster_apply", "wants_cluster"]
 __all__ += ["cluster_fit", "cluster_compare", "cluster_report"]
@@ -64,16 +64,9 @@ def _read_rows(path, r0, r1):
     return np.load(path, mmap_mode="r")[r0:r1]
 
 
-def dask_scores(path, chunk_rows=None):
+def dask_scores(path, chunk_rows=None, flag="--scores"):
     """A row-chunked dask array of a ``.npy`` score matrix (each chunk read by
-    a worker) or of a Zarr store.
-
-    Raises
-    ------
-    ValueError
-        Another kind of file, a ``.npy`` file that is not a matrix, or an
-        invalid ``chunk_rows``.
-    """
+    a worker) or of a Zarr store; errors name ``flag``."""
     import dask
     import dask.array as da
     import numpy as np
@@ -82,11 +75,11 @@ def dask_scores(path, chunk_rows=None):
     if os.path.isdir(path) and os.path.isfile(os.path.join(path, "zarr.json")):
         return da.from_zarr(path)
     if os.path.splitext(path)[1].lower() != ".npy":
-        raise ValueError(f"--scores {path!r}: on a cluster the scores must be a .npy file "
+        raise ValueError(f"{flag} {path!r}: on a cluster the scores must be a .npy file "
                          "or a Zarr store")
     header = np.load(path, mmap_mode="r")
     if header.ndim != 2:
-        raise ValueError(f"--scores {path!r} must be a matrix [n_tokens, n_tags], got "
+        raise ValueError(f"{flag} {path!r} must be a matrix [n_tokens, n_tags], got "
                          f"shape {header.shape}")
     n, n_tags = header.shape
     rows = (max(1, (32 << 20) // (n_tags * header.dtype.itemsize)) if chunk_rows is None
@@ -105,7 +98,7 @@ def _inputs(args, prefix=""):
     scores, gold = getattr(args, f"{name}scores"), getattr(args, f"{name}gold")
     if not scores or not gold:
         raise ValueError(f"--scheduler/--dask: give --{prefix}scores and --{prefix}gold")
-    return dask_scores(scores, args.chunk_rows), load_gold(
+    return dask_scores(scores, args.chunk_rows, f"--{prefix}scores"), load_gold(
         gold, tag_index=args.tag_index, format=args.gold_format, column=args.gold_column)
 
 
@@ -119,13 +112,13 @@ def _check_flags(args):
         raise ValueError(f"--metrics: {exc}") from None
 
 
-def _dev_and_test(args, console, groups_from_args):
+def _dev_and_test(args, console):
     """The dask score matrices and gold vectors of dev (or None without
     ``--dev-scores``) and test, and the groups."""
     dev = _inputs(args, "dev-") if args.dev_scores or args.dev_gold else None
     test = _inputs(args)
-    if dev is not None and dev[0].shape[1] != test[0].shape[1]:
-        raise ValueError(f"dev has {dev[0].shape[1]} tags but test has {test[0].shape[1]}")
+    if dev is not None:
+        check_same_tags(dev[0].shape[1], test[0].shape[1])
     return dev, test, groups_from_args(args, test[0].shape[1], console)
 
 
@@ -139,11 +132,9 @@ def _entries(args):
     return threshold(scores, gold, args.threshold)
 
 
-def cluster_evaluate(args, console, groups_from_args, options):
-    """``sparsecal evaluate`` on a cluster: SMCE, GMCE, top-label ECE (and MCE
-    with ``--per-tag``, the ``--metrics`` with a distributed form), with the
-    ``--ci`` interval (``options``: the keywords of the checked flags, as
-    :func:`sparsecal.distributed.evaluate` takes them)."""
+def cluster_evaluate(args, console, options):
+    """``sparsecal evaluate`` on a cluster (``options``: the keywords of
+    :func:`sparsecal.distributed.evaluate` from the checked flags)."""
     from ..distributed import evaluate, load_entry_shards_dask, save_entry_shards
     _check_flags(args)
     entries = _entries(args)
@@ -155,9 +146,7 @@ def cluster_evaluate(args, console, groups_from_args, options):
             # evaluated from the written shards: each chunk thresholded once
             entries = load_entry_shards_dask(args.save_entries)
         with console.step("evaluating on the cluster"):
-            result = evaluate(entries, groups, n_bins=args.bins, per_tag=args.per_tag,
-                              min_entries=args.min_entries, top_label=True,
-                              metrics=args.metrics, **options)
+            result = evaluate(entries, groups, **options)
     console.info(result.to_markdown())
     if args.save_entries:
         console.info(f"\nwrote {args.save_entries} (entry shards)")
@@ -189,17 +178,15 @@ def cluster_apply(args, console):
 
 
 def cluster_fit(args, console, make_model, fit):
-    """``sparsecal fit`` on a cluster: the grouped calibrator of ``make_model(n_tags)``
-    (``(model, method)``) fitted by ``fit(model, entries, step)`` from the workers'
-    merged per-group tables (:func:`sparsecal.distributed.fit_grouped`); returns
-    ``(model, method, n_tokens)``."""
+    """``sparsecal fit`` on a cluster: ``make_model(n_tags)`` fitted by
+    ``fit(model, entries, step)`` on the workers; returns ``(model, n_tokens)``."""
     from ..distributed.calibrators import distributed_method
     entries = _entries(args)
-    model, method = make_model(entries.n_tags)
+    model = make_model(entries.n_tags)
     distributed_method(model.base)    # refused before the cluster starts
     with _client(args, console):   # an --ensemble's members: distributed/folds.py
         model = fit(model, entries, "fitting on the cluster")
-    return model, method, entries.n_tokens
+    return model, entries.n_tokens
 
 
 def cluster_select(args, console, run_select):
@@ -211,13 +198,12 @@ def cluster_select(args, console, run_select):
         return run_select(entries), entries.n_tokens
 
 
-def cluster_compare(args, console, groups_from_args, options):
-    """``sparsecal compare`` on a cluster: every method with a distributed fit
-    x {SCW, TFG} (:func:`sparsecal.distributed.compare_methods`; ``options``:
-    its keywords from the checked flags); returns the ``MethodComparison``."""
+def cluster_compare(args, console, options):
+    """``sparsecal compare`` on a cluster (``options``: the keywords of
+    :func:`sparsecal.distributed.compare_methods`); returns its result."""
     from ..distributed import compare_methods, threshold
     _check_flags(args)
-    dev, test, groups = _dev_and_test(args, console, groups_from_args)
+    dev, test, groups = _dev_and_test(args, console)
     if dev is None:
         raise ValueError("--scheduler/--dask: give --dev-scores and --dev-gold")
     with _client(args, console):
@@ -226,14 +212,13 @@ def cluster_compare(args, console, groups_from_args, options):
             return compare_methods(dev, test, groups, progress=progress, **options)
 
 
-def cluster_report(args, console, groups_from_args, options):
-    """``sparsecal report`` on a cluster (:func:`sparsecal.plotting.report.write_report`
-    with :data:`sparsecal.distributed.CLUSTER_REPORT`; ``options``: its keywords
-    from the checked flags); returns the path of the page."""
+def cluster_report(args, console, options):
+    """``sparsecal report`` on a cluster (``options``: the keywords of
+    :func:`~sparsecal.plotting.report.write_report`); returns the page's path."""
     from ..distributed import CLUSTER_REPORT, threshold
     from ..plotting.report import write_report
     _check_flags(args)
-    dev, test, groups = _dev_and_test(args, console, groups_from_args)
+    dev, test, groups = _dev_and_test(args, console)
     with _client(args, console):
         test = threshold(*test, args.threshold)
         dev = None if dev is None else threshold(*dev, args.threshold)

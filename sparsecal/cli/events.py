@@ -1,49 +1,35 @@
-"""The ``sparsecal events`` verb: events of interest from files (issue 14, item 8).
-
-From a tagger's outputs for a corpus — CRF potentials (``--potentials``, an
-``.npz``: :func:`sparsecal.io.load_potentials`) or per-token softmax scores
-(``--scores`` ``[n_tokens, n_tags]`` with ``--lengths``, or a CoNLL-U / CoNLL
-``--gold`` giving the sentences) — and gold tags, the verb makes the events of
-Jagannatha & Yu (2020, Section 2.4): the top-k sequences or the spans in them
-(:mod:`sparsecal.structured`), prints their calibration table per event type
-(:func:`sparsecal.evaluate`) and writes them as entries (``-o``, the
-``.npz`` of ``sparsecal evaluate --entries``: the event type in the tag
-column). With dev outputs (``--dev-potentials`` / ``--dev-scores``) it fits a
-:class:`~sparsecal.calibration.Forecaster` (J&Y Section 2.5; ``--choose-k``:
-:func:`~sparsecal.calibration.heuristic_k`) or any registered calibrator on the
-dev events, saves it (``--save-calibrator``), or loads one (``--calibrator``),
-applies it to the events, and with ``--rerank`` re-ranks them (J&Y Section 4):
-exact match and span F1 before and after.
-
-A registered method is grouped by ``--grouping scw|tfg|per-type`` (``sparsecal
-fit``'s groupings, the event types as tags, TFG by dev event counts: Kranzlein
-et al. 2021, Section 3.3). Either set may come from an events file that ``-o``
-wrote (``--events-file``, ``--dev-events-file``:
-:func:`sparsecal.structured.load_events`) instead of a tagger's outputs.
-``--samples`` (stacked per-token softmax samples ``[S, n_tokens, n_tags]``)
-add J&Y's mean / 10th / 90th percentile features (Section 2.6,
-:func:`~sparsecal.structured.sample_confidence`) to the forecaster's.
-
-The module only parses, reads, calls the library and writes; ``cli/main.py``
-registers it and hands it the shared interval and binning flags, checked.
-Nothing is written until every step has run.
+"""Make the events of interest of a structured tagger (Jagannatha & Yu 2020,
+Section 2.4) from its outputs and gold tags: the top-k sequences of a CRF
+(--potentials) or of a softmax tagger (--scores with --lengths or CoNLL gold),
+or the spans in them (--events spans). Prints their calibration per event type
+and writes them as entries (-o). With dev outputs it fits a forecaster (J&Y
+Section 2.5; --choose-k picks its k) or a registered --method on the dev
+events, or applies a saved --calibrator, and with --rerank re-ranks the events
+by calibrated confidence (J&Y Section 4). Either set may come from an events
+file that -o wrote. Every input is read and checked before the work.
 """
-import os
+import json
 
-__all__ = ["add_events_arguments", "run_events"]
+from ..calibration.registry import METHODS, get_method
+from ..core.groups import TagGroups
+from ..core.validation import check_gold, check_positive_int, check_unit_interval
+from ..io.arrays import load_gold_sentences, load_lengths, load_tag_index
+from ..io.atomic import atomic_write_text
+from ..io.sentences import load_potentials, pad_sentences
+from ..metrics import evaluate
+from . import flags
+from .inputs import check_output_directory, check_same_tags, scores_from_args
 
 #: Forecaster features from events: J&Y's "mean" (the event's probability under
 #: the model), "Rank", "ln" (length) and the event type.
 CONFIDENCE_FEATURE = "mean"
 
-#: ``--grouping`` of a registered method: ``sparsecal fit``'s scw, tfg and
-#: per-tag, the event types being the tags (per-type = per-tag).
+#: ``--grouping`` of a registered method: fit's scw, tfg and per-tag, the event
+#: types being the tags (per-type = per-tag).
 GROUPINGS = ("scw", "tfg", "per-type")
 
 
-def add_events_arguments(p):
-    """The flags of ``sparsecal events`` that are its own (``cli/main.py`` adds
-    the shared interval, binning and thread flags)."""
+def add_arguments(p):
     for prefix, what in (("", "test"), ("dev-", "dev (to fit a calibrator on)")):
         p.add_argument(f"--{prefix}potentials", help=f"{what} CRF potentials (.npz: "
                        "emissions [n_sentences, max_len, n_tags], transitions, optional "
@@ -64,10 +50,7 @@ def add_events_arguments(p):
                        "forecaster features")
         p.add_argument(f"--{prefix}events-file", help=f"{what} events saved by -o (.npz: "
                        "entries with the event features), instead of the tagger's outputs")
-    p.add_argument("--gold-format", choices=["npy", "txt", "conllu", "conll"],
-                   help="format of every --*gold file (default: from the extension)")
-    p.add_argument("--gold-column", help="the gold tag column: a CoNLL-U field (default "
-                                         "upos) or a CoNLL column number (default -1)")
+    flags.add_gold_format(p)
     p.add_argument("--tag-index", help="JSON {tag: column}: the tag names (needed for "
                                        "spans and for tag strings in gold)")
     p.add_argument("--events", choices=["sequences", "spans"],
@@ -81,19 +64,17 @@ def add_events_arguments(p):
     p.add_argument("--normalize", action="store_true",
                    help="spans: score by the length-normalised p^(1/length) (J&Y eq. 6)")
     p.add_argument("--method", help="with dev outputs: forecaster (default) or a "
-                                    "registered method, fit on the event probabilities")
+                                    "registered method, fit on the event probabilities: "
+                                    + ", ".join(METHODS))
     p.add_argument("--grouping", choices=GROUPINGS,
                    help="a registered --method: one calibrator over every event type (scw, "
                         "the default), per group of event types by dev event frequency "
                         "(tfg), or per event type with its tfg group's as fallback "
-                        "(per-type); fit's --grouping scw|tfg|per-tag with event types as "
-                        "the tags")
+                        "(per-type)")
     p.add_argument("--groups", type=int, help="--grouping tfg, per-type: groups of event "
                                               "types by dev event count (default: 5)")
-    p.add_argument("--min-entries", type=int,
-                   help="--grouping tfg, per-type: dev events a group (per-type: an event "
-                        "type) needs for its own calibrator (default: 200, "
-                        "GroupedCalibrator's)")
+    flags.add_group_min_entries(p, "--grouping tfg, per-type: dev events a group "
+                                   "(per-type: an event type) needs for its own calibrator")
     p.add_argument("--choose-k", type=int, nargs="+", metavar="K",
                    help="forecaster: J&Y's heuristic k among these candidates")
     p.add_argument("--calibrator", help="a saved calibrator to apply (instead of fitting)")
@@ -102,35 +83,41 @@ def add_events_arguments(p):
                    "exact match (sequences) or span F1 (spans) before and after")
     p.add_argument("--cutoff", type=float, default=0.5,
                    help="--rerank of spans: keep spans with confidence >= this (default 0.5)")
-    p.add_argument("--prior", type=float, help="application prior of the methods that "
-                                               "take one (prior-logistic, gaussian)")
-    p.add_argument("--bins", type=int, help="bins (default: 10)")
-    p.add_argument("--seed", type=int, default=0, help="random state of the intervals and "
-                                                       "of seeded methods (default: 0)")
+    flags.add_prior(p)
+    flags.add_bins_and_seed(p, "the intervals, the resampling --metrics, the forecaster and "
+                                  "seeded methods")
     p.add_argument("-o", "--output", help="write the test events as entries with their "
                                            "features (.npz; --events-file reads it)")
     p.add_argument("--calibrated-output", help="write the calibrated events as -o does "
                                                "(.npz)")
     p.add_argument("--json", help="write the numbers as JSON here")
+    flags.add_ci(p)
+    flags.add_binning(p)
+    flags.add_metrics(p)
+    flags.add_threads(p)
 
 
-def run_events(args, console, ci, binning):
-    """Run ``sparsecal events``; ``ci`` and ``binning`` are the checked shared flags
-    (:func:`sparsecal.evaluate`'s ``ci`` and binning keywords)."""
+def run(args, console):
+    """Every flag and input checked, then the events made, calibrated,
+    evaluated, re-ranked, and written (nothing is written before)."""
+    ci = flags.ci_from_args(args)
+    binning = flags.binning_from_args(args)
     with_dev = bool(args.dev_potentials or args.dev_scores or args.dev_events_file)
-    prior = _check_flags(args, with_dev)
-    events, test, tag_names, extra = _events_of(args, console, "", args.k)
-    if args.events_file:   # the file's kind and k
-        args.events = "spans" if events.kind == "span" else "sequences"
-        args.k = int(events.rank.max(initial=1))
+    _check_flags(args, with_dev)
+    measure_prior, prior = flags.priors(
+        args, [args.method] if args.method in METHODS else [], fitted=with_dev)
+    evaluation = dict(binning, metrics=args.metrics, prior=measure_prior,
+                      **flags.resampling_options(args))
+    test = _read(args, console, "")
+    dev = _read(args, console, "dev-") if with_dev else None
+    tag_names = _tag_names(args, test, dev)
+    model = _load_model(args) if args.calibrator else None   # checked before the work
+    events, extra = _events(args, console, test, tag_names, args.k, "")
     out = {"events": args.events, "k": args.k, "n_sentences": events.entries.n_tokens,
            "n_events": len(events), "type_names": list(events.type_names)}
-    model = None
     if with_dev:
         dev_k = max([args.k] + list(args.choose_k or []))
-        dev_events, dev, _, dev_extra = _events_of(args, console, "dev-", dev_k)
-        if test is not None and dev is not None and dev["n_tags"] != test["n_tags"]:
-            raise ValueError(f"dev has {dev['n_tags']} tags but test has {test['n_tags']}")
+        dev_events, dev_extra = _events(args, console, dev, tag_names, dev_k, "dev ")
         _check_same_kind(args, events, dev_events, extra, dev_extra)
         with console.step("fitting"):
             model, choice = _fit(args, dev_events, _event_features(dev_events, dev_extra),
@@ -138,14 +125,12 @@ def run_events(args, console, ci, binning):
         if choice is not None:
             out["choice_of_k"] = choice.to_dict()
             console.info(_choice_text(choice))
-    elif args.calibrator:
-        model = _load_model(args.calibrator)
     confidence = None
     if model is not None:
         with console.step("calibrating"):
             confidence = _confidence(model, events, _event_features(events, extra), args)
-    tables = _evaluate(args, console, events, confidence, ci, binning)
-    out.update({name: _json_of(result) for name, result in tables.items()})
+    tables = _evaluate(args, console, events, confidence, ci, evaluation)
+    out.update({name: json.loads(result.to_json()) for name, result in tables.items()})
     if args.rerank:
         with console.step("re-ranking"):
             out["reranking"] = _rerank(args, events, confidence, test, tag_names)
@@ -154,17 +139,10 @@ def run_events(args, console, ci, binning):
     return 0
 
 
-def _json_of(result):
-    """The dict of an :func:`~sparsecal.evaluate` result, as its JSON says."""
-    import json
-    return json.loads(result.to_json())
-
-
 # ------------------------------------------------------------------ checks -- #
 
 def _check_flags(args, with_dev):
-    """Every flag checked before a file is read; returns the checked prior."""
-    from ..core.validation import check_positive_int, check_unit_interval
+    """Every flag checked before a file is read."""
     _check_inputs(args)
     if not args.events_file:
         args.k = 1 if args.k is None else check_positive_int(args.k, "--k")
@@ -178,7 +156,7 @@ def _check_flags(args, with_dev):
     if not with_dev:
         for flag, value in (("--method", args.method), ("--choose-k", args.choose_k),
                             ("--grouping", args.grouping), ("--groups", args.groups),
-                            ("--min-entries", args.min_entries),
+                            ("--group-min-entries", args.min_entries),
                             ("--save-calibrator", args.save_calibrator),
                             ("--dev-gold", args.dev_gold),
                             ("--dev-lengths", args.dev_lengths)):
@@ -189,6 +167,9 @@ def _check_flags(args, with_dev):
         raise ValueError("--calibrated-output needs a calibrator (dev outputs or "
                          "--calibrator)")
     args.method = args.method or ("forecaster" if with_dev else None)
+    if args.method not in (None, "forecaster") and args.method not in METHODS:
+        raise ValueError(f"--method {args.method!r} is unknown: use forecaster or one of "
+                         f"{', '.join(sorted(METHODS))}")
     _check_samples(args, with_dev)
     if args.choose_k is not None:
         if args.method != "forecaster":
@@ -201,8 +182,7 @@ def _check_flags(args, with_dev):
     _check_grouping(args)
     check_unit_interval(args.cutoff, "--cutoff")
     for flag in ("output", "calibrated_output", "json", "save_calibrator"):
-        _check_output_directory(getattr(args, flag), "--" + flag.replace("_", "-"))
-    return _check_method(args)
+        check_output_directory(getattr(args, flag), "--" + flag.replace("_", "-"))
 
 
 def _check_inputs(args):
@@ -229,8 +209,6 @@ def _check_inputs(args):
                                  f"--{prefix}events-file (whose events are made already"
                                  + (", without the gold tags re-ranking needs)"
                                     if name == "rerank" else ")"))
-
-
 def _check_samples(args, with_dev):
     """``--samples`` feed the forecaster, on dev and test alike."""
     if not (args.samples or args.dev_samples):
@@ -248,10 +226,9 @@ def _check_samples(args, with_dev):
 
 
 def _check_grouping(args):
-    """``--grouping``, ``--groups``, ``--min-entries``: a registered method's."""
-    from ..core.validation import check_positive_int
+    """``--grouping``, ``--groups``, ``--group-min-entries``: a registered method's."""
     sizes = [(flag, value) for flag, value in (("--groups", args.groups),
-                                               ("--min-entries", args.min_entries))
+                                               ("--group-min-entries", args.min_entries))
              if value is not None]
     given = [("--grouping", args.grouping)] * (args.grouping is not None) + sizes
     if given and args.method == "forecaster":
@@ -264,94 +241,47 @@ def _check_grouping(args):
         check_positive_int(value, flag)
 
 
-def _check_method(args):
-    """The method name and its prior (``--prior``) checked; the prior returned
-    (``--prior`` may be the measures' instead: --metrics dcf, min-dcf)."""
-    from ..core.validation import check_prior
-    from ..metrics.measures import get_measure
-    measured = any("prior" in get_measure(m).options for m in args.metrics)
-    if args.method in (None, "forecaster"):
-        if args.prior is not None and not measured:
-            raise ValueError("--prior applies to the methods with an application prior "
-                             "(prior-logistic, gaussian) and to --metrics dcf, min-dcf")
+def _tag_names(args, test, dev):
+    """The names of tag columns 0 .. n_tags - 1 from --tag-index (None without
+    it), checked against the outputs and, where spans are decoded, --scheme."""
+    outputs = [s for s in (dev, test) if s is not None and "n_tags" in s]
+    if len(outputs) == 2:
+        check_same_tags(dev["n_tags"], test["n_tags"])
+    if not outputs:
         return None
-    from ..calibration.registry import METHODS, check_prior_methods
-    if args.method not in METHODS:
-        raise ValueError(f"--method {args.method!r} is unknown: use forecaster or one of "
-                         f"{', '.join(sorted(METHODS))}")
-    if measured and not METHODS[args.method].uses_prior:
+    if args.events == "spans" and not args.tag_index:
+        raise ValueError("--events spans needs --tag-index (the tag names of the spans)")
+    if not args.tag_index:
         return None
-    prior = check_prior_methods([args.method], args.prior, "--prior")
-    return None if prior is None else check_prior(prior, "--prior")
-
-
-def _check_output_directory(path, flag):
-    if path is None:
-        return
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise ValueError(f"{flag} {path!r}: directory {directory!r} does not exist")
-
-
-def _tag_names(path, n_tags):
-    """The tag names of columns 0 .. n_tags - 1 from a tag-index JSON."""
-    from ..io.arrays import load_tag_index
-    index = load_tag_index(path)
+    n_tags = outputs[0]["n_tags"]
+    index = load_tag_index(args.tag_index)
     if sorted(index.values()) != list(range(n_tags)):
-        raise ValueError(f"--tag-index {path!r} must name each of the {n_tags} tag columns "
-                         f"0..{n_tags - 1} once (it maps {len(index)} tags to "
+        raise ValueError(f"--tag-index {args.tag_index!r} must name each of the {n_tags} tag "
+                         f"columns 0..{n_tags - 1} once (it maps {len(index)} tags to "
                          f"{len(set(index.values()))} columns)")
-    return sorted(index, key=index.get)
+    names = sorted(index, key=index.get)
+    if args.events == "spans" or (args.rerank and args.scheme):
+        from ..structured.schemes import parse_tag_names
+        scheme = args.scheme or "bio"
+        try:
+            parse_tag_names(names, scheme)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"--tag-index {args.tag_index!r} with --scheme {scheme}: "
+                             f"{exc}") from None
+    return names
 
 
 # ------------------------------------------------------------------ inputs -- #
 
-def _events_of(args, console, prefix, k):
-    """(events, outputs or None, tag names or None, sample features) of the test
-    (``prefix`` "") or dev ("dev-") set: read from its events file, or made from
-    its outputs (and ``--samples``)."""
+def _read(args, console, prefix):
+    """The test (``prefix`` "") or dev ("dev-") set, read and checked: ``{"events",
+    "features"}`` of its events file, or its outputs (:func:`_read_outputs`)."""
     path = getattr(args, prefix.replace("-", "_") + "events_file")
-    if path:
-        with console.step("reading" + (" dev" if prefix else "")):
-            events, features = _read_events(args, path, prefix)
-        return events, None, None, features
-    outputs = _read_outputs(args, console, prefix)
-    tag_names = _tag_names(args.tag_index, outputs["n_tags"]) if args.tag_index else None
-    if args.events == "spans" and tag_names is None:
-        raise ValueError("--events spans needs --tag-index (the tag names of the spans)")
-    events = _make_events(args, console, outputs, tag_names, k, "dev " if prefix else "")
-    features = {} if outputs["samples"] is None else \
-        _sample_features(args, console, outputs, events, prefix)
-    return events, outputs, tag_names, features
-
-
-def _sample_features(args, console, outputs, events, prefix):
-    """J&Y's mean / p10 / p90 (and std) of each event's probability over the
-    samples (:func:`~sparsecal.structured.sample_confidence`)."""
-    import numpy as np
-
-    from ..io.sentences import pad_sentences
-    from ..structured.ensembles import sample_confidence
-    from ..structured.events import softmax_event_probabilities
-    samples, path = outputs["samples"], getattr(args, prefix.replace("-", "_") + "samples")
-    try:
-        with console.step(("dev " if prefix else "") + "samples") as progress:
-            rows = []
-            for s in range(samples.shape[0]):   # one pass per sample
-                padded = pad_sentences(samples[s], outputs["lengths"])
-                rows.append(softmax_event_probabilities(events, padded, args.normalize))
-                if progress is not None:
-                    progress(s + 1, samples.shape[0])
-            return sample_confidence(np.stack(rows)).features()
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{path!r}: {exc}") from None
-
-
-def _read_events(args, path, prefix):
-    """(the events, their saved features) of an events file, of the kind
-    ``--events`` asks for."""
+    if not path:
+        return _read_outputs(args, console, prefix)
     from ..structured.event_files import load_events
-    events, features = load_events(path, features=True)
+    with console.step("reading" + (" dev" if prefix else "")):
+        events, features = load_events(path, features=True)
     kind = "spans" if events.kind == "span" else "sequences"
     if args.events is not None and args.events != kind:
         raise ValueError(f"--{prefix}events-file {path!r} holds {kind}, not --events "
@@ -360,7 +290,40 @@ def _read_events(args, path, prefix):
         raise ValueError(f"--choose-k {max(args.choose_k)} needs dev events of rank up to "
                          f"{max(args.choose_k)}; {path!r} has ranks up to "
                          f"{events.rank.max(initial=1)}")
+    if not prefix:   # the file's kind and k
+        args.events, args.k = kind, int(events.rank.max(initial=1))
+    return {"events": events, "features": features}
+
+
+def _events(args, console, source, tag_names, k, which):
+    """(the events, their sample features) of a set read by :func:`_read`."""
+    if "events" in source:
+        return source["events"], source["features"]
+    events = _make_events(args, console, source, tag_names, k, which)
+    features = {} if source["samples"] is None else \
+        _sample_features(args, console, source, events, which)
     return events, features
+
+
+def _sample_features(args, console, outputs, events, which):
+    """J&Y's mean / p10 / p90 (and std) of each event's probability over the
+    samples (:func:`~sparsecal.structured.sample_confidence`)."""
+    import numpy as np
+
+    from ..structured.ensembles import sample_confidence
+    from ..structured.events import softmax_event_probabilities
+    samples = outputs["samples"]
+    try:
+        with console.step(which + "samples") as progress:
+            rows = []
+            for s in range(samples.shape[0]):   # one pass per sample
+                padded = pad_sentences(samples[s], outputs["lengths"])
+                rows.append(softmax_event_probabilities(events, padded, args.normalize))
+                if progress is not None:
+                    progress(s + 1, samples.shape[0])
+            return sample_confidence(np.stack(rows)).features()
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{outputs['samples_file']!r}: {exc}") from None
 
 
 def _check_same_kind(args, events, dev_events, features, dev_features):
@@ -381,11 +344,9 @@ def _check_same_kind(args, events, dev_events, features, dev_features):
 def _read_outputs(args, console, prefix):
     """A tagger's outputs and gold as padded sentences: ``{"kind": "crf" or
     "softmax", "arrays": the keyword arguments of the events function,
-    "gold": [B, N], "lengths": [B], "n_tags": C, "source": the outputs file}``."""
+    "gold": [B, N], "lengths": [B], "n_tags": C, "source": the outputs file,
+    "samples", "samples_file"}``."""
     import numpy as np
-
-    from ..io.arrays import load_gold_sentences, load_lengths, load_scores
-    from ..io.sentences import load_potentials, pad_sentences
     attr = prefix.replace("-", "_")
     potentials, scores, gold, lengths_file = (
         getattr(args, attr + name) for name in ("potentials", "scores", "gold", "lengths"))
@@ -405,7 +366,7 @@ def _read_outputs(args, console, prefix):
             source, lengths = potentials, arrays.pop("lengths")
             n_tags = arrays["emissions"].shape[2]
         else:
-            matrix = load_scores(scores, key=getattr(args, attr + "key"))
+            matrix = scores_from_args(args, prefix)
             source, n_tags = scores, matrix.shape[1]
             if lengths_file:
                 lengths, where = load_lengths(lengths_file), f"the lengths in {lengths_file!r}"
@@ -422,7 +383,7 @@ def _read_outputs(args, console, prefix):
     samples = _read_samples(samples_file, matrix.shape) if samples_file else None
     _check_gold(gold, gold_flat, offsets, lengths, n_tags, source)
     return {"kind": "crf" if potentials else "softmax", "arrays": arrays, "source": source,
-            "samples": samples,
+            "samples": samples, "samples_file": samples_file,
             "gold": pad_sentences(gold_flat, lengths, fill=-1), "lengths": lengths,
             "n_tags": n_tags}
 
@@ -450,11 +411,10 @@ def _check_gold(path, gold, offsets, lengths, n_tags, source):
                          + (f"sentence {i} has {np.diff(offsets)[i]} tokens, not "
                             f"{lengths[i]}" if i is not None else
                             f"{offsets.shape[0] - 1} sentences, not {lengths.shape[0]}"))
-    bad = (gold < -1) | (gold >= n_tags)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{path!r}: gold tag {gold[i]} of token {i} is out of range: "
-                         f"{source!r} has {n_tags} tags (-1 marks 'no gold tag')")
+    try:
+        check_gold(gold, gold.shape[0], n_tags)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{path!r} with {source!r}: {exc}") from None
 
 
 def _make_events(args, console, outputs, tag_names, k, which):
@@ -492,7 +452,6 @@ def _fit(args, dev_events, features, prior):
             choice = heuristic_k(features, labels, ks=args.choose_k, forecaster=forecaster)
             return choice.forecaster, choice
         return forecaster.fit(features, labels), None
-    from ..calibration.registry import get_method
     base = get_method(args.method).build(args.bins or 10, args.seed, prior)
     return _grouped(args, base, dev_events.entries).fit(dev_events.entries), None
 
@@ -502,7 +461,6 @@ def _grouped(args, base, dev):
     tags of ``sparsecal fit``'s grouping, their dev event counts the training
     counts of TFG (Kranzlein et al. 2021, Section 3.3)."""
     from ..calibration.grouped import GroupedCalibrator
-    from ..core.groups import TagGroups
     if args.grouping == "scw":   # one calibrator over every event, however few
         return GroupedCalibrator(base, TagGroups.scw(dev.n_tags), min_entries=1)
     kw = {} if args.min_entries is None else {"min_entries": args.min_entries}
@@ -512,13 +470,20 @@ def _grouped(args, base, dev):
     return GroupedCalibrator(base, TagGroups.per_tag(dev.n_tags), fallback=tfg, **kw)
 
 
-def _load_model(path):
-    """A saved :class:`Forecaster` or grouped / cross-fitted calibrator."""
+def _load_model(args):
+    """The saved --calibrator: a :class:`Forecaster`, or a grouped / cross-fitted
+    calibrator (which takes no --samples features)."""
     from ..calibration.forecaster import FORMAT as FORECASTER, Forecaster
     from ..calibration.loading import load_calibrator
     from ..io.calibrators import ENSEMBLE_FORMAT, FORMAT, load_state
-    meta, _ = load_state(path, format=(FORMAT, ENSEMBLE_FORMAT, FORECASTER))
-    return Forecaster.load(path) if meta["format"] == FORECASTER else load_calibrator(path)
+    meta, _ = load_state(args.calibrator, format=(FORMAT, ENSEMBLE_FORMAT, FORECASTER))
+    if meta["format"] == FORECASTER:
+        return Forecaster.load(args.calibrator)
+    if args.samples and not args.output:
+        raise ValueError(f"--samples add forecaster features, but --calibrator "
+                         f"{args.calibrator} is not a forecaster (it calibrates the event "
+                         f"probability alone)")
+    return load_calibrator(args.calibrator)
 
 
 def _confidence(model, events, features, args):
@@ -526,10 +491,6 @@ def _confidence(model, events, features, args):
     from ..calibration.forecaster import Forecaster
     if isinstance(model, Forecaster):
         return model.predict(features)
-    if args.samples and not args.output:
-        raise ValueError(f"--samples add forecaster features, but --calibrator "
-                         f"{args.calibrator} is not a forecaster (it calibrates the event "
-                         f"probability alone)")
     if model.n_tags != events.entries.n_tags:
         raise ValueError(f"the calibrator was fit for {model.n_tags} event types but these "
                          f"{args.events} have {events.entries.n_tags}")
@@ -543,10 +504,8 @@ def _choice_text(choice):
 
 # ------------------------------------------------------------------ output -- #
 
-def _evaluate(args, console, events, confidence, ci, binning):
+def _evaluate(args, console, events, confidence, ci, options):
     """The calibration tables of the events per type, before and after."""
-    from ..core.groups import TagGroups
-    from ..metrics import evaluate
     groups = TagGroups.per_tag(events.entries.n_tags, tag_names=list(events.type_names))
     tables = {"evaluation": events.entries}
     if confidence is not None:
@@ -555,7 +514,7 @@ def _evaluate(args, console, events, confidence, ci, binning):
     for name, entries in tables.items():
         with console.step("evaluating") as progress:
             results[name] = evaluate(entries, groups, n_bins=args.bins, ci=ci,
-                                     top_label=True, progress=progress, **binning)
+                                     top_label=True, progress=progress, **options)
         title = "calibrated " if name != "evaluation" else ""
         types = ", ".join(f"{i + 1} = {t}" for i, t in enumerate(events.type_names))
         console.info(f"## {len(events):,} {title}{events.kind} events (k = {args.k}); "
@@ -594,9 +553,6 @@ def _rerank_text(r):
 
 def _write(args, console, events, features, confidence, model, out):
     """Every output, each atomically, after all the work."""
-    import json
-
-    from ..io.atomic import atomic_write_text
     from ..structured.event_files import save_events
     from ..structured.events import rescored
     with console.step("writing"):

@@ -132,13 +132,13 @@ class EvaluationResult(Table):
         """SMCE, then one row per group: tags, training share, entries, tokens, GMCE."""
         d = self.to_dict()
         s = d["settings"]
-        level = _level(s)
+        ci = f"{_level(s)} CI" if s.get("ci") else None   # the headers name what was computed
         lines = [f"Threshold {s.get('threshold')}, {_bins_text(s)}, "
-                 f"{level} CI: {s.get('ci') or 'none'}", "",
+                 + (f"{ci}: {s['ci']}" if ci else "no CI"), "",
                  f"**SMCE** {_ce_cell(d['smce'])} over {d['smce']['n']:,} entries", ""]
         has_share = any("train_share_min" in g for g in d["groups"])
         head = ["Group", "Tag types"] + (["Train share"] if has_share else []) + \
-            ["Entries", "Tokens", f"GMCE [{level} CI]"]
+            ["Entries", "Tokens", f"GMCE [{ci}]" if ci else "GMCE"]
         lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for g, ce in zip(d["groups"], d["gmce"]):
             row = [str(g["group"]), str(g["tag_types"])]
