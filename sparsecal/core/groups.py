@@ -256,9 +256,13 @@ class TagGroups:
         return self.tag_to_group.shape[0]
 
     def __repr__(self):
-        sizes = np.bincount(self.tag_to_group, minlength=self.n_groups)
-        return (f"TagGroups(kind={self.kind!r}, n_tags={self.n_tags}, "
-                f"n_groups={self.n_groups}, tags_per_group={sizes.tolist()})")
+        text = f"TagGroups(kind={self.kind!r}, n_tags={self.n_tags}, n_groups={self.n_groups}"
+        sizes = np.bincount(self.tag_to_group, minlength=self.n_groups).tolist()
+        if min(sizes) == max(sizes):   # n_tags / n_groups each: said already
+            return text + ")"
+        if len(sizes) > 6:   # the first and last groups
+            sizes = sizes[:3] + ["..."] + sizes[-2:]
+        return text + f", tags_per_group=[{', '.join(map(str, sizes))}])"
 
     def __eq__(self, other):
         return (isinstance(other, TagGroups) and self.n_groups == other.n_groups
