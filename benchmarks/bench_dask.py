@@ -117,7 +117,7 @@ def single(dev_path, test_path, dev_gold, test_gold, workers):
     dev = s.run("threshold dev", 0, lambda: sc.threshold(dev_m, dev_gold, n_threads=workers))
     test = s.run("threshold test", 0, lambda: sc.threshold(test_m, test_gold,
                                                            n_threads=workers))
-    groups = sc.TagGroups.from_counts(dev_gold[dev_gold >= 0], 5, n_tags=N_TAGS)
+    groups = sc.TagGroups.from_gold(dev_gold[dev_gold >= 0], 5, n_tags=N_TAGS)
     before = s.run("SMCE+GMCE test", len(test), lambda: sc.smce_and_gmce(test, groups))
     model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), groups)
     s.run("isotonic fit dev", len(dev), lambda: model.fit(dev))

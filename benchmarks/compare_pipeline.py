@@ -172,7 +172,7 @@ def main():
     args = p.parse_args()
 
     dev, gold_dev, test, gold_test = load_inputs(args.workdir, args.rows)
-    counts = gold_dev     # the gold tags of dev's tokens, as training tags
+    counts = np.bincount(gold_dev, minlength=dev.shape[1])   # dev's gold tags, as training counts
     print(f"dev and test: {dev.shape[0]:,} x {dev.shape[1]} {dev.dtype} "
           f"({dev.size:,} entries each); sparsecal {sparsecal.__version__}, "
           f"n_threads={args.n_threads or 'default'}; load {os.getloadavg()}", flush=True)

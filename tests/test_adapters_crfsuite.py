@@ -76,6 +76,11 @@ def test_tiny_and_errors(trained):
         crfsuite_scores([[{"A": 1.5}]])
     with pytest.raises(TypeError, match="list of sentences"):
         crfsuite_scores({"A": 1.0})
+    with pytest.raises(TypeError, match=r"^token 2 of marginals \(counting from the first "
+                                        r"sentence\) has \[0.5, 0.5\] for label 'B': the "
+                                        r"values must be probabilities \(numbers\)$"):
+        crfsuite_scores([[{"A": 1.0, "B": 0.0}], [{"A": 0.5, "B": 0.5},
+                                                  {"A": 0.0, "B": [0.5, 0.5]}]])
     with pytest.raises(ValueError, match="sentence 1 has 1 tokens in marginals but 2"):
         entries_from_crfsuite([[{"A": 1.0}], [{"A": 1.0}]], [["A"], ["A", "A"]])
     with pytest.raises(ValueError, match="gold has 1 sentences but marginals has 2"):

@@ -210,3 +210,11 @@ def test_gold_ids_errors():
         gold_ids("O O", ["O"])
     with pytest.raises(ValueError, match="repeats a name"):
         gold_ids([["O"]], ["O", "O"])
+    # issue 25: a word with a list for its label, not NumPy's "inhomogeneous shape"
+    with pytest.raises(TypeError, match=r"^labels\[1\]\[1\] is a list: each word's label "
+                                        "must be one name or tag id$"):
+        gold_ids([["O", "O"], ["O", ["B", "O"]]], ["O", "B"])
+    with pytest.raises(TypeError, match=r"^labels\[2\]\[0\] is a tuple"):
+        gold_ids([[0], [], [(0, 1)]], ["O", "B"])
+    with pytest.raises(TypeError, match=r"^labels\[0\]\[0\] is a list"):
+        gold_ids([[[0, 1]], [[1, 0]]], ["O", "B"])   # equal lengths: a 2-D array

@@ -400,6 +400,10 @@ def test_pad_sentences_equals_a_loop(lengths):
         pad_sentences(flat[1:], lengths)
     with pytest.raises(ValueError, match="lengths"):
         pad_sentences(flat, [0] + lengths)
+    with pytest.raises(ValueError, match=r"^values is not an array of numbers: it is ragged "
+                                         r"\(rows of different lengths\): row 1 has 1 value, "
+                                         "row 0 has 2 values$"):
+        pad_sentences([[4, 5], [6]], [2, 1])   # values are per token, not per sentence
 
 
 def test_load_potentials_and_lengths(tmp_path, corpus):

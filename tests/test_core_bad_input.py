@@ -274,6 +274,21 @@ def test_unreadable_array_named():
         isotonic_predict(NoArray(), *KNOTS)
 
 
+@pytest.mark.parametrize("gold,where", [
+    ([[0, 1], [1, 0, 1]], "row 1 has 3 values, row 0 has 2 values"),
+    ([[0], [1], [1, 0]], "row 2 has 2 values, row 0 has 1 value"),
+    ([[], [1]], "row 1 has 1 value, row 0 has 0 values"),
+    ([[[1, 2], [3, 4]], [[1, 2], [3]]], r"row 1\[1\] has 1 value, row 0\[0\] has 2 values"),
+    ([[[1, 2]], [[1, 2, 3]]], r"row 1\[0\] has 3 values, row 0\[0\] has 2 values"),
+    ([[1, [2]], [1, 2]], r"row 0\[1\] has 1 value, row 0\[0\] is a single value"),
+])
+def test_ragged_input_names_the_argument_and_the_first_odd_row(gold, where):
+    # issue 25: not NumPy's "inhomogeneous shape after 1 dimensions"
+    with pytest.raises(ValueError, match=r"^gold is not an array of numbers: it is ragged "
+                                         rf"\(rows of different lengths\): {where}$"):
+        threshold(np.full((2, 2), 0.5), gold)
+
+
 def test_tensor_requiring_grad_named():
     torch = pytest.importorskip("torch")
     with pytest.raises(TypeError, match="scores cannot be read as a NumPy array"):

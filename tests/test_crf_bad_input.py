@@ -232,6 +232,28 @@ def test_kbest_bad_k(k):
         crf.kbest(k=k, **kw)
 
 
+def test_stream_entries_ragged_lists_name_the_batch_and_the_row():
+    """Issue 25: ragged per-sentence lists get one message naming the argument, the
+    batch and the first row (sentence) of another length, not NumPy's."""
+    e, t = torch.zeros(2, 3, 2), torch.zeros(2, 2)
+    good = dict(emissions=e, transitions=t, gold=[[0, 1, 1], [1, 0, -1]])
+    with pytest.raises(ValueError, match=r"^gold of batch 1 is not an array of numbers: it "
+                                         r"is ragged \(rows of different lengths\): row 1 "
+                                         r"has 2 values, row 0 has 3 values$"):
+        crf.stream_entries([good, dict(good, gold=[[0, 1, 1], [1, 0]])])
+    with pytest.raises(ValueError, match=r"^batch 0: lengths is not an array .* row 1 has "
+                                         r"2 values, row 0 has 1 value$"):
+        crf.stream_entries([dict(good, lengths=[[3], [2, 1]])])
+    with pytest.raises(ValueError, match=r"^batch 0: emissions is not an array .* row "
+                                         r"1\[0\] has 1 value, row 0\[0\] has 2 values$"):
+        crf.stream_entries([dict(good, emissions=[[[0.0, 1.0]], [[0.0]]])])
+    with pytest.raises(ValueError, match=r"^batch 0: lengths\[1\] = 0"):  # others too
+        crf.stream_entries([dict(good, lengths=[3, 0])])
+    with pytest.raises(ValueError, match="emissions is not an array of numbers: it is "
+                                         r"ragged .* row 1\[0\] has 1 value"):
+        crf.marginals([[[0.0, 1.0]], [[0.0]]], t)
+
+
 def test_kbest_numpy_integer_k():
     kw = valid()
     paths, probs = crf.kbest(k=np.int64(2), **kw)

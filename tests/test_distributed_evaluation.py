@@ -115,7 +115,7 @@ def test_tfg_from_gold_equals_from_counts(n_groups):
     gold[:5] = 11                                  # ties in counts, a rare tag
     got = sd.tfg_from_gold(da.from_array(gold, chunks=((300, 0, 1, 399),)), n_groups,
                            n_tags=14)              # tags 12, 13 never seen
-    ref = sc.TagGroups.from_counts(gold, n_groups, n_tags=14)
+    ref = sc.TagGroups.from_gold(gold, n_groups, n_tags=14)
     np.testing.assert_array_equal(got.tag_to_group, ref.tag_to_group)
     np.testing.assert_array_equal(got.train_counts, ref.train_counts)
     assert got.n_groups == ref.n_groups and got.kind == "tfg"

@@ -99,9 +99,10 @@ def test_tfg_matches_reference_on_random_counts(kind, n_groups, seed):
     ([3, 0, 2], 1, [0, 0, 0]),
 ])
 def test_tfg_hand_cases(counts, n_groups, expected):
-    g = TagGroups.tfg(np.repeat(np.arange(len(counts)), counts), n_groups,
-                      n_tags=len(counts))
+    g = TagGroups.from_gold(np.repeat(np.arange(len(counts)), counts), n_groups,
+                            n_tags=len(counts))
     assert g.tag_to_group.tolist() == expected == ref_tfg(counts, n_groups)
+    assert TagGroups.from_counts(counts, n_groups) == g   # an array of per-tag counts
 
 
 def test_tfg_paper_figure_1_example():
@@ -189,13 +190,33 @@ def test_counts_from_mapping_with_names_equals_array_of_gold_tags():
     gold = rng.integers(0, 35, 5000)           # tags 35..39 never seen
     by_name = {names[t]: int(c) for t, c in enumerate(np.bincount(gold)) if c}
     a = TagGroups.from_counts(by_name, 5, tag_index=index)
-    b = TagGroups.from_counts(gold, 5, n_tags=40)
-    c = TagGroups.from_counts(gold.astype(np.int32), 5, n_tags=40)
-    assert a == b == c
+    b = TagGroups.from_gold(gold, 5, n_tags=40)
+    c = TagGroups.from_gold(gold.astype(np.int32), 5, n_tags=40)
+    d = TagGroups.from_counts(np.bincount(gold, minlength=40), 5)
+    assert a == b == c == d
     np.testing.assert_array_equal(a.train_counts, np.bincount(gold, minlength=40))
+    np.testing.assert_array_equal(d.train_counts, a.train_counts)
     assert a.tag_names == names and b.tag_names is None
     assert (a.tag_to_group[35:] == 4).all()
-    np.testing.assert_array_equal(load_train_counts(gold), np.bincount(gold))
+    assert TagGroups.from_gold(gold, 5).n_tags == 35   # the largest gold tag + 1
+
+
+def test_an_array_of_per_tag_counts_is_not_read_as_gold_tags():
+    """Issue 25: 60 per-tag counts (summing to 50,555) are 60 tags, not 50,555."""
+    zipf = 1.0 / np.arange(1, 61)
+    counts = np.floor(50555 * zipf / zipf.sum()).astype(np.int64)
+    counts[0] += 50555 - counts.sum()
+    g = TagGroups.from_counts(counts, 5)
+    assert g.n_tags == 60 and g.tag_to_group.tolist() == ref_tfg(counts, 5)
+    np.testing.assert_array_equal(load_train_counts(counts.tolist()), counts)
+    with pytest.raises(ValueError, match=r"train_counts has 60 counts but n_tags=61: .*"
+                                         r"TagGroups\.from_gold\(train_gold, n_groups, "
+                                         r"n_tags=61\)"):
+        TagGroups.from_counts(counts, 5, n_tags=61)
+    gold = np.repeat(np.arange(60), counts)
+    with pytest.raises(ValueError, match="train_counts has 50555 counts but n_tags=60"):
+        TagGroups.from_counts(gold, 5, n_tags=60)
+    assert TagGroups.from_gold(gold, 5, n_tags=60) == g
 
 
 @pytest.mark.parametrize("counts,kw,exc,match", [
@@ -221,12 +242,15 @@ def test_counts_from_mapping_with_names_equals_array_of_gold_tags():
     ({"N": 3}, dict(tag_index=["N"]), ValueError, "tag_index must map"),
     ({0: 3}, dict(n_tags=2.5), ValueError, "n_tags"),
     ({0: 3}, dict(n_tags=2 ** 40), ValueError, "n_tags must be at most"),
-    (np.array([0, 2 ** 40]), {}, ValueError, "out of range"),
     (np.array([0, 1], dtype=np.uint64), dict(n_tags=2 ** 31), ValueError, "n_tags must be at most"),
-    (np.array([0, 1, -1]), {}, ValueError, "non-negative"),
-    (np.array([0, 5]), dict(n_tags=3), ValueError, "out of range"),
-    (np.array([0.0, 1.0]), {}, TypeError, "mapping"),
-    (np.array([[0, 1]]), {}, TypeError, "1-D"),
+    (np.array([0, 1, -1]), {}, ValueError, r"train_counts\[2\] = -1: .* non-negative"),
+    (np.array([0, 2 ** 60]), {}, ValueError, r"at most 2\*\*53"),
+    (np.array([2 ** 53, 2 ** 53]), {}, ValueError, r"add up to more than 2\*\*53"),
+    (np.array([0, 5]), dict(n_tags=3), ValueError, "train_counts has 2 counts but n_tags=3"),
+    (np.array([], dtype=int), {}, ValueError, "n_tags"),
+    (np.array([0.0, 1.0]), {}, TypeError, "train_counts must be a mapping, .* got dtype float64"),
+    (np.array([[0, 1]]), {}, TypeError, r"1-D .* got shape \(1, 2\)"),
+    ([[0, 1], [1]], {}, ValueError, "train_counts is not an array of numbers: it is ragged"),
 ])
 def test_count_errors(counts, kw, exc, match):
     with pytest.raises(exc, match=match):
@@ -235,11 +259,27 @@ def test_count_errors(counts, kw, exc, match):
         TagGroups.from_counts(counts, 2, **kw)
 
 
-def test_count_arrays_of_every_integer_dtype_agree():
+@pytest.mark.parametrize("gold,kw,exc,match", [
+    (np.array([0, 2 ** 40]), {}, ValueError, "out of range"),
+    (np.array([0, 1, -1]), {}, ValueError, "train_gold must hold non-negative"),
+    (np.array([0, 5]), dict(n_tags=3), ValueError, "training gold tag 5 is out of range"),
+    (np.array([0, 1], dtype=np.uint64), dict(n_tags=2 ** 31), ValueError, "n_tags must be at most"),
+    (np.array([0.0, 1.0]), {}, TypeError, "train_gold must be a 1-D integer array"),
+    ({0: 3}, {}, TypeError, "train_gold must be a 1-D integer array"),
+])
+def test_gold_errors(gold, kw, exc, match):
+    with pytest.raises(exc, match=match):
+        TagGroups.from_gold(gold, 2, **kw)
+
+
+def test_count_and_gold_arrays_of_every_integer_dtype_agree():
     gold = np.array([0, 2, 2, 1, 2])
-    want = load_train_counts(gold)
+    counts = np.array([1, 1, 3])
+    want = TagGroups.from_gold(gold, 2)
     for dtype in ("u1", "<u8", ">i8", "<i2", ">u4"):
-        np.testing.assert_array_equal(load_train_counts(gold.astype(dtype)), want)
+        assert TagGroups.from_gold(gold.astype(dtype), 2) == want
+        np.testing.assert_array_equal(load_train_counts(counts.astype(dtype)), counts)
+        assert TagGroups.from_counts(counts.astype(dtype), 2) == want
 
 
 def test_json_file_errors(tmp_path):
@@ -429,4 +469,4 @@ def test_real_ccg_gold_tags_in_range():
     assert gold.shape == (55371,)
     groups = g.group_of(gold)            # every gold column is a known tag
     assert np.bincount(groups, minlength=5).sum() == 55371
-    assert sc.TagGroups.from_counts(gold, 5, n_tags=426).n_tags == 426
+    assert sc.TagGroups.from_gold(gold, 5, n_tags=426).n_tags == 426

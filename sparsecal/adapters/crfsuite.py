@@ -7,6 +7,7 @@ Columns follow ``labels`` (default: the first token's keys), which may add
 labels the model never saw (zero columns) but must hold every label it knows.
 The conversion needs no extra; training the model needs ``sparsecal[crfsuite]``.
 """
+import numbers
 from itertools import chain
 from operator import itemgetter
 
@@ -68,6 +69,15 @@ def crfsuite_scores(marginals, labels=None):
                            count=n * k)
     except KeyError:   # a token lacks a label: found by its size below
         flat = None
+    except (TypeError, ValueError):   # a value that is not a number
+        bad = next(((i, m) for i, d in enumerate(tokens) for m in model
+                    if m in d and not isinstance(d[m], numbers.Real)), None)
+        if bad is None:
+            raise
+        i, name = bad
+        raise TypeError(f"token {i} of marginals (counting from the first sentence) has "
+                        f"{tokens[i][name]!r} for label {name!r}: the values must be "
+                        "probabilities (numbers)") from None
     bad = np.flatnonzero(sizes != k)
     if bad.size or flat is None:
         i = int(bad[0]) if bad.size else next(i for i, d in enumerate(tokens)

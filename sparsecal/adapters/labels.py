@@ -53,7 +53,13 @@ def _gold_and_lengths(labels, label_names, unknown, first=0):
     if any(isinstance(s, (str, bytes)) or not hasattr(s, "__len__") for s in labels):
         raise TypeError("labels must be a sequence of sentences, each a list of labels")
     lengths = np.fromiter(map(len, labels), dtype=np.int64, count=len(labels))
-    flat = np.array(list(chain.from_iterable(labels)))
+    words = list(chain.from_iterable(labels))
+    try:
+        flat = np.array(words)
+    except ValueError:   # labels of unequal lengths
+        flat = None
+    if flat is None or flat.ndim != 1:
+        _refuse_nested(words, lengths, first)
     if flat.size == 0:
         return np.empty(0, np.int64), lengths
     names = None if label_names is None else _names(label_names)
@@ -78,6 +84,16 @@ def _gold_and_lengths(labels, label_names, unknown, first=0):
                          "label_names "
                          "(pass unknown='missing' to count it as 'no gold tag')")
     return gold, lengths
+
+
+def _refuse_nested(words, lengths, first):
+    """Raise for the first word whose label is a sequence (an error path)."""
+    i = next(i for i, v in enumerate(words)
+             if hasattr(v, "__len__") and not isinstance(v, (str, bytes)))
+    s = int(np.searchsorted(np.cumsum(lengths), i, side="right"))
+    raise TypeError(f"labels[{first + s}][{i - int(lengths[:s].sum())}] is a "
+                    f"{type(words[i]).__name__}: each word's label must be one name or "
+                    "tag id")
 
 
 def _names(label_names):

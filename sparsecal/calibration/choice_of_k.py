@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.validation import as_array, check_labels, check_positive_int
+from ..io.tables import number, plural, summary
 from .base import clone
 from .forecaster import Forecaster
 from ..core.dispatch import takes_data
@@ -35,6 +36,11 @@ class KChoice:
     n_events: np.ndarray
     n_positive: np.ndarray
     forecaster: object
+
+    def __repr__(self):
+        return summary(self, f"k={self.k}", f"ECE={number(self.ece[self.ks.index(self.k)])}",
+                       f"{plural(len(self.ks), 'candidate')} from {min(self.ks)} to "
+                       f"{max(self.ks)}")
 
     def to_dict(self):
         return {"k": self.k, "ks": list(self.ks), "ece": self.ece.tolist(),

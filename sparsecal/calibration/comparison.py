@@ -11,7 +11,7 @@ from ..core.entries import check_entries
 from ..core.groups import TagGroups, check_groups
 from ..core.progress import ProgressCounter
 from ..metrics.evaluation import evaluate
-from ..io.tables import Table
+from ..io.tables import Table, number, plural, summary
 from ..metrics.intervals import ConfidenceInterval
 from ..metrics.measures import get_measure
 from .grouped import GroupedCalibrator
@@ -40,6 +40,15 @@ class MethodComparison(Table):
     groups: object
     test_tokens: int = None
     models: dict = None
+
+    def __repr__(self):
+        scored = [(r.smce.value, f"{m}/{g}") for (m, g), r in self.after.items()
+                  if r.smce.value == r.smce.value]   # not NaN
+        best = min(scored) if scored else None
+        return summary(self, f"uncalibrated SMCE={number(self.before.smce.value)}",
+                       f"{plural(len(self.after), 'recalibration')} over "
+                       f"{plural(self.groups.n_groups, 'group')}",
+                       best and f"best {best[1]} SMCE={number(best[0])}")
 
     def columns(self):
         return ["All"] + [f"Group {g + 1}" for g in range(self.groups.n_groups)]

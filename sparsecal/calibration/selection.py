@@ -17,6 +17,7 @@ from ..core.dispatch import is_distributed_entries, takes_data
 from ..core.entries import check_entries
 from ..core.groups import TagGroups
 from ..core.validation import check_choice, check_positive_int
+from ..io.tables import number, plural, summary
 from ..metrics.marginal import smce_and_gmce
 from .folds import stratified_token_folds
 from .grouped import GroupedCalibrator, fold_models
@@ -59,6 +60,13 @@ class SelectionResult:
     best_score: float
     best_calibrator: GroupedCalibrator
     metric: str
+
+    def __repr__(self):
+        best = self.best_params
+        return summary(self, f"best {best['method']}", plural(best["n_groups"], "group"),
+                       best["n_bins"] is not None and plural(best["n_bins"], "bin"),
+                       f"{self.metric.upper()}={number(self.best_score)}",
+                       plural(len(self.cv_results["score"]), "candidate"))
 
     def to_markdown(self):
         """The score table, best first."""

@@ -464,7 +464,7 @@ def _grouped(args, base, dev):
     if args.grouping == "scw":   # one calibrator over every event, however few
         return GroupedCalibrator(base, TagGroups.scw(dev.n_tags), min_entries=1)
     kw = {} if args.min_entries is None else {"min_entries": args.min_entries}
-    tfg = TagGroups.from_counts(dev.tag, args.groups or 5, n_tags=dev.n_tags)
+    tfg = TagGroups.from_gold(dev.tag, args.groups or 5, n_tags=dev.n_tags)
     if args.grouping == "tfg":
         return GroupedCalibrator(base, tfg, **kw)
     return GroupedCalibrator(base, TagGroups.per_tag(dev.n_tags), fallback=tfg, **kw)

@@ -56,6 +56,10 @@ class BinStats:
     upper: np.ndarray
     edges: np.ndarray = None
 
+    def __repr__(self):
+        kind = "equal-mass" if self.edges is None else "fixed-width"
+        return f"BinStats(n_bins={self.n_bins}, n={int(self.count.sum())}, {kind})"
+
     @property
     def n_bins(self):
         """Number of bins."""

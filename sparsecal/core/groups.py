@@ -32,9 +32,11 @@ def load_train_counts(train_counts, n_tags=None, tag_index=None):
     ----------
     train_counts : mapping, str or path, or array_like of int
         ``{tag: count}`` (tags as column indices, or as names with ``tag_index``),
-        a JSON file of such a mapping, or the training gold tag indices.
+        a JSON file of such a mapping, or one count per tag index (length
+        ``n_tags``; per-token training gold tags: :meth:`TagGroups.from_gold`).
     n_tags : int, optional
-        Size of the tag inventory; defaults to the largest index + 1.
+        Size of the tag inventory; defaults to the largest index + 1 (the array's
+        length).
     tag_index : mapping or str or path, optional
         ``{tag name: column index}`` (or a JSON file of it), needed for counts
         keyed by name; names at index >= ``n_tags`` with no count (padding) are
@@ -49,7 +51,7 @@ def load_train_counts(train_counts, n_tags=None, tag_index=None):
     >>> from sparsecal.core.groups import load_train_counts
     >>> load_train_counts({"0": 5, "2": 1}, n_tags=3)
     array([5, 0, 1])
-    >>> load_train_counts([0, 0, 2])
+    >>> load_train_counts([2, 0, 1])
     array([2, 0, 1])
     """
     if isinstance(train_counts, (str, os.PathLike)):
@@ -68,12 +70,41 @@ def load_train_counts(train_counts, n_tags=None, tag_index=None):
         out = np.zeros(n_tags, dtype=np.int64)
         np.add.at(out, index, counts)
         return out
-    gold = np.asarray(train_counts)
-    if gold.ndim != 1 or gold.dtype.kind not in "iu":
-        raise TypeError("train_counts must be a mapping, a JSON file, or a 1-D integer "
-                        "array of training gold tags")
+    counts = _integer_vector(train_counts, "train_counts", "a mapping, a JSON file, "
+                             "or a 1-D integer array of per-tag counts")
+    n_tags = _check_n_tags(counts.shape[0] if n_tags is None else n_tags)
+    if counts.shape[0] != n_tags:
+        raise ValueError(f"train_counts has {counts.shape[0]} counts but n_tags={n_tags}: "
+                         "an array holds one training count per tag index; for the "
+                         "training gold tag of every token use TagGroups.from_gold("
+                         f"train_gold, n_groups, n_tags={n_tags})")
+    if counts.size and counts.min() < 0:
+        i = int(np.argmin(counts))
+        raise ValueError(f"train_counts[{i}] = {counts[i]}: training counts must be "
+                         "non-negative")
+    if counts.size and counts.max() > MAX_COUNT:
+        raise ValueError("training counts must be at most 2**53")
+    if counts.sum(dtype=np.float64) > MAX_COUNT:
+        raise ValueError("the training counts add up to more than 2**53 tokens")
+    return counts.astype(np.int64)
+
+
+def _integer_vector(values, name, expected):
+    """``values`` as a 1-D integer array, else TypeError: ``name`` must be ``expected``."""
+    array = as_array(values, name)
+    if array.ndim != 1 or array.dtype.kind not in "iu":
+        got = f"shape {array.shape}" if array.ndim != 1 else f"dtype {array.dtype}"
+        raise TypeError(f"{name} must be {expected}, got {got}")
+    return array
+
+
+def _gold_counts(train_gold, n_tags):
+    """Training count per tag of the training gold tag of every token."""
+    gold = _integer_vector(train_gold, "train_gold", "a 1-D integer array of training "
+                           "gold tags")
     if gold.size and gold.min() < 0:
-        raise ValueError("training gold tags must be non-negative tag indices")
+        raise ValueError("train_gold must hold non-negative tag indices (leave tokens "
+                         "without a gold tag out)")
     if n_tags is None:
         n_tags = int(gold.max()) + 1 if gold.size else 0
     if gold.size and gold.max() >= min(n_tags, MAX_TAGS):
@@ -169,7 +200,7 @@ class TagGroups:
     """An assignment of every tag to one group (groups may be empty).
 
     Build the paper's schemes with :meth:`scw`, :meth:`tfg` / :meth:`from_counts`
-    and :meth:`per_tag`.
+    (:meth:`from_gold`) and :meth:`per_tag`.
 
     Parameters
     ----------
@@ -225,9 +256,13 @@ class TagGroups:
         return self.tag_to_group.shape[0]
 
     def __repr__(self):
-        sizes = np.bincount(self.tag_to_group, minlength=self.n_groups)
-        return (f"TagGroups(kind={self.kind!r}, n_tags={self.n_tags}, "
-                f"n_groups={self.n_groups}, tags_per_group={sizes.tolist()})")
+        text = f"TagGroups(kind={self.kind!r}, n_tags={self.n_tags}, n_groups={self.n_groups}"
+        sizes = np.bincount(self.tag_to_group, minlength=self.n_groups).tolist()
+        if min(sizes) == max(sizes):   # n_tags / n_groups each: said already
+            return text + ")"
+        if len(sizes) > 6:   # the first and last groups
+            sizes = sizes[:3] + ["..."] + sizes[-2:]
+        return text + f", tags_per_group=[{', '.join(map(str, sizes))}])"
 
     def __eq__(self, other):
         return (isinstance(other, TagGroups) and self.n_groups == other.n_groups
@@ -296,6 +331,19 @@ class TagGroups:
         return cls(mapping, n_groups, kind="tfg", train_counts=counts, tag_names=names)
 
     tfg = from_counts
+
+    @classmethod
+    def from_gold(cls, train_gold, n_groups=5, *, n_tags=None):
+        """TFG (:meth:`from_counts`) from the training gold tag index of every token;
+        ``n_tags`` defaults to the largest tag + 1.
+
+        Examples
+        --------
+        >>> from sparsecal.core.groups import TagGroups
+        >>> TagGroups.from_gold([0, 0, 0, 1, 2, 0], 2, n_tags=4).train_counts
+        array([4, 1, 1, 0])
+        """
+        return cls.from_counts(_gold_counts(train_gold, n_tags), n_groups)
 
     # -- queries ---------------------------------------------------------- #
     def group_of(self, tags):

@@ -48,10 +48,45 @@ def as_array(x, name):
         return np.asarray(x)
     except ValueError:
         raise ValueError(f"{name} is not an array of numbers: it is ragged (rows of "
-                         "different lengths)") from None
+                         f"different lengths){_ragged_row(x)}") from None
     except (TypeError, RuntimeError) as exc:   # e.g. a GPU tensor, a tensor with grad
         raise TypeError(f"{name} cannot be read as a NumPy array ({exc}); pass a NumPy "
                         "array, a list, or a CPU tensor without grad") from None
+
+
+def _ragged_row(x):
+    """``": row 1 has 3 values, row 0 has 2 values"``: the first row of nested
+    sequences ``x`` (depth first) whose length differs from that of the first row at
+    its depth; "" if none is found (an error path: a loop over rows is fine).
+    """
+    def size(v):
+        return len(v) if hasattr(v, "__len__") and not isinstance(v, (str, bytes)) else None
+
+    def where(path):
+        return f"row {path[0]}" + "".join(f"[{i}]" for i in path[1:])
+
+    def say(n):
+        return "is a single value" if n is None else f"has {n} value{'s' * (n != 1)}"
+
+    try:
+        shape, first = [], x   # the lengths along the first rows: shape[d] at depth d
+        while size(first) is not None:
+            shape.append(size(first))
+            if not shape[-1]:
+                break
+            first = first[0]
+        stack = [((i,), row) for i, row in reversed(list(enumerate(x)))]
+        while stack:
+            path, row = stack.pop()
+            want = shape[len(path)] if len(path) < len(shape) else None
+            if size(row) != want:
+                return (f": {where(path)} {say(size(row))}, {where((0,) * len(path))} "
+                        f"{say(want)}")
+            if want:
+                stack += [(path + (i,), v) for i, v in reversed(list(enumerate(row)))]
+    except (TypeError, LookupError):   # not a nest of sequences
+        pass
+    return ""
 
 
 def native_float_dtype(dtype, name):

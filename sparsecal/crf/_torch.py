@@ -10,6 +10,7 @@ import numpy as np
 
 from .._extras import require
 from ..core.threads import check_n_threads, env_n_threads
+from ..core.validation import as_array
 
 torch = require("torch", "torch", "sparsecal.crf")
 
@@ -50,7 +51,7 @@ def to_tensor(x, name):
     (read-only arrays such as memory maps included: they are never written)."""
     if torch.is_tensor(x):
         return x
-    arr = np.asarray(x)
+    arr = as_array(x, name)
     if arr.dtype == object:
         raise TypeError(f"{name} must be a numeric array, got dtype object")
     if any(s < 0 for s in arr.strides):

@@ -108,15 +108,18 @@ def stream_entries(batches, threshold=0.01, n_tags=None, dense_out=None, progres
         em = kw.pop("emissions")
         tr = kw.pop("transitions")
         with torch_threads(n_threads), torch.no_grad():
-            ch = prepare(em, tr, kw.get("lengths"), kw.get("start"), kw.get("end"),
-                         kw.get("allowed"), kw.get("mask"))
+            try:
+                ch = prepare(em, tr, kw.get("lengths"), kw.get("start"), kw.get("end"),
+                             kw.get("allowed"), kw.get("mask"))
+            except (TypeError, ValueError) as exc:   # name the batch
+                raise type(exc)(f"batch {i}: {exc}") from None
             m = token_marginals(ch, backend)
         B, N, C = m.shape
         if n_tags is None:
             n_tags = C
         elif C != n_tags:
             raise ValueError(f"batch {i} has {C} tags, expected n_tags={n_tags}")
-        g = to_tensor(gold, "gold")
+        g = to_tensor(gold, f"gold of batch {i}")
         if tuple(g.shape) != (B, N):
             raise ValueError(f"gold of batch {i} has shape {tuple(g.shape)}, expected "
                              f"({B}, {N})")

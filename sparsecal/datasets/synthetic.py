@@ -44,6 +44,12 @@ class SyntheticTagger:
     true_probs: np.ndarray
     train_counts: dict
 
+    def __repr__(self):
+        n, k = self.scores.shape
+        kept = "" if self.true_probs is None else ", with true_probs"
+        return (f"SyntheticTagger(n_tokens={n}, n_tags={k}, scores {self.scores.dtype}, "
+                f"{sum(self.train_counts.values())} training tokens{kept})")
+
 
 _BLOCK = 8192   # tokens drawn at a time (part of the generator's definition)
 

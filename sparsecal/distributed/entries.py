@@ -10,7 +10,7 @@ import numpy as np
 
 from ..core.dispatch import implements
 from ..core.entries import Entries, concatenate_entries, threshold as threshold_block
-from ..core.validation import check_choice, check_unit_interval
+from ..core.validation import as_array, check_choice, check_unit_interval
 from ._dask import require_dask
 
 __all__ = ["DaskEntries", "from_arrays", "threshold"]
@@ -164,7 +164,7 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives"):
         raise TypeError(f"scores must be float32 or float64, got dtype {scores.dtype}")
     t = check_unit_interval(threshold, "threshold")
     check_choice(missing_gold, "missing_gold", {"negatives", "drop"})
-    gold = gold if isinstance(gold, da.Array) else da.from_array(np.asarray(gold))
+    gold = gold if isinstance(gold, da.Array) else da.from_array(as_array(gold, "gold"))
     if gold.dtype.kind not in "iu":
         raise TypeError(f"gold must hold integers, got dtype {gold.dtype}")
     if gold.shape != (scores.shape[0],):
@@ -222,7 +222,7 @@ def from_arrays(scores, labels):
         raise TypeError("scores must be a dask.array.Array of float32 or float64")
     if scores.ndim != 1:
         raise ValueError(f"scores must be 1-D, got shape {scores.shape}")
-    labels = labels if isinstance(labels, da.Array) else da.from_array(np.asarray(labels))
+    labels = labels if isinstance(labels, da.Array) else da.from_array(as_array(labels, "labels"))
     if labels.shape != scores.shape:
         raise ValueError(f"labels has shape {labels.shape}, expected {scores.shape}")
     labels = labels.rechunk(scores.chunks)

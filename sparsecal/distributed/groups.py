@@ -38,7 +38,7 @@ def tfg_from_gold(gold, n_groups=5, *, n_tags):
     Returns
     -------
     TagGroups
-        Equal to ``TagGroups.from_counts(gold.compute(), n_groups, n_tags=n_tags)``.
+        Equal to ``TagGroups.from_gold(gold.compute(), n_groups, n_tags=n_tags)``.
 
     Raises
     ------
@@ -69,5 +69,4 @@ def tfg_from_gold(gold, n_groups=5, *, n_tags):
     n_tags = check_positive_int(n_tags, "n_tags")
     check_positive_int(n_groups, "n_groups")
     counts = tree_merge(_chunk_counts, _add, list(gold.to_delayed()), n_tags)
-    return TagGroups.from_counts({str(t): int(c) for t, c in enumerate(counts)}, n_groups,
-                                 n_tags=n_tags)
+    return TagGroups.from_counts(counts, n_groups, n_tags=n_tags)

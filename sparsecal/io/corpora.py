@@ -80,8 +80,8 @@ class CorpusTags:
         return CorpusTags, (self.gold, self.offsets, self.tag_index, self.forms, self.lines)
 
     def __repr__(self):
-        return (f"CorpusTags(gold={self.gold!r}, offsets={self.offsets!r}, "
-                f"tag_index={self.tag_index!r})")
+        return (f"CorpusTags(n_tokens={self.n_tokens}, n_sentences={self.n_sentences}, "
+                f"n_tags={len(self.tag_index)})")
 
     @property
     def forms(self):

@@ -8,7 +8,7 @@ import numpy as np
 
 from .npyfile import read_npz
 from .textfile import check_file
-from ..core.validation import check_lengths
+from ..core.validation import as_array, check_lengths
 
 __all__ = ["POTENTIALS_ARRAYS", "load_potentials", "pad_sentences"]
 
@@ -109,8 +109,8 @@ def pad_sentences(values, lengths, fill=0):
     >>> pad_sentences(np.array([4, 5, 6]), [2, 1], fill=-1).tolist()
     [[4, 5], [6, -1]]
     """
-    values = np.asarray(values)
-    lengths = np.asarray(lengths)
+    values = as_array(values, "values")
+    lengths = as_array(lengths, "lengths")
     if lengths.ndim != 1 or lengths.size == 0:
         raise ValueError(f"lengths must be a non-empty 1-D array, got shape {lengths.shape}")
     lengths = check_lengths(lengths, lengths.shape[0], max(int(lengths.max()), 1))

@@ -1,13 +1,14 @@
 """Result tables as a pandas DataFrame (``to_frame()``; ``pip install
 "sparsecal[pandas]"``) and as HTML for Jupyter (``_repr_html_``), both made
-from the columns a result class declares (``_columns()``).
+from the columns a result class declares (``_columns()``); and the one-line
+``repr`` of a result (:func:`summary`): its key numbers, never its table.
 """
 import html
 import math
 
 from .._extras import require
 
-__all__ = ["Table", "html_table"]
+__all__ = ["Table", "html_table", "summary", "number", "interval", "value_range", "plural"]
 
 
 def _text(value):
@@ -17,6 +18,34 @@ def _text(value):
     if isinstance(value, float):
         return f"{value:.6g}"
     return html.escape(str(value))
+
+
+def summary(obj, *parts):
+    """``Name(part, part, ...)``: the one-line repr of a result ``obj`` from its key
+    numbers (falsy ``parts``, such as None, "" or False, are left out).
+    """
+    return f"{type(obj).__name__}({', '.join(p for p in parts if p)})"
+
+
+def number(x):
+    """``x`` to 4 significant digits; "—" for None."""
+    return "—" if x is None else f"{x:.4g}"
+
+
+def interval(low, high, level):
+    """``"95% CI [low, high]"``; None without an interval."""
+    return None if low is None else f"{100 * level:g}% CI [{number(low)}, {number(high)}]"
+
+
+def plural(n, word):
+    """``"1 tag"``, ``"3 tags"``."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def value_range(values):
+    """``"[min, max]"`` of the numbers among ``values`` (None and NaN left out)."""
+    values = [v for v in values if v is not None and v == v]
+    return f"[{number(min(values))}, {number(max(values))}]" if values else "[—]"
 
 
 def html_table(columns, caption=None):

@@ -12,7 +12,7 @@ from .ce import bin_rates, ce_from_bins, check_norm
 from .debiased import debiased_ce_from_bins, score_interval
 from .intervals import ConfidenceInterval, ce_interval
 from .._docs import fill_doc
-from ..io.tables import Table
+from ..io.tables import Table, interval, number, plural, summary
 from ..core.dispatch import takes_data
 
 __all__ = ["CalibrationError", "calibration_error", "check_debias", "reliability_table",
@@ -55,6 +55,11 @@ class CalibrationError:
 
     def __float__(self):
         return float(self.value)
+
+    def __repr__(self):
+        return summary(self, f"value={number(self.value)}", f"norm={self.norm:g}",
+                       f"n={self.n}", plural(self.bins.n_bins, "bin"),
+                       self.ci and interval(self.ci_low, self.ci_high, self.ci_level))
 
     @property
     def ci_method(self):

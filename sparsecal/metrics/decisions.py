@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.validation import check_finite, check_positive_real, check_prior
+from ..io.tables import summary, value_range
 
 __all__ = ["BayesErrorPlot", "DetectionCost", "actual_dcf", "bayes_error",
            "bayes_threshold", "check_application", "check_prior_log_odds",
@@ -79,6 +80,14 @@ class BayesErrorPlot:
     prior_log_odds: np.ndarray
     actual_dcf: np.ndarray
     min_dcf: np.ndarray
+
+    def __repr__(self):
+        def span(a):
+            return value_range([a.min(), a.max()] if a.size else [])
+        return summary(self, f"{self.prior_log_odds.size} prior log-odds in "
+                             f"{span(self.prior_log_odds)}",
+                       f"actual DCF in {span(self.actual_dcf)}",
+                       f"min DCF in {span(self.min_dcf)}")
 
 
 def llr_of_probabilities(p, prior):

@@ -22,7 +22,7 @@ from ..core.entries import check_entries
 from .marginal import check_ce_options, mce, smce_and_gmce
 from .measures import check_options, get_measure
 from .toplabel import top_label_ece
-from ..io.tables import Table
+from ..io.tables import Table, interval, number, plural, summary, value_range
 from ..core.dispatch import takes_data
 
 __all__ = ["EvaluationResult", "Comparison", "evaluate", "compare"]
@@ -49,6 +49,10 @@ def _level(settings):
     # (the class attribute is the field's default: no instance, no numpy.random)
     level = settings.get("confidence_level") or ConfidenceInterval.confidence_level
     return f"{100 * level:g}%"
+
+
+#: how a grouping kind reads in a summary
+_GROUPINGS = {"scw": "SCW", "tfg": "TFG"}
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,22 @@ class EvaluationResult(Table):
     top_label_ece: object = None
     metrics: dict = field(default_factory=dict)
     settings: dict = field(default_factory=dict)
+
+    def __repr__(self):
+        s, top = self.smce, self.top_label_ece
+        gmce = [None if c is None else c.value for c in self.gmce]
+        kind = self.settings.get("grouping")
+        groups = plural(len(gmce), f"{_GROUPINGS.get(kind, kind)} group" if kind else "group")
+        names = list(self.metrics)
+        return summary(
+            self, f"SMCE={number(s.value)}", interval(s.ci_low, s.ci_high, s.ci_level),
+            f"{s.n} entries",
+            f"GMCE of {groups} in {value_range(gmce)}" if len(gmce) > 3 else
+            f"GMCE of {groups}: {', '.join(number(v) for v in gmce)}",
+            self.mce is not None and f"MCE={number(self.mce.value)}",
+            top is not None and f"top-label ECE={number(top.value)}",
+            names and "metrics " + ", ".join(names[:3])
+            + (f" and {len(names) - 3} more" if len(names) > 3 else ""))
 
     def to_dict(self):
         out = {"settings": dict(self.settings), "smce": _ce_dict(self.smce),
@@ -394,6 +414,19 @@ class Comparison(Table):
     """
 
     rows: list   # dicts: name, before, after, change, relative_change
+
+    def __repr__(self):
+        if not self.rows:
+            return summary(self, "no rows")
+        first, rel = self.rows[0], self.rows[0]["relative_change"]
+        gmce = [r["change"] for r in self.rows
+                if r["name"].startswith("GMCE ") and r["change"] is not None]
+        return summary(self, f"{first['name']} {number(first['before'])} -> "
+                             f"{number(first['after'])}"
+                             + ("" if rel is None else f" ({rel:+.1%})"),
+                       gmce and f"GMCE lower in {sum(c < 0 for c in gmce)} of "
+                                f"{plural(len(gmce), 'group')}",
+                       plural(len(self.rows), "row"))
 
     def to_dict(self):
         return {"rows": self.rows}

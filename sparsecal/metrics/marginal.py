@@ -20,7 +20,7 @@ from .binary import calibration_error, check_debias, sorted_calibration_error
 from .ce import check_norm
 from .intervals import ConfidenceInterval
 from .._docs import fill_doc
-from ..io.tables import Table
+from ..io.tables import Table, number, plural, summary
 from ..core.dispatch import takes_data
 
 __all__ = ["DEFAULT_BIN_SIZE", "MarginalCalibrationError", "gmce", "mce", "smce",
@@ -214,6 +214,10 @@ class MarginalCalibrationError(Table):
 
     def __float__(self):
         return float(self.value)
+
+    def __repr__(self):
+        return summary(self, f"value={number(self.value)}", plural(len(self.per_tag), "tag"),
+                       f"{len(self.too_few)} with fewer than {self.min_entries} entries")
 
     def _columns(self):
         tags = sorted(self.per_tag)

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..core.dispatch import IN_MEMORY_SAMPLES, takes_data
 from ..core.validation import as_float_array, check_positive_int, check_probabilities
+from ..io.tables import number, plural, summary
 
 __all__ = ["EventConfidence", "sample_confidence", "mc_dropout_samples"]
 
@@ -33,6 +34,12 @@ class EventConfidence:
     std: np.ndarray
     percentiles: tuple
     n_samples: int
+
+    def __repr__(self):
+        low, high = self.percentiles
+        return summary(self, plural(self.mean.size, "event"), plural(self.n_samples, "sample"),
+                       self.mean.size and f"mean {number(float(self.mean.mean()))}",
+                       f"percentiles ({low:g}, {high:g})")
 
     def features(self):
         """``{"mean", "p_low", "p_high", "std"}`` -> arrays."""

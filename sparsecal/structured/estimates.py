@@ -9,6 +9,7 @@ import numpy as np
 
 from ..core.dispatch import IN_MEMORY_SAMPLES, takes_data
 from ..core.validation import as_array, as_float_array
+from ..io.tables import number, plural, summary
 from ..metrics.intervals import ConfidenceInterval
 
 __all__ = ["SampleEstimate", "sample_frequency", "sample_percentiles"]
@@ -39,6 +40,12 @@ class SampleEstimate:
     n_samples: int
     confidence_level: float
     method: str
+
+    def __repr__(self):
+        return summary(self, plural(self.estimate.size, "item"),
+                       plural(self.n_samples, "sample"),
+                       f"{100 * self.confidence_level:g}% {self.method} intervals",
+                       self.estimate.size and f"mean {number(float(self.estimate.mean()))}")
 
     def to_dict(self):
         return {"estimate": self.estimate.tolist(), "low": self.low.tolist(),

@@ -15,6 +15,7 @@ import numpy as np
 from ..core.dispatch import SENTENCE_EVENTS, SENTENCE_RECURSION, takes_data
 from ..core.entries import Entries
 from ..core.validation import as_float_array, check_lengths, check_probabilities
+from ..io.tables import plural, summary
 from .._docs import fill_doc
 
 __all__ = ["Events", "crf_event_probabilities", "softmax_event_probabilities",
@@ -63,6 +64,13 @@ class Events:
 
     def __len__(self):
         return self.start.shape[0]
+
+    def __repr__(self):
+        n = self.entries.n_tokens
+        return summary(self, f"kind={self.kind!r}", plural(len(self), "event")
+                       + ("" if n is None else f" over {plural(n, 'sentence')}"),
+                       plural(len(self.type_names), "type"),
+                       f"{int(self.entries.label.sum())} correct")
 
     @property
     def features(self):

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..core.validation import (as_array, check_lengths, check_positive_int,
                                check_positive_real)
+from ..io.tables import plural, summary
 
 __all__ = ["SupervisedHMM", "WORD_CLASSES", "word_classes"]
 
@@ -112,6 +113,13 @@ class SupervisedHMM:
     def __init__(self, transition_pseudocount=1.0, emission_pseudocount=1.0):
         self.transition_pseudocount = transition_pseudocount
         self.emission_pseudocount = emission_pseudocount
+
+    def __repr__(self):
+        fitted = hasattr(self, "n_tags_") and (
+            f"fitted: {plural(self.n_tags_, 'tag')}, "
+            f"{plural(self.vocabulary_.shape[0], 'word type')}")
+        return summary(self, f"transition_pseudocount={self.transition_pseudocount!r}",
+                       f"emission_pseudocount={self.emission_pseudocount!r}", fitted)
 
     def fit(self, words, tags, lengths, n_tags=None):
         """Count starts, transitions, stops and emissions of tagged sentences: ``words``

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..core.dispatch import SENTENCE_EVENTS, takes_data
 from ..core.validation import as_array, check_probabilities, check_unit_interval
+from ..io.tables import number, summary
 from .events import Events
 from .schemes import Spans, decode_spans
 
@@ -69,6 +70,14 @@ class Reranking:
     exact_match_after: float = None
     spans_before: SpanScores = None
     spans_after: SpanScores = None
+
+    def __repr__(self):
+        def change(name, before, after):
+            return None if before is None else f"{name} {number(before)} -> {number(after)}"
+        return summary(self, f"{self.chosen.size} chosen", f"n_changed={self.n_changed}",
+                       change("exact match", self.exact_match_before, self.exact_match_after),
+                       self.spans_before and change("span F1", self.spans_before.f1,
+                                                    self.spans_after.f1))
 
     def to_dict(self):
         out = {"n_changed": self.n_changed, "exact_match_before": self.exact_match_before,

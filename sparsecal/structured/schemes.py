@@ -24,6 +24,7 @@ import numpy as np
 
 from ..core.dispatch import SENTENCE_EVENTS, takes_data
 from ..core.validation import check_choice, check_lengths, check_tag_matrix
+from ..io.tables import plural, summary
 from .._docs import fill_doc
 
 __all__ = ["SCHEMES", "Spans", "decode_spans", "parse_tag_names"]
@@ -58,6 +59,12 @@ class Spans:
 
     def __len__(self):
         return self.start.shape[0]
+
+    def __repr__(self):
+        names = list(self.type_names[:3]) + (["..."] if len(self.type_names) > 3 else [])
+        return summary(self, plural(len(self), "span"),
+                       f"{plural(len(self.type_names), 'type')}: {', '.join(names)}"
+                       if names else "")
 
     def keys(self, n_positions):
         """One int64 per span, equal for two spans exactly when they are the same span
