@@ -1,12 +1,10 @@
-"""Distributed entries written as, and read from, a directory of ``.npz``
-shards (:mod:`sparsecal.io.entry_shards`): each worker writes the entries of
-its row chunk into a temporary directory beside the destination, which takes
-the destination's place in one step once every shard and the manifest are
-written (:func:`sparsecal.io.atomic.atomic_directory`); reading makes one task
-per shard. Nothing but each shard's record travels to the client.
-"""
+"""Distributed entries as a directory of ``.npz`` shards
+(:mod:`sparsecal.io.entry_shards`): each worker writes its row chunk's shard
+into a temporary directory that replaces the destination atomically; reading
+makes one task per shard. Only each shard's record travels."""
 import os
 
+from .._docs import fill_doc
 from ..io.atomic import atomic_directory
 from ..io.entry_shards import (is_entry_shards, new_manifest, read_manifest, read_shard,
                                write_manifest, write_shard)
@@ -17,17 +15,16 @@ from .entries import DaskEntries
 __all__ = ["save_entry_shards", "load_entry_shards_dask"]
 
 
+@fill_doc
 def save_entry_shards(entries, path, *, retries=0):
-    """Write distributed entries as a directory of shards, one per row chunk,
-    written by the workers; atomically.
+    """Write distributed entries as one shard per row chunk, by the workers,
+    atomically.
 
     Parameters
     ----------
-    entries : DaskEntries
-        From :func:`sparsecal.distributed.threshold` (with its chunks' rows).
-    path : str or os.PathLike
-        The directory, on a file system the workers share; an existing
-        directory of entry shards is replaced, anything else refused.
+    {dask_entries}
+    {dask_path}
+        An existing directory of entry shards is replaced, anything else refused.
     retries : int, default=0
         Passed to ``dask.compute``.
 
@@ -35,20 +32,6 @@ def save_entry_shards(entries, path, *, retries=0):
     -------
     str
         ``path``.
-
-    Raises
-    ------
-    TypeError
-        If ``entries`` is not ``DaskEntries``.
-    ValueError
-        If ``entries`` do not know their chunks' rows (:func:`from_arrays`).
-    FileExistsError
-        If ``path`` exists and is not a directory of entry shards.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Section 3.1 (the thresholded entries);
-    docs/scale.md ("Entries on disk").
 
     Examples
     --------
@@ -79,30 +62,24 @@ def save_entry_shards(entries, path, *, retries=0):
     return path
 
 
+@fill_doc
 def load_entry_shards_dask(path):
-    """Distributed entries of a directory of shards: one task per shard, each
-    read and checked (:func:`sparsecal.io.entry_shards.read_shard`) on a worker.
+    """Distributed entries of a directory of shards, each read and checked on a
+    worker.
 
     Parameters
     ----------
-    path : str or os.PathLike
-        On a file system the workers share.
+    {dask_path}
 
     Returns
     -------
     DaskEntries
-        Lazy; a missing, truncated or foreign shard raises (naming the file)
-        when its task runs.
-
-    Raises
-    ------
-    FileNotFoundError, ValueError
-        For the manifest (:func:`sparsecal.io.entry_shards.read_manifest`).
+        Lazy; a missing, truncated or foreign shard raises, naming the file, when
+        its task runs.
 
     Examples
     --------
     >>> import dask.array as da, numpy as np
-    >>> import sparsecal as sc
     >>> from sparsecal.distributed import threshold
     >>> x = np.random.default_rng(1).dirichlet(np.ones(3), size=20)
     >>> _ = save_entry_shards(threshold(da.from_array(x, chunks=(8, 3)), np.zeros(20, int)),

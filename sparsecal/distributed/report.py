@@ -1,21 +1,9 @@
-"""The calibration report of distributed entries: :data:`CLUSTER_REPORT`, the
-engine that :func:`sparsecal.plotting.report.write_report` takes
-(``engine=CLUSTER_REPORT``) to write the report of
-:class:`~sparsecal.distributed.DaskEntries` with every section of the
-single-machine report.
-
-The tables (evaluation, method comparison, before and after TFG isotonic) and
-``numbers.json`` come from :func:`sparsecal.distributed.evaluate` and
-:func:`sparsecal.distributed.compare_methods`; the reliability diagrams (SMCE,
-per group), the per-tag CE and the method figures need only per-bin
-statistics, the modified reliability plot only the top-label bins, all of which
-those results hold; the smooth reliability diagram comes from merged grid sums
-(:func:`sparsecal.distributed.smooth_reliability`), the Bayes error plot from
-the merged distinct-score table
-(:func:`~sparsecal.distributed.application.bayes_error_plot`), the exact score
-histogram under the calibration curve from counts over the figure's edges
-(:func:`~sparsecal.distributed.histogram.score_histogram`, a second pass).
-"""
+""":data:`CLUSTER_REPORT`, the engine with which
+:func:`sparsecal.plotting.report.write_report` writes the report of
+:class:`~sparsecal.distributed.DaskEntries`, every section of the
+single-machine one: tables from the distributed ``evaluate`` and
+``compare_methods``, figures from per-bin statistics, merged grid sums and
+distinct-score tables, and the score histogram from a second pass."""
 from ..core.groups import TagGroups
 from .application import bayes_error_plot
 from .checks import check_dask_entries
@@ -27,23 +15,8 @@ from .smooth import smooth_reliability
 __all__ = ["CLUSTER_REPORT", "ClusterReport"]
 
 class ClusterReport:
-    """How :func:`sparsecal.plotting.report.write_report` computes the report
-    of distributed entries (use the instance :data:`CLUSTER_REPORT`).
-
-    Attributes
-    ----------
-    per_entry : bool
-        False: the modified reliability plot is drawn from the evaluations'
-        top-label bins (the same points as from the entries).
-    bayes_error_plot, score_histogram : callable
-        The Bayes error plot and the exact score histogram of distributed
-        entries (:func:`~sparsecal.distributed.application.bayes_error_plot`,
-        :func:`~sparsecal.distributed.histogram.score_histogram`).
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Table 1 and Figs. 2-3; Nguyen & O'Connor
-    2015, Fig. 1d and Algorithm 2; Jagannatha & Yu 2020, Fig. 1.
+    """How :func:`~sparsecal.plotting.report.write_report` computes the report of
+    distributed entries (use the instance :data:`CLUSTER_REPORT`).
 
     Examples
     --------
@@ -51,7 +24,7 @@ class ClusterReport:
     >>> import dask.array as da
     >>> import sparsecal as sc
     >>> from sparsecal.datasets import make_tagger_outputs
-    >>> from sparsecal.distributed import CLUSTER_REPORT, threshold
+    >>> from sparsecal.distributed import threshold
     >>> from sparsecal.plotting.report import write_report
     >>> test = make_tagger_outputs(500, split_seed=2)
     >>> groups = sc.TagGroups.from_counts(test.train_counts, 3)
@@ -74,8 +47,7 @@ class ClusterReport:
 
     @staticmethod
     def check(test, dev, groups):
-        """Refuse what is not ``DaskEntries``, groups of another tagset, and dev
-        and test of different tagsets (TypeError, ValueError)."""
+        """Refuse what is not ``DaskEntries`` and groups, dev and test of other tagsets."""
         check_dask_entries(test, groups)
         if dev is not None:
             check_dask_entries(dev)
