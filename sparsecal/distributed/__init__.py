@@ -2,12 +2,10 @@
 
 Optional extra (``pip install "sparsecal[dask]"``); nothing else in the package
 imports dask. Inputs are row-chunked ``dask.array`` score matrices and gold
-vectors. Each chunk is thresholded and reduced on its worker; only counts,
-exact sums and per-distinct-score tables travel, merged in a tree, so every
-result is the single-machine one (bit for bit or to float rounding: the
-design, exactness and measurements are in docs/scale.md). The public functions
-and estimators take these arguments too: the first distributed argument loads
-:mod:`~sparsecal.distributed.forms`, which registers the forms here.
+vectors; each chunk is thresholded and reduced on its worker and only counts,
+exact sums and per-distinct-score tables travel, so results are the single
+machine's (docs/scale.md). The public functions and estimators take these
+inputs too: the first one loads :mod:`~sparsecal.distributed.forms`.
 """
 from .._lazy import lazy_exports
 

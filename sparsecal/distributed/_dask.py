@@ -6,8 +6,7 @@ from .._extras import require
 
 
 def require_dask():
-    """The ``dask`` module (with :mod:`dask.array`), or an ImportError naming
-    ``pip install "sparsecal[dask]"``."""
+    """The ``dask`` module, or an ImportError naming the extra."""
     dask = require("dask", "dask", "sparsecal.distributed")
     require("dask.array", "dask", "sparsecal.distributed")   # the array collection
     return dask

@@ -1,7 +1,5 @@
-"""A fitted calibrator applied at scale: each row chunk calibrated on a worker by
-``transform_dense`` (bit for bit the single-machine rows) and written from
-there into a Zarr store or ``.npy`` shards in a temporary directory that
-replaces the destination atomically once every chunk is written."""
+"""A fitted calibrator applied on the workers, chunk by chunk (the single-machine
+rows bit for bit), into a Zarr store or ``.npy`` shards replaced atomically."""
 import json
 import os
 
@@ -34,7 +32,6 @@ def _is_store(path):
 
 
 def _calibrate_block(block, model):
-    """The calibrated rows of one chunk (on a worker)."""
     return model.transform_dense(block, chunk_rows=max(1, block.shape[0]))
 
 
@@ -50,7 +47,6 @@ def _write_shard(block, index, directory, model):
 
 
 def _fsync_tree(directory):
-    """Flush every file under ``directory`` to disk (Zarr's chunk files)."""
     for root, _, names in os.walk(directory):
         for name in names:
             fd = os.open(os.path.join(root, name), os.O_RDONLY)
@@ -73,8 +69,7 @@ def apply_to_store(model, scores, path, *, format="zarr", retries=2):
     {dask_path}
         An existing one is replaced only if this function wrote it.
     format : {"zarr", "npy"}, default="zarr"
-        One Zarr (v3) array of regular row chunks, or one ``shard-<i>.npy`` per
-        row chunk and a ``sparsecal-shards.json`` manifest.
+        One Zarr (v3) array, or one ``shard-<i>.npy`` per row chunk and a manifest.
     retries : int, default=2
         Times a chunk's task is retried if its worker dies.
 
@@ -85,16 +80,12 @@ def apply_to_store(model, scores, path, *, format="zarr", retries=2):
 
     Examples
     --------
-    >>> import dask.array as da
-    >>> import sparsecal as sc
-    >>> from sparsecal.datasets import make_tagger_outputs
-    >>> data = make_tagger_outputs(300, n_tags=20, split_seed=1)
-    >>> model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), sc.TagGroups.scw(20))
-    >>> model = model.fit(sc.threshold(data.scores, data.gold))
-    >>> apply_to_store(model, da.from_array(data.scores, chunks=(64, 20)), "calibrated",
-    ...                format="npy")
-    'calibrated'
-    >>> bool((open_store("calibrated").compute() == model.transform_dense(data.scores)).all())
+    >>> import dask.array as da, numpy as np, sparsecal as sc
+    >>> x = np.random.default_rng(0).dirichlet(np.ones(5), size=100)
+    >>> model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), sc.TagGroups.scw(5))
+    >>> model = model.fit(sc.threshold(x, np.arange(100) % 5))
+    >>> path = apply_to_store(model, da.from_array(x, chunks=(32, 5)), "out", format="npy")
+    >>> bool((open_store(path).compute() == model.transform_dense(x)).all())
     True
     """
     dask = require_dask()

@@ -1,13 +1,11 @@
-"""The one check of a distributed ``entries`` argument, by its attributes, so the
-estimators' modules need not import :mod:`~sparsecal.distributed.entries`."""
+"""The one check of a distributed ``entries`` argument, by its attributes."""
 from ..core.groups import check_groups
 
 __all__ = ["check_dask_entries"]
 
 
 def check_dask_entries(entries, groups=None):
-    """``entries`` if it is :class:`~sparsecal.distributed.DaskEntries` (TypeError
-    otherwise) and ``groups``, if given, covers its tagset."""
+    """``entries`` if it is ``DaskEntries`` and ``groups`` (if given) covers its tagset."""
     if getattr(entries, "blocks", None) is None or not hasattr(entries, "n_tags"):
         raise TypeError(f"entries must be DaskEntries (see sparsecal.distributed.threshold), "
                         f"got {type(entries).__name__}")

@@ -1,6 +1,5 @@
-"""Per-chunk helpers: each group's entries of a chunk sorted by score, and the
-order-preserving integer keys of scores that the selection counts and the
-distinct-score tables are keyed by."""
+"""Per-chunk helpers: each group's entries sorted by score, and the
+order-preserving integer keys of scores."""
 import numpy as np
 
 from ..core.binning import argsort_scores
@@ -10,8 +9,7 @@ __all__ = ["add_tables", "key_scores", "native_keys", "runs", "sorted_sets"]
 
 
 def native_keys(score):
-    """Order-preserving unsigned keys of scores in [0, 1] (-0.0 as 0.0): uint32 for
-    float32, uint64 for float64."""
+    """Order-preserving unsigned keys of scores in [0, 1], in the scores' width."""
     x = score + score.dtype.type(0.0)
     return x.view(np.uint32 if x.dtype == np.float32 else np.uint64)
 
@@ -24,22 +22,13 @@ def key_scores(keys, dtype):
 
 
 def runs(values):
-    """The distinct values of a sorted array, where each run starts, and its length.
-
-    >>> runs(np.array([2, 2, 5, 7, 7, 7]))
-    (array([2, 5, 7]), array([0, 2, 3]), array([2, 1, 3]))
-    """
+    """The distinct values of a sorted array, where each run starts, and its length."""
     starts = np.flatnonzero(np.concatenate(([values.size > 0], values[1:] != values[:-1])))
     return values[starts], starts, np.diff(np.append(starts, values.size))
 
 
 def add_tables(keys, *columns):
-    """The union of tables with sorted ``keys``, adding the int64 ``columns`` of
-    equal keys (exact): ``(distinct, *sums)``.
-
-    >>> add_tables([np.array([1, 4]), np.array([4, 6])], [np.array([2, 3]), np.array([5, 7])])
-    (array([1, 4, 6]), array([2, 8, 7]))
-    """
+    """The union of tables with sorted ``keys``, adding the int64 ``columns`` of equal keys."""
     k = np.concatenate(keys)
     order = np.argsort(k, kind="stable")
     distinct, starts, _ = runs(k[order])
@@ -48,15 +37,13 @@ def add_tables(keys, *columns):
 
 
 class _Groups:
-    """The two fields of a ``TagGroups`` that ``split_sorted_by_group`` reads."""
 
     def __init__(self, tag_to_group, n_groups):
         self.tag_to_group, self.n_groups = tag_to_group, n_groups
 
 
 def sorted_sets(entries, pooled, tag_to_group, n_groups):
-    """``(keys, labels)`` of sets of a chunk's entries, each sorted by score (stable):
-    all entries if ``pooled``, then each group's; one stable sort serves them all."""
+    """``(keys, labels)`` of all entries if ``pooled``, then of each group, sorted by score."""
     perm, scores = argsort_scores(entries.score, n_threads=1)
     keys = native_keys(scores)
     if tag_to_group is None:

@@ -1,6 +1,5 @@
-"""Thresholded entries of a row-chunked ``dask.array``: the compiled
-:func:`sparsecal.threshold` on each chunk, tokens offset by the chunk's first
-row, so chunk after chunk the entries are the single machine's, in its order."""
+"""Thresholded entries of a row-chunked ``dask.array``, one lazy ``Entries`` per
+chunk: chunk after chunk, the single machine's entries in its order."""
 import numpy as np
 
 from .._docs import fill_doc
@@ -13,30 +12,22 @@ __all__ = ["DaskEntries", "from_arrays", "threshold"]
 
 
 class DaskEntries:
-    """Entries spread over a cluster, one lazy ``Entries`` per row chunk; nothing is
-    computed until a result is asked for.
+    """Entries spread over a cluster, one lazy ``Entries`` per row chunk.
 
     Parameters
     ----------
     blocks : list of dask.delayed.Delayed
         Each computes the ``Entries`` of one chunk, in row order.
-    n_tags, n_tokens : int
-    threshold : float
-    dtype : numpy.dtype
-        float32 or float64.
+    n_tags, n_tokens, threshold, dtype
     row_starts : array_like of int, shape (n_blocks + 1,), optional
-        Each chunk's first row, then ``n_tokens``; None without rows
-        (:func:`from_arrays`).
+        Each chunk's first row, then ``n_tokens``; None: no rows (:func:`from_arrays`).
 
     Examples
     --------
     >>> import dask.array as da, numpy as np
     >>> scores = da.from_array(np.array([[0.7, 0.3], [0.005, 0.995]]), chunks=(1, 2))
-    >>> entries = threshold(scores, da.from_array(np.array([0, 1]), chunks=1))
-    >>> entries
+    >>> threshold(scores, [0, 1])
     DaskEntries(n_blocks=2, dtype=float64, n_tags=2, n_tokens=2, threshold=0.01)
-    >>> entries.compute().token
-    array([0, 0, 1])
     """
 
     def __init__(self, blocks, *, n_tags, n_tokens, threshold, dtype, row_starts=None):
@@ -63,8 +54,7 @@ class DaskEntries:
         return self._with_blocks(dask.persist(*self.blocks))
 
     def compute(self):
-        """All entries in one process, as ``Entries`` (small data and tests): equal to
-        :func:`sparsecal.threshold` of the whole matrix."""
+        """All entries in one process (small data, tests), as ``Entries``."""
         dask = require_dask()
         return concatenate_entries(dask.compute(*self.blocks), self.n_tags, self.n_tokens,
                                    self.threshold)
@@ -73,29 +63,24 @@ class DaskEntries:
 @implements(threshold_block)
 @fill_doc
 def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives"):
-    """:func:`sparsecal.threshold` of a row-chunked dask score matrix, each chunk on
-    a worker (one thread).
+    """:func:`sparsecal.threshold` of a dask score matrix, each row chunk on a worker.
 
     Parameters
     ----------
     {dask_scores}
     gold : dask.array.Array or array_like of int, shape (n_tokens,)
-        Rechunked like the rows of ``scores``.
     threshold, missing_gold
         As :func:`sparsecal.threshold`.
 
     Returns
     -------
     DaskEntries
-        Lazy; an invalid score or gold raises when its chunk is computed, naming
-        the row of the whole matrix.
+        Lazy; an invalid score or gold raises when its chunk is computed.
 
     Examples
     --------
-    >>> import dask.array as da, numpy as np
-    >>> import sparsecal as sc
-    >>> x = np.random.default_rng(0).dirichlet(np.ones(4), size=50)
-    >>> gold = np.arange(50) % 4
+    >>> import dask.array as da, numpy as np, sparsecal as sc
+    >>> x, gold = np.random.default_rng(0).dirichlet(np.ones(4), size=50), np.arange(50) % 4
     >>> entries = threshold(da.from_array(x, chunks=(7, 4)), gold)
     >>> bool((entries.compute().score == sc.threshold(x, gold).score).all())
     True
@@ -126,7 +111,6 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives"):
 
 
 def _threshold_chunk(scores, gold, t, missing_gold, row0):
-    """The entries of one row chunk (on a worker)."""
     if scores.shape[0] == 0:   # an empty chunk: no entries
         return Entries._trusted(np.empty(0, scores.dtype), np.empty(0, np.int32),
                                 np.empty(0, np.uint8), np.empty(0, np.int64),
@@ -137,8 +121,8 @@ def _threshold_chunk(scores, gold, t, missing_gold, row0):
 
 @fill_doc
 def from_arrays(scores, labels):
-    """Distributed entries of one binary problem: 1-D ``scores`` and ``labels`` as
-    entries of a single tag.
+    """Distributed entries of one binary problem: ``scores`` and ``labels`` as entries
+    of a single tag, without rows.
 
     Parameters
     ----------
@@ -147,7 +131,6 @@ def from_arrays(scores, labels):
     Returns
     -------
     DaskEntries
-        Without rows (``row_starts`` None).
 
     Examples
     --------
@@ -171,5 +154,4 @@ def from_arrays(scores, labels):
 
 
 def _binary_chunk(scores, labels):
-    """Validated entries of one chunk of a binary problem (on a worker)."""
     return Entries(scores, np.zeros(scores.shape[0], np.int32), labels, n_tags=1)

@@ -1,10 +1,5 @@
-"""Exact equal-mass bins of distributed entries by radix selection over
-mergeable per-chunk counts: each chunk sorts its sets once; radix rounds of
-16-bit digit counts locate every cut's bucket, small buckets are finished by
-gathering their keys, then each chunk sums its bins. Only counts and a few
-boundary keys travel; counts, label sums and score ranges equal
-:func:`sparsecal.core.binning.equal_mass_bins` bit for bit (docs/scale.md,
-"What is done" and "Passes over the entries")."""
+"""Exact equal-mass bins of distributed entries by radix selection over mergeable
+per-chunk counts (docs/scale.md): the single machine's bins bit for bit."""
 import numpy as np
 
 from ..core.binning import BinStats, equal_mass_bin_starts
@@ -28,13 +23,11 @@ MERGE_BYTES = 32 << 20
 
 
 def _split_every(n_sets):
-    """Partial digit counts merged per task: fewer than ``SPLIT_EVERY`` when
-    ``n_sets`` sets' tables would pass :data:`MERGE_BYTES` (docs/scale.md, "Memory")."""
+    """Partial digit counts merged per task, fewer for many sets (docs/scale.md, "Memory")."""
     return int(np.clip(MERGE_BYTES // (n_sets * _TOP_IDS * 16), 2, SPLIT_EVERY))
 
 
 def _prepare(block, index, pooled, tag_to_group, n_groups):
-    """The chunk's sets, each sorted by score (on a worker)."""
     return sorted_sets(block, pooled, tag_to_group, n_groups)
 
 
@@ -57,8 +50,7 @@ def _digit_counts(keys, starts, w):
 
 
 def _query(sets, index, w, refine, finish):
-    """One round on one chunk: per set, the digit counts in the ``refine`` buckets
-    and the keys (counts when ``w == 0``) in the ``finish`` buckets."""
+    """One round on one chunk: per set, digit counts in ``refine`` and keys in ``finish``."""
     counts, found = [], []
     for (keys, _), r, f in zip(sets, refine, finish):
         counts.append(_digit_counts(keys, r, w))
@@ -68,14 +60,12 @@ def _query(sets, index, w, refine, finish):
 
 
 def _merge_round(parts):
-    """Digit counts summed per set (exact); found keys listed by chunk."""
     return ([add_tables(*zip(*per_set)) for per_set in zip(*[p[0] for p in parts])],
             [f for p in parts for f in p[1]])
 
 
 class _Cuts:
-    """The client's state of one set's cuts: bucket start, rank in it and its size;
-    once found, key, chunk and rank among the chunk's tied entries."""
+    """The client's state of one set's cuts, then each cut's key, chunk and tie rank."""
 
     def __init__(self, ranks):
         self.lo = np.zeros(ranks.size, np.uint64)
@@ -88,7 +78,6 @@ class _Cuts:
         self.finish = np.empty(0, np.int64)     # cuts being finished
 
     def descend(self, counts, buckets, shift):
-        """Move each refined cut into the digit that holds its rank."""
         ids, cnt = counts
         for t in self.refine:   # a loop over cuts (bins)
             j = np.searchsorted(buckets, self.lo[t])
@@ -120,15 +109,13 @@ class _Cuts:
             self.tie[t] = e - (lengths[:c].sum() + np.searchsorted(own, keys[e]))
 
     def plan(self, w):
-        """Split the cuts into those refined further and those finished next round."""
         done = (self.size[self.refine] <= GATHER_MAX) | (w == 0)
         self.refine, self.finish = self.refine[~done], self.refine[done]
         return np.unique(self.lo[self.refine]), np.unique(self.lo[self.finish])
 
 
 def _select(prepared, ranks, bits, first):
-    """Per set, the cuts at ``ranks[s]``: key, chunk and rank among the chunk's
-    entries tied at the key."""
+    """Per set, the cuts at ``ranks[s]``: key, chunk and rank among the chunk's ties."""
     cuts = [_Cuts(r) for r in ranks]
     w, result = bits, first
     refine, finish = [np.zeros(1, np.uint64)] * len(ranks), [_EMPTY] * len(ranks)
@@ -174,7 +161,6 @@ def _bin_sums(sets, index, cuts):
 
 
 def _merge_sums(parts):
-    """Add counts and sums, take minima and maxima, per group (exact)."""
     merged = []
     for per_group in zip(*parts):
         if per_group[0] is None:
@@ -190,18 +176,8 @@ def _merge_sums(parts):
 
 def equal_mass_bin_stats(entries, tag_to_group=None, n_groups=1, *, n_bins=None,
                          bin_size=None, pooled=False):
-    """Equal-mass :class:`~sparsecal.core.binning.BinStats` of distributed entries,
-    pooled (if ``pooled`` or no ``tag_to_group``) then per group, every set in the
-    same rounds; None for a set without entries. ``n_bins``/``bin_size`` as
-    :func:`sparsecal.core.binning.equal_mass_bin_starts`.
-
-    >>> import dask.array as da, numpy as np
-    >>> from sparsecal.distributed import from_arrays
-    >>> x = np.array([0.9, 0.1, 0.4, 0.1, 0.7]); y = np.array([1, 0, 0, 1, 1])
-    >>> (stats,) = equal_mass_bin_stats(from_arrays(da.from_array(x, chunks=2), y), n_bins=2)
-    >>> stats.count, stats.lower, stats.upper
-    (array([2, 3]), array([0.1, 0.4]), array([0.1, 0.9]))
-    """
+    """Equal-mass ``BinStats`` of distributed entries, pooled (``pooled`` or no
+    ``tag_to_group``) then per group, every set in the same rounds; None if empty."""
     if n_bins is None and bin_size is None:
         n_bins = 10
     equal_mass_bin_starts(1, n_bins=n_bins, bin_size=bin_size)   # checks the bins first

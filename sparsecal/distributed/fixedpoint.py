@@ -1,6 +1,5 @@
-"""Exact, order-free sums of scores in [0, 1]: ``floor(v * 2**63)`` in three
-22-bit parts summed as uint64 and merged by adding; one correctly rounded
-division at the end (docs/scale.md, "The fixed reduction of score sums")."""
+"""Exact, order-free sums of scores in [0, 1] as three 22-bit integer parts of
+``floor(v * 2**63)`` (docs/scale.md, "The fixed reduction of score sums")."""
 import numpy as np
 
 __all__ = ["PARTS", "fixed_parts", "fixed_value"]
@@ -12,13 +11,8 @@ _MASK = np.uint64((1 << _BITS) - 1)
 
 
 def fixed_parts(scores, bounds):
-    """Per-bin sums, shape ``(PARTS, n_bins)``, of the parts of ``floor(score * 2**63)``
-    for bins ``scores[bounds[b]:bounds[b + 1]]`` (exact; merge by adding).
-
-    >>> import numpy as np
-    >>> fixed_value(fixed_parts(np.array([0.5, 0.25, 1.0]), np.array([0, 2, 2, 3]))).tolist()
-    [0.75, 0.0, 1.0]
-    """
+    """Per-bin sums of the parts of ``floor(score * 2**63)``, bins
+    ``scores[bounds[b]:bounds[b + 1]]``."""
     q = (scores.astype(np.float64) * 2.0 ** 63).astype(np.uint64)
     out = np.empty((PARTS, bounds.size - 1), dtype=np.uint64)
     running = np.zeros(q.size + 1, dtype=np.uint64)

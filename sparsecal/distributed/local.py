@@ -1,9 +1,5 @@
-"""The package's local Dask cluster (``--dask``, the benchmarks): worker
-processes started with glibc's malloc thresholds at 256 MiB instead of Dask's
-``MALLOC_TRIM_THRESHOLD_=65536``, under which the per-chunk NumPy work ran
-about 4 times slower; each nanny runs in a process of its own, so this
-process's environment and Dask configuration are never written
-(docs/scale.md, "Memory, faults and the command line" and "Benchmark")."""
+"""The package's local Dask cluster, its workers started with glibc's malloc
+thresholds at 256 MiB, not Dask's (docs/scale.md, "Memory, faults ...")."""
 import asyncio
 import contextlib
 import json
@@ -26,8 +22,7 @@ def worker_environ(malloc=True):
     Parameters
     ----------
     malloc : bool, default=True
-        Add :data:`WORKER_MALLOC` to Dask's ``distributed.nanny.pre-spawn-environ``;
-        False: Dask's alone.
+        Add :data:`WORKER_MALLOC` to Dask's ``distributed.nanny.pre-spawn-environ``.
 
     Returns
     -------
@@ -47,34 +42,29 @@ def worker_environ(malloc=True):
 
 @contextlib.contextmanager
 def local_cluster(n_workers=None, *, memory_limit="auto", malloc=True, **kwargs):
-    """A local Dask cluster of single-threaded worker processes started with
-    :func:`worker_environ` (a context manager; the scheduler runs here).
+    """A local cluster of one-thread worker processes with :func:`worker_environ`.
 
     Parameters
     ----------
     n_workers : int, optional
         Default: one per core.
     memory_limit : str, float or int, default="auto"
-        Per worker, as the nanny takes it.
+        Per worker.
     malloc : bool, default=True
-        False: Dask's own malloc settings.
     **kwargs
         Scheduler options (e.g. ``dashboard_address=None``).
 
     Returns
     -------
     context manager of distributed.SpecCluster
-        Started, its workers connected; closed when the block ends.
 
     Examples
     --------
     >>> import os
     >>> from distributed import Client
-    >>> before = dict(os.environ)
     >>> with local_cluster(1, dashboard_address=None) as cluster, Client(cluster) as c:
-    ...     seen = c.run(os.getenv, "MALLOC_TRIM_THRESHOLD_")
-    >>> list(seen.values()), dict(os.environ) == before
-    (['268435456'], True)
+    ...     list(c.run(os.getenv, "MALLOC_TRIM_THRESHOLD_").values())
+    ['268435456']
     """
     dask = require_dask()
     from dask.system import CPU_COUNT

@@ -1,5 +1,4 @@
-"""SMCE and every GMCE of distributed entries from one selection of their bins
-(:func:`~sparsecal.distributed.measures.binned_errors`)."""
+"""SMCE and every GMCE of distributed entries from one selection of their bins."""
 from .._docs import fill_doc
 from ..core.dispatch import implements
 from ..metrics import marginal as single
@@ -12,8 +11,7 @@ __all__ = ["smce_and_gmce"]
 @fill_doc
 def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, pooled=True,
                   binning="equal-mass", norm=2, debias=False):
-    """:func:`sparsecal.smce_and_gmce` of distributed entries (every option but
-    ``progress``): bins bit for bit, values within 1e-12 relative.
+    """:func:`sparsecal.smce_and_gmce` of distributed entries (but ``progress``).
 
     Parameters
     ----------
@@ -29,11 +27,9 @@ def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, poole
 
     Examples
     --------
-    >>> import dask.array as da, numpy as np
-    >>> import sparsecal as sc
-    >>> from sparsecal.distributed import threshold
+    >>> import dask.array as da, numpy as np, sparsecal as sc
     >>> x = np.random.default_rng(0).dirichlet(np.ones(6), size=300)
-    >>> entries = threshold(da.from_array(x, chunks=(70, 6)), np.arange(300) % 6)
+    >>> entries = sc.threshold(da.from_array(x, chunks=(70, 6)), np.arange(300) % 6)
     >>> pooled, per_group = smce_and_gmce(entries, sc.TagGroups.scw(6))
     >>> pooled.value == per_group[0].value
     True

@@ -1,6 +1,5 @@
-"""Per-chunk work on the workers and tree merges of its results. Every merge of
-the package is exact (integer sums, minima, maxima, unions of tables, lists in
-chunk order), so neither the tree's shape nor the arrival order changes a bit."""
+"""Per-chunk work on the workers and exact tree merges of its results: neither
+the tree's shape nor the arrival order changes a bit."""
 from ._dask import require_dask
 
 __all__ = ["per_block", "persist_with", "tree", "tree_merge"]
@@ -10,16 +9,14 @@ SPLIT_EVERY = 8
 
 
 def per_block(func, blocks, *args):
-    """``func(block, i, *args)`` of every block as lazy tasks (``func`` module-level:
-    it is sent to the workers)."""
+    """``func(block, i, *args)`` of every block, as lazy tasks."""
     dask = require_dask()
     task = dask.delayed(func, pure=True)
     return [task(b, i, *args) for i, b in enumerate(blocks)]
 
 
 def tree(parts, merge, split_every=SPLIT_EVERY):
-    """``merge`` (exact, order-free) of lazy partial results in a tree of
-    ``split_every`` partials per task; lazy."""
+    """``merge`` of lazy partial results in a tree, ``split_every`` per task; lazy."""
     step = require_dask().delayed(merge, pure=True)
     while len(parts) > 1:
         parts = [step(parts[i:i + split_every]) for i in range(0, len(parts), split_every)]
@@ -28,18 +25,12 @@ def tree(parts, merge, split_every=SPLIT_EVERY):
 
 def tree_merge(func, merge, blocks, *args, split_every=SPLIT_EVERY):
     """``merge`` of ``func(block, i, *args)`` over all blocks, reduced in a tree on
-    the workers; only the final result comes back.
-
-    >>> import dask
-    >>> tree_merge(lambda block, i: len(block), sum, [dask.delayed([1, 2]), dask.delayed([3])])
-    3
-    """
+    the workers."""
     return require_dask().compute(tree(per_block(func, blocks, *args), merge,
                                        split_every))[0]
 
 
 def _persisted(blocks):
-    """Whether the blocks are held by a cluster's workers (``persist()``)."""
     try:
         from distributed import futures_of
     except ImportError:
@@ -49,7 +40,7 @@ def _persisted(blocks):
 
 def persist_with(blocks, derived, result):
     """Compute ``result``; keep the lazy ``derived`` blocks in the workers' memory if
-    ``blocks`` are kept there, else leave them lazy (memory bounded by one pass)."""
+    ``blocks`` are kept there, else leave them lazy."""
     dask = require_dask()
     if _persisted(blocks):
         *derived, result = dask.persist(*derived, result)

@@ -1,9 +1,5 @@
-""":data:`CLUSTER_REPORT`, the engine with which
-:func:`sparsecal.plotting.report.write_report` writes the report of
-:class:`~sparsecal.distributed.DaskEntries`, every section of the
-single-machine one: tables from the distributed ``evaluate`` and
-``compare_methods``, figures from per-bin statistics, merged grid sums and
-distinct-score tables, and the score histogram from a second pass."""
+""":data:`CLUSTER_REPORT`: with it :func:`sparsecal.plotting.report.write_report`
+writes every section of the report of distributed entries."""
 from ..core.groups import TagGroups
 from .application import bayes_error_plot
 from .checks import check_dask_entries
@@ -21,18 +17,15 @@ class ClusterReport:
     Examples
     --------
     >>> import os, tempfile, warnings
-    >>> import dask.array as da
-    >>> import sparsecal as sc
+    >>> import dask.array as da, sparsecal as sc
     >>> from sparsecal.datasets import make_tagger_outputs
-    >>> from sparsecal.distributed import threshold
     >>> from sparsecal.plotting.report import write_report
     >>> test = make_tagger_outputs(500, split_seed=2)
+    >>> entries = sc.threshold(da.from_array(test.scores, chunks=(200, -1)), test.gold)
     >>> groups = sc.TagGroups.from_counts(test.train_counts, 3)
-    >>> entries = threshold(da.from_array(test.scores, chunks=(200, -1)), test.gold)
     >>> with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
     ...     warnings.simplefilter("ignore")
-    ...     path = write_report(os.path.join(tmp, "r"), entries, groups,
-    ...                         engine=CLUSTER_REPORT)
+    ...     path = write_report(os.path.join(tmp, "r"), entries, groups, engine=CLUSTER_REPORT)
     ...     sorted(os.listdir(os.path.join(tmp, "r", "figures")))[:2]
     ['bayes_error.png', 'bayes_error.svg']
     """
@@ -56,12 +49,11 @@ class ClusterReport:
 
     @staticmethod
     def methods(methods, seed, prior):
-        """The methods with a distributed fit (one warning naming the others)."""
         return distributed_methods(methods)
 
     @staticmethod
     def most_tag_entries(test):
-        """The entries of the test tag with the most (one pass of counts)."""
+        """The entries of the test tag with the most."""
         per_tag, _ = _entry_counts(test, TagGroups.scw(test.n_tags))
         return int(per_tag.max(initial=0))
 

@@ -12,7 +12,6 @@ __all__ = ["top_label"]
 
 
 def _chunk(block):
-    """The chunk's top-label confidences and correctness (on a worker)."""
     return _one_machine(block) if len(block) else (block.score, block.label)
 
 
@@ -27,18 +26,14 @@ def top_label(entries):
 
     Returns
     -------
-    confidence : dask.array.Array (dtype of the scores)
-    correct : dask.array.Array of uint8
-        Lazy, one chunk per chunk of ``entries``, of unknown sizes; computed,
-        equal to the single machine's. No entries give empty arrays (the single
-        machine raises).
+    confidence, correct : dask.array.Array
+        Lazy, one chunk per chunk of ``entries``; no entries give empty arrays.
 
     Examples
     --------
-    >>> import dask.array as da, numpy as np
-    >>> from sparsecal.distributed import threshold
+    >>> import dask.array as da, numpy as np, sparsecal as sc
     >>> s = np.array([[0.6, 0.4, 0.0], [0.005, 0.005, 0.99], [0.2, 0.7, 0.1]])
-    >>> conf, correct = top_label(threshold(da.from_array(s, chunks=(2, 3)), [0, 1, 1]))
+    >>> conf, correct = top_label(sc.threshold(da.from_array(s, chunks=(2, 3)), [0, 1, 1]))
     >>> conf.compute().tolist(), correct.compute().tolist()
     ([0.6, 0.99, 0.7], [1, 0, 1])
     """
