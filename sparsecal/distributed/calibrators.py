@@ -66,9 +66,9 @@ def fit_grouped(model, entries, sample_weight=None, *, progress=None):
     --------
     >>> import dask.array as da, numpy as np, sparsecal as sc
     >>> x, gold = np.random.default_rng(0).dirichlet(np.ones(4), size=300), np.arange(300) % 4
-    >>> got = sc.GroupedCalibrator(sc.HistogramBinning(), sc.TagGroups.scw(4))
-    >>> one = sc.calibration.clone(got).fit(sc.threshold(x, gold))
-    >>> got = fit_grouped(got, sc.threshold(da.from_array(x, chunks=64), gold))
+    >>> model = sc.GroupedCalibrator(sc.HistogramBinning(), sc.TagGroups.scw(4))
+    >>> one = sc.calibration.clone(model).fit(sc.threshold(x, gold))
+    >>> got = fit_grouped(model, sc.threshold(da.from_array(x, chunks=64), gold))
     >>> bool((got.transform_dense(x) == one.transform_dense(x)).all())
     True
     """
