@@ -112,6 +112,20 @@ gold : array_like of int, shape (B, N)
     "lengths": """\
 lengths : array_like of int, shape (B,), optional
     Sentence lengths in ``1..N`` (default all ``N``).""",
+    # distributed
+    "dask_entries": """\
+entries : DaskEntries
+    Distributed entries (:func:`sparsecal.distributed.threshold`).""",
+    "dask_scores": """\
+scores : dask.array.Array of float32 or float64, shape (n_tokens, n_tags)
+    Chunked by rows (column chunks are joined).""",
+    "dask_binary": """\
+scores : dask.array.Array of float32 or float64, shape (n,)
+    Probabilities in [0, 1] (checked chunk by chunk on the workers).
+labels : dask.array.Array or array_like of {0, 1}, shape (n,)""",
+    "dask_path": """\
+path : str or os.PathLike
+    A directory on a file system that the workers and the client share.""",
 }
 
 _PLACEHOLDER = re.compile(r"^([ \t]*)\{(\w+)\}[ \t]*$", re.MULTILINE)

@@ -1,16 +1,8 @@
-"""The application measures of distributed entries, from merged distinct-score
-tables: DCF, minDCF, Cllr, minCllr (:func:`application_from_table`) and the
-Bayes error plot (:func:`bayes_error_plot`).
-
-The decisions of a threshold on the LLRs depend on the entries only through the
-counts and positives per distinct score, which the workers tabulate and merge
-exactly (:func:`sparsecal.distributed.isotonic.score_tables`); the client then
-applies the single-machine rules of :mod:`sparsecal.metrics.decisions` to the
-merged table, so every error rate, threshold and DCF is the single-machine one
-bit for bit. What travels is one row per distinct score (docs/scale.md).
-"""
+"""DCF, minDCF, Cllr, minCllr and the Bayes error plot of distributed entries by
+the single-machine rules on merged distinct-score tables (DCFs bit for bit)."""
 import numpy as np
 
+from .._docs import fill_doc
 from ..core.groups import TagGroups
 from ..core.isotonic import isotonic_fit_pooled, isotonic_predict
 from ..core.validation import DegenerateDataError, check_prior
@@ -24,9 +16,7 @@ __all__ = ["application_from_table", "bayes_error_plot"]
 
 
 def _llr_table(scores, counts, positives, training_prior=None):
-    """The LLRs of a table's distinct scores (at its empirical prior unless
-    ``training_prior``), as :func:`sparsecal.dcf` computes them, merged where
-    equal, with their counts and positives (int64)."""
+    """The LLRs of a table's distinct scores, merged where equal, with counts and positives."""
     n_all, n_pos = int(counts.sum()), int(positives.sum())
     if n_pos in (0, n_all):
         raise DegenerateDataError("labels must hold both classes (a miss rate and a "
@@ -37,8 +27,7 @@ def _llr_table(scores, counts, positives, training_prior=None):
 
 
 def _cllr_of_table(llr, n, k):
-    """Cllr in bits of LLRs with ``n`` entries, ``k`` positive, each (an
-    infinite LLR on the right side costs 0)."""
+    """Cllr in bits of LLRs with ``n`` entries, ``k`` positive, each."""
     with np.errstate(invalid="ignore"):
         pos = np.where(k > 0, k * np.logaddexp(0.0, -llr), 0.0).sum() / k.sum()
         neg = np.where(n > k, (n - k) * np.logaddexp(0.0, llr), 0.0).sum() / (n - k).sum()
@@ -47,61 +36,27 @@ def _cllr_of_table(llr, n, k):
 
 def application_from_table(scores, counts, positives, name, prior=None, *, c_miss=1.0,
                            c_fa=1.0, normalize=True, training_prior=None):
-    """An application measure of one set of entries from its distinct-score
-    table: :func:`sparsecal.dcf`, :func:`sparsecal.min_dcf`,
-    :func:`sparsecal.cllr` or :func:`sparsecal.min_cllr` (probabilities as
-    scores; by default the empirical training prior, unit costs, normalized
-    DCF) on a cluster.
-
-    The decisions of a threshold on the LLRs depend on the entries only through
-    the counts per distinct score, so DCF and minDCF (and their error rates and
-    thresholds) are the single-machine ones bit for bit; Cllr and minCllr (PAV on
-    the table, as the isotonic fit) are sums over distinct scores, equal to the
-    means over entries to float rounding.
+    """:func:`sparsecal.dcf`, :func:`~sparsecal.min_dcf`, :func:`~sparsecal.cllr` or
+    :func:`~sparsecal.min_cllr` of one set from its distinct-score table.
 
     Parameters
     ----------
-    scores : ndarray of float64, shape (m,)
-        Sorted distinct scores.
-    counts, positives : ndarray of int64, shape (m,)
+    scores, counts, positives : ndarray, shape (m,)
+        Sorted distinct probabilities (float64), their counts and label sums.
     name : {"dcf", "min-dcf", "cllr", "min-cllr"}
-    prior : float, optional
-        The application prior (DCF, minDCF).
-    c_miss, c_fa : float, default=1.0
-        The costs of DCF and minDCF, as :func:`sparsecal.dcf`.
-    normalize : bool, default=True
-    training_prior : float, optional
-        The prior the scores were computed under (default: the table's
-        positive rate), as :func:`sparsecal.dcf`; checked and without effect
-        on minCllr.
+    prior, c_miss, c_fa, normalize, training_prior
+        As :func:`sparsecal.dcf`.
 
     Returns
     -------
     DetectionCost or float
-        As the single-machine function.
-
-    Raises
-    ------
-    ValueError
-        One class only (``DegenerateDataError``); a prior outside (0, 1) or
-        missing for DCF / minDCF.
-
-    References
-    ----------
-    Cumani, "Score calibration and fusion" (``004``): DCF, minDCF, Cllr and
-    minCllr; Brümmer & du Preez 2006, Section 2.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import sparsecal as sc
+    >>> import numpy as np, sparsecal as sc
     >>> x, n, k = np.array([0.1, 0.4, 0.8]), np.array([3, 2, 2]), np.array([0, 1, 2])
-    >>> scores, labels = np.repeat(x, n), np.array([0, 0, 0, 1, 0, 1, 1])
-    >>> application_from_table(x, n, k, "min-dcf", 0.3) == sc.min_dcf(scores, labels,
-    ...                                                                prior=0.3)
-    True
-    >>> round(application_from_table(x, n, k, "cllr"), 12) == round(
-    ...     sc.cllr(scores, labels), 12)
+    >>> ref = sc.min_dcf(np.repeat(x, n), [0, 0, 0, 1, 0, 1, 1], prior=0.3)
+    >>> application_from_table(x, n, k, "min-dcf", 0.3) == ref
     True
     """
     if training_prior is not None:
@@ -119,54 +74,27 @@ def application_from_table(scores, counts, positives, name, prior=None, *, c_mis
     return minimum_dcf(error_curve(llr, n, k), *app, bool(normalize))
 
 
+@fill_doc
 def bayes_error_plot(entries, *, prior_log_odds=None, training_prior=None):
-    """Normalized actual and minimum DCF of distributed entries over a range of
-    applications: :func:`sparsecal.bayes_error_plot` (probabilities as scores)
-    on a cluster.
-
-    One pass tabulates the entries per distinct score on the workers and merges
-    the tables exactly; the curves are computed from the merged table by the
-    single-machine rules (:func:`sparsecal.metrics.decisions.bayes_error`), so
-    they equal the single-machine ones bit for bit.
+    """:func:`sparsecal.bayes_error_plot` of distributed entries, bit for bit.
 
     Parameters
     ----------
-    entries : DaskEntries
-    prior_log_odds : array_like of float, optional
-        The grid; default 61 points on [-3, 3].
-    training_prior : float, optional
-        The prior the scores were computed under, in (0, 1); default the
-        positive rate of the entries.
+    {dask_entries}
+    prior_log_odds, training_prior
+        As :func:`sparsecal.bayes_error_plot`.
 
     Returns
     -------
     BayesErrorPlot
 
-    Raises
-    ------
-    TypeError
-        If ``entries`` is not ``DaskEntries``.
-    ValueError
-        A grid as :func:`sparsecal.bayes_error_plot` refuses it, a
-        ``training_prior`` outside (0, 1), or entries of one class only
-        (``DegenerateDataError``), none included.
-
-    References
-    ----------
-    Brümmer & du Preez 2006, Section 5 (applied probability of error plots);
-    Cumani, "Score calibration and fusion" (``004``).
-
     Examples
     --------
-    >>> import dask.array as da, numpy as np
-    >>> import sparsecal as sc
-    >>> from sparsecal.distributed import threshold
-    >>> x = np.random.default_rng(0).dirichlet(np.ones(5), size=300).round(2)
-    >>> gold = np.arange(300) % 5
-    >>> got = bayes_error_plot(threshold(da.from_array(x, chunks=(70, 5)), gold))
+    >>> import dask.array as da, numpy as np, sparsecal as sc
+    >>> x, gold = np.random.default_rng(0).dirichlet(np.ones(5), size=300), np.arange(300) % 5
+    >>> got = bayes_error_plot(sc.threshold(da.from_array(x, chunks=(70, 5)), gold))
     >>> one = sc.threshold(x, gold)
-    >>> ref = sc.bayes_error_plot(one.score, one.label)
-    >>> bool((got.actual_dcf == ref.actual_dcf).all() and (got.min_dcf == ref.min_dcf).all())
+    >>> bool((got.min_dcf == sc.bayes_error_plot(one.score, one.label).min_dcf).all())
     True
     """
     check_dask_entries(entries)

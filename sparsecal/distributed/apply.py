@@ -1,20 +1,11 @@
-"""Applying a fitted calibrator at scale: chunk by chunk on the workers, into a
-Zarr store or a directory of ``.npy`` shards, atomically.
-
-Each row chunk of the score matrix is calibrated on a worker by the model's own
-:meth:`~sparsecal.GroupedCalibrator.transform_dense` (every row is calibrated on
-its own, so the result is bit-identical to the single-machine call) and written
-straight from the worker into a temporary directory beside the destination; only
-when every chunk is written does that directory take the destination's place in
-one atomic step (:func:`sparsecal.io.atomic.atomic_directory`). Nothing travels
-to the client but the chunk's byte count. The destination must be on a file
-system that the workers and the client share.
-"""
+"""A fitted calibrator applied on the workers, chunk by chunk (the single-machine
+rows bit for bit), into a Zarr store or ``.npy`` shards replaced atomically."""
 import json
 import os
 
 import numpy as np
 
+from .._docs import fill_doc
 from ..calibration.grouped import EntryTransformer
 from ..core.validation import check_choice
 from ..io.atomic import atomic_directory
@@ -41,13 +32,11 @@ def _is_store(path):
 
 
 def _calibrate_block(block, model):
-    """The calibrated rows of one chunk (on a worker)."""
     return model.transform_dense(block, chunk_rows=max(1, block.shape[0]))
 
 
 def _write_shard(block, index, directory, model):
-    """Calibrate one chunk and write it as ``shard-<index>.npy``, flushed to disk
-    (on a worker); returns the rows written."""
+    """Calibrate one chunk into ``shard-<index>.npy``, flushed to disk; its rows."""
     result = _calibrate_block(block, model)
     path = os.path.join(directory, f"shard-{index:06d}.npy")
     with open(path, "wb") as f:
@@ -58,7 +47,6 @@ def _write_shard(block, index, directory, model):
 
 
 def _fsync_tree(directory):
-    """Flush every file under ``directory`` to disk (Zarr's chunk files)."""
     for root, _, names in os.walk(directory):
         for name in names:
             fd = os.open(os.path.join(root, name), os.O_RDONLY)
@@ -68,63 +56,36 @@ def _fsync_tree(directory):
                 os.close(fd)
 
 
+@fill_doc
 def apply_to_store(model, scores, path, *, format="zarr", retries=2):
-    """Calibrate a row-chunked dask score matrix on the workers and write the
-    result to ``path`` atomically: ``model.transform_dense`` at scale.
+    """``model.transform_dense`` of a dask score matrix on the workers, written to
+    ``path`` atomically.
 
     Parameters
     ----------
     model : GroupedCalibrator or CrossFittedCalibrator
         Fitted.
-    scores : dask.array.Array of float32 or float64, shape (n_tokens, n_tags)
-        Chunked by rows (column chunks are joined).
-    path : str or os.PathLike
-        The destination directory, on a file system the workers share. An
-        existing one is replaced only if it was written by this function.
+    {dask_scores}
+    {dask_path}
+        An existing one is replaced only if this function wrote it.
     format : {"zarr", "npy"}, default="zarr"
-        ``"zarr"``: one Zarr (v3) array with the row chunks of ``scores``
-        (made regular: every chunk as long as the longest); ``"npy"``: one
-        ``shard-<i>.npy`` per row chunk and a ``sparsecal-shards.json``
-        manifest (shape, dtype, rows per shard).
+        One Zarr (v3) array, or one ``shard-<i>.npy`` per row chunk and a manifest.
     retries : int, default=2
         Times a chunk's task is retried if its worker dies.
 
     Returns
     -------
     str
-        ``path``. :func:`open_store` reads it back as a dask array.
-
-    Raises
-    ------
-    ImportError
-        Without the dask extra (or without ``zarr`` for ``format="zarr"``).
-    TypeError
-        If ``model`` is not a grouped or cross-fitted calibrator, or ``scores``
-        is not a dask array of float32 or float64.
-    ValueError
-        If ``scores`` has the wrong shape, the model is not fitted, or
-        ``format`` is unknown.
-    FileExistsError
-        If ``path`` exists and is not such a store (nothing is written).
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Section 3.3 (recalibration applied to
-    test outputs); docs/scale.md ("Apply at scale").
+        ``path``, which :func:`open_store` reads back.
 
     Examples
     --------
-    >>> import dask.array as da, numpy as np
-    >>> import sparsecal as sc
-    >>> from sparsecal.datasets import make_tagger_outputs
-    >>> data = make_tagger_outputs(300, n_tags=20, split_seed=1)
-    >>> model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), sc.TagGroups.scw(20))
-    >>> model = model.fit(sc.threshold(data.scores, data.gold))
-    >>> scores = da.from_array(data.scores, chunks=(64, 20))
-    >>> apply_to_store(model, scores, "calibrated", format="npy")
-    'calibrated'
-    >>> got = open_store("calibrated").compute()
-    >>> bool((got == model.transform_dense(data.scores)).all())
+    >>> import dask.array as da, numpy as np, sparsecal as sc
+    >>> x = np.random.default_rng(0).dirichlet(np.ones(5), size=100)
+    >>> model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), sc.TagGroups.scw(5))
+    >>> model = model.fit(sc.threshold(x, np.arange(100) % 5))
+    >>> path = apply_to_store(model, da.from_array(x, chunks=(32, 5)), "out", format="npy")
+    >>> bool((open_store(path).compute() == model.transform_dense(x)).all())
     True
     """
     dask = require_dask()
@@ -175,7 +136,7 @@ def _write_zarr(dask, model, scores, tmp, retries):
 
 
 def open_store(path):
-    """A store written by :func:`apply_to_store`, as a lazy dask array.
+    """A store written by :func:`apply_to_store`, as a lazy row-chunked dask array.
 
     Parameters
     ----------
@@ -184,12 +145,6 @@ def open_store(path):
     Returns
     -------
     dask.array.Array
-        Row-chunked like the store.
-
-    Raises
-    ------
-    ValueError
-        If ``path`` is not such a store.
 
     Examples
     --------

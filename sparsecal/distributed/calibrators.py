@@ -1,34 +1,8 @@
-"""Every registered calibrator with a distributed fit, fitted per tag group on
-distributed entries.
-
-Each method's registry entry declares how
-(:attr:`sparsecal.calibration.registry.Method.distributed_fit`); this module
-implements each way of :data:`~sparsecal.calibration.registry.DISTRIBUTED_FITS`
-(:data:`FITS`). Each group's dev entries are summed up, exactly, by the merged
-per-group distinct-score tables that the isotonic fit builds
-(:func:`~sparsecal.distributed.isotonic.score_tables`: distinct score, count,
-label sum), then:
-
-- ``"pooled-pav"`` (isotonic): :func:`sparsecal.distributed.isotonic.fit_grouped`
-  (pooled PAV on the table; the same knots bit for bit);
-- ``"equal-mass-bins"`` (histogram binning): its equal-mass cuts need the ranks
-  of the entries, so they come from the distributed equal-mass bins
-  (:func:`~sparsecal.distributed.equal_mass.equal_mass_bin_stats`, score ranges
-  bit-identical), and each bin's rate from the table (integer sums): the same
-  boundaries and rates bit for bit;
-- ``"weighted-rows"`` (Platt, beta, prior-weighted logistic, Gaussian): the
-  base's own ``fit`` on the table as weighted rows (each distinct score once as
-  a positive with weight = its label sum, once as a negative with weight =
-  count - label sum). Their objectives are the same functions of the data, but
-  their sums run in another order than over repeated rows, so the fitted
-  parameters agree with the single-machine fit to float rounding, not bit for
-  bit (docs/scale.md: predictions within 1e-10);
-- ``"split-halves"`` (scaling-binning): each chunk's workers compute their
-  entries' sides of each group's positional split and tabulate the halves
-  apart (:func:`sparsecal.distributed.scaling_binning.fit_scaling_binning`).
-"""
+"""Every registered calibrator fitted per tag group on distributed entries from the
+merged distinct-score tables, one fit per way of ``DISTRIBUTED_FITS`` (:data:`FITS`)."""
 import numpy as np
 
+from .._docs import fill_doc
 from ..calibration.base import clone
 from ..calibration.grouped import EntryTransformer, GroupedCalibrator
 from ..calibration.registry import METHODS
@@ -46,61 +20,12 @@ __all__ = ["FITS", "distributed_method", "fit_grouped", "transform", "weighted_r
 
 
 def weighted_rows(scores, counts, positives, dtype):
-    """A distinct-score table as weighted binary points.
-
-    Parameters
-    ----------
-    scores : ndarray of float64, shape (m,)
-        Distinct scores.
-    counts, positives : ndarray of int64, shape (m,)
-        Entries and positive entries at each score.
-    dtype : numpy dtype
-        The entries' score dtype (the scores are cast back to it: exact).
-
-    Returns
-    -------
-    x, y, w : ndarray
-        :func:`sparsecal.distributed.weights.binary_rows` with negatives
-        ``counts - positives``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> x, y, w = weighted_rows(np.array([0.25, 0.5]), np.array([3, 2]),
-    ...                         np.array([1, 2]), np.float32)
-    >>> x.tolist(), y.tolist(), w.tolist()
-    ([0.25, 0.5, 0.25], [1, 1, 0], [1.0, 2.0, 2.0])
-    """
+    """A distinct-score table as weighted binary points ``x, y, w``."""
     return binary_rows(scores, positives, counts - positives, dtype)
 
 
 def distributed_method(base):
-    """The registered method of a calibrator that can be fitted on distributed
-    entries (its :attr:`~sparsecal.calibration.registry.Method.distributed_fit`).
-
-    Parameters
-    ----------
-    base : BaseCalibrator
-
-    Returns
-    -------
-    str
-        Its name in :data:`sparsecal.calibration.registry.METHODS`.
-
-    Raises
-    ------
-    TypeError
-        For a class that is not a registered method (a subclass included), or
-        a method without a distributed fit (named).
-
-    Examples
-    --------
-    >>> import sparsecal as sc
-    >>> distributed_method(sc.PlattCalibrator())
-    'platt'
-    >>> distributed_method(sc.ScalingBinning())
-    'scaling-binning'
-    """
+    """The registry name of ``base``'s method, which must have a distributed fit."""
     names = {m.class_name: name for name, m in METHODS.items()}
     name = names.get(type(base).__name__)
     if name is None or type(base) is not METHODS[name].cls:
@@ -111,7 +36,6 @@ def distributed_method(base):
 
 
 def _histogram_fit(base, table, bins, dtype):
-    """A histogram calibrator from a group's equal-mass bins and its table."""
     cal = clone(base)
     x, y, w = weighted_rows(*table, dtype)
     cal.boundaries_, cal.bin_rates_ = lookup_bin_means(x, y.astype(np.float64), w,
@@ -120,67 +44,32 @@ def _histogram_fit(base, table, bins, dtype):
 
 
 @implements(GroupedCalibrator.fit)
+@fill_doc
 def fit_grouped(model, entries, sample_weight=None, *, progress=None):
-    """Fit a :class:`~sparsecal.GroupedCalibrator` of any registered method on
-    distributed dev entries (``model.fit(entries)`` calls this).
-
-    The rule of the single-machine fit (``min_entries``, ``fallback``,
-    warnings). Isotonic and histogram fits equal the single-machine ones bit for
-    bit; Platt, beta, prior-weighted logistic and Gaussian fits agree to float
-    rounding (their sums run over weighted distinct scores, not repeated rows);
-    scaling-binning has the same split, knots and boundaries, and bin values
-    within float rounding (:func:`~.scaling_binning.fit_scaling_binning`).
+    """:meth:`sparsecal.GroupedCalibrator.fit` on distributed entries, any registered
+    method: isotonic and histogram bit for bit, the others to float rounding.
 
     Parameters
     ----------
     model : GroupedCalibrator
-        With a base of a registered method.
-    entries : DaskEntries
+    {dask_entries}
     sample_weight : dask.array.Array or array_like, shape (n_tokens,), optional
-        Per-TOKEN weights (rows of the score matrix, rechunked like them): each
-        entry is weighted by its token's weight, i.e. the single-machine
-        ``sample_weight=w[entries.token]``
-        (:func:`~sparsecal.distributed.weights.fit_weighted`; every method but
-        scaling-binning).
+        Per TOKEN: the single machine's ``sample_weight=w[entries.token]``.
     progress : callable, optional
-        As in :meth:`sparsecal.GroupedCalibrator.fit`.
 
     Returns
     -------
     GroupedCalibrator
-        ``model``, fitted: an ordinary fitted calibrator (save it, or apply it
-        with :func:`sparsecal.distributed.apply_to_store`).
-
-    Raises
-    ------
-    TypeError
-        If ``entries`` is not ``DaskEntries``, or the base is not a registered
-        method.
-    ValueError
-        For ``sample_weight`` (shape, negative, NaN, zero on a fitted group;
-        with scaling-binning), groups of another tagset, or no entries; the
-        base's own errors (e.g. a group with one label only for a
-        prior-weighted method).
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Sections 2.2 and 3.3 (recalibration per
-    TFG group); Nguyen & O'Connor 2015, Algorithm 1 (equal-mass bins).
+        ``model``, fitted.
 
     Examples
     --------
-    >>> import dask.array as da, numpy as np
-    >>> import sparsecal as sc
-    >>> from sparsecal.distributed import threshold
-    >>> from sparsecal.datasets import make_tagger_outputs
-    >>> dev = make_tagger_outputs(1000, split_seed=1)
-    >>> groups = sc.TagGroups.from_counts(dev.train_counts, 3)
-    >>> entries = threshold(da.from_array(dev.scores, chunks=(256, -1)), dev.gold)
-    >>> model = sc.GroupedCalibrator(sc.HistogramBinning(), groups).fit(entries)
-    >>> one = sc.GroupedCalibrator(sc.HistogramBinning(), groups).fit(
-    ...     sc.threshold(dev.scores, dev.gold))
-    >>> all((a.bin_rates_ == b.bin_rates_).all()
-    ...     for a, b in zip(model.calibrators_, one.calibrators_))
+    >>> import dask.array as da, numpy as np, sparsecal as sc
+    >>> x, gold = np.random.default_rng(0).dirichlet(np.ones(4), size=300), np.arange(300) % 4
+    >>> model = sc.GroupedCalibrator(sc.HistogramBinning(), sc.TagGroups.scw(4))
+    >>> one = sc.calibration.clone(model).fit(sc.threshold(x, gold))
+    >>> got = fit_grouped(model, sc.threshold(da.from_array(x, chunks=64), gold))
+    >>> bool((got.transform_dense(x) == one.transform_dense(x)).all())
     True
     """
     model._check_params()
@@ -193,8 +82,6 @@ def fit_grouped(model, entries, sample_weight=None, *, progress=None):
 
 
 def _from_tables(fitter):
-    """An unweighted fit from the merged distinct-score tables, where
-    ``fitter(model, entries)(groups, table)`` fits group ``g``."""
     def fit(model, entries, *, progress=None):
         model.base._check_params()   # before any pass over the entries
         return fit_from_tables(model, entries, None, fitter(model, entries),
@@ -203,13 +90,11 @@ def _from_tables(fitter):
 
 
 def _rows(model, entries):
-    """Each group: the base's own fit on its table as weighted rows."""
     return lambda groups, table: lambda g: clone(model.base).fit(
         *weighted_rows(*table[g], entries.dtype))
 
 
 def _equal_mass(model, entries):
-    """Each group: histogram binning from the distributed equal-mass cuts."""
     base = model.base
 
     def fitter(groups, table):
@@ -230,32 +115,7 @@ FITS = {"pooled-pav": fit_isotonic, "equal-mass-bins": _from_tables(_equal_mass)
 
 @implements(EntryTransformer.transform)
 def transform(model, entries):
-    """Calibrated distributed entries, chunk by chunk on the workers
-    (``model.transform(entries)`` calls this).
-
-    Parameters
-    ----------
-    model : GroupedCalibrator or CrossFittedCalibrator
-        Fitted.
-    entries : DaskEntries
-
-    Returns
-    -------
-    DaskEntries
-        Lazy: same chunks, tags, labels and tokens, calibrated scores.
-
-    Examples
-    --------
-    >>> import dask.array as da, numpy as np
-    >>> import sparsecal as sc
-    >>> from sparsecal.distributed import threshold
-    >>> x = np.random.default_rng(0).dirichlet(np.ones(3), size=40)
-    >>> one = sc.threshold(x, np.arange(40) % 3)
-    >>> model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), sc.TagGroups.scw(3)).fit(one)
-    >>> got = transform(model, threshold(da.from_array(x, chunks=(16, 3)), np.arange(40) % 3))
-    >>> bool((got.compute().score == model.transform(one).score).all())
-    True
-    """
+    """``model.transform`` of distributed entries, lazily, chunk by chunk on the workers."""
     model._check_fitted()
     dask = require_dask()
     task = dask.delayed(model.transform, pure=True)

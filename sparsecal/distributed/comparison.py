@@ -1,16 +1,5 @@
-"""Every recalibration method x {SCW, TFG} on distributed entries:
-:func:`sparsecal.compare_methods` on a cluster (Kranzlein et al. 2021, Table 1).
-
-Each method is fitted on the dev entries from the merged per-group tables
-(:func:`sparsecal.distributed.fit_grouped`), applied to the test entries chunk
-by chunk on the workers (``GroupedCalibrator.transform`` of
-:class:`~sparsecal.distributed.DaskEntries`) and evaluated with
-:func:`sparsecal.distributed.evaluate`: the single-machine
-:class:`~sparsecal.calibration.comparison.MethodComparison`. A method without a
-distributed fit (its registry entry declares none:
-:attr:`~sparsecal.calibration.registry.Method.distributed_fit`) is skipped with
-one warning naming it.
-"""
+"""Every recalibration method x {SCW, TFG} on distributed entries: fitted by
+``fit_grouped``, applied chunk by chunk, evaluated by ``evaluate``."""
 import warnings
 
 import numpy as np
@@ -27,41 +16,7 @@ __all__ = ["compare_methods", "distributed_methods"]
 
 
 def distributed_methods(methods):
-    """The methods of ``methods`` that fit on distributed entries, warning once
-    about the others.
-
-    Parameters
-    ----------
-    methods : sequence of str
-        Names in :data:`sparsecal.calibration.registry.METHODS`.
-
-    Returns
-    -------
-    list of str
-        The names whose registry entry declares a distributed fit
-        (:attr:`~sparsecal.calibration.registry.Method.distributed_fit`), in the
-        given order.
-
-    Raises
-    ------
-    ValueError
-        For an unknown method.
-
-    Warns
-    -----
-    UserWarning
-        Once, naming the methods skipped (no distributed fit).
-
-    Examples
-    --------
-    Every registered method has a distributed fit today (scaling-binning
-    through :mod:`~sparsecal.distributed.scaling_binning`); the check keeps
-    ``compare_methods`` and the cluster report right for a method registered
-    without one.
-
-    >>> distributed_methods(["isotonic", "scaling-binning", "platt"])
-    ['isotonic', 'scaling-binning', 'platt']
-    """
+    """The ``methods`` with a distributed fit, in order; one warning names the others."""
     kept = [name for name in methods if get_method(name).distributed_fit is not None]
     skipped = [name for name in methods if name not in kept]
     if skipped:
@@ -78,79 +33,28 @@ def _tokens(block, index):
 def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("scw", "tfg"),
                     n_bins=10, ci=None, seed=0, progress=None, prior=None,
                     evaluation=None):
-    """Fit every method x grouping on distributed ``dev`` entries, evaluate on
-    distributed ``test`` entries: :func:`sparsecal.compare_methods` on a
-    cluster.
+    """:func:`sparsecal.compare_methods` of distributed entries (no bootstrap interval).
 
     Parameters
     ----------
     dev, test : DaskEntries
     groups : TagGroups
-        TFG groups (evaluation always reports GMCE over them).
-    methods : sequence of str
-        Names in the registry; those without a distributed fit
-        (scaling-binning) are skipped with one warning.
-    groupings : sequence of {"scw", "tfg"}
-    n_bins : int, default=10
-        Bins for evaluation and for the binning calibrators.
-    ci : None, str or ConfidenceInterval
-        As :func:`sparsecal.distributed.evaluate` (no bootstrap); a method name
-        uses ``seed`` as its random state.
-    seed : int, default=0
-    progress : callable, optional
-        ``progress(done, total)`` after the evaluation of ``test`` and after
-        each (method, grouping) fit and evaluation, over the methods kept.
-    prior : float, optional
-        The application prior of the methods that take one.
-    evaluation : dict, optional
-        Further keywords of :func:`sparsecal.distributed.evaluate`
-        (``bin_size``, ``binning``, ``norm``, ``debias``, ``metrics``,
-        ``prior``).
+    methods, groupings, n_bins, ci, seed, progress, prior, evaluation
+        As :func:`sparsecal.compare_methods`.
 
     Returns
     -------
     MethodComparison
-        The single-machine result type. Isotonic and histogram fits are the
-        single-machine ones bit for bit, so their numbers are the
-        single-machine numbers within 1e-12 relative; the logistic and Gaussian
-        fits agree to their documented tolerances (docs/scale.md).
-
-    Raises
-    ------
-    TypeError
-        If ``dev`` or ``test`` is not ``DaskEntries``, or ``progress`` is not
-        callable.
-    ValueError
-        For an unknown method or grouping, a ``prior`` no method takes, dev and
-        test of different tagsets, or what :func:`sparsecal.distributed.evaluate`
-        refuses in ``evaluation``.
-
-    Warns
-    -----
-    UserWarning
-        Once, naming the methods skipped.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Section 5 and Table 1.
 
     Examples
     --------
-    >>> import dask.array as da
-    >>> import sparsecal as sc
-    >>> from sparsecal.datasets import make_tagger_outputs
-    >>> from sparsecal.distributed import threshold
-    >>> dev, test = (make_tagger_outputs(600, split_seed=s) for s in (1, 2))
-    >>> groups = sc.TagGroups.from_counts(dev.train_counts, 3)
-    >>> dist = [threshold(da.from_array(d.scores, chunks=(200, -1)), d.gold)
-    ...         for d in (dev, test)]
-    >>> got = compare_methods(*dist, groups, methods=["isotonic"])
-    >>> one = sc.compare_methods(sc.threshold(dev.scores, dev.gold),
-    ...                          sc.threshold(test.scores, test.gold), groups,
-    ...                          methods=["isotonic"])
-    >>> a, b = (r.after["isotonic", "tfg"].smce.value for r in (got, one))
-    >>> abs(a - b) <= 1e-12 * b, got.test_tokens == one.test_tokens
-    (True, True)
+    >>> import dask.array as da, numpy as np, sparsecal as sc
+    >>> x, gold = np.random.default_rng(0).dirichlet(np.ones(4), size=400), np.arange(400) % 4
+    >>> dev, test = (sc.threshold(da.from_array(s, chunks=(64, 4)), g) for s, g in
+    ...              [(x[:200], gold[:200]), (x[200:], gold[200:])])
+    >>> got = compare_methods(dev, test, sc.TagGroups([0, 0, 1, 1], 2), methods=["isotonic"])
+    >>> sorted(got.after)
+    [('isotonic', 'scw'), ('isotonic', 'tfg')]
     """
     for entries in (dev, test):
         check_dask_entries(entries)

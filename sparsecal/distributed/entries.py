@@ -1,13 +1,8 @@
-"""Thresholded entries of a row-chunked ``dask.array``: one lazy
-:class:`~sparsecal.core.entries.Entries` per row chunk, made on the workers.
-
-The compiled :func:`sparsecal.threshold` runs on each chunk with its tokens offset
-by the chunk's first row, so chunk after chunk the entries are the single-machine
-entries in the same (row-major) order: the order ties are broken by
-(docs/architecture.md, Semantics 1-2).
-"""
+"""Thresholded entries of a row-chunked ``dask.array``, one lazy ``Entries`` per
+chunk: chunk after chunk, the single machine's entries in its order."""
 import numpy as np
 
+from .._docs import fill_doc
 from ..core.dispatch import implements
 from ..core.entries import Entries, concatenate_entries, threshold as threshold_block
 from ..core.validation import as_array, check_choice, check_unit_interval
@@ -19,44 +14,20 @@ __all__ = ["DaskEntries", "from_arrays", "threshold"]
 class DaskEntries:
     """Entries spread over a cluster, one lazy ``Entries`` per row chunk.
 
-    Made by :func:`threshold` (or :func:`from_arrays`); taken by the metrics of
-    :mod:`sparsecal.distributed`, :meth:`sparsecal.GroupedCalibrator.fit` and
-    :meth:`~sparsecal.GroupedCalibrator.transform`. Nothing is computed until a
-    result is asked for; :meth:`persist` keeps the entries in the workers'
-    memory between passes.
-
     Parameters
     ----------
     blocks : list of dask.delayed.Delayed
         Each computes the ``Entries`` of one chunk, in row order.
-    n_tags : int
-        Size of the tag inventory.
-    n_tokens : int
-        Rows of the score matrix.
-    threshold : float
-        The threshold the entries were selected with.
-    dtype : numpy.dtype
-        The scores' dtype (float32 or float64).
+    n_tags, n_tokens, threshold, dtype
     row_starts : array_like of int, shape (n_blocks + 1,), optional
-        The first row of each chunk and ``n_tokens`` (what
-        :func:`sparsecal.distributed.save_entry_shards` records); None when
-        the entries have no rows (:func:`from_arrays`).
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Section 3.1 (the thresholded entries);
-    docs/scale.md (the distributed design).
+        Each chunk's first row, then ``n_tokens``; None: no rows (:func:`from_arrays`).
 
     Examples
     --------
     >>> import dask.array as da, numpy as np
-    >>> from sparsecal.distributed import threshold
     >>> scores = da.from_array(np.array([[0.7, 0.3], [0.005, 0.995]]), chunks=(1, 2))
-    >>> entries = threshold(scores, da.from_array(np.array([0, 1]), chunks=1))
-    >>> entries
+    >>> threshold(scores, [0, 1])
     DaskEntries(n_blocks=2, dtype=float64, n_tags=2, n_tokens=2, threshold=0.01)
-    >>> entries.compute().token
-    array([0, 0, 1])
     """
 
     def __init__(self, blocks, *, n_tags, n_tokens, threshold, dtype, row_starts=None):
@@ -78,80 +49,40 @@ class DaskEntries:
                            row_starts=self.row_starts)
 
     def persist(self):
-        """The same entries, computed and kept in the workers' memory.
-
-        Returns
-        -------
-        DaskEntries
-        """
+        """The same entries, computed and kept in the workers' memory."""
         dask = require_dask()
         return self._with_blocks(dask.persist(*self.blocks))
 
     def compute(self):
-        """All entries in one process, as single-machine ``Entries`` (for
-        small data and tests: this is what the distributed path avoids).
-
-        Returns
-        -------
-        Entries
-            Equal to :func:`sparsecal.threshold` of the whole matrix.
-        """
+        """All entries in one process (small data, tests), as ``Entries``."""
         dask = require_dask()
         return concatenate_entries(dask.compute(*self.blocks), self.n_tags, self.n_tokens,
                                    self.threshold)
 
 
 @implements(threshold_block)
+@fill_doc
 def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives"):
-    """Entries with ``score >= threshold`` of a row-chunked ``dask.array``.
-
-    Each row chunk is thresholded on a worker by the compiled
-    :func:`sparsecal.threshold` (one thread), its tokens offset by the chunk's
-    first row: the entries, chunk after chunk, are those of the single-machine
-    call in the same order.
+    """:func:`sparsecal.threshold` of a dask score matrix, each row chunk on a worker.
 
     Parameters
     ----------
-    scores : dask.array.Array of float32 or float64, shape (n_tokens, n_tags)
-        Chunked by rows (column chunks are joined: a row is one task's).
+    {dask_scores}
     gold : dask.array.Array or array_like of int, shape (n_tokens,)
-        Gold tag per token, -1 for none; rechunked like the rows of ``scores``.
-    threshold : float, default=0.01
-    missing_gold : {"negatives", "drop"}, default="negatives"
-        As in :func:`sparsecal.threshold`.
+    threshold, missing_gold
+        As :func:`sparsecal.threshold`.
 
     Returns
     -------
     DaskEntries
-        Lazy; an invalid score or gold value raises when a chunk is computed
-        (the row named is the row in the whole matrix).
-
-    Raises
-    ------
-    ImportError
-        Without the dask extra (``pip install "sparsecal[dask]"``).
-    TypeError
-        If ``scores`` is not a dask array of float32/float64, or ``gold`` does
-        not hold integers.
-    ValueError
-        If ``scores`` is not 2-D or has no rows, ``gold`` has another length,
-        or ``threshold`` or ``missing_gold`` is invalid.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Section 3.1; docs/architecture.md,
-    Semantics 1.
+        Lazy; an invalid score or gold raises when its chunk is computed.
 
     Examples
     --------
-    >>> import dask.array as da, numpy as np
-    >>> import sparsecal as sc
-    >>> from sparsecal.distributed import threshold
-    >>> x = np.random.default_rng(0).dirichlet(np.ones(4), size=50)
-    >>> gold = np.arange(50) % 4
+    >>> import dask.array as da, numpy as np, sparsecal as sc
+    >>> x, gold = np.random.default_rng(0).dirichlet(np.ones(4), size=50), np.arange(50) % 4
     >>> entries = threshold(da.from_array(x, chunks=(7, 4)), gold)
-    >>> one = sc.threshold(x, gold)
-    >>> bool((entries.compute().score == one.score).all())
+    >>> bool((entries.compute().score == sc.threshold(x, gold).score).all())
     True
     """
     dask = require_dask()
@@ -180,7 +111,6 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives"):
 
 
 def _threshold_chunk(scores, gold, t, missing_gold, row0):
-    """The entries of one row chunk (on a worker)."""
     if scores.shape[0] == 0:   # an empty chunk: no entries
         return Entries._trusted(np.empty(0, scores.dtype), np.empty(0, np.int32),
                                 np.empty(0, np.uint8), np.empty(0, np.int64),
@@ -189,26 +119,18 @@ def _threshold_chunk(scores, gold, t, missing_gold, row0):
                            n_threads=1)
 
 
+@fill_doc
 def from_arrays(scores, labels):
-    """Distributed entries of one binary problem: 1-D ``scores`` and ``labels``
-    as entries of a single tag (for :func:`sparsecal.distributed.calibration_error`).
+    """Distributed entries of one binary problem: ``scores`` and ``labels`` as entries
+    of a single tag, without rows.
 
     Parameters
     ----------
-    scores : dask.array.Array of float32 or float64, shape (n,)
-        Probabilities in [0, 1] (checked chunk by chunk on the workers).
-    labels : dask.array.Array or array_like of {0, 1}, shape (n,)
+    {dask_binary}
 
     Returns
     -------
     DaskEntries
-
-    Raises
-    ------
-    TypeError
-        If ``scores`` is not a float dask array.
-    ValueError
-        If ``scores`` is not 1-D or ``labels`` has another length.
 
     Examples
     --------
@@ -232,5 +154,4 @@ def from_arrays(scores, labels):
 
 
 def _binary_chunk(scores, labels):
-    """Validated entries of one chunk of a binary problem (on a worker)."""
     return Entries(scores, np.zeros(scores.shape[0], np.int32), labels, n_tags=1)

@@ -1,12 +1,8 @@
-"""Distributed entries written as, and read from, a directory of ``.npz``
-shards (:mod:`sparsecal.io.entry_shards`): each worker writes the entries of
-its row chunk into a temporary directory beside the destination, which takes
-the destination's place in one step once every shard and the manifest are
-written (:func:`sparsecal.io.atomic.atomic_directory`); reading makes one task
-per shard. Nothing but each shard's record travels to the client.
-"""
+"""Distributed entries as a directory of ``.npz`` shards, written by the workers
+atomically and read back one task per shard."""
 import os
 
+from .._docs import fill_doc
 from ..io.atomic import atomic_directory
 from ..io.entry_shards import (is_entry_shards, new_manifest, read_manifest, read_shard,
                                write_manifest, write_shard)
@@ -17,17 +13,15 @@ from .entries import DaskEntries
 __all__ = ["save_entry_shards", "load_entry_shards_dask"]
 
 
+@fill_doc
 def save_entry_shards(entries, path, *, retries=0):
-    """Write distributed entries as a directory of shards, one per row chunk,
-    written by the workers; atomically.
+    """Write distributed entries as one shard per row chunk, atomically.
 
     Parameters
     ----------
-    entries : DaskEntries
-        From :func:`sparsecal.distributed.threshold` (with its chunks' rows).
-    path : str or os.PathLike
-        The directory, on a file system the workers share; an existing
-        directory of entry shards is replaced, anything else refused.
+    {dask_entries}
+    {dask_path}
+        An existing directory of entry shards is replaced, anything else refused.
     retries : int, default=0
         Passed to ``dask.compute``.
 
@@ -36,30 +30,13 @@ def save_entry_shards(entries, path, *, retries=0):
     str
         ``path``.
 
-    Raises
-    ------
-    TypeError
-        If ``entries`` is not ``DaskEntries``.
-    ValueError
-        If ``entries`` do not know their chunks' rows (:func:`from_arrays`).
-    FileExistsError
-        If ``path`` exists and is not a directory of entry shards.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Section 3.1 (the thresholded entries);
-    docs/scale.md ("Entries on disk").
-
     Examples
     --------
-    >>> import dask.array as da, numpy as np
-    >>> import sparsecal as sc
-    >>> from sparsecal.distributed import threshold
+    >>> import dask.array as da, numpy as np, sparsecal as sc
     >>> x, gold = np.full((50, 4), 0.25), np.arange(50) % 4
-    >>> _ = save_entry_shards(threshold(da.from_array(x, chunks=(16, 4)), gold), "dev-shards")
-    >>> sorted(os.listdir("dev-shards"))[:2]
-    ['shard-00000.npz', 'shard-00001.npz']
-    >>> bool((sc.io.load_entry_shards("dev-shards").score == sc.threshold(x, gold).score).all())
+    >>> save_entry_shards(sc.threshold(da.from_array(x, chunks=(16, 4)), gold), "shards")
+    'shards'
+    >>> bool((sc.io.load_entry_shards("shards").score == sc.threshold(x, gold).score).all())
     True
     """
     check_dask_entries(entries)
@@ -79,35 +56,24 @@ def save_entry_shards(entries, path, *, retries=0):
     return path
 
 
+@fill_doc
 def load_entry_shards_dask(path):
-    """Distributed entries of a directory of shards: one task per shard, each
-    read and checked (:func:`sparsecal.io.entry_shards.read_shard`) on a worker.
+    """Distributed entries of a directory of shards, each read and checked on a worker.
 
     Parameters
     ----------
-    path : str or os.PathLike
-        On a file system the workers share.
+    {dask_path}
 
     Returns
     -------
     DaskEntries
-        Lazy; a missing, truncated or foreign shard raises (naming the file)
-        when its task runs.
-
-    Raises
-    ------
-    FileNotFoundError, ValueError
-        For the manifest (:func:`sparsecal.io.entry_shards.read_manifest`).
+        Lazy; a missing or damaged shard raises, naming its file, when read.
 
     Examples
     --------
-    >>> import dask.array as da, numpy as np
-    >>> import sparsecal as sc
-    >>> from sparsecal.distributed import threshold
-    >>> x = np.random.default_rng(1).dirichlet(np.ones(3), size=20)
-    >>> _ = save_entry_shards(threshold(da.from_array(x, chunks=(8, 3)), np.zeros(20, int)),
-    ...                       "shards")
-    >>> load_entry_shards_dask("shards")
+    >>> import dask.array as da, numpy as np, sparsecal as sc
+    >>> x = da.from_array(np.full((20, 3), 0.5), chunks=(8, 3))
+    >>> load_entry_shards_dask(save_entry_shards(sc.threshold(x, np.zeros(20, int)), "s"))
     DaskEntries(n_blocks=3, dtype=float64, n_tags=3, n_tokens=20, threshold=0.01)
     """
     dask = require_dask()

@@ -1,39 +1,5 @@
-"""Exact equal-mass bins of distributed entries, from mergeable per-chunk
-statistics (no entry is collected on one process).
-
-Equal-mass bins are cut at global ranks of the stable sort by score
-(Nguyen & O'Connor 2015, Algorithm 1; docs/architecture.md, Semantics 2). Every
-set of entries binned (all entries pooled for SMCE, each group for GMCE or MCE)
-is resolved in the same rounds, one task per chunk per round:
-
-0. each chunk sorts its entries once (:func:`~sparsecal.distributed.chunks.sorted_sets`:
-   one stable sort, split by group); the sorted keys stay on the worker
-   (persisted with the entries when those are persisted), so every later count
-   is a binary search in them; the first round's counts of the top 16 bits of
-   the keys give every set's size, hence the cut ranks;
-1. a cut whose bucket (a range of ``2**w`` keys) holds many entries is refined
-   by a radix round: the counts of the next 16-bit digit inside the bucket,
-   summed in a tree; the client walks them to the digit holding the cut rank;
-2. a cut whose bucket holds at most :data:`GATHER_MAX` entries in all chunks is
-   finished by gathering those few keys (chunk by chunk, in sorted order): the
-   client's stable sort of them, chunk after chunk, is the global order of the
-   bucket, so it gives the cut's key, its chunk and its rank among that chunk's
-   entries tied at the key (the stable sort's tie order); a bucket of a single
-   key (after 2 radix rounds for float32 keys, 4 for float64) is finished by
-   the chunks' counts of that key, walked in chunk order;
-3. each chunk cuts its sorted keys at the positions of the cuts ``(key, chunk,
-   tie rank)`` and sums each bin: count and label sum (integers), score sum
-   (exact fixed point, :mod:`sparsecal.distributed.fixedpoint`), smallest and
-   largest score.
-
-Only counts and a few boundary keys travel, never more than ``2**16`` counts or
-:data:`GATHER_MAX` keys per cut and round. Counts and label sums are integers
-and score sums are exact, so the bins are the same, bit for bit, whatever the
-chunking and the order of the merges: counts, label sums, smallest and largest
-scores equal the single-machine :func:`sparsecal.core.binning.equal_mass_bins`;
-score sums are correctly rounded exact sums (the single-machine sums, added in
-rank order, are within float rounding of them).
-"""
+"""Exact equal-mass bins of distributed entries by radix selection over mergeable
+per-chunk counts (docs/scale.md): the single machine's bins bit for bit."""
 import numpy as np
 
 from ..core.binning import BinStats, equal_mass_bin_starts
@@ -57,29 +23,23 @@ MERGE_BYTES = 32 << 20
 
 
 def _split_every(n_sets):
-    """Partial digit counts merged per task: at most ``SPLIT_EVERY``, fewer
-    when ``n_sets`` sets' tables (up to ``_TOP_IDS`` (id, count) pairs of 16
-    bytes each per set) would pass :data:`MERGE_BYTES`; at least 2. The
-    merge's inputs dominate its peak (docs/scale.md, "Memory")."""
+    """Partial digit counts merged per task, fewer for many sets (docs/scale.md, "Memory")."""
     return int(np.clip(MERGE_BYTES // (n_sets * _TOP_IDS * 16), 2, SPLIT_EVERY))
 
 
 def _prepare(block, index, pooled, tag_to_group, n_groups):
-    """The chunk's sets, each sorted by score (on a worker)."""
     return sorted_sets(block, pooled, tag_to_group, n_groups)
 
 
 def _spans(keys, starts, w):
-    """Positions ``[a, b)`` in the sorted ``keys`` of the buckets of ``2**w``
-    keys that begin at ``starts``."""
+    """Positions ``[a, b)`` in ``keys`` of the buckets of ``2**w`` keys at ``starts``."""
     last = starts + np.uint64((1 << w) - 1)
     return (np.searchsorted(keys, starts.astype(keys.dtype), side="left"),
             np.searchsorted(keys, last.astype(keys.dtype), side="right"))
 
 
 def _digit_counts(keys, starts, w):
-    """Counts of the next 16-bit digit inside each bucket, as sorted ids
-    ``bucket * 2**16 + digit`` and counts."""
+    """Counts of the next 16-bit digit in each bucket (ids ``bucket * 2**16 + digit``)."""
     ids, counts = [np.empty(0, np.int64)], [np.empty(0, np.int64)]
     shift = w - _DIGIT
     for j, (a, b) in enumerate(zip(*_spans(keys, starts, w))):   # a loop over buckets
@@ -90,9 +50,7 @@ def _digit_counts(keys, starts, w):
 
 
 def _query(sets, index, w, refine, finish):
-    """One round on one chunk: per set, the digit counts in the buckets
-    ``refine[s]``, and the keys (their counts when ``w == 0``) in the buckets
-    ``finish[s]``, tagged with the chunk's index."""
+    """One round on one chunk: per set, digit counts in ``refine`` and keys in ``finish``."""
     counts, found = [], []
     for (keys, _), r, f in zip(sets, refine, finish):
         counts.append(_digit_counts(keys, r, w))
@@ -102,15 +60,12 @@ def _query(sets, index, w, refine, finish):
 
 
 def _merge_round(parts):
-    """Digit counts summed per set (exact); found keys listed by chunk."""
     return ([add_tables(*zip(*per_set)) for per_set in zip(*[p[0] for p in parts])],
             [f for p in parts for f in p[1]])
 
 
 class _Cuts:
-    """The client's state of one set's cuts: each cut's bucket start ``lo``,
-    its rank ``rest`` inside the bucket and the bucket's size ``size``; once
-    found, its key, chunk and rank among the chunk's tied entries."""
+    """The client's state of one set's cuts, then each cut's key, chunk and tie rank."""
 
     def __init__(self, ranks):
         self.lo = np.zeros(ranks.size, np.uint64)
@@ -123,7 +78,6 @@ class _Cuts:
         self.finish = np.empty(0, np.int64)     # cuts being finished
 
     def descend(self, counts, buckets, shift):
-        """Move each refined cut into the digit that holds its rank."""
         ids, cnt = counts
         for t in self.refine:   # a loop over cuts (bins)
             j = np.searchsorted(buckets, self.lo[t])
@@ -135,8 +89,7 @@ class _Cuts:
             self.lo[t] += np.uint64(int(ids[a + d] - j * _RADIX) << shift)
 
     def settle(self, buckets, found, w):
-        """Key, chunk and tie rank of each finished cut, from the found keys
-        (or, for ``w == 0``, counts) of its bucket in every chunk."""
+        """Key, chunk and tie rank of each finished cut from the found keys (or counts)."""
         chunks = np.array([c for c, _ in found], dtype=np.int64)
         for t in self.finish:   # a loop over cuts (bins)
             f = np.searchsorted(buckets, self.lo[t])
@@ -156,17 +109,13 @@ class _Cuts:
             self.tie[t] = e - (lengths[:c].sum() + np.searchsorted(own, keys[e]))
 
     def plan(self, w):
-        """Split the cuts just refined to width ``2**w`` into those refined
-        further and those finished next round; their bucket starts."""
         done = (self.size[self.refine] <= GATHER_MAX) | (w == 0)
         self.refine, self.finish = self.refine[~done], self.refine[done]
         return np.unique(self.lo[self.refine]), np.unique(self.lo[self.finish])
 
 
 def _select(prepared, ranks, bits, first):
-    """For each set, the cuts at ``ranks[s]`` (sorted): key, chunk and rank
-    among the chunk's entries tied at the key; ``first``: the first round's
-    result (top-digit counts of every set)."""
+    """Per set, the cuts at ``ranks[s]``: key, chunk and rank among the chunk's ties."""
     cuts = [_Cuts(r) for r in ranks]
     w, result = bits, first
     refine, finish = [np.zeros(1, np.uint64)] * len(ranks), [_EMPTY] * len(ranks)
@@ -185,8 +134,7 @@ def _select(prepared, ranks, bits, first):
 
 
 def _bin_sums(sets, index, cuts):
-    """Per set: bin sums of the chunk's sorted entries, cut at the positions of
-    the cuts ``(key, chunk, tie rank)`` (None: the set is skipped)."""
+    """Per set: bin sums of the chunk's sorted entries cut at ``cuts`` (None: skipped)."""
     out = []
     for (keys, labels), cut in zip(sets, cuts):
         if cut is None:
@@ -213,7 +161,6 @@ def _bin_sums(sets, index, cuts):
 
 
 def _merge_sums(parts):
-    """Add counts and sums, take minima and maxima, per group (exact)."""
     merged = []
     for per_group in zip(*parts):
         if per_group[0] is None:
@@ -229,50 +176,8 @@ def _merge_sums(parts):
 
 def equal_mass_bin_stats(entries, tag_to_group=None, n_groups=1, *, n_bins=None,
                          bin_size=None, pooled=False):
-    """Equal-mass bin statistics of distributed entries, pooled and/or per group,
-    every set in the same rounds.
-
-    Parameters
-    ----------
-    entries : DaskEntries
-    tag_to_group : ndarray of int64, shape (n_tags,), optional
-        Group of each tag; None: all entries pooled (one set).
-    n_groups : int, default=1
-    n_bins, bin_size : int, optional
-        As in :func:`sparsecal.core.binning.equal_mass_bin_starts` (default
-        10 bins), per set.
-    pooled : bool, default=False
-        With ``tag_to_group``: also bin all entries pooled (the first result).
-
-    Returns
-    -------
-    list of BinStats or None
-        One per set (all entries if pooled, then each group), None for a set
-        without entries; counts, label sums, smallest and largest scores equal
-        those of :func:`sparsecal.core.binning.equal_mass_bins` of the set's
-        entries, score sums are exact sums correctly rounded.
-
-    Raises
-    ------
-    ValueError
-        If both or invalid ``n_bins``/``bin_size`` are given.
-
-    References
-    ----------
-    Nguyen & O'Connor 2015, Algorithm 1 (equal-mass bins over the stable sort);
-    Kranzlein, Liu & Schneider 2021, Sections 3.2-3.3; docs/scale.md.
-
-    Examples
-    --------
-    >>> import dask.array as da, numpy as np
-    >>> from sparsecal.core.binning import equal_mass_bins
-    >>> from sparsecal.distributed.entries import from_arrays
-    >>> x = np.array([0.9, 0.1, 0.4, 0.1, 0.7]); y = np.array([1, 0, 0, 1, 1])
-    >>> (stats,) = equal_mass_bin_stats(from_arrays(da.from_array(x, chunks=2), y),
-    ...                                 n_bins=2)
-    >>> stats.count, stats.lower, stats.upper
-    (array([2, 3]), array([0.1, 0.4]), array([0.1, 0.9]))
-    """
+    """Equal-mass ``BinStats`` of distributed entries, pooled (``pooled`` or no
+    ``tag_to_group``) then per group, every set in the same rounds; None if empty."""
     if n_bins is None and bin_size is None:
         n_bins = 10
     equal_mass_bin_starts(1, n_bins=n_bins, bin_size=bin_size)   # checks the bins first

@@ -1,19 +1,5 @@
-"""The local Dask cluster of the package (``sparsecal ... --dask``, the
-benchmarks): worker processes started with the memory settings the per-chunk
-NumPy work needs (docs/scale.md, "Benchmark" and "Memory, faults and the
-command line").
-
-Dask's nanny starts each worker with ``MALLOC_TRIM_THRESHOLD_=65536``
-(``distributed.nanny.pre-spawn-environ``), which fixes glibc's mmap threshold
-at 128 KiB: every large NumPy temporary is then a fresh map whose pages fault
-in, and the per-chunk work ran about 4 times slower in a worker than in the
-client. :func:`local_cluster` starts its workers with both thresholds at
-256 MiB instead. Dask's nanny writes its ``pre-spawn-environ`` into the
-environment of the process hosting it before it spawns a worker (glibc reads
-the variables when a process starts), so here each nanny runs in a process of
-its own, started with its environment given to it: the calling process's
-environment and Dask configuration are never written.
-"""
+"""The package's local Dask cluster, its workers started with glibc's malloc
+thresholds at 256 MiB, not Dask's (docs/scale.md, "Memory, faults ...")."""
 import asyncio
 import contextlib
 import json
@@ -36,8 +22,7 @@ def worker_environ(malloc=True):
     Parameters
     ----------
     malloc : bool, default=True
-        Add :data:`WORKER_MALLOC` to Dask's configured
-        ``distributed.nanny.pre-spawn-environ``; False keeps Dask's.
+        Add :data:`WORKER_MALLOC` to Dask's ``distributed.nanny.pre-spawn-environ``.
 
     Returns
     -------
@@ -48,8 +33,6 @@ def worker_environ(malloc=True):
     --------
     >>> worker_environ()["MALLOC_TRIM_THRESHOLD_"]
     268435456
-    >>> worker_environ(malloc=False).get("MALLOC_MMAP_THRESHOLD_") is None
-    True
     """
     dask = require_dask()
     import distributed  # noqa: F401  (its configuration defaults)
@@ -59,56 +42,29 @@ def worker_environ(malloc=True):
 
 @contextlib.contextmanager
 def local_cluster(n_workers=None, *, memory_limit="auto", malloc=True, **kwargs):
-    """A local Dask cluster of single-threaded worker processes started with
-    :func:`worker_environ` (a context manager).
-
-    The scheduler runs in this process; each worker's nanny runs in a process
-    of its own (``python -m dask spec``, Dask's ``SubprocessWorker``) whose
-    environment is this process's plus the malloc settings and this process's
-    Dask configuration (``DASK_INTERNAL_INHERIT_CONFIG``) with
-    ``distributed.nanny.pre-spawn-environ`` set to :func:`worker_environ`. The
-    nanny writes that into its own environment before it spawns (and
-    restarts) its worker, so the worker starts with it; this process's
-    ``os.environ`` and Dask configuration are never written, not even while
-    the cluster starts.
+    """A local cluster of one-thread worker processes with :func:`worker_environ`.
 
     Parameters
     ----------
     n_workers : int, optional
-        Worker processes (Dask's default: one per core).
+        Default: one per core.
     memory_limit : str, float or int, default="auto"
-        Per worker, as the nanny takes it.
+        Per worker.
     malloc : bool, default=True
-        False starts the workers with Dask's own malloc settings.
     **kwargs
         Scheduler options (e.g. ``dashboard_address=None``).
 
     Returns
     -------
     context manager of distributed.SpecCluster
-        ``with local_cluster() as cluster``: started, its workers connected;
-        closed when the block ends.
-
-    Raises
-    ------
-    ImportError
-        Without the dask extra (``pip install "sparsecal[dask]"``).
-
-    References
-    ----------
-    docs/scale.md, "Benchmark" (the measured effect of the worker malloc
-    settings) and "Memory, faults and the command line" (a user's own cluster).
 
     Examples
     --------
     >>> import os
     >>> from distributed import Client
-    >>> from sparsecal.distributed import local_cluster
-    >>> before = dict(os.environ)
     >>> with local_cluster(1, dashboard_address=None) as cluster, Client(cluster) as c:
-    ...     seen = c.run(os.getenv, "MALLOC_TRIM_THRESHOLD_")
-    >>> list(seen.values()), dict(os.environ) == before
-    (['268435456'], True)
+    ...     list(c.run(os.getenv, "MALLOC_TRIM_THRESHOLD_").values())
+    ['268435456']
     """
     dask = require_dask()
     from dask.system import CPU_COUNT
@@ -133,8 +89,7 @@ def local_cluster(n_workers=None, *, memory_limit="auto", malloc=True, **kwargs)
 
 
 def _subprocess_worker(env):
-    """Dask's ``SubprocessWorker`` whose process (hosting a nanny) starts with
-    the environment ``env``."""
+    """Dask's ``SubprocessWorker`` whose process starts with the environment ``env``."""
     from distributed.deploy.subprocess import SubprocessWorker
 
     class EnvWorker(SubprocessWorker):

@@ -1,11 +1,5 @@
-"""SMCE and every GMCE of distributed entries from one selection of their
-bins, with every option of :func:`sparsecal.smce_and_gmce` (binning, norm,
-debias, interval): :func:`~sparsecal.distributed.measures.binned_errors`, the
-one home of the distributed binned errors. Shared by
-:mod:`~sparsecal.distributed.metrics` and the cross-fitted scores of
-:mod:`~sparsecal.distributed.folds` (which the entries' own methods call, so
-this module does not import :mod:`~sparsecal.distributed.entries`).
-"""
+"""SMCE and every GMCE of distributed entries from one selection of their bins."""
+from .._docs import fill_doc
 from ..core.dispatch import implements
 from ..metrics import marginal as single
 from .measures import binned_errors
@@ -14,48 +8,28 @@ __all__ = ["smce_and_gmce"]
 
 
 @implements(single.smce_and_gmce)
+@fill_doc
 def smce_and_gmce(entries, groups, *, n_bins=None, bin_size=None, ci=None, pooled=True,
                   binning="equal-mass", norm=2, debias=False):
-    """SMCE and every GMCE of distributed entries (as
-    :func:`sparsecal.smce_and_gmce`, every option but ``progress``).
+    """:func:`sparsecal.smce_and_gmce` of distributed entries (but ``progress``).
 
     Parameters
     ----------
-    entries : DaskEntries
-    groups : TagGroups
-    n_bins, bin_size : int, optional
-        Default 10 bins; ``bin_size`` for equal-mass bins only.
-    ci : None, {"simulation", "bootstrap", "score"} or ConfidenceInterval, default=None
-    pooled : bool, default=True
-        False: no SMCE (None), as on one machine.
-    binning : {"equal-mass", "fixed"}, default="equal-mass"
-    norm : {2, 1, inf}, default=2
-    debias : bool, default=False
+    {dask_entries}
+    {groups}
+    n_bins, bin_size, ci, pooled, binning, norm, debias
+        As :func:`sparsecal.smce_and_gmce`.
 
     Returns
     -------
     smce : CalibrationError or None
     gmce : list of CalibrationError or None
-        Bins as the single-machine ones (counts, label sums and score ranges
-        bit for bit); values and interval ends within 1e-12 relative.
-
-    Raises
-    ------
-    TypeError, ValueError
-        As :func:`sparsecal.smce_and_gmce`; ``entries`` not ``DaskEntries``.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Sections 3.2-3.3, eqs. 2-3; Nguyen &
-    O'Connor 2015, Algorithms 1 and 2.
 
     Examples
     --------
-    >>> import dask.array as da, numpy as np
-    >>> import sparsecal as sc
-    >>> from sparsecal.distributed import threshold
+    >>> import dask.array as da, numpy as np, sparsecal as sc
     >>> x = np.random.default_rng(0).dirichlet(np.ones(6), size=300)
-    >>> entries = threshold(da.from_array(x, chunks=(70, 6)), np.arange(300) % 6)
+    >>> entries = sc.threshold(da.from_array(x, chunks=(70, 6)), np.arange(300) % 6)
     >>> pooled, per_group = smce_and_gmce(entries, sc.TagGroups.scw(6))
     >>> pooled.value == per_group[0].value
     True

@@ -1,31 +1,8 @@
-"""More measures of distributed entries: fixed-width bins, intervals, top-label
-ECE, the Brier score and the registry's measures that have a mergeable form.
-
-- **Fixed-width bins** (``[i/B, (i+1)/B)``, the last with 1.0): each chunk
-  looks its entries up in the bins (:func:`sparsecal.core.binning.lookup_bins`,
-  the rule of :meth:`BinStats.boundaries`) and sums each bin: count and label
-  sum (integers), score sum (exact fixed point,
-  :mod:`~sparsecal.distributed.fixedpoint`), smallest and largest score; merged
-  by adding, minimum and maximum, so counts, label sums and score ranges equal
-  :func:`sparsecal.core.binning.fixed_width_bins` bit for bit.
-- **Intervals**: Nguyen & O'Connor's Algorithm 2 (``ci="simulation"``) needs
-  only each bin's count, mean score and positive rate, and the score interval
-  of the debiased CE (``ci="score"``) only the bins too: both are computed on
-  the client from the merged bins, drawing in the single-machine order. The
-  bootstrap resamples each set's merged distinct-score table on the workers
-  (:mod:`~sparsecal.distributed.resampling`).
-- **Top-label ECE**: a token's entries all lie in its row's chunk, so each
-  chunk's top-label entries (:func:`sparsecal.metrics.toplabel.top_label`) are
-  the whole's; they are binned in fixed-width bins as above.
-- **Brier score**: ``(s - y)²`` of each entry lies in [0, 1], so its sum is
-  exact in fixed point; divided by the count once.
-- **CORP decompositions** (Brier and log loss: score, MCB, DSC, UNC): PAV of the
-  merged per-set distinct-score tables (:func:`corp_from_table`), as the
-  isotonic fit; **DCF, minDCF, Cllr, minCllr** from the same tables
-  (:func:`~sparsecal.distributed.application.application_from_table`).
-"""
+"""More measures of distributed entries: fixed-width bins, intervals, the
+top-label ECE and the registry's measures with a mergeable form."""
 import numpy as np
 
+from .._docs import fill_doc
 from ..core.dispatch import implements
 from ..metrics import toplabel as single_toplabel
 from ..core.binning import BinStats, lookup_bins
@@ -55,34 +32,8 @@ __all__ = ["MERGED", "binned_errors", "check_distributed_ci", "check_measures",
 
 
 def check_distributed_ci(ci, debias=False):
-    """The interval specification of ``ci`` on distributed entries.
-
-    Parameters
-    ----------
-    ci : None, {"simulation", "bootstrap", "score"} or ConfidenceInterval
-    debias : bool, default=False
-        Whether the CE is the debiased one (the only one "score" is for).
-
-    Returns
-    -------
-    ConfidenceInterval or None
-
-    Raises
-    ------
-    ValueError
-        For an invalid ``ci``, or "score" without ``debias``.
-
-    Examples
-    --------
-    >>> check_distributed_ci("simulation").n_resamples
-    10000
-    >>> check_distributed_ci("bootstrap").n_resamples
-    1000
-    >>> check_distributed_ci("score")
-    Traceback (most recent call last):
-    ...
-    ValueError: ci method 'score' is the interval of the debiased CE: use it with debias=True
-    """
+    """The :class:`~sparsecal.metrics.ConfidenceInterval` of ``ci`` (or None);
+    "score" only with ``debias``."""
     spec = ConfidenceInterval.resolve(ci)
     if spec is not None and spec.method == "score" and not debias:
         raise ValueError("ci method 'score' is the interval of the debiased CE: use it "
@@ -91,40 +42,8 @@ def check_distributed_ci(ci, debias=False):
 
 
 def with_interval(bins, norm=2.0, spec=None, debias=False, ends=None):
-    """The CalibrationError of merged bins: CE_p (or the debiased CE_2) with the
-    interval ``spec`` asks for, as the single-machine metrics compute it.
-
-    Parameters
-    ----------
-    bins : BinStats or None
-    norm : float, default=2.0
-        From :func:`~sparsecal.metrics.ce.check_norm`.
-    spec : ConfidenceInterval, optional
-        From :func:`check_distributed_ci`.
-    debias : bool, default=False
-    ends : (float, float), optional
-        The bootstrap interval, computed from the set's table
-        (:func:`~sparsecal.distributed.resampling.table_bootstrap_intervals`).
-
-    Returns
-    -------
-    CalibrationError or None
-        None for ``bins`` None (an empty group).
-
-    References
-    ----------
-    Nguyen & O'Connor 2015, Algorithms 1 and 2; Kumar, Liang & Ma 2019,
-    Section 5 (the debiased CE).
-
-    Examples
-    --------
-    >>> from sparsecal.core.binning import fixed_width_bins
-    >>> from sparsecal.metrics import ConfidenceInterval
-    >>> bins = fixed_width_bins([0.1, 0.2, 0.9], [0, 0, 1], n_bins=2)
-    >>> ce = with_interval(bins, 2.0, ConfidenceInterval())
-    >>> round(ce.value, 4), round(ce.ci_low, 4), ce.n
-    (0.1354, 0.1354, 3)
-    """
+    """The CalibrationError of merged bins (None for None), with the interval of
+    ``spec`` computed as on one machine; ``ends``: the bootstrap interval."""
     if bins is None:
         return None
     value = debiased_ce_from_bins(bins) if debias else ce_from_bins(bins, norm)
@@ -141,13 +60,11 @@ def with_interval(bins, norm=2.0, spec=None, debias=False, ends=None):
 
 
 def _edges(n_bins):
-    """Fixed-width bin edges, as :func:`sparsecal.core.binning.fixed_width_bins`."""
     return np.arange(n_bins + 1) / n_bins
 
 
 def _sums(score, label, n_bins):
-    """Fixed-width bin sums of one set of scores; and the fixed-point sum of
-    the squared errors (s - y)²."""
+    """Fixed-width bin sums of one set of scores, and the fixed-point sum of ``(s - y)**2``."""
     idx = lookup_bins(score, _edges(n_bins)[1:-1])
     x = score.astype(np.float64)
     lo, hi = np.full(n_bins, np.inf), np.full(n_bins, -np.inf)
@@ -161,7 +78,6 @@ def _sums(score, label, n_bins):
 
 
 def _chunk_sums(block, index, tag_to_group, n_groups, n_bins, top):
-    """Per group of one chunk (``top``: of its top-label entries, one group)."""
     if top:
         parts = [top_label(block)] if len(block) else [(block.score, block.label)]
     elif tag_to_group is None:
@@ -174,7 +90,6 @@ def _chunk_sums(block, index, tag_to_group, n_groups, n_bins, top):
 
 
 def _merge(parts):
-    """Add counts and sums, take minima and maxima, per group (exact)."""
     ops = (np.add, np.add, np.add, np.minimum, np.maximum, np.add)
     return [[op.reduce([p[i] for p in per_group]) for i, op in enumerate(ops)]
             for per_group in zip(*parts)]
@@ -197,47 +112,29 @@ def _group_sums(entries, tag_to_group, n_groups, n_bins, top=False):
     return out
 
 
+@fill_doc
 def fixed_width_bin_stats(entries, tag_to_group=None, n_groups=1, *, n_bins=10):
     """Fixed-width bin statistics of distributed entries, pooled or per group.
 
     Parameters
     ----------
-    entries : DaskEntries
+    {dask_entries}
     tag_to_group : ndarray of int64, shape (n_tags,), optional
-        Group of each tag; None: all entries pooled (one group).
-    n_groups : int, default=1
-    n_bins : int, default=10
+        Group of each tag; None: all entries pooled.
+    n_groups, n_bins : int, default 1 and 10
 
     Returns
     -------
     list of BinStats or None
-        One per group (None for a group without entries); counts, label sums,
-        smallest and largest scores equal those of
-        :func:`sparsecal.core.binning.fixed_width_bins` of the group's entries;
-        score sums are the exact sums correctly rounded.
-
-    Raises
-    ------
-    TypeError
-        If ``entries`` is not ``DaskEntries``.
-    ValueError
-        An invalid ``n_bins``; invalid scores when their chunk is computed.
-
-    References
-    ----------
-    Nguyen & O'Connor 2015, Section 3.1 (evenly spaced bins); Kranzlein, Liu &
-    Schneider 2021, Section 3.2.
+        One per group, as :func:`~sparsecal.core.binning.fixed_width_bins`.
 
     Examples
     --------
-    >>> import dask.array as da, numpy as np
-    >>> from sparsecal.core.binning import fixed_width_bins
-    >>> from sparsecal.distributed.entries import from_arrays
-    >>> x = np.array([0.9, 0.1, 0.4, 0.1, 0.7]); y = np.array([1, 0, 0, 1, 1])
-    >>> (stats,) = fixed_width_bin_stats(from_arrays(da.from_array(x, chunks=2), y),
-    ...                                  n_bins=4)
-    >>> stats.count, stats.sum_label
-    (array([2, 1, 1, 1]), array([1., 0., 1., 1.]))
+    >>> import dask.array as da, numpy as np, sparsecal as sc
+    >>> x = da.from_array(np.array([0.9, 0.1, 0.4, 0.1, 0.7]), chunks=2)
+    >>> entries = sc.distributed.from_arrays(x, [1, 0, 0, 1, 1])
+    >>> fixed_width_bin_stats(entries, n_bins=4)[0].count
+    array([2, 1, 1, 1])
     """
     check_dask_entries(entries)
     n_bins = check_positive_int(n_bins, "n_bins")
@@ -245,8 +142,7 @@ def fixed_width_bin_stats(entries, tag_to_group=None, n_groups=1, *, n_bins=10):
 
 
 def _all_bins(entries, groups, n_bins, bin_size, binning, pooled=True):
-    """Bins of all entries pooled (None unless ``pooled``), then of each group
-    of ``groups`` (none for None)."""
+    """Bins of all entries (None unless ``pooled``), then of each group of ``groups``."""
     if groups is None:
         return (fixed_width_bin_stats(entries, n_bins=n_bins) if binning == "fixed" else
                 equal_mass_bin_stats(entries, n_bins=n_bins, bin_size=bin_size))
@@ -260,62 +156,31 @@ def _all_bins(entries, groups, n_bins, bin_size, binning, pooled=True):
     return sets if pooled else [None] + sets
 
 
+@fill_doc
 def binned_errors(entries, groups=None, *, n_bins=None, bin_size=None,
                   binning="equal-mass", norm=2, debias=False, ci=None, pooled=True):
     """SMCE and every GMCE of distributed entries with any binning, norm and
-    interval of :func:`sparsecal.smce_and_gmce`.
+    interval: the one home of the distributed binned errors.
 
     Parameters
     ----------
-    entries : DaskEntries
+    {dask_entries}
     groups : TagGroups, optional
-        The GMCE's groups; None: the SMCE only (no groups binned).
-    n_bins, bin_size : int, optional
-        Default 10 bins; ``bin_size`` for equal-mass bins only.
-    binning : {"equal-mass", "fixed"}, default="equal-mass"
-    norm : {2, 1, inf}, default=2
-    debias : bool, default=False
-        Kumar et al.'s debiased CE_2.
-    ci : None, {"simulation", "bootstrap", "score"} or ConfidenceInterval, default=None
-        Drawn for the SMCE, then each group in order, as on one machine (the
-        bootstrap from the merged distinct-score tables:
-        :mod:`~sparsecal.distributed.resampling`).
-    pooled : bool, default=True
-        Whether to compute the SMCE (with ``groups``; as
-        :func:`sparsecal.smce_and_gmce`'s ``pooled``).
+        None: the SMCE only.
+    n_bins, bin_size, binning, norm, debias, ci, pooled
+        As :func:`sparsecal.smce_and_gmce`.
 
     Returns
     -------
     smce : CalibrationError or None
-        None unless ``pooled``.
     gmce : list of CalibrationError or None
-        One per group (empty without ``groups``).
-        Bins as the single-machine ones (counts, label sums and score ranges
-        bit for bit); values and interval ends within 1e-12 relative.
-
-    Raises
-    ------
-    TypeError
-        If ``entries`` is not ``DaskEntries``.
-    ValueError
-        As :func:`sparsecal.smce_and_gmce` for the options; no entries.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Sections 3.2-3.3, eqs. 2-3; Nguyen &
-    O'Connor 2015, Algorithms 1 and 2.
 
     Examples
     --------
-    >>> import dask.array as da, numpy as np
-    >>> import sparsecal as sc
-    >>> from sparsecal.distributed import threshold
+    >>> import dask.array as da, numpy as np, sparsecal as sc
     >>> x = np.random.default_rng(0).dirichlet(np.ones(6), size=300)
-    >>> entries = threshold(da.from_array(x, chunks=(70, 6)), np.arange(300) % 6)
-    >>> pooled, _ = binned_errors(entries, binning="fixed", norm=1, ci="simulation")
-    >>> ref = sc.smce(sc.threshold(x, np.arange(300) % 6), binning="fixed", norm=1,
-    ...               ci="simulation")
-    >>> abs(pooled.ci_high - ref.ci_high) <= 1e-12 * ref.ci_high
+    >>> got, _ = binned_errors(sc.threshold(da.from_array(x, chunks=70), np.arange(300) % 6))
+    >>> abs(got.value - sc.smce(sc.threshold(x, np.arange(300) % 6)).value) < 1e-12
     True
     """
     check_dask_entries(entries, groups)
@@ -331,48 +196,27 @@ def binned_errors(entries, groups=None, *, n_bins=None, bin_size=None,
 
 
 @implements(single_toplabel.top_label_ece)
+@fill_doc
 def top_label_ece(entries, *, n_bins=20, norm=1, ci=None):
-    """Top-label ECE of distributed entries (fixed-width bins): CE over each
-    token's highest-scoring entry, :func:`sparsecal.top_label_ece` on a cluster.
+    """:func:`sparsecal.top_label_ece` of distributed entries.
 
     Parameters
     ----------
-    entries : DaskEntries
-    n_bins : int, default=20
-        As Jagannatha & Yu 2020.
-    norm : {1, 2, inf}, default=1
-    ci : None, "simulation", "bootstrap" or ConfidenceInterval, default=None
-        The bootstrap resamples the merged table of the top-label entries
-        (:func:`~sparsecal.distributed.resampling.top_label_table`).
+    {dask_entries}
+    n_bins, norm, ci
+        As :func:`sparsecal.top_label_ece`.
 
     Returns
     -------
     CalibrationError
 
-    Raises
-    ------
-    TypeError
-        If ``entries`` is not ``DaskEntries``.
-    ValueError
-        Invalid ``n_bins``, ``norm`` or ``ci`` ("score");
-        no entries.
-
-    References
-    ----------
-    Jagannatha & Yu 2020, Section 2 (top-label calibration of structured
-    predictions); Nguyen & O'Connor 2015, Algorithm 2.
-
     Examples
     --------
-    >>> import dask.array as da, numpy as np
-    >>> import sparsecal as sc
-    >>> from sparsecal.distributed import threshold
-    >>> x = np.random.default_rng(0).dirichlet(np.ones(5), size=400).round(2)
-    >>> gold = np.arange(400) % 5
-    >>> got = top_label_ece(threshold(da.from_array(x, chunks=(90, 5)), gold))
-    >>> ref = sc.top_label_ece(sc.threshold(x, gold))
-    >>> got.n == ref.n, abs(got.value - ref.value) <= 1e-12 * ref.value
-    (True, True)
+    >>> import dask.array as da, numpy as np, sparsecal as sc
+    >>> x = np.random.default_rng(0).dirichlet(np.ones(5), size=400)
+    >>> got = top_label_ece(sc.threshold(da.from_array(x, chunks=90), np.arange(400) % 5))
+    >>> abs(got.value - sc.top_label_ece(sc.threshold(x, np.arange(400) % 5)).value) < 1e-12
+    True
     """
     check_dask_entries(entries)
     n_bins = check_positive_int(n_bins, "n_bins")
@@ -387,14 +231,12 @@ def top_label_ece(entries, *, n_bins=20, norm=1, ci=None):
 
 
 def _brier_of(p, n, k):
-    """Mean Brier score of ``n`` forecasts ``p`` per distinct score, ``k`` of
-    them positive."""
+    """Mean Brier score of ``n`` forecasts ``p`` per distinct score, ``k`` positive."""
     return float(np.sum(k * (p - 1.0) ** 2 + (n - k) * p ** 2) / np.sum(n))
 
 
 def _log_loss_of(p, n, k):
-    """Mean log loss, as :func:`sparsecal.metrics.corp.log_loss_corp`'s rule
-    (0 log 0 = 0: a count of 0 adds nothing)."""
+    """Mean log loss (0 log 0 = 0)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = (np.where(k > 0, k * np.log(p), 0.0)
                  + np.where(n > k, (n - k) * np.log(1.0 - p), 0.0))
@@ -402,40 +244,8 @@ def _log_loss_of(p, n, k):
 
 
 def corp_from_table(scores, counts, positives, rule="brier"):
-    """The CORP decomposition of one set of entries from its distinct-score
-    table: :func:`sparsecal.brier_corp` / :func:`sparsecal.log_loss_corp` on a
-    cluster.
-
-    The PAV recalibration of the pooled table is the single-machine one bit for
-    bit (:func:`sparsecal.core.isotonic.isotonic_fit_pooled`); the mean scores
-    are sums over distinct scores (``k (x - 1)² + (n - k) x²`` for Brier), so
-    they agree with the means over entries to float rounding.
-
-    Parameters
-    ----------
-    scores : ndarray of float64, shape (m,)
-        Sorted distinct scores.
-    counts, positives : ndarray of int64, shape (m,)
-    rule : {"brier", "log_loss"}, default="brier"
-
-    Returns
-    -------
-    ScoreDecomposition
-
-    References
-    ----------
-    Dimitriadis, Gneiting & Jordan 2021, "Stable reliability diagrams for
-    probabilistic classifiers", PNAS (CORP: ``S = MCB - DSC + UNC``).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import sparsecal as sc
-    >>> d = corp_from_table(np.array([0.2, 0.8]), np.array([2, 2]), np.array([1, 2]))
-    >>> ref = sc.brier_corp([0.2, 0.2, 0.8, 0.8], [0, 1, 1, 1])
-    >>> round(d.score, 12) == round(ref.score, 12), round(d.miscalibration, 4)
-    (True, 0.065)
-    """
+    """:func:`sparsecal.brier_corp` / :func:`~sparsecal.log_loss_corp` of one set from
+    its distinct-score table: the PAV recalibration bit for bit."""
     mean_of = {"brier": _brier_of, "log_loss": _log_loss_of}[rule]
     n, k = counts.astype(np.float64), positives.astype(np.float64)
     recalibrated = isotonic_predict(scores, *isotonic_fit_pooled(scores, k / n, n))
@@ -445,27 +255,7 @@ def corp_from_table(scores, counts, positives, rule="brier"):
 
 
 def check_measures(names):
-    """The registry's measures of ``names``, each with a distributed form.
-
-    Parameters
-    ----------
-    names : sequence of str
-
-    Returns
-    -------
-    list of Measure
-
-    Raises
-    ------
-    ValueError
-        An unknown name, or a measure without a distributed form (named, with
-        the list of those that have one).
-
-    Examples
-    --------
-    >>> [m.display_name for m in check_measures(["ece", "brier"])]
-    ['ECE', 'Brier']
-    """
+    """The registry's measures of ``names``, each with a mergeable form (else ValueError)."""
     measures = [get_measure(name) for name in names]
     missing = [m.name for m in measures if m.mergeable is None]
     if missing:
@@ -475,54 +265,32 @@ def check_measures(names):
     return measures
 
 
+@fill_doc
 def measures_by_group(entries, groups, names, *, n_bins=None, bin_size=None,
                       binning="equal-mass", prior=None, n_resamples=None, random_state=None):
-    """Measures of the registry by name, over all distributed entries and per
-    group: ``evaluate(metrics=...)``'s table on a cluster.
+    """``evaluate(metrics=...)``'s table of distributed entries, pooled and per group.
 
     Parameters
     ----------
-    entries : DaskEntries
-    groups : TagGroups
+    {dask_entries}
+    {groups}
     names : sequence of str
-        Of measures with a mergeable form (:func:`check_measures`).
-    n_bins, bin_size, binning
-        The bins of the binned measures (default 10 equal-mass bins).
-    prior : float, optional
-        The application prior of DCF and minDCF.
-    n_resamples, random_state : optional
-        Of the calibration test (default: :func:`sparsecal.calibration_test`'s,
-        999 and 0).
+        Measures with a mergeable form.
+    n_bins, bin_size, binning, prior, n_resamples, random_state
+        As :func:`sparsecal.evaluate` (the last two: its ``measure_options``).
 
     Returns
     -------
     dict
-        name -> ``{"pooled": value, "groups": [value, or None for an empty
-        group]}``, as :attr:`sparsecal.metrics.evaluation.EvaluationResult.metrics`;
-        values within 1e-12 relative of the single-machine ones.
-
-    Raises
-    ------
-    ValueError
-        An unknown measure, or one without a distributed form (the message
-        names it and lists those with one); invalid bins.
-
-    References
-    ----------
-    Nguyen & O'Connor 2015, Algorithm 1 (binned CE); Brier 1950 (Brier score);
-    Kumar, Liang & Ma 2019, Section 5 (debiased CE); Dimitriadis, Gneiting &
-    Jordan 2021 (CORP).
+        name -> ``{"pooled": value, "groups": [value or None, ...]}``.
 
     Examples
     --------
-    >>> import dask.array as da, numpy as np
-    >>> import sparsecal as sc
-    >>> from sparsecal.distributed import threshold
-    >>> x = np.random.default_rng(2).dirichlet(np.ones(4), size=300)
-    >>> entries = threshold(da.from_array(x, chunks=(100, 4)), np.arange(300) % 4)
-    >>> got = measures_by_group(entries, sc.TagGroups.scw(4), ["brier", "ece"])
-    >>> sorted(got), len(got["brier"]["groups"])
-    (['brier', 'ece'], 1)
+    >>> import dask.array as da, numpy as np, sparsecal as sc
+    >>> x = da.from_array(np.random.default_rng(2).dirichlet(np.ones(4), size=300), chunks=100)
+    >>> entries, groups = sc.threshold(x, np.arange(300) % 4), sc.TagGroups([0, 0, 1, 1], 2)
+    >>> len(measures_by_group(entries, groups, ["ece"])["ece"]["groups"])
+    2
     """
     check_dask_entries(entries, groups)
     measures = check_measures(names)
@@ -540,24 +308,20 @@ def measures_by_group(entries, groups, names, *, n_bins=None, bin_size=None,
 
 
 class _Sets:
-    """The merged statistics of all entries, then of each group: each pass made
-    once, shared by the measures of one :func:`measures_by_group` call."""
+    """The merged statistics of all entries, then of each group, each computed once."""
 
     def __init__(self, entries, groups):
         self.entries, self.groups, self._cache = entries, groups, {}
 
     def get(self, key, compute):
-        """``compute()``, once per ``key``."""
         if key not in self._cache:
             self._cache[key] = compute()
         return self._cache[key]
 
     def tables(self):
-        """The merged distinct-score tables (one pass)."""
         return self.get("tables", lambda: set_tables(self.entries, self.groups))
 
     def bins(self, kw):
-        """The bins of a binned measure's arguments ``kw``."""
         key = (kw.get("binning", "equal-mass"), kw.get("n_bins"), kw.get("bin_size"))
         return self.get(key, lambda: _all_bins(self.entries, self.groups, key[1], key[2],
                                                key[0]))
@@ -575,7 +339,6 @@ def _binned_ce(m, kw, sets):
 
 
 def _squared_errors(m, kw, sets):
-    """One fixed-width pass gives every set's squared errors."""
     def mean_squared_errors():
         entries, groups = sets.entries, sets.groups
         sums = _group_sums(entries, None, 1, 1) + _group_sums(
@@ -598,7 +361,6 @@ def _application(m, kw, sets):
 
 
 def _smooth_grids(m, kw, sets):
-    """Every set's grids in the same passes."""
     def all_sets():
         pooled, per_group = smooth_ece(sets.entries, sets.groups)
         return [pooled] + per_group
@@ -606,7 +368,6 @@ def _smooth_grids(m, kw, sets):
 
 
 def _table_replicates(m, kw, sets):
-    """Resamples of the tables, on the workers."""
     bins = sets.bins(kw)
     return table_calibration_tests(
         sets.tables(), bins, [None if b is None else ce_from_bins(b, 2.0) for b in bins],

@@ -1,24 +1,5 @@
-"""Scaling-binning per tag group fitted on distributed entries.
-
-:class:`~sparsecal.ScalingBinning` splits a group's dev entries by position
-(:func:`~sparsecal.calibration.scaling_binning.second_half`: a function of the
-seed and the entry's position in the group's entries, in entry order). One
-pass of per-chunk tag counts gives each chunk the position of its first entry
-in every group; each worker then computes its entries' sides and relabels the
-second half's entries as tags ``n_tags + tag``, so that the merged
-distinct-score tables (:func:`~sparsecal.distributed.isotonic.score_tables`)
-of a doubled grouping hold each group's two halves apart. From them:
-
-- the isotonic scaling: pooled PAV of the first half's table, the knots of
-  the single-machine fit bit for bit (as the isotonic fit);
-- the bins: the scaled scores ``z(x)`` are non-decreasing in ``x``, so the
-  second half's sorted scaled scores are ``z`` of its sorted scores; the
-  equal-mass rank cuts and each bin's smallest and largest scaled score are
-  read from the table's cumulative counts: the same boundaries bit for bit;
-- each bin's value: the count-weighted mean of ``z`` over the table
-  (:func:`~sparsecal.core.binning.lookup_bin_means`), the single-machine sum in
-  another order: within float rounding (docs/scale.md).
-"""
+"""Scaling-binning per tag group fitted on distributed entries, from the merged
+distinct-score tables of each group's two positional halves (docs/scale.md)."""
 import numpy as np
 
 from ..calibration.base import clone
@@ -34,14 +15,11 @@ __all__ = ["fit_scaling_binning", "fit_halves"]
 
 
 def _tag_counts(block, n_tags):
-    """Entries per tag of one chunk (on a worker)."""
     return np.bincount(block.tag, minlength=n_tags)
 
 
 def _split_block(block, offsets, tag_to_group, key):
-    """The chunk's entries with each second-half entry's tag moved to
-    ``n_tags + tag`` (on a worker); ``offsets[g]``: the position, in group
-    ``g``'s entries, of the chunk's first entry of ``g``."""
+    """The chunk's entries with each second-half entry's tag moved to ``n_tags + tag``."""
     n_tags = tag_to_group.shape[0]
     group = tag_to_group[block.tag]
     order = np.argsort(group, kind="stable")
@@ -55,42 +33,7 @@ def _split_block(block, offsets, tag_to_group, key):
 
 
 def fit_halves(base, first, second):
-    """A fitted :class:`~sparsecal.ScalingBinning` from the distinct-score
-    tables of the two halves of its dev split.
-
-    Parameters
-    ----------
-    base : ScalingBinning
-        Its ``n_bins`` is used (the split is already made).
-    first, second : tuple of ndarray
-        ``(scores, counts, positives)``: sorted distinct scores (float64) of
-        each half with their entry counts and label sums (int64).
-
-    Returns
-    -------
-    ScalingBinning
-        Fitted: the knots and boundaries of ``base.fit`` on the same halves,
-        bit for bit; bin values within float rounding.
-
-    Raises
-    ------
-    ValueError
-        If there are fewer than 2 dev points, as ``ScalingBinning.fit``.
-
-    References
-    ----------
-    Kumar, Liang & Ma 2019 (scaling-binning); Kranzlein, Liu & Schneider
-    2021, Section 2.2; Nguyen & O'Connor 2015, Algorithm 1 (equal-mass bins).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import sparsecal as sc
-    >>> half = (np.array([0.2, 0.6]), np.array([2, 2]), np.array([0, 2]))
-    >>> cal = fit_halves(sc.ScalingBinning(n_bins=2), half, half)
-    >>> cal.boundaries_.tolist(), cal.bin_values_.tolist()
-    ([0.5], [0.0, 1.0])
-    """
+    """A fitted ``ScalingBinning`` from the distinct-score tables of its two halves."""
     cal = clone(base)
     x1, n1, s1 = first
     x2, n2, _ = second
@@ -114,7 +57,6 @@ def fit_halves(base, first, second):
 
 
 def _split_tables(entries, groups, chunk_tags, key):
-    """Per group of ``groups``: the tables of its first and its second half."""
     dask = require_dask()
     t2g = np.asarray(groups.tag_to_group, dtype=np.int64)
     per_chunk = np.stack([np.bincount(t2g, weights=c, minlength=groups.n_groups)
@@ -130,61 +72,7 @@ def _split_tables(entries, groups, chunk_tags, key):
 
 
 def fit_scaling_binning(model, entries, sample_weight=None, *, progress=None):
-    """Fit a :class:`~sparsecal.GroupedCalibrator` of
-    :class:`~sparsecal.ScalingBinning` on distributed dev entries
-    (``model.fit(entries)`` calls this through
-    :func:`sparsecal.distributed.fit_grouped`).
-
-    The single-machine rule (``min_entries``, ``fallback``, warnings) and its
-    split: each group's entries (of ``groups``, then of ``fallback``) split by
-    their position in that group, so each group's calibrator has the
-    single-machine knots and bin boundaries bit for bit and bin values within
-    float rounding (1e-12 relative, docs/scale.md), whatever the chunking.
-
-    Parameters
-    ----------
-    model : GroupedCalibrator
-        With a ``ScalingBinning`` base whose ``seed`` is an integer (a
-        generator or None: one split key drawn for every group).
-    entries : DaskEntries
-        The dev entries, e.g. of :func:`sparsecal.distributed.threshold`.
-    sample_weight : None
-        Must be None (no weights on a cluster).
-    progress : callable, optional
-        ``progress(done, total)`` over the groups fitted.
-
-    Returns
-    -------
-    GroupedCalibrator
-        ``model``, with one fitted ``ScalingBinning`` per group kept.
-
-    Raises
-    ------
-    TypeError
-        For entries of another kind than ``DaskEntries``.
-    ValueError
-        For weights, groups of another tagset, no entries at all, invalid
-        ``n_bins`` or ``seed``, or a group fitted on fewer than 2 entries.
-
-    References
-    ----------
-    Kumar, Liang & Ma 2019; Kranzlein, Liu & Schneider 2021, Sections 2.2 and
-    3.3; docs/recalibration.md ("Scaling-binning's split").
-
-    Examples
-    --------
-    >>> from sparsecal.datasets import make_tagger_outputs
-    >>> from sparsecal.distributed import threshold
-    >>> import dask.array as da, sparsecal as sc
-    >>> data = make_tagger_outputs(800, split_seed=3)
-    >>> scw = sc.TagGroups.scw(data.scores.shape[1])
-    >>> dist = threshold(da.from_array(data.scores, chunks=(300, -1)), data.gold)
-    >>> a = sc.GroupedCalibrator(sc.ScalingBinning(seed=7), scw).fit(dist).calibrators_[0]
-    >>> b = sc.GroupedCalibrator(sc.ScalingBinning(seed=7), scw).fit(
-    ...     sc.threshold(data.scores, data.gold)).calibrators_[0]
-    >>> bool((a.x_knots_ == b.x_knots_).all() and (a.boundaries_ == b.boundaries_).all())
-    True
-    """
+    """Fit a ``GroupedCalibrator`` of ``ScalingBinning`` on distributed dev entries."""
     dask = require_dask()
     _check_fit(model, entries, sample_weight)
     model.base._check_params()
