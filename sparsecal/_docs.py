@@ -62,6 +62,22 @@ c_miss, c_fa : float, default=1.0
     Costs of a miss and of a false alarm.
 normalize : bool, default=True
     Divide by the cost of the best decision without scores.""",
+    # recalibration (calibration)
+    "folds": """\
+n_folds : int, default=5
+    K, at least 2.
+seed : int, default=0
+    Seed of the stratified token folds.""",
+    "priors": """\
+training_prior : float in (0, 1), optional
+    ``pi_t`` of the prior-weighted fit; None: the dev positive rate (maximum
+    likelihood).
+application_prior : float in (0, 1), optional
+    ``pi_a``, the prior of :meth:`predict` (:meth:`predict_for_prior` takes
+    any other without a refit); None: ``training_prior_``.""",
+    "logit_eps": """\
+eps : float in (0, 0.5), default=1e-7
+    Scores are clipped to ``[eps, 1 - eps]`` before the logit.""",
     # gold tags (io, adapters)
     "tag_index": """\
 tag_index : dict, str or os.PathLike, optional
