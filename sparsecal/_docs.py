@@ -78,6 +78,26 @@ application_prior : float in (0, 1), optional
     "logit_eps": """\
 eps : float in (0, 0.5), default=1e-7
     Scores are clipped to ``[eps, 1 - eps]`` before the logit.""",
+    # events of sentences (structured)
+    "tag_names": """\
+tag_names : sequence of str
+    ``"O"`` or ``"<prefix>-<type>"`` per tag index.
+scheme : {"bio", "bioes", "io"}, default="bio"
+    How the tags mark spans (:mod:`~sparsecal.structured.schemes`).""",
+    "softmax_scores": """\
+scores : array_like of float, shape (B, N, C)
+    Per-token tag probabilities.""",
+    "k_best": """\
+k : int, default 1
+    Sequences per sentence (fewer where fewer are possible).""",
+    "normalize_length": """\
+normalize : bool, default False
+    Score an event by ``p ** (1 / length)`` (Jagannatha & Yu 2020, eq. 6).""",
+    "events_confidence": """\
+events : Events
+    Events of the top k.
+confidence : array_like of float, shape (n_events,)
+    Calibrated probability of each event.""",
     # gold tags (io, adapters)
     "tag_index": """\
 tag_index : dict, str or os.PathLike, optional
