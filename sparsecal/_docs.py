@@ -114,6 +114,10 @@ missing_gold : {"negatives", "drop"}, default "negatives"
     "gold_unknown": """\
 unknown : {"error", "missing"}, default "error"
     A gold name outside the inventory: an error, or gold -1.""",
+    "crfsuite_marginals": """\
+marginals : list of lists of dict
+    ``CRF.predict_marginals(X)``: per sentence, per token, ``{label: p}``
+    over the same labels.""",
     # CRFs and structured outputs (crf, structured, adapters)
     "potentials": """\
 emissions : Tensor or ndarray, float32 or float64, shape (B, N, C)

@@ -1,24 +1,11 @@
-"""Taggers where they live: the outputs of tagging libraries as sparsecal inputs.
-
-One module per library, each needing its own optional extra (never imported by
-``import sparsecal``; a missing one raises an ImportError naming its ``pip
-install``):
-
-- :mod:`.huggingface` (``sparsecal[hf]``): word-level tag probabilities from a
-  transformers token-classification model's logits and the tokenizer's
-  ``word_ids()`` (:func:`word_probabilities`), its labels (:func:`label_names`),
-  and a corpus run in batches straight into entries (:func:`stream_word_entries`);
-- :mod:`.pytorch_crf` (``sparsecal[crf]``): marginals and ``log Z`` of a
-  ``torchcrf.CRF`` layer through :mod:`sparsecal.crf`
-  (:func:`marginals_from_torchcrf`, :func:`log_partition_from_torchcrf`);
-- :mod:`.crfsuite` (``sparsecal[crfsuite]``): sklearn-crfsuite's
-  ``predict_marginals`` output as a dense matrix (:func:`crfsuite_scores`) or
-  entries (:func:`entries_from_crfsuite`);
-- :mod:`.labels`: gold from per-sentence label lists (:func:`gold_ids`), shared
-  by all.
-
-Names are loaded on first use (PEP 562), so importing this package imports no
-library.
+"""Taggers where they live: the outputs of tagging libraries as sparsecal inputs,
+one module per library, each needing its own optional extra (a missing one
+raises an ImportError naming its ``pip install``): ``huggingface``
+(``sparsecal[hf]``: word probabilities from a token-classification model, a
+corpus streamed into entries), ``pytorch_crf`` (``sparsecal[crf]``: a
+``torchcrf.CRF`` layer's marginals and ``log Z``), ``crfsuite``
+(sklearn-crfsuite's ``predict_marginals`` as scores or entries) and ``labels``
+(gold from per-sentence label lists). Names load on first use (PEP 562).
 """
 from .._lazy import lazy_exports
 

@@ -1,12 +1,8 @@
-"""pytorch-crf's ``torchcrf.CRF`` layer: its posterior marginals and log partition
-(``pip install "sparsecal[crf]"``).
-
-The layer scores a sequence with the potentials of :mod:`sparsecal.crf`
-(``transitions[i, j]`` scores ``i -> j``; start and end transitions), so its
-marginals and ``log Z`` are :func:`sparsecal.crf.marginals` and
-:func:`sparsecal.crf.log_partition` of its parameters. Emissions are
-``[seq_len, batch, C]`` (``[batch, seq_len, C]`` with ``batch_first``); the
-``mask`` must be a run of leading ones per sentence, as the layer requires.
+"""pytorch-crf's ``torchcrf.CRF`` layer (``pip install "sparsecal[crf]"``): it
+scores sequences with the potentials of :mod:`sparsecal.crf`, so its marginals
+and ``log Z`` are those of its parameters. Emissions are ``[seq_len, batch,
+C]`` (``[batch, seq_len, C]`` with ``batch_first``); the ``mask`` is a run of
+leading ones per sentence, as the layer requires.
 """
 from ..core.dispatch import SENTENCE_RECURSION, takes_data
 from .._extras import require
@@ -63,13 +59,10 @@ def marginals_from_torchcrf(crf, emissions, mask=None, *, backend="lean", n_thre
     --------
     >>> import torch
     >>> from torchcrf import CRF
-    >>> from sparsecal.adapters import marginals_from_torchcrf
-    >>> crf = CRF(3, batch_first=True)
-    >>> emissions = torch.randn(2, 4, 3)
-    >>> mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0]], dtype=torch.bool)
-    >>> p = marginals_from_torchcrf(crf, emissions, mask)
-    >>> p.shape, p.sum(-1).round(decimals=4).tolist()
-    (torch.Size([2, 4, 3]), [[1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 0.0, 0.0]])
+    >>> mask = torch.tensor([[1, 1, 1], [1, 0, 0]], dtype=torch.bool)
+    >>> p = marginals_from_torchcrf(CRF(3, batch_first=True), torch.randn(2, 3, 3), mask)
+    >>> p.sum(-1).round(decimals=4).tolist()
+    [[1.0, 1.0, 1.0], [1.0, 0.0, 0.0]]
     """
     from ..crf import marginals
     kw = _potentials(crf, emissions, mask, "marginals_from_torchcrf")
@@ -98,13 +91,10 @@ def log_partition_from_torchcrf(crf, emissions, mask=None, *, backend="log",
 
     Examples
     --------
-    With zero parameters and emissions, ``Z`` counts the ``3 ** 2`` sequences:
-
     >>> import torch
     >>> from torchcrf import CRF
-    >>> from sparsecal.adapters import log_partition_from_torchcrf
     >>> crf = CRF(3)
-    >>> for p in crf.parameters():
+    >>> for p in crf.parameters():                      # Z counts the 3 ** 2 sequences
     ...     _ = torch.nn.init.zeros_(p)
     >>> round(float(log_partition_from_torchcrf(crf, torch.zeros(2, 1, 3)).exp()), 6)
     9.0
