@@ -118,6 +118,13 @@ unknown : {"error", "missing"}, default "error"
 marginals : list of lists of dict
     ``CRF.predict_marginals(X)``: per sentence, per token, ``{label: p}``
     over the same labels.""",
+    "torchcrf_layer": """\
+crf : torchcrf.CRF
+    Never modified.
+emissions : Tensor, float32 or float64
+    The scores fed to the layer, in its layout.
+mask : bool or uint8 Tensor, optional
+    The layer's mask (default: every position is real).""",
     # CRFs and structured outputs (crf, structured, adapters)
     "potentials": """\
 emissions : Tensor or ndarray, float32 or float64, shape (B, N, C)

@@ -1,11 +1,7 @@
-"""Taggers where they live: the outputs of tagging libraries as sparsecal inputs,
-one module per library, each needing its own optional extra (a missing one
-raises an ImportError naming its ``pip install``): ``huggingface``
-(``sparsecal[hf]``: word probabilities from a token-classification model, a
-corpus streamed into entries), ``pytorch_crf`` (``sparsecal[crf]``: a
-``torchcrf.CRF`` layer's marginals and ``log Z``), ``crfsuite``
-(sklearn-crfsuite's ``predict_marginals`` as scores or entries) and ``labels``
-(gold from per-sentence label lists). Names load on first use (PEP 562).
+"""Taggers where they live: the outputs of Hugging Face transformers
+(``huggingface``), pytorch-crf (``pytorch_crf``) and sklearn-crfsuite
+(``crfsuite``) as sparsecal inputs, each module needing its library's extra,
+and gold from per-sentence label lists (``labels``).
 """
 from .._lazy import lazy_exports
 

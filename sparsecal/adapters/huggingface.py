@@ -1,11 +1,8 @@
-"""Hugging Face transformers token classification: word-level tag probabilities.
-
-The fast tokenizer's ``word_ids()`` maps sub-words to words, and each word gets
-one distribution over ``config.id2label`` by the pipeline's aggregations:
-``"first"`` (its first sub-word's softmax), ``"mean"`` (the mean of its
-sub-words' softmax, the pipeline's ``"average"``) or ``"max"`` (the softmax of
-the sub-word with the largest top probability), never renormalised, so the
-scores measured are those a pipeline user sees.
+"""Hugging Face token classification: word-level tag probabilities by the
+pipeline's aggregations of a word's sub-words (``tokenizer.word_ids()``):
+``"first"`` (the first sub-word's softmax), ``"mean"`` (the pipeline's
+``"average"``) or ``"max"`` (the sub-word of the largest top probability),
+never renormalised, so the scores are those a pipeline user sees.
 """
 from itertools import count, islice
 
@@ -26,13 +23,12 @@ AGGREGATIONS = ("first", "mean", "max")
 
 
 def label_names(config):
-    """The model's label names in column order, from ``config.id2label``.
+    """The model's label names in column order, from ``config.id2label`` (ids
+    ``0..n_labels-1``, possibly as strings).
 
     Parameters
     ----------
     config : PretrainedConfig, model, or mapping
-        With ``id2label`` (ids exactly ``0..n_labels-1``, possibly as strings),
-        or the mapping itself.
 
     Returns
     -------
@@ -71,8 +67,7 @@ def word_probabilities(logits, word_ids, *, aggregation="first"):
     logits : array_like or Tensor, shape (B, T, C) or (T, C)
         The logits of B sequences of T sub-words (a tensor is detached, on the CPU).
     word_ids : list of lists of int or None, shape (B, T) (or (T,))
-        ``[encoding.word_ids(i) for i in range(B)]``: each sub-word's word (None:
-        special tokens, padding); every word needs a sub-word.
+        ``[encoding.word_ids(i) for i in range(B)]``; every word needs a sub-word.
     aggregation : {"first", "mean", "max"}, default "first"
         How a word's sub-words combine (see the module).
 

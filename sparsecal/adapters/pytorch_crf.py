@@ -1,8 +1,6 @@
-"""pytorch-crf's ``torchcrf.CRF`` layer (``pip install "sparsecal[crf]"``): it
-scores sequences with the potentials of :mod:`sparsecal.crf`, so its marginals
-and ``log Z`` are those of its parameters. Emissions are ``[seq_len, batch,
-C]`` (``[batch, seq_len, C]`` with ``batch_first``); the ``mask`` is a run of
-leading ones per sentence, as the layer requires.
+"""pytorch-crf's ``torchcrf.CRF`` layer: its marginals and ``log Z`` are those of
+:mod:`sparsecal.crf` on its parameters (emissions in the layer's layout; the
+``mask`` a run of leading ones per sentence, as the layer requires).
 """
 from ..core.dispatch import SENTENCE_RECURSION, takes_data
 from .._extras import require
@@ -41,12 +39,7 @@ def marginals_from_torchcrf(crf, emissions, mask=None, *, backend="lean", n_thre
 
     Parameters
     ----------
-    crf : torchcrf.CRF
-        Never modified.
-    emissions : Tensor, float32 or float64
-        The scores fed to the layer, in its layout.
-    mask : bool or uint8 Tensor, optional
-        The layer's mask (default: every position is real).
+    {torchcrf_layer}
     {crf_backend}
     {torch_threads}
 
@@ -57,11 +50,10 @@ def marginals_from_torchcrf(crf, emissions, mask=None, *, backend="lean", n_thre
 
     Examples
     --------
-    >>> import torch
-    >>> from torchcrf import CRF
+    >>> import torch, torchcrf
     >>> mask = torch.tensor([[1, 1, 1], [1, 0, 0]], dtype=torch.bool)
-    >>> p = marginals_from_torchcrf(CRF(3, batch_first=True), torch.randn(2, 3, 3), mask)
-    >>> p.sum(-1).round(decimals=4).tolist()
+    >>> p = marginals_from_torchcrf(torchcrf.CRF(3), torch.randn(3, 2, 3), mask.T)
+    >>> p.sum(-1).T.round(decimals=4).tolist()
     [[1.0, 1.0, 1.0], [1.0, 0.0, 0.0]]
     """
     from ..crf import marginals
@@ -79,8 +71,7 @@ def log_partition_from_torchcrf(crf, emissions, mask=None, *, backend="log",
 
     Parameters
     ----------
-    crf, emissions, mask
-        As in :func:`marginals_from_torchcrf`.
+    {torchcrf_layer}
     backend : {"log", "lean", "torch-struct"}, default "log"
         As in :func:`sparsecal.crf.log_partition` ("log" is differentiable).
     {torch_threads}
@@ -91,11 +82,9 @@ def log_partition_from_torchcrf(crf, emissions, mask=None, *, backend="log",
 
     Examples
     --------
-    >>> import torch
-    >>> from torchcrf import CRF
-    >>> crf = CRF(3)
-    >>> for p in crf.parameters():                      # Z counts the 3 ** 2 sequences
-    ...     _ = torch.nn.init.zeros_(p)
+    >>> import torch, torchcrf
+    >>> crf = torchcrf.CRF(3)
+    >>> _ = [torch.nn.init.zeros_(p) for p in crf.parameters()]    # Z counts the 3 ** 2 sequences
     >>> round(float(log_partition_from_torchcrf(crf, torch.zeros(2, 1, 3)).exp()), 6)
     9.0
     """

@@ -1,7 +1,4 @@
-"""A synthetic CCG-like tagger whose reported ``p_j ** tau_j`` (renormalised) of a
-calibrated ``p`` is overconfident on frequent tags and underconfident on rare
-ones, the pattern of Kranzlein et al. 2021, Section 3.3.
-"""
+"""A synthetic CCG-like tagger, overconfident on frequent tags, underconfident on rare ones."""
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,8 +10,7 @@ __all__ = ["SyntheticTagger", "make_tagger_outputs"]
 
 @dataclass(frozen=True)
 class SyntheticTagger:
-    """One split's ``scores`` (float32), ``gold`` tags, the calibrated ``true_probs``
-    they were drawn from (or None) and the tagger's training ``train_counts``.
+    """One split: ``scores`` (float32), ``gold``, ``true_probs`` (or None), ``train_counts``.
 
     Examples
     --------
@@ -39,21 +35,19 @@ def _tag_prior(n_tags, zipf_exponent):
 def make_tagger_outputs(n_tokens=20000, n_tags=426, *, split_seed=0, tagger_seed=0,
                         zipf_exponent=1.1, n_train=927497, miscalibration=1.0,
                         n_confusable=3, keep_true_probs=False):
-    """One split of synthetic tagger outputs, a fixed function of the arguments.
+    """One split of a synthetic tagger's outputs, ``p ** tau`` of the calibrated ``p``.
 
     Parameters
     ----------
     n_tokens, n_tags : int
     split_seed, tagger_seed : int
-        Seeds of this split's tokens (differ it between dev and test) and of the
-        tagger's training counts (the same for all its splits).
+        Seeds of the split's tokens and of the tagger (shared by its splits).
     zipf_exponent : float, default=1.1
     n_train : int
         Training tokens behind ``train_counts``.
     miscalibration : float, default=1.0
         Scales the distortion ``tau``; 0: a calibrated tagger.
     n_confusable : int, default=3
-        Tags per token competing with the latent tag.
     keep_true_probs : bool, default=False
 
     Returns
@@ -62,12 +56,11 @@ def make_tagger_outputs(n_tokens=20000, n_tags=426, *, split_seed=0, tagger_seed
 
     Examples
     --------
-    >>> from sparsecal import threshold, TagGroups
+    >>> from sparsecal import threshold
     >>> test = make_tagger_outputs(2000, n_tags=50, split_seed=2)
-    >>> entries = threshold(test.scores, test.gold, 0.01)
-    >>> frequent = TagGroups.from_counts(test.train_counts, 2).tag_to_group[entries.tag] == 0
-    >>> bool(entries.score[frequent].mean() > entries.label[frequent].mean())  # overconfident
-    True
+    >>> e = threshold(test.scores, test.gold)        # tag 0 is the most frequent
+    >>> [bool(e.score[m].mean() > e.label[m].mean()) for m in (e.tag < 5, e.tag >= 40)]
+    [True, False]
     """
     n_tokens = check_positive_int(n_tokens, "n_tokens")
     n_tags = check_positive_int(n_tags, "n_tags")

@@ -2,17 +2,15 @@
 score-type interval around it.
 
 Over bins of ``n_i`` points (``w_i = n_i/N``) with mean score ``q_i`` and
-positive rate ``p_i``, the plug-in ``CE_2²`` is biased upward by the variance of
-``p_i``; Kumar et al. subtract its unbiased estimate per bin and report
-``sqrt(max(D, 0))``::
+positive rate ``p_i``, Kumar et al. subtract from the plug-in ``CE_2²`` the
+unbiased estimate of its upward bias per bin and report ``sqrt(max(D, 0))``::
 
     D = sum_i w_i t_i,   t_i = (q_i - p_i)² - v_i,   v_i = p_i (1 - p_i) / (n_i - 1)
 
 The interval (``ci="score"``) is every ``θ = CE_2² >= 0`` with ``|D - θ| <= z
 sqrt(Var(D | θ))``, ``Var(D | θ) = 4 A θ + C`` (``A = sum_i π_i w_i v_i``, ``π_i``
-θ's share per bin; ``C = 2 sum_i w_i² v_i²``); its upper end allows for the bias
-of equal-mass bins that move with the sample (:func:`membership_allowance`).
-Coverage: docs/ci_coverage.md.
+θ's share per bin; ``C = 2 sum_i w_i² v_i²``), its upper end allowing for the
+bias of equal-mass bins (:func:`membership_allowance`; docs/ci_coverage.md).
 """
 import numpy as np
 
