@@ -62,6 +62,42 @@ c_miss, c_fa : float, default=1.0
     Costs of a miss and of a false alarm.
 normalize : bool, default=True
     Divide by the cost of the best decision without scores.""",
+    # recalibration (calibration)
+    "folds": """\
+n_folds : int, default=5
+    K, at least 2.
+seed : int, default=0
+    Seed of the stratified token folds.""",
+    "priors": """\
+training_prior : float in (0, 1), optional
+    ``pi_t`` of the prior-weighted fit; None: the dev positive rate (maximum
+    likelihood).
+application_prior : float in (0, 1), optional
+    ``pi_a``, the prior of :meth:`predict` (:meth:`predict_for_prior` takes
+    any other without a refit); None: ``training_prior_``.""",
+    "logit_eps": """\
+eps : float in (0, 0.5), default=1e-7
+    Scores are clipped to ``[eps, 1 - eps]`` before the logit.""",
+    # events of sentences (structured)
+    "tag_names": """\
+tag_names : sequence of str
+    ``"O"`` or ``"<prefix>-<type>"`` per tag index.
+scheme : {"bio", "bioes", "io"}, default="bio"
+    How the tags mark spans (:mod:`~sparsecal.structured.schemes`).""",
+    "softmax_scores": """\
+scores : array_like of float, shape (B, N, C)
+    Per-token tag probabilities.""",
+    "k_best": """\
+k : int, default 1
+    Sequences per sentence (fewer where fewer are possible).""",
+    "normalize_length": """\
+normalize : bool, default False
+    Score an event by ``p ** (1 / length)`` (Jagannatha & Yu 2020, eq. 6).""",
+    "events_confidence": """\
+events : Events
+    Events of the top k.
+confidence : array_like of float, shape (n_events,)
+    Calibrated probability of each event.""",
     # gold tags (io, adapters)
     "tag_index": """\
 tag_index : dict, str or os.PathLike, optional
@@ -78,6 +114,17 @@ missing_gold : {"negatives", "drop"}, default "negatives"
     "gold_unknown": """\
 unknown : {"error", "missing"}, default "error"
     A gold name outside the inventory: an error, or gold -1.""",
+    "crfsuite_marginals": """\
+marginals : list of lists of dict
+    ``CRF.predict_marginals(X)``: per sentence, per token, ``{label: p}``
+    over the same labels.""",
+    "torchcrf_layer": """\
+crf : torchcrf.CRF
+    Never modified.
+emissions : Tensor, float32 or float64
+    The scores fed to the layer, in its layout.
+mask : bool or uint8 Tensor, optional
+    The layer's mask (default: every position is real).""",
     # CRFs and structured outputs (crf, structured, adapters)
     "potentials": """\
 emissions : Tensor or ndarray, float32 or float64, shape (B, N, C)

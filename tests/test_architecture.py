@@ -134,3 +134,24 @@ def test_no_import_cycles():
                                          if m.split(".")[1:2] in (["core"], ["metrics"])))
 def test_core_and_metrics_import_no_optional_extra(name):
     assert not GRAPH[name][1] & set(OPTIONAL), f"{name} imports {GRAPH[name][1] & set(OPTIONAL)}"
+
+
+def _line_counts(path):
+    """``(lines, docstring lines)`` of a module: every line, and the lines of the
+    docstrings of the module, its classes and its functions."""
+    source = path.read_text(encoding="utf-8")
+    doc = 0
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = node.body[0] if node.body else None
+            if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                    and isinstance(first.value.value, str)):
+                doc += first.end_lineno - first.lineno + 1
+    return source.count("\n") + 1, doc
+
+
+def test_docstrings_are_at_most_a_third_of_the_lines():
+    """Issue 24, item 4: docstrings a reader finishes (parameters described once,
+    in ``sparsecal._docs.PARAMS``): at most 35% of the package's lines."""
+    lines, doc = map(sum, zip(*[_line_counts(path) for path in MODULES.values()]))
+    assert doc / lines <= 0.35, f"docstrings are {doc / lines:.1%} of the {lines} lines"

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 import sparsecal as sc
-from sparsecal.calibration.registry import METHODS, check_prior_methods, make_calibrator
+from sparsecal.calibration.registry import (METHODS, check_bins_methods, check_prior_methods,
+                                           make_calibrator)
 from sparsecal.datasets.synthetic import make_tagger_outputs
 
 
@@ -29,6 +30,16 @@ def test_uses_prior_is_the_application_prior_parameter():
 def test_bad_priors_are_refused(methods, prior, problem):
     with pytest.raises(ValueError, match=problem):
         check_prior_methods(methods, prior)
+
+
+def test_bins_are_refused_where_no_method_bins():
+    assert check_bins_methods(["histogram", "isotonic"], 20) == 20
+    assert check_bins_methods(["isotonic"], None) is None
+    with pytest.raises(ValueError, match=r"^--bins applies to methods with bins "
+                                         r"\(histogram, scaling-binning\), not to isotonic$"):
+        check_bins_methods(["isotonic"], 20, "--bins")
+    with pytest.raises(ValueError, match="n_bins must be a positive integer"):
+        check_bins_methods(["histogram"], 0)
 
 
 def test_select_passes_the_prior_on():

@@ -1,24 +1,7 @@
-"""Taggers where they live: the outputs of tagging libraries as sparsecal inputs.
-
-One module per library, each needing its own optional extra (never imported by
-``import sparsecal``; a missing one raises an ImportError naming its ``pip
-install``):
-
-- :mod:`.huggingface` (``sparsecal[hf]``): word-level tag probabilities from a
-  transformers token-classification model's logits and the tokenizer's
-  ``word_ids()`` (:func:`word_probabilities`), its labels (:func:`label_names`),
-  and a corpus run in batches straight into entries (:func:`stream_word_entries`);
-- :mod:`.pytorch_crf` (``sparsecal[crf]``): marginals and ``log Z`` of a
-  ``torchcrf.CRF`` layer through :mod:`sparsecal.crf`
-  (:func:`marginals_from_torchcrf`, :func:`log_partition_from_torchcrf`);
-- :mod:`.crfsuite` (``sparsecal[crfsuite]``): sklearn-crfsuite's
-  ``predict_marginals`` output as a dense matrix (:func:`crfsuite_scores`) or
-  entries (:func:`entries_from_crfsuite`);
-- :mod:`.labels`: gold from per-sentence label lists (:func:`gold_ids`), shared
-  by all.
-
-Names are loaded on first use (PEP 562), so importing this package imports no
-library.
+"""Taggers where they live: the outputs of Hugging Face transformers
+(``huggingface``), pytorch-crf (``pytorch_crf``) and sklearn-crfsuite
+(``crfsuite``) as sparsecal inputs, each module needing its library's extra,
+and gold from per-sentence label lists (``labels``).
 """
 from .._lazy import lazy_exports
 

@@ -1,11 +1,7 @@
-"""sklearn-crfsuite's marginals: ``CRF.predict_marginals(X)`` as scores or entries.
-
-``predict_marginals`` gives, per sentence and token, a dict ``{label: p}`` over
-``CRF.classes_``; one flattening pass over these Python objects (``np.fromiter``
-over ``itertools.chain``, no loop body) is unavoidable, the rest is vectorised.
-Columns follow ``labels`` (default: the first token's keys), which may add
-labels the model never saw (zero columns) but must hold every label it knows.
-The conversion needs no extra; training the model needs ``sparsecal[crfsuite]``.
+"""sklearn-crfsuite's marginals: ``CRF.predict_marginals(X)``, a ``{label: p}``
+dict per token, as scores or entries (one flattening pass over the dicts, the
+rest vectorised). Columns follow ``labels`` (default: the first token's keys),
+which may add labels the model never saw but must hold every one it knows.
 """
 import numbers
 from itertools import chain
@@ -23,33 +19,26 @@ __all__ = ["crfsuite_scores", "entries_from_crfsuite"]
 
 
 @takes_data(refuse=LIBRARY_OUTPUTS)
+@fill_doc
 def crfsuite_scores(marginals, labels=None):
     """The dense score matrix of ``predict_marginals`` output, and its columns' labels.
 
     Parameters
     ----------
-    marginals : list of lists of dict
-        Per sentence, per token, ``{label: p}``, the same labels for every token.
+    {crfsuite_marginals}
     labels : sequence of str, optional
         The columns (see the module).
 
     Returns
     -------
     scores : ndarray of float64, shape (n_tokens, len(labels))
-        Tokens sentence after sentence.
     labels : list of str
 
     Examples
     --------
-    >>> from sparsecal.adapters import crfsuite_scores
-    >>> marginals = [[{"N": 0.9, "V": 0.1}, {"N": 0.3, "V": 0.7}], [{"N": 1.0, "V": 0.0}]]
-    >>> scores, labels = crfsuite_scores(marginals, labels=["V", "N", "ADJ"])
-    >>> scores
-    array([[0.1, 0.9, 0. ],
-           [0.7, 0.3, 0. ],
-           [0. , 1. , 0. ]])
-    >>> labels
-    ['V', 'N', 'ADJ']
+    >>> scores, labels = crfsuite_scores([[{"N": 0.9, "V": 0.1}]], labels=["V", "N", "ADJ"])
+    >>> scores.tolist(), labels
+    ([[0.1, 0.9, 0.0]], ['V', 'N', 'ADJ'])
     """
     tokens, _ = _tokens(marginals)
     model = list(tokens[0]) if tokens else ([] if labels is None else list(labels))
@@ -98,8 +87,7 @@ def entries_from_crfsuite(marginals, gold, labels=None, *, threshold=0.01,
 
     Parameters
     ----------
-    marginals : list of lists of dict
-        ``CRF.predict_marginals(X)``.
+    {crfsuite_marginals}
     gold : list of lists of str or int
         The gold labels of the same sentences (names, or column ids).
     labels : sequence of str, optional
@@ -111,15 +99,13 @@ def entries_from_crfsuite(marginals, gold, labels=None, *, threshold=0.01,
     Returns
     -------
     Entries
-        Tokens numbered sentence after sentence.
 
     Examples
     --------
-    >>> from sparsecal.adapters import entries_from_crfsuite
-    >>> marginals = [[{"N": 0.9, "V": 0.1}, {"N": 0.3, "V": 0.7}]]
-    >>> entries = entries_from_crfsuite(marginals, [["N", "N"]], threshold=0.2)
-    >>> entries.score.tolist(), entries.tag.tolist(), entries.label.tolist()
-    ([0.9, 0.3, 0.7], [0, 0, 1], [1, 1, 0])
+    >>> entries = entries_from_crfsuite([[{"N": 0.9, "V": 0.1}, {"N": 0.3, "V": 0.7}]],
+    ...                                 [["N", "N"]], threshold=0.2)
+    >>> entries.tag.tolist(), entries.label.tolist()
+    ([0, 0, 1], [1, 1, 0])
     """
     scores, cols = crfsuite_scores(marginals, labels)
     g, n_gold = _gold_and_lengths(gold, cols, unknown)

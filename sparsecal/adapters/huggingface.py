@@ -1,16 +1,8 @@
-"""Hugging Face transformers token classification: word-level tag probabilities.
-
-A token-classification model scores sub-words; a tagger is evaluated on words.
-The fast tokenizer's ``word_ids()`` maps sub-words to words, and each word gets
-one distribution over ``config.id2label`` by the pipeline's aggregations:
-``"first"`` (its first sub-word's softmax), ``"mean"`` (the mean of its
-sub-words' softmax, the pipeline's ``"average"``) or ``"max"`` (the softmax of
-the sub-word with the largest top probability).
-
-All three aggregate probabilities and give distributions without
-renormalising, so the scores measured are those a pipeline user sees; a per-tag
-maximum would inflate every tag's score, and averaging logits would be another
-model. :func:`stream_word_entries` needs ``pip install "sparsecal[hf]"``.
+"""Hugging Face token classification: word-level tag probabilities by the
+pipeline's aggregations of a word's sub-words (``tokenizer.word_ids()``):
+``"first"`` (the first sub-word's softmax), ``"mean"`` (the pipeline's
+``"average"``) or ``"max"`` (the sub-word of the largest top probability),
+never renormalised, so the scores are those a pipeline user sees.
 """
 from itertools import count, islice
 
@@ -31,13 +23,12 @@ AGGREGATIONS = ("first", "mean", "max")
 
 
 def label_names(config):
-    """The model's label names in column order, from ``config.id2label``.
+    """The model's label names in column order, from ``config.id2label`` (ids
+    ``0..n_labels-1``, possibly as strings).
 
     Parameters
     ----------
     config : PretrainedConfig, model, or mapping
-        A config (or a model's) with ``id2label``, or the mapping itself (keys
-        may be strings of integers); ids must be exactly ``0..n_labels-1``.
 
     Returns
     -------
@@ -45,7 +36,6 @@ def label_names(config):
 
     Examples
     --------
-    >>> from sparsecal.adapters import label_names
     >>> label_names({"1": "B-PER", "0": "O"})
     ['O', 'B-PER']
     """
@@ -75,33 +65,23 @@ def word_probabilities(logits, word_ids, *, aggregation="first"):
     Parameters
     ----------
     logits : array_like or Tensor, shape (B, T, C) or (T, C)
-        The logits of B sequences of T sub-words (a tensor is detached and moved
-        to the CPU).
+        The logits of B sequences of T sub-words (a tensor is detached, on the CPU).
     word_ids : list of lists of int or None, shape (B, T) (or (T,))
-        ``[encoding.word_ids(i) for i in range(B)]``: each sub-word's word, None
-        for special tokens and padding; every word needs a sub-word.
+        ``[encoding.word_ids(i) for i in range(B)]``; every word needs a sub-word.
     aggregation : {"first", "mean", "max"}, default "first"
         How a word's sub-words combine (see the module).
 
     Returns
     -------
-    ndarray, shape (n_words, C), dtype of ``logits`` (float32 or float64)
+    ndarray, shape (n_words, C), dtype of ``logits``
         One distribution per word, sequence after sequence.
 
     Examples
     --------
-    Two words; the second has two sub-words ([CLS] and [SEP] have no word):
-
     >>> import numpy as np
-    >>> from sparsecal.adapters import word_probabilities
     >>> logits = np.log(np.array([[[.5, .5], [.9, .1], [.2, .8], [.6, .4], [.5, .5]]]))
-    >>> ids = [[None, 0, 1, 1, None]]
-    >>> word_probabilities(logits, ids).round(3)
-    array([[0.9, 0.1],
-           [0.2, 0.8]])
-    >>> word_probabilities(logits, ids, aggregation="max").round(3)
-    array([[0.9, 0.1],
-           [0.2, 0.8]])
+    >>> word_probabilities(logits, [[None, 0, 1, 1, None]], aggregation="mean").round(3).tolist()
+    [[0.9, 0.1], [0.4, 0.6]]
     """
     return _word_probabilities(logits, word_ids, aggregation)[0]
 
@@ -177,21 +157,17 @@ def _word_id_array(word_ids, B, T):
 def stream_word_entries(model, tokenizer, sentences, *, batch_size=32, threshold=0.01,
                         aggregation="first", max_length=None, missing_gold="negatives",
                         unknown="error"):
-    """Run a token-classification model over a corpus and keep thresholded word entries.
-
-    Sentences are scored ``batch_size`` at a time (eval mode, no grad; the mode is
-    restored), each batch's :func:`word_probabilities` thresholded against the gold:
-    only one batch's dense matrix is ever held.
+    """Run a token-classification model over a corpus, ``batch_size`` sentences at a
+    time (eval mode, no grad), and keep thresholded word entries: only one batch's
+    dense matrix is ever held.
 
     Parameters
     ----------
     model : transformers model for token classification
         Its ``config.id2label`` is the tag inventory; runs on its own device.
     tokenizer : fast tokenizer (``PreTrainedTokenizerFast``)
-        Called with ``is_split_into_words=True``.
     sentences : iterable of (words, labels) pairs
-        Words (list of str) and gold labels (names in ``id2label`` or ids), e.g.
-        ``zip(ds["tokens"], ds["ner_tags"])``; read once, lazily.
+        Words and gold labels (names or ids), read once, lazily.
     batch_size : int, default 32
     threshold : float, default 0.01
     aggregation : {"first", "mean", "max"}, default "first"
@@ -203,29 +179,13 @@ def stream_word_entries(model, tokenizer, sentences, *, batch_size=32, threshold
     Returns
     -------
     Entries
-        ``token`` indexes words over the corpus; ``n_tags`` the labels.
+        ``token`` numbers the words over the corpus.
 
     Examples
     --------
-    A tiny randomly initialised BERT with a tokenizer built in memory:
+    With a model, its fast tokenizer and a ``datasets`` split ``ds``::
 
-    >>> from tokenizers import Tokenizer, models, pre_tokenizers
-    >>> from transformers import (BertConfig, BertForTokenClassification,
-    ...                           PreTrainedTokenizerFast)
-    >>> vocab = {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "new": 4,
-    ...          "york": 5, "##er": 6}
-    >>> tok = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
-    >>> tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    >>> tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="[PAD]",
-    ...                                     unk_token="[UNK]")
-    >>> config = BertConfig(vocab_size=7, hidden_size=8, num_hidden_layers=1,
-    ...                     num_attention_heads=2, intermediate_size=8,
-    ...                     id2label={0: "O", 1: "B-LOC", 2: "I-LOC"})
-    >>> model = BertForTokenClassification(config)
-    >>> corpus = [(["new", "yorker"], ["B-LOC", "O"]), (["york"], ["B-LOC"])]
-    >>> entries = stream_word_entries(model, tokenizer, corpus, threshold=0.0)
-    >>> entries.n_tokens, entries.n_tags, entries.label.tolist()
-    (3, 3, [0, 1, 0, 1, 0, 0, 0, 1, 0])
+        entries = stream_word_entries(model, tokenizer, zip(ds["tokens"], ds["ner_tags"]))
     """
     torch = require("torch", "hf", "stream_word_entries")
     require("transformers", "hf", "stream_word_entries")

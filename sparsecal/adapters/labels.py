@@ -1,6 +1,5 @@
 """Gold tags from per-sentence label lists (Hugging Face ``ner_tags``,
-sklearn-crfsuite ``y``): one int64 tag index per word, sentence after sentence,
--1 for a gold tag outside the inventory.
+sklearn-crfsuite ``y``).
 """
 from itertools import chain
 
@@ -32,19 +31,14 @@ def gold_ids(labels, label_names=None, *, unknown="error"):
 
     Examples
     --------
-    >>> from sparsecal.adapters import gold_ids
-    >>> gold_ids([["B-PER", "O"], ["O"]], ["O", "B-PER", "I-PER"])
-    array([1, 0, 0])
-    >>> gold_ids([["B-ORG"]], ["O", "B-PER"], unknown="missing")
-    array([-1])
+    >>> gold_ids([["B-PER", "O"], ["B-ORG"]], ["O", "B-PER"], unknown="missing")
+    array([ 1,  0, -1])
     """
     return _gold_and_lengths(labels, label_names, unknown)[0]
 
 
 def _gold_and_lengths(labels, label_names, unknown, first=0):
-    """``(gold [n_words], words per sentence)``: one flattening pass over the lists,
-    the rest vectorised (sentences numbered from ``first`` in messages).
-    """
+    """``(gold [n_words], words per sentence)`` (sentences numbered from ``first`` in messages)."""
     check_choice(unknown, "unknown", {"error", "missing"})
     if isinstance(labels, (str, bytes)) or not hasattr(labels, "__iter__"):
         raise TypeError(f"labels must be a sequence of sentences (lists of labels), got "

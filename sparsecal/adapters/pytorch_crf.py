@@ -1,12 +1,6 @@
-"""pytorch-crf's ``torchcrf.CRF`` layer: its posterior marginals and log partition
-(``pip install "sparsecal[crf]"``).
-
-The layer scores a sequence with the potentials of :mod:`sparsecal.crf`
-(``transitions[i, j]`` scores ``i -> j``; start and end transitions), so its
-marginals and ``log Z`` are :func:`sparsecal.crf.marginals` and
-:func:`sparsecal.crf.log_partition` of its parameters. Emissions are
-``[seq_len, batch, C]`` (``[batch, seq_len, C]`` with ``batch_first``); the
-``mask`` must be a run of leading ones per sentence, as the layer requires.
+"""pytorch-crf's ``torchcrf.CRF`` layer: its marginals and ``log Z`` are those of
+:mod:`sparsecal.crf` on its parameters (emissions in the layer's layout; the
+``mask`` a run of leading ones per sentence, as the layer requires).
 """
 from ..core.dispatch import SENTENCE_RECURSION, takes_data
 from .._extras import require
@@ -45,12 +39,7 @@ def marginals_from_torchcrf(crf, emissions, mask=None, *, backend="lean", n_thre
 
     Parameters
     ----------
-    crf : torchcrf.CRF
-        Never modified.
-    emissions : Tensor, float32 or float64
-        The scores fed to the layer, in its layout.
-    mask : bool or uint8 Tensor, optional
-        The layer's mask (default: every position is real).
+    {torchcrf_layer}
     {crf_backend}
     {torch_threads}
 
@@ -61,15 +50,11 @@ def marginals_from_torchcrf(crf, emissions, mask=None, *, backend="lean", n_thre
 
     Examples
     --------
-    >>> import torch
-    >>> from torchcrf import CRF
-    >>> from sparsecal.adapters import marginals_from_torchcrf
-    >>> crf = CRF(3, batch_first=True)
-    >>> emissions = torch.randn(2, 4, 3)
-    >>> mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0]], dtype=torch.bool)
-    >>> p = marginals_from_torchcrf(crf, emissions, mask)
-    >>> p.shape, p.sum(-1).round(decimals=4).tolist()
-    (torch.Size([2, 4, 3]), [[1.0, 1.0, 1.0, 1.0], [1.0, 1.0, 0.0, 0.0]])
+    >>> import torch, torchcrf
+    >>> mask = torch.tensor([[1, 1, 1], [1, 0, 0]], dtype=torch.bool)
+    >>> p = marginals_from_torchcrf(torchcrf.CRF(3), torch.randn(3, 2, 3), mask.T)
+    >>> p.sum(-1).T.round(decimals=4).tolist()
+    [[1.0, 1.0, 1.0], [1.0, 0.0, 0.0]]
     """
     from ..crf import marginals
     kw = _potentials(crf, emissions, mask, "marginals_from_torchcrf")
@@ -86,8 +71,7 @@ def log_partition_from_torchcrf(crf, emissions, mask=None, *, backend="log",
 
     Parameters
     ----------
-    crf, emissions, mask
-        As in :func:`marginals_from_torchcrf`.
+    {torchcrf_layer}
     backend : {"log", "lean", "torch-struct"}, default "log"
         As in :func:`sparsecal.crf.log_partition` ("log" is differentiable).
     {torch_threads}
@@ -98,14 +82,9 @@ def log_partition_from_torchcrf(crf, emissions, mask=None, *, backend="log",
 
     Examples
     --------
-    With zero parameters and emissions, ``Z`` counts the ``3 ** 2`` sequences:
-
-    >>> import torch
-    >>> from torchcrf import CRF
-    >>> from sparsecal.adapters import log_partition_from_torchcrf
-    >>> crf = CRF(3)
-    >>> for p in crf.parameters():
-    ...     _ = torch.nn.init.zeros_(p)
+    >>> import torch, torchcrf
+    >>> crf = torchcrf.CRF(3)
+    >>> _ = [torch.nn.init.zeros_(p) for p in crf.parameters()]    # Z counts the 3 ** 2 sequences
     >>> round(float(log_partition_from_torchcrf(crf, torch.zeros(2, 1, 3)).exp()), 6)
     9.0
     """

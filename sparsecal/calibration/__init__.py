@@ -1,31 +1,14 @@
 """Post-hoc recalibration, fitted on dev entries and applied to new outputs.
 
-- :mod:`~sparsecal.calibration.base`: estimator plumbing (parameters, ``clone``,
-  fitted checks, scikit-learn tags, saved state).
-- One module per binary calibrator: :mod:`~sparsecal.calibration.histogram`,
-  :mod:`~sparsecal.calibration.isotonic`, :mod:`~sparsecal.calibration.scaling_binning`,
-  :mod:`~sparsecal.calibration.platt`, :mod:`~sparsecal.calibration.beta`,
-  :mod:`~sparsecal.calibration.prior_logistic`, :mod:`~sparsecal.calibration.gaussian`
-  (their Newton solver: :mod:`~sparsecal.calibration.logistic`); the fusion of
-  several scores, :mod:`~sparsecal.calibration.fusion`; and :mod:`~sparsecal.calibration.temperature`
-  (temperature scaling of logits).
-- :mod:`~sparsecal.calibration.registry`: the one registry of methods.
-- :mod:`~sparsecal.calibration.grouped`: :class:`GroupedCalibrator` (SCW / TFG / per
-  tag) and K-fold :func:`cross_fit_predict`.
-- :mod:`~sparsecal.calibration.folds`: stratified K-fold by token;
-  :mod:`~sparsecal.calibration.selection`: :func:`select` (method, G, bins by
-  K-fold on dev); :mod:`~sparsecal.calibration.ensemble`:
-  :class:`CrossFittedCalibrator` (the average of K fold calibrators);
-  :mod:`~sparsecal.calibration.loading`: :func:`load_calibrator` (either saved kind).
-- :mod:`~sparsecal.calibration.forecaster`: :class:`Forecaster`, gradient-boosted
-  trees over event features (Jagannatha & Yu 2020), its trees kept as arrays
-  (:mod:`~sparsecal.calibration.trees`); :mod:`~sparsecal.calibration.choice_of_k`:
-  :func:`heuristic_k`, J&Y's choice of k for it.
-- :mod:`~sparsecal.calibration.comparison`: every method x {SCW, TFG}, Kranzlein et
-  al. 2021 Table 1 (:func:`compare_methods`).
-
-Names load from their module on first use (PEP 562), so that importing one
-module of this package (the registry, say) imports no other.
+One module per binary calibrator (``histogram``, ``isotonic``,
+``scaling_binning``, ``platt``, ``beta``, ``prior_logistic``, ``gaussian``; their
+Newton solver in ``logistic``), the fusion of several scores (``fusion``) and
+temperature scaling of logits (``temperature``); ``registry``, the one registry
+of methods; ``grouped``, :class:`GroupedCalibrator`, and ``ensemble``, its
+cross-fitted average; ``folds`` and ``selection``, model selection by K-fold;
+``forecaster`` and ``choice_of_k``, Jagannatha & Yu (2020)'s event forecaster;
+``comparison``, Kranzlein et al. 2021, Table 1. Names load from their module on
+first use (PEP 562), so importing one module imports no other.
 """
 from .._lazy import lazy_exports
 

@@ -1,11 +1,7 @@
-"""Estimator plumbing shared by every calibrator, in the manner of scikit-learn.
-
-:class:`Estimator` gives ``get_params`` / ``set_params`` (nested with ``__``), a
-scikit-learn style ``repr``, ``__sklearn_is_fitted__`` and ``__sklearn_tags__``
-(scikit-learn is imported only there); :func:`clone` makes an unfitted twin.
-:class:`BaseCalibrator` adds what every binary calibrator shares: input
-validation, ``predict``, and the fitted state as plain values and arrays for
-saving (:mod:`sparsecal.io.calibrators`).
+"""Estimator plumbing shared by every calibrator, in the manner of scikit-learn:
+parameters, ``repr``, :func:`clone`, fitted checks, scikit-learn tags (sklearn is
+imported only for them) and the fitted state for saving
+(:mod:`sparsecal.io.calibrators`).
 """
 import copy
 import inspect
@@ -20,15 +16,13 @@ __all__ = ["BaseCalibrator", "Estimator", "NotFittedError", "clone"]
 
 
 class NotFittedError(ValueError, AttributeError):
-    """Raised when an estimator is used before ``fit`` (the bases of
-    ``sklearn.exceptions.NotFittedError``).
-    """
+    """Raised when an estimator is used before ``fit`` (the bases of sklearn's)."""
 
 
 class Estimator:
-    """Parameters, repr, fitted check and scikit-learn tags: ``__init__`` only stores
-    its arguments under the same names; fitted attributes end in ``_`` and are
-    listed in ``_fitted_attributes``.
+    """Parameters, repr, fitted check and scikit-learn tags: ``__init__`` stores its
+    arguments under their names; fitted attributes end in ``_`` and are listed in
+    ``_fitted_attributes``.
     """
 
     _fitted_attributes = ()
@@ -40,9 +34,7 @@ class Estimator:
                       if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
 
     def get_params(self, deep=True):
-        """The parameters, with those of estimator parameters as ``name__param`` when
-        ``deep``.
-        """
+        """The parameters (those of estimator parameters as ``name__param`` when ``deep``)."""
         out = {}
         for name in self._get_param_names():
             value = getattr(self, name)
@@ -89,8 +81,7 @@ class Estimator:
 
 
 def clone(estimator):
-    """An unfitted copy with the same parameters (estimator parameters cloned, others
-    deep-copied), like ``sklearn.base.clone``.
+    """An unfitted copy with the same parameters, like ``sklearn.base.clone``.
 
     Parameters
     ----------
@@ -115,17 +106,15 @@ def clone(estimator):
 class BaseCalibrator(Estimator):
     """A binary calibrator: ``fit(scores, labels)`` on dev, ``predict(scores)``.
 
-    Scores are probabilities in [0, 1], shape ``(n,)`` or ``(n, 1)``; labels are
-    0/1. Subclasses implement ``_fit(x, y, w)`` and ``_predict(x)`` on validated
-    inputs, and where they need them ``_check_params(prefix)`` (run by ``fit`` and
-    on loading) and ``_check_state(fields)``; their fitted state is the attributes
-    named in ``_array_state`` (1-D float64 arrays) and ``_value_state`` (finite
-    numbers). See docs/architecture.md, "How to add a calibrator".
+    Scores are probabilities in [0, 1], shape ``(n,)`` or ``(n, 1)``. Subclasses
+    implement ``_fit(x, y, w)`` and ``_predict(x)`` on validated inputs, and where
+    needed ``_check_params(prefix)`` and ``_check_state(fields)``; their fitted
+    state is the attributes named in ``_array_state`` (1-D float64 arrays) and
+    ``_value_state`` (finite numbers). See docs/architecture.md, "How to add a
+    calibrator".
 
     Examples
     --------
-    A calibrator that outputs the dev positive rate whatever the score:
-
     >>> import numpy as np
     >>> from sparsecal.calibration import BaseCalibrator
     >>> class Constant(BaseCalibrator):
@@ -157,20 +146,7 @@ class BaseCalibrator(Estimator):
         return check_probabilities(x, "scores")
 
     def fit(self, scores, labels, sample_weight=None):
-        """Fit on dev scores and their 0/1 labels.
-
-        Parameters
-        ----------
-        scores : array_like of float32 or float64, shape (n,) or (n, 1)
-            Dev probabilities in [0, 1].
-        labels : array_like of {0, 1} or bool, shape (n,)
-        sample_weight : array_like of float, shape (n,), optional
-            Non-negative weights, not all zero.
-
-        Returns
-        -------
-        self
-        """
+        """Fit on dev scores, their 0/1 labels and optional non-negative sample weights."""
         self._check_params()
         x = self._scores(scores)
         if x.shape[0] == 0:
@@ -183,23 +159,14 @@ class BaseCalibrator(Estimator):
         return self
 
     def predict(self, scores):
-        """Calibrated scores (float32 for float32 input, float64 otherwise).
-
-        Parameters
-        ----------
-        scores : array_like of float32 or float64, shape (n,) or (n, 1)
-            Probabilities in [0, 1].
-
-        Returns
-        -------
-        ndarray, shape (n,)
-        """
+        """Calibrated scores (float32 for float32 input, float64 otherwise)."""
         self._check_fitted()
         return self._predict(self._scores(scores))
 
     def get_state(self):
-        """The fitted calibrator as ``(meta, arrays)``: a dict of JSON values
-        (``params`` and ``fitted``) and a dict of NumPy arrays."""
+        """The fitted calibrator as ``(meta, arrays)``: JSON values (``params``,
+        ``fitted``) and NumPy arrays.
+        """
         self._check_fitted()
         values = {name: _to_json(getattr(self, name)) for name in self._value_state}
         arrays = {name: np.asarray(getattr(self, name)) for name in self._array_state}
@@ -207,22 +174,8 @@ class BaseCalibrator(Estimator):
 
     @classmethod
     def from_state(cls, meta, arrays, fields=None):
-        """Rebuild a fitted calibrator from :meth:`get_state`'s ``(meta, arrays)``,
-        checking every field (parameters as ``fit`` does, finite values, 1-D finite
-        float64 arrays, the method's rules); ``fields`` names them in errors.
-
-        Examples
-        --------
-        >>> from sparsecal import HistogramBinning
-        >>> cal = HistogramBinning(n_bins=2).fit([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1])
-        >>> meta, arrays = cal.get_state()
-        >>> HistogramBinning.from_state(meta, arrays).bin_rates_
-        array([0., 1.])
-        >>> meta["params"]["n_bins"] = "2"
-        >>> HistogramBinning.from_state(meta, arrays)
-        Traceback (most recent call last):
-        ...
-        sparsecal.io.calibrators.StateError: params.n_bins must be a positive integer, got '2'
+        """Rebuild a fitted calibrator from :meth:`get_state`'s output, checking every
+        field; ``fields`` names them in errors.
         """
         fields = StateFields() if fields is None else fields
         with fields.in_json():
@@ -249,34 +202,8 @@ class BaseCalibrator(Estimator):
 
     @classmethod
     def from_params(cls, params, name="params"):
-        """An unfitted calibrator from saved parameters, checked as ``fit``
-        checks them.
-
-        Parameters
-        ----------
-        params : dict
-            Every parameter of the class, and nothing else.
-        name : str, default="params"
-            Its name in errors.
-
-        Returns
-        -------
-        BaseCalibrator
-
-        Raises
-        ------
-        ValueError, TypeError
-            Naming the missing, unknown or invalid parameter.
-
-        Examples
-        --------
-        >>> from sparsecal import PlattCalibrator
-        >>> PlattCalibrator.from_params({"application_prior": 0.3, "eps": 1e-7})
-        PlattCalibrator(application_prior=0.3, eps=1e-07)
-        >>> PlattCalibrator.from_params({"application_prior": 2.0, "eps": 1e-7})
-        Traceback (most recent call last):
-        ...
-        ValueError: params.application_prior must lie in (0, 1), got 2.0
+        """An unfitted calibrator from saved parameters, checked as ``fit`` checks them
+        (``name`` prefixes the parameters in errors).
         """
         check_fields(params, name, cls._get_param_names())
         obj = cls(**params)
@@ -291,9 +218,7 @@ class BaseCalibrator(Estimator):
 
 
 def check_unit_array(a, name, order=None):
-    """Check fitted probabilities: in [0, 1] and, if ``order`` says so,
-    ``"increasing"`` or ``"non-decreasing"``.
-    """
+    """Check fitted probabilities (``"increasing"`` or ``"non-decreasing"`` by ``order``)."""
     check_probabilities(a, name)
     if order is not None and a.size > 1:
         step = np.diff(a)
@@ -306,9 +231,7 @@ def check_unit_array(a, name, order=None):
 
 
 def check_bins(boundaries, values, n_bins, names):
-    """Check fitted bins: ``boundaries`` increasing in [0, 1], one more of ``values``
-    (in [0, 1]), at most ``n_bins`` bins.
-    """
+    """Check fitted bins: increasing ``boundaries``, one more of ``values``, at most ``n_bins``."""
     check_unit_array(boundaries, names[0], "increasing")
     check_unit_array(values, names[1])
     if values.shape[0] != boundaries.shape[0] + 1:

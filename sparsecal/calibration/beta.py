@@ -14,21 +14,17 @@ _EPS = np.finfo(np.float64).eps
 
 
 class BetaCalibration(BaseCalibrator):
-    """Beta calibration: ``p = sigmoid(a ln s - b ln(1 - s) + c)``.
-
-    Logistic regression on ``ln s`` and ``-ln(1 - s)`` (Kull, Silva Filho &
-    Flach 2017), fit as in ``betacal`` 1.1:
+    """Beta calibration ``p = sigmoid(a ln s - b ln(1 - s) + c)`` (Kull, Silva Filho &
+    Flach 2017, Section 3), fit as ``betacal`` 1.1 fits it:
 
     - ``"abm"``: fit ``a, b, c``; if ``a < 0``, refit with ``a = 0``, else if
       ``b < 0`` with ``b = 0`` (the refit is not constrained again).
     - ``"ab"`` (``m = 1/2``): no intercept, so ``c = (a - b) ln 2``.
     - ``"am"`` (``a = b``): logistic regression on ``logit(s)``.
 
-    Scores are clipped to ``[eps, 1 - eps]``, ``eps`` the float64 machine
-    epsilon, and the fit is in float64 whatever the dtype. The ridge penalty
-    ``||(a, b)||^2 / (2 C)`` with betacal's ``C = 99999999999`` keeps the
-    parameters finite on separable data; solved by Newton's method to machine
-    precision (betacal's L-BFGS stops at ``tol=1e-4``).
+    Scores are clipped to ``[eps, 1 - eps]`` (the float64 machine epsilon); the
+    ridge penalty ``||(a, b)||^2 / (2 C)`` with betacal's ``C = 99999999999``
+    keeps separable data finite, solved by Newton's method to machine precision.
 
     Parameters
     ----------
@@ -39,12 +35,6 @@ class BetaCalibration(BaseCalibrator):
     a_, b_, c_ : float
         The map's parameters (``a_ = b_`` for ``"am"``).
 
-    References
-    ----------
-    Kull, Silva Filho & Flach 2017, "Beyond sigmoids: How to obtain
-    well-calibrated probabilities from binary classifiers with beta calibration",
-    Electronic Journal of Statistics 11(2), Section 3.
-
     Examples
     --------
     >>> import numpy as np
@@ -52,12 +42,9 @@ class BetaCalibration(BaseCalibrator):
     >>> rng = np.random.default_rng(0)
     >>> scores = rng.random(20000)
     >>> truth = scores ** 3 / (scores ** 3 + (1 - scores))      # a = 3, b = 1, c = 0
-    >>> labels = (rng.random(20000) < truth).astype(np.uint8)
-    >>> cal = BetaCalibration().fit(scores, labels)
+    >>> cal = BetaCalibration().fit(scores, rng.random(20000) < truth)
     >>> round(cal.a_), round(cal.b_), round(cal.c_)
     (3, 1, 0)
-    >>> cal.predict([0.5]).round(1)                            # 0.125 / 0.625
-    array([0.2])
     """
 
     _value_state = ("a_", "b_", "c_")

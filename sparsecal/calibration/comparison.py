@@ -1,7 +1,5 @@
-"""Every recalibration method x {SCW, TFG}: Kranzlein et al. 2021, Table 1. Each
-method is fit on dev entries with one group (SCW) and with the TFG groups,
-applied to test entries, and SMCE and per-group GMCE (over the TFG groups) are
-evaluated before and after.
+"""Every recalibration method x {SCW, TFG}, fit on dev and evaluated on test
+(Kranzlein et al. 2021, Table 1).
 """
 from dataclasses import dataclass
 
@@ -24,11 +22,9 @@ __all__ = ["MethodComparison", "compare_methods"]
 @dataclass(frozen=True)
 class MethodComparison(Table):
     """Evaluations of the uncalibrated test entries (``before``) and of every
-    (method, grouping) recalibration of them (``after``, with the fitted
-    ``models``), over the TFG ``groups``; ``test_tokens`` counts the test tokens.
-
-    ``to_markdown()`` gives the layout of Kranzlein et al. 2021, Table 1, and
-    ``to_dict()`` the same numbers.
+    (method, grouping) recalibration (``after``, fitted ``models``) over the TFG
+    ``groups``; ``to_markdown()`` gives the layout of Kranzlein et al. 2021,
+    Table 1.
 
     Examples
     --------
@@ -74,9 +70,7 @@ class MethodComparison(Table):
         return out
 
     def _columns(self):
-        """One row per recalibration ("none" first): method, grouping, groups fitted, SMCE
-        ("All"), each group's GMCE, then the measures asked for.
-        """
+        """One row per recalibration ("none" first): method, grouping, groups, values."""
         results = [("none", None, self.before)] + [(m, g, r) for (m, g), r in self.after.items()]
         out = {"method": [m for m, _, _ in results], "grouping": [g for _, g, _ in results],
                "n_groups": [None if g is None else 1 if g == "scw" else self.groups.n_groups
@@ -90,9 +84,8 @@ class MethodComparison(Table):
         return out
 
     def to_markdown(self, all_groups=False):
-        """Table 1 layout: rows None and method x grouping; columns All (SMCE) and the
-        first and last (or all) groups' GMCE, each with its relative change; then the
-        groups' entries, tag types, training shares and tokens.
+        """Table 1: SMCE and the first and last (or all) groups' GMCE with relative
+        changes, then the groups' entries, tag types, training shares and tokens.
         """
         G = self.groups.n_groups
         shown = list(range(G)) if all_groups or G <= 2 else [0, G - 1]
@@ -159,15 +152,15 @@ def _cell(value, base):
 def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("scw", "tfg"),
                     n_bins=10, ci=None, seed=0, progress=None, prior=None,
                     evaluation=None):
-    """Fit every method x grouping on ``dev`` entries, evaluate on ``test``.
+    """Fit every method x grouping on ``dev`` entries and evaluate them on ``test``.
 
     Parameters
     ----------
     dev, test : Entries
     groups : TagGroups
-        TFG groups (evaluation always reports GMCE over them).
+        TFG groups (the evaluation reports GMCE over them).
     methods : sequence of str
-        Names in :data:`sparsecal.calibration.registry.METHODS`.
+        Names in :data:`~sparsecal.calibration.registry.METHODS`.
     groupings : sequence of {"scw", "tfg"}
     n_bins : int
         Bins of the evaluation and of the binning calibrators.
@@ -179,7 +172,7 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
     prior : float, optional
         The application prior of the methods that take one.
     evaluation : dict, optional
-        Further keyword arguments of every :func:`~sparsecal.metrics.evaluate`.
+        Further keyword arguments of :func:`~sparsecal.metrics.evaluate`.
 
     Returns
     -------
@@ -211,9 +204,7 @@ def compare_methods(dev, test, groups, *, methods=tuple(METHODS), groupings=("sc
 
 def _run_comparison(dev, test, groups, evaluate, tokens, *, methods, groupings, n_bins, ci,
                    seed, progress, prior, evaluation):
-    """The body of :func:`compare_methods` for checked entries of any kind: ``evaluate``
-    evaluates them, ``tokens()`` counts the test tokens with an entry.
-    """
+    """The body of :func:`compare_methods` for checked entries of any kind."""
     prior = check_prior_methods(methods, prior)
     bad = [g for g in groupings if g not in ("scw", "tfg")]
     if bad:

@@ -1,17 +1,13 @@
-"""A deployable cross-fitted ensemble: the average of K fold calibrators.
-
-scikit-learn's ``CalibratedClassifierCV(ensemble=True)`` fits one calibrator per
-fold, each on the training part of its split, and averages their predictions;
-:class:`CrossFittedCalibrator` does the same for a :class:`GroupedCalibrator`
-set-up over stratified token folds (lecture notes ``004``, "K-fold"). Unlike one
-model fit on all of dev, every member has a held-out fold, so the set-up that
-was evaluated by :func:`~sparsecal.calibration.grouped.cross_fit_predict` is
-exactly the one deployed, up to the averaging.
+"""A deployable cross-fitted ensemble: the average of K fold calibrators, as
+scikit-learn's ``CalibratedClassifierCV(ensemble=True)``, so that the set-up
+evaluated by :func:`~sparsecal.calibration.grouped.cross_fit_predict` is the
+one deployed, up to the averaging.
 """
 import re
 
 import numpy as np
 
+from .._docs import fill_doc
 from ..core.dispatch import takes_data
 from ..core.entries import Entries
 from ..core.validation import check_positive_int, check_unit_interval
@@ -26,31 +22,23 @@ __all__ = ["CrossFittedCalibrator"]
 _MEMBER_KEY = re.compile(r"m(0|[1-9][0-9]*)\.(.+)")
 
 
+@fill_doc
 class CrossFittedCalibrator(EntryTransformer, Estimator):
-    """K clones of a :class:`GroupedCalibrator` set-up, one per stratified token
-    fold (fit on the other folds), whose calibrated scores are averaged.
+    """K clones of a :class:`GroupedCalibrator` set-up, one per stratified token fold
+    (fit on the other folds), whose calibrated scores are averaged.
 
     Parameters
     ----------
     calibrator : GroupedCalibrator
-        The set-up (its parameters; it need not be fitted).
-    n_folds : int, default=5
-        K, at least 2.
-    seed : int, default=0
-        Seed of the folds (:func:`~sparsecal.calibration.folds.stratified_token_folds`,
-        stratified by ``calibrator.groups``).
+        The set-up (need not be fitted).
+    {folds}
 
     Attributes
     ----------
     calibrators_ : list of GroupedCalibrator
         One fitted member per fold that held entries.
     threshold_ : float
-        Threshold of the dev entries.
-
-    References
-    ----------
-    scikit-learn's ``CalibratedClassifierCV(ensemble=True)``; score-calibration
-    lecture notes (``004``), "K-fold"; Kranzlein, Liu & Schneider 2021, Section 3.3.
+        The dev entries' threshold.
 
     Examples
     --------
@@ -75,7 +63,7 @@ class CrossFittedCalibrator(EntryTransformer, Estimator):
 
     @property
     def renormalize(self):
-        """The set-up's ``renormalize`` (rows summed to 1 in dense transforms)."""
+        """The set-up's ``renormalize``."""
         return self.calibrator.renormalize
 
     def _check_params(self):
@@ -84,27 +72,8 @@ class CrossFittedCalibrator(EntryTransformer, Estimator):
         check_positive_int(self.seed, "seed", allow_zero=True)
 
     def fit(self, entries):
-        """Fit one member per stratified token fold of dev ``entries``.
-
-        Parameters
-        ----------
-        entries : Entries or DaskEntries
-            Dev entries, with their tokens; on a cluster (DaskEntries, with
-            their rows) the same folds and members, fitted on the workers
-            (:func:`sparsecal.distributed.folds.cross_fit_members`).
-
-        Returns
-        -------
-        self : CrossFittedCalibrator
-
-        Raises
-        ------
-        TypeError
-            For a ``calibrator`` that is not a GroupedCalibrator or ``entries``
-            that are not Entries or DaskEntries.
-        ValueError
-            For fewer than 2 folds, entries without tokens, or what the
-            members' ``fit`` refuses.
+        """Fit one member per stratified token fold of dev ``entries`` (Entries, or
+        DaskEntries: the same members, fitted on the workers).
         """
         self._check_params()
         self.calibrators_ = cross_fit_members(self.calibrator, entries, self.n_folds,
@@ -123,9 +92,9 @@ class CrossFittedCalibrator(EntryTransformer, Estimator):
         return (total / len(self.calibrators_)).astype(scores.dtype)
 
     def get_state(self):
-        """The fitted ensemble as ``(meta, arrays)``: each member's state
-        (:meth:`GroupedCalibrator.get_state`) under ``members[k]``, its arrays
-        prefixed ``m{k}.``."""
+        """The fitted ensemble as ``(meta, arrays)``: member ``k``'s state under
+        ``members[k]``, its arrays prefixed ``m{k}.``.
+        """
         self._check_fitted()
         meta = {"n_tags": self._tagset_size(), "threshold": self.threshold_,
                 "n_folds": int(self.n_folds), "seed": int(self.seed), "members": []}
@@ -138,28 +107,9 @@ class CrossFittedCalibrator(EntryTransformer, Estimator):
 
     @classmethod
     def from_state(cls, meta, arrays, fields=None):
-        """Rebuild a fitted ensemble from :meth:`get_state`'s output, checking
-        every field: exactly the documented ones, ``n_folds`` at least 2 and
-        1 to ``n_folds`` members, each checked by
-        :meth:`GroupedCalibrator.from_state`, all of one set-up (parameters and
-        groups), tagset and threshold; no array outside the members'.
-
-        Parameters
-        ----------
-        meta : dict
-        arrays : dict of str to ndarray
-        fields : StateFields, optional
-
-        Returns
-        -------
-        CrossFittedCalibrator
-            Fitted.
-
-        Raises
-        ------
-        ValueError
-            A :class:`~sparsecal.io.calibrators.StateError` naming the file and
-            the field.
+        """Rebuild a fitted ensemble from :meth:`get_state`'s output, checking every field
+        (1 to ``n_folds`` members of one set-up, tagset and threshold); an error is a
+        :class:`~sparsecal.io.calibrators.StateError` naming the file and the field.
         """
         fields = StateFields() if fields is None else fields
         with fields.in_json():
@@ -197,30 +147,19 @@ class CrossFittedCalibrator(EntryTransformer, Estimator):
         return model
 
     def save(self, path):
-        """Save to directory ``path``, atomically (format
-        ``sparsecal.CrossFittedCalibrator``, :mod:`sparsecal.io.calibrators`)."""
+        """Save to directory ``path``, atomically (:mod:`sparsecal.io.calibrators`)."""
         save_state(path, *self.get_state(), format=ENSEMBLE_FORMAT)
 
     @classmethod
     def load(cls, path):
-        """Load an ensemble saved by :meth:`save`, checking every field;
-        nothing in the files is executed or unpickled.
-
-        Raises
-        ------
-        ValueError
-            A :class:`~sparsecal.io.calibrators.StateError` naming the file and
-            the field.
-        """
+        """Load an ensemble saved by :meth:`save`, checking every field."""
         meta, arrays = load_state(path, format=ENSEMBLE_FORMAT)
         return cls.from_state(meta, arrays, StateFields(path))
 
 
 @takes_data
 def cross_fit_members(calibrator, entries, n_folds=5, seed=0):
-    """The members of a :class:`CrossFittedCalibrator`: ``calibrator`` fit on
-    the entries outside each stratified token fold holding entries, in fold
-    order (for DaskEntries, :func:`sparsecal.distributed.folds.cross_fit_members`)."""
+    """The members of a :class:`CrossFittedCalibrator`, in fold order."""
     if not isinstance(entries, Entries):
         raise TypeError("fit takes Entries (see sparsecal.threshold) or DaskEntries")
     fold = stratified_token_folds(entries, calibrator.groups, n_folds, seed)
@@ -237,8 +176,7 @@ def _member(info, arrays, fields, k):
 
 
 def _setup(member):
-    """What makes two members one set-up: class and parameters of the base,
-    groups, fallback, min_entries, renormalize."""
+    """What makes two members one set-up."""
     p = member.get_params(deep=False)
     return (type(p["base"]).__name__, repr(p["base"].get_params()), p["groups"],
             p["fallback"], p["min_entries"], p["renormalize"])

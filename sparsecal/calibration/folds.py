@@ -1,11 +1,7 @@
-"""K-fold splits of dev entries by token, stratified by tag group and label.
-
-Cross-fitting (lecture notes ``004``, "K-fold") holds out whole tokens.
-Stratifying tokens by the group of their gold entry gives every fold about 1/K
-of each group's positives, as scikit-learn's ``StratifiedKFold`` does for class
-labels. A token's fold depends only on the seed, its stratum and its rank in the
-stratum (:func:`positional_folds`), so a worker holding some rows and the
-stratum counts before them computes the same folds
+"""K-fold splits of dev entries by token, stratified by tag group and label, as
+scikit-learn's ``StratifiedKFold`` does by class. A token's fold depends only on
+the seed, its stratum and its rank in the stratum (:func:`positional_folds`), so
+a worker holding some rows computes the same folds
 (:mod:`sparsecal.distributed.folds`).
 """
 import numpy as np
@@ -14,6 +10,7 @@ from ..core.entries import check_entries
 from ..core.groups import check_groups
 from ..core.hashing import splitmix64
 from ..core.validation import check_positive_int
+from .._docs import fill_doc
 from ..core.dispatch import takes_data
 
 __all__ = ["positional_folds", "stratified_token_folds"]
@@ -27,9 +24,7 @@ def check_n_folds(n_folds):
 
 
 def token_strata(entries, groups, first_token, n_tokens):
-    """The stratum of tokens ``first_token .. first_token + n_tokens - 1``: the group
-    of the token's gold entry among ``entries``, or ``groups.n_groups`` without one.
-    """
+    """Per token from ``first_token``: its gold entry's group, or ``groups.n_groups``."""
     stratum = np.full(n_tokens, groups.n_groups, dtype=np.int64)
     gold = entries.label == 1
     stratum[entries.token[gold] - first_token] = groups.tag_to_group[entries.tag[gold]]
@@ -37,19 +32,17 @@ def token_strata(entries, groups, first_token, n_tokens):
 
 
 def positional_folds(stratum, offsets, n_folds, seed):
-    """The fold of each token of a run, from its stratum and its rank in the stratum:
-    the one rule of the folds, on one machine and on a cluster.
+    """The fold of each token of a run, from its stratum and its rank in the stratum.
 
-    A token's rank ``r`` is ``offsets[s]`` (its stratum's tokens before the run)
-    plus its rank in the run. Rank ``r`` is slot ``r % K`` of block ``r // K``, and
-    block ``(s, b)`` deals the K folds by the permutation that sorts K SplitMix64
-    hashes of ``(seed, s, b, i)``: each fold holds ``floor(n_s / K)`` or
-    ``ceil(n_s / K)`` of a stratum's tokens.
+    Rank ``r`` (``offsets[s]`` plus the rank in the run) is slot ``r % K`` of
+    block ``r // K``; block ``(s, b)`` deals the K folds by the permutation that
+    sorts K SplitMix64 hashes of ``(seed, s, b, i)``, so each fold holds
+    ``floor(n_s / K)`` or ``ceil(n_s / K)`` of a stratum's tokens.
 
     Parameters
     ----------
     stratum : ndarray of int, shape (n,)
-        Stratum of each token of the run, in token order.
+        The stratum of each token of the run, in token order.
     offsets : ndarray of int
         Per stratum, its tokens before the run.
     n_folds : int
@@ -96,12 +89,10 @@ def positional_folds(stratum, offsets, n_folds, seed):
 
 
 @takes_data
+@fill_doc
 def stratified_token_folds(entries, groups, n_folds=5, seed=0):
-    """The fold of every entry: each stratum's tokens dealt to the folds by
-    :func:`positional_folds` (counts per fold differ by at most one).
-
-    A token's stratum is the group of its gold entry, or one more stratum for
-    tokens without one above the threshold; all entries of a token share a fold.
+    """The fold of every entry: each token's stratum (the group of its gold entry, or
+    one more for tokens without one) dealt to the folds by :func:`positional_folds`.
 
     Parameters
     ----------
@@ -109,8 +100,7 @@ def stratified_token_folds(entries, groups, n_folds=5, seed=0):
         With their tokens.
     groups : TagGroups
         Over the tagset of ``entries`` (SCW stratifies by label only).
-    n_folds : int, default=5
-    seed : int, default=0
+    {folds}
 
     Returns
     -------

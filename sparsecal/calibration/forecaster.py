@@ -19,23 +19,18 @@ FORMAT = "sparsecal.Forecaster"
 
 
 class Forecaster(Estimator):
-    """Calibrated probability of an event from its features by gradient-boosted trees,
-    Jagannatha & Yu (2020)'s forecaster (Sections 2.5-2.6).
+    """Calibrated probability of an event from its features by gradient-boosted trees
+    (Jagannatha & Yu 2020, Sections 2.5-2.6).
 
     ``fit`` trains scikit-learn's ``HistGradientBoostingClassifier`` (log loss, no
-    early stopping) on dev events' features and correctness, one-hot encoding the
-    ``categorical`` codes seen in ``fit``. The trees are then copied into arrays
-    (:mod:`~sparsecal.calibration.trees`), so only ``fit`` needs
-    ``sparsecal[sklearn]``; ``predict``, ``save`` and ``load`` use no pickle.
+    early stopping), one-hot encoding the ``categorical`` codes seen in ``fit``;
+    the trees are then kept as arrays (:mod:`~sparsecal.calibration.trees`), so
+    only ``fit`` needs ``sparsecal[sklearn]`` and nothing is pickled.
 
     Parameters
     ----------
-    max_iter : int, default=100
-        Boosting iterations (trees).
-    learning_rate : float, default=0.1
-    max_leaf_nodes : int, default=15
-    min_samples_leaf : int, default=20
-    l2_regularization : float, default=0.0
+    max_iter, learning_rate, max_leaf_nodes, min_samples_leaf, l2_regularization
+        Those of ``HistGradientBoostingClassifier`` (defaults 100, 0.1, 15, 20, 0.0).
     categorical : tuple of str, default=("type",)
         Feature names one-hot encoded.
     random_state : int, default=0
@@ -56,11 +51,10 @@ class Forecaster(Estimator):
     >>> import numpy as np
     >>> from sparsecal.calibration import Forecaster
     >>> rng = np.random.default_rng(0)
-    >>> n = 4000
-    >>> features = {"mean": rng.random(n), "rank": rng.integers(1, 3, n)}
-    >>> labels = rng.random(n) < features["mean"] / features["rank"]
-    >>> f = Forecaster(max_iter=50).fit(features, labels)
-    >>> p = f.predict({"mean": [0.8, 0.8], "rank": [1, 2]})
+    >>> features = {"mean": rng.random(4000), "rank": rng.integers(1, 3, 4000)}
+    >>> labels = rng.random(4000) < features["mean"] / features["rank"]
+    >>> p = Forecaster(max_iter=50).fit(features, labels).predict({"mean": [0.8, 0.8],
+    ...                                                             "rank": [1, 2]})
     >>> bool(abs(p[0] - 0.8) < 0.1 and abs(p[1] - 0.4) < 0.1)
     True
     """
@@ -101,9 +95,7 @@ class Forecaster(Estimator):
             check_n_threads(self.n_threads, f"{prefix}n_threads")
 
     def _columns(self, features, n=None):
-        """Features as ``{name: float64 array}``: one length, finite, integer codes in the
-        categorical columns.
-        """
+        """Features as ``{name: float64 array}``, checked."""
         if not isinstance(features, Mapping):
             raise TypeError(f"features must be a mapping of feature name to array "
                             f"(e.g. Events.features), got {type(features).__name__}")
@@ -140,8 +132,7 @@ class Forecaster(Estimator):
 
     def fit(self, features, labels, sample_weight=None):
         """Fit on dev events: ``features`` maps names to columns of one length (e.g.
-        ``{**events.features, **sample_confidence(P).features()}``), ``labels`` says
-        whether each event is correct; returns ``self``.
+        ``Events.features``), ``labels`` says whether each event is correct.
         """
         self._check_params()
         ensemble = require("sklearn.ensemble", "sklearn", "Forecaster.fit")
@@ -172,7 +163,7 @@ class Forecaster(Estimator):
         return self
 
     def predict_log_odds(self, features):
-        """The raw prediction ``baseline + sum of leaf values`` for the columns of ``fit``."""
+        """``baseline + sum of leaf values`` for the columns of ``fit``."""
         self._check_fitted()
         cols = self._columns(features)
         if tuple(cols) != self.feature_names_in_:
@@ -186,9 +177,7 @@ class Forecaster(Estimator):
         return 0.5 * (1.0 + np.tanh(0.5 * z))
 
     def save(self, path):
-        """Write the fitted forecaster to directory ``path`` atomically: parameters,
-        feature names, categories and baseline as JSON, the trees as arrays.
-        """
+        """Write the fitted forecaster to directory ``path``, atomically."""
         self._check_fitted()
         n_codes = sum(v.shape[0] for v in self.categories_.values())
         meta = {"n_tags": max(n_codes, 1), "params": {**self.get_params(deep=False),
@@ -200,21 +189,7 @@ class Forecaster(Estimator):
 
     @classmethod
     def load(cls, path):
-        """Read a forecaster written by :meth:`save`, checking every field; it predicts
-        exactly as the saved one.
-
-        Examples
-        --------
-        >>> import numpy as np, tempfile, os
-        >>> from sparsecal.calibration import Forecaster
-        >>> rng = np.random.default_rng(1)
-        >>> X = {"mean": rng.random(500), "type": rng.integers(0, 3, 500)}
-        >>> f = Forecaster(max_iter=5).fit(X, rng.random(500) < X["mean"])
-        >>> path = os.path.join(tempfile.mkdtemp(), "forecaster")
-        >>> f.save(path)
-        >>> bool((Forecaster.load(path).predict(X) == f.predict(X)).all())
-        True
-        """
+        """Read a forecaster written by :meth:`save`, checking every field."""
         meta, arrays = load_state(path, format=FORMAT)
         fields = StateFields(path)
         with fields.in_json():

@@ -5,6 +5,7 @@ import os
 
 import numpy as np
 
+from .._docs import fill_doc
 from ..core.jsonfile import read_json
 from ..core.validation import check_float_matrix, check_labels, check_sample_weight
 from ..io.atomic import atomic_path
@@ -18,26 +19,19 @@ __all__ = ["LogisticFusion"]
 _FORMAT = "sparsecal.LogisticFusion"
 
 
+@fill_doc
 class LogisticFusion(Estimator):
     """Fused, calibrated log-likelihood ratio ``llr(x) = alpha @ x + gamma`` of ``k``
     systems' scores (or any finite features) ``x``, and its posterior.
 
-    Fit minimises the prior-weighted logistic objective of the lecture notes
-    (``004``, "Score-level fusion")::
-
-        sum_i w_i log(1 + exp(-z_i (alpha . x_i + gamma + logit(pi_t)))),
-        w_i = pi_t / n_T (positives), (1 - pi_t) / n_F (negatives)
-
-    With one column it is :class:`PriorWeightedLogistic`. Not a calibrator of one
-    score, so not in the method registry: fuse per entry by building ``X`` from
-    aligned entries.
+    The fit minimises :class:`PriorWeightedLogistic`'s objective with ``alpha .
+    x_i`` for ``a s_i`` (lecture notes ``004``, "Score-level fusion"); with one
+    column it is that calibrator. Not in the method registry (it fuses several
+    scores): fuse per entry by building ``X`` from aligned entries.
 
     Parameters
     ----------
-    training_prior : float in (0, 1), optional
-        ``pi_t``; None: the dev positive rate.
-    application_prior : float in (0, 1), optional
-        The prior of :meth:`predict`; None: ``training_prior_``.
+    {priors}
 
     Attributes
     ----------
@@ -54,8 +48,7 @@ class LogisticFusion(Estimator):
     >>> y = rng.random(4000) < 0.4
     >>> truth = np.where(y, 1.0, -1.0)
     >>> X = np.column_stack([truth + rng.normal(0, 1, 4000), truth + rng.normal(0, 2, 4000)])
-    >>> fusion = LogisticFusion(training_prior=0.5).fit(X, y)
-    >>> fusion.coef_.round(1)          # the LLR weights 2/sigma^2 of the two systems
+    >>> LogisticFusion(training_prior=0.5).fit(X, y).coef_.round(1)   # 2 / sigma^2
     array([2. , 0.5])
     """
 
@@ -85,9 +78,7 @@ class LogisticFusion(Estimator):
         return x
 
     def fit(self, X, labels, sample_weight=None):
-        """Fit ``alpha`` and ``gamma`` on finite dev features ``X`` (n, k) and 0/1
-        ``labels``; returns ``self``.
-        """
+        """Fit ``alpha`` and ``gamma`` on finite dev features ``X`` (n, k) and 0/1 ``labels``."""
         self._check_params()
         for name in self._fitted_attributes:
             self.__dict__.pop(name, None)

@@ -2,46 +2,37 @@
 Gaussians of the log-odds score give the calibrated log-likelihood ratio."""
 import numpy as np
 
+from .._docs import fill_doc
 from ..core.validation import DegenerateDataError, check_choice, check_prior
 from .llr import LLRCalibrator
 
 __all__ = ["GaussianCalibration"]
 
 
+@fill_doc
 class GaussianCalibration(LLRCalibrator):
-    """Generative calibration with a Gaussian model of ``s = logit(score)`` per class.
+    """Generative calibration with a Gaussian model of ``s = logit(score)`` per class
+    (Brümmer 2010, Chapter 7).
 
-    Fit ``s | positive ~ N(mu_T, v_T)`` and ``s | negative ~ N(mu_F, v_F)`` by
+    Fits ``s | positive ~ N(mu_T, v_T)`` and ``s | negative ~ N(mu_F, v_F)`` by
     (weighted) maximum likelihood; ``llr(s) = log N(s | mu_T, v_T) - log N(s |
     mu_F, v_F)`` and :meth:`predict` returns ``sigmoid(llr(s) + logit(pi_a))``.
-    ``variance="tied"`` (default, monotone, as the notes advise) pools one
-    within-class variance, so ``llr`` is affine in ``s``; ``"untied"`` gives
-    each class its own, and ``llr`` is quadratic.
+    ``variance="tied"`` (monotone, as the notes advise) pools one within-class
+    variance, so ``llr`` is affine in ``s``; ``"untied"`` makes it quadratic.
 
     Parameters
     ----------
     variance : {"tied", "untied"}, default="tied"
     application_prior : float in (0, 1), optional
-        ``pi_a`` of :meth:`predict`. None: the dev positive rate (``dev_prior_``).
-    eps : float in (0, 0.5), default=1e-7
-        Scores are clipped to ``[eps, 1 - eps]`` before the logit.
+        ``pi_a`` of :meth:`predict`; None: the dev positive rate (``dev_prior_``).
+    {logit_eps}
 
     Attributes
     ----------
     mean_pos_, mean_neg_, var_pos_, var_neg_ : float
-        The class means and variances of ``s`` (``var_pos_ = var_neg_`` when tied).
+        The class means and variances of ``s``.
     dev_prior_ : float
         The (weighted) dev positive rate.
-
-    Raises
-    ------
-    DegenerateDataError
-        In ``fit``, for dev labels of one class, or a variance of zero.
-
-    References
-    ----------
-    Brümmer 2010, *Measuring, refining and calibrating speaker and language
-    information extracted from speech*, PhD thesis, Stellenbosch, Chapter 7.
 
     Examples
     --------

@@ -1,11 +1,6 @@
-"""Recalibration per tag group: SCW, TFG or per tag (with fallback), and K-fold.
-
-Kranzlein, Liu & Schneider 2021, Sections 2.2 and 3.3: one binary calibrator is fit
-on the pooled dev entries of each group (SCW: one group; TFG: one per frequency
-group) and applied to test entries of the same group. Per-tag calibration falls
-back to a coarser grouping (e.g. the tag's TFG group) where a tag has too few dev
-entries. K-fold cross-fitting (lecture notes ``004``, "K-fold") gives calibrated
-dev scores for an honest evaluation of a recalibration set-up.
+"""Recalibration per tag group (Kranzlein, Liu & Schneider 2021, Sections 2.2 and 3.3):
+one binary calibrator per group (SCW, TFG, or per tag with a coarser fallback), and
+K-fold cross-fitting for honest dev scores.
 """
 import os
 import re
@@ -25,19 +20,21 @@ from ..io.calibrators import (StateFields, check_bool, check_count, check_fields
 from .base import BaseCalibrator, Estimator, clone
 from .folds import stratified_token_folds
 from .registry import calibrator_class
+from .._docs import fill_doc
 from ..core.dispatch import takes_data
 
 __all__ = ["EntryTransformer", "GroupedCalibrator", "cross_fit_predict"]
 
 
 class EntryTransformer:
-    """Applying a fitted per-entry calibration to entries, dense matrices and
-    ``.npy`` files; a subclass defines ``_calibrate(scores, tags)``,
-    ``_tagset_size()``, ``threshold_`` and ``renormalize``."""
+    """Applies a fitted per-entry calibration to entries, dense matrices and ``.npy``
+    files; a subclass defines ``_calibrate(scores, tags)``, ``_tagset_size()``,
+    ``threshold_`` and ``renormalize``.
+    """
 
     @property
     def n_tags(self):
-        """The size of the tagset it calibrates (columns of a dense matrix)."""
+        """The number of tags calibrated (columns of a dense matrix)."""
         return self._tagset_size()
 
     @takes_data
@@ -49,17 +46,12 @@ class EntryTransformer:
         return entries.with_scores(self._calibrate(entries.score, entries.tag))
 
     def transform_dense(self, scores, out=None, *, chunk_rows=None, progress=None):
-        """Calibrate a dense score matrix: entries ``>= threshold_`` get their
-        group's calibrated score, the rest are left as they are.
+        """Calibrate a dense score matrix: scores ``>= threshold_`` get their group's
+        calibrated score, the rest keep theirs.
 
-        Streams over row chunks, so ``scores`` may be a memory map larger than
-        memory; pass ``out`` (an array or memory map of the same shape and dtype,
-        e.g. from ``np.lib.format.open_memmap``) to write there; ``progress`` is
-        called as ``progress(rows_done, n_tokens)`` after each chunk.
-
-        Returns
-        -------
-        ndarray, the calibrated matrix (``out`` if given)
+        Streams over row chunks (``scores`` may be a memory map larger than memory),
+        writes into ``out`` if given, and calls ``progress(rows_done, n_tokens)``
+        after each chunk.
         """
         self._check_fitted()
         check_progress(progress)
@@ -102,48 +94,9 @@ class EntryTransformer:
     def transform_file(self, scores_path, out_path, *, chunk_rows=None, progress=None):
         """Calibrate a ``.npy`` score matrix into a new ``.npy`` file, streaming.
 
-        The scores are read through a memory map and the output is written chunk
-        by chunk with ordinary writes (never through a writable memory map, which
-        turns a full disk into SIGBUS), to a temporary file that replaces
-        ``out_path`` only when complete (:func:`~sparsecal.io.atomic.atomic_path`).
-
-        Parameters
-        ----------
-        scores_path : str or os.PathLike
-            A ``.npy`` matrix ``[n_tokens, n_tags]`` (float32 or float64, any
-            byte order).
-        out_path : str or os.PathLike
-            The output ``.npy`` (same shape and dtype).
-        chunk_rows : int, optional
-            Rows per chunk (default: about 32 MiB of scores).
-        progress : callable, optional
-            Called as ``progress(rows_done, n_tokens)`` after each chunk.
-
-        Returns
-        -------
-        str or os.PathLike
-            ``out_path``.
-
-        Raises
-        ------
-        ValueError
-            For a scores file that is not a float matrix of this model's tags.
-        OSError
-            A failure to write (a full disk, a file-size limit), naming
-            ``out_path``; no output or temporary file is left then.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> import sparsecal as sc
-        >>> from sparsecal.datasets import make_tagger_outputs
-        >>> data = make_tagger_outputs(300, n_tags=20, split_seed=1)
-        >>> model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), sc.TagGroups.scw(20))
-        >>> model = model.fit(sc.threshold(data.scores, data.gold))
-        >>> np.save("scores.npy", data.scores)
-        >>> _ = model.transform_file("scores.npy", "calibrated.npy", chunk_rows=64)
-        >>> np.array_equal(np.load("calibrated.npy"), model.transform_dense(data.scores))
-        True
+        The output is written with ordinary writes (a writable memory map turns a full
+        disk into SIGBUS) to a temporary file that replaces ``out_path`` when complete;
+        a failed write raises an OSError naming ``out_path`` and leaves no file.
         """
         self._check_fitted()
         check_progress(progress)
@@ -171,48 +124,32 @@ class GroupedCalibrator(EntryTransformer, Estimator):
     Parameters
     ----------
     base : BaseCalibrator
-        The calibrator to clone per group (e.g. ``IsotonicCalibrator()``).
+        Cloned per group (e.g. ``IsotonicCalibrator()``).
     groups : TagGroups
-        The grouping to calibrate by (SCW, TFG, per-tag, custom).
+        SCW, TFG, per-tag or custom groups.
     fallback : TagGroups, optional
-        For a group with fewer than ``min_entries`` dev entries, each of its tags
-        uses the calibrator of its ``fallback`` group instead (fit on all dev
-        entries of that group), e.g. per-tag with TFG fallback.
+        The tags of a group with fewer than ``min_entries`` dev entries use the
+        calibrator of their ``fallback`` group (e.g. per tag, TFG fallback).
     min_entries : int, default=200
-        Dev entries a group needs to get its own calibrator
-        (:data:`~sparsecal.metrics.marginal.DEFAULT_BIN_SIZE`: one bin of
-        Nguyen & O'Connor 2015, Section 3.2; it was 1 before, which let per-tag
-        calibrators of a handful of entries triple the test SMCE,
-        docs/recalibration.md, "Defaults"). A group with fewer uses its
-        ``fallback`` group's calibrator; a fallback group (or, without
-        ``fallback``, a group) with fewer keeps its scores unchanged, with a
-        warning naming it. A smaller value warns naming the groups fit on
-        fewer than 200 entries. A group whose dev data ``base`` refuses
-        (:class:`~sparsecal.core.validation.DegenerateDataError`: one class
-        or zero variance, for the logistic and Gaussian methods) is handled
-        as one with too few entries, with one warning naming the groups and
-        the reason; the methods that fit such data (binning, isotonic, Beta:
-        to about 0 or 1) fit it.
+        Dev entries a group needs for its own calibrator (one bin of Nguyen &
+        O'Connor 2015; docs/recalibration.md, "Defaults"; a smaller value warns).
+        A group with fewer, or whose data ``base`` refuses
+        (:class:`~sparsecal.core.validation.DegenerateDataError`: one class or
+        zero variance), uses its fallback group's calibrator, else keeps its
+        scores, with a warning naming it.
     renormalize : bool, default=False
-        In :meth:`transform_dense`, rescale each row to sum to 1 after
-        calibration. Off by default: the paper evaluates unnormalised scores
-        (Section 3.1) and leaves normalisation open (Section 6).
+        Rescale each row of :meth:`transform_dense` to sum to 1 (the paper
+        evaluates unnormalised scores, Section 3.1).
 
     Attributes
     ----------
     calibrators_ : list of BaseCalibrator
-        Primary group calibrators, then fallback group calibrators (only for
-        groups with at least ``min_entries`` dev entries).
+        The groups' calibrators, then the fallback groups'.
     tag_to_calibrator_ : ndarray of int64, shape (n_tags,)
-        Index into ``calibrators_`` used for each tag (-1: left unchanged).
+        Index into ``calibrators_`` per tag (-1: left unchanged).
     threshold_ : float
-        Threshold of the dev entries; :meth:`transform_dense` calibrates the
+        The dev entries' threshold: :meth:`transform_dense` calibrates the
         scores at or above it.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Sections 2.2 and 3.3 (SCW, TFG);
-    docs/architecture.md, Semantics 7-8.
 
     Examples
     --------
@@ -222,11 +159,8 @@ class GroupedCalibrator(EntryTransformer, Estimator):
     >>> tfg = sc.TagGroups.from_counts(dev.train_counts, 3)
     >>> model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), tfg)
     >>> model = model.fit(sc.threshold(dev.scores, dev.gold))
-    >>> len(model.calibrators_), model.get_params()["min_entries"]
-    (3, 200)
-    >>> calibrated = model.transform(sc.threshold(test.scores, test.gold))
-    >>> model.transform_dense(test.scores).shape == test.scores.shape
-    True
+    >>> len(model.calibrators_), model.transform_dense(test.scores).shape == test.scores.shape
+    (3, True)
     """
 
     def __init__(self, base, groups, *, fallback=None, min_entries=DEFAULT_BIN_SIZE,
@@ -259,35 +193,9 @@ class GroupedCalibrator(EntryTransformer, Estimator):
     def fit(self, entries, sample_weight=None, *, progress=None):
         """Fit one calibrator per group on dev ``entries``.
 
-        Parameters
-        ----------
-        entries : Entries
-            Thresholded dev entries (see :func:`sparsecal.threshold`).
-        sample_weight : array_like of float, shape (len(entries),), optional
-            One weight per entry. For :class:`~sparsecal.distributed.DaskEntries`
-            one weight per TOKEN instead: a dask array (or array_like) of shape
-            ``(n_tokens,)`` (rows of the score matrix, rechunked like them),
-            each entry weighted by its token's weight, i.e.
-            ``sample_weight=w[entries.token]`` on one machine (docs/scale.md,
-            "weights"; every method but scaling-binning).
-        progress : callable, optional
-            Called as ``progress(groups_done, n_groups)`` after each group of
-            ``groups`` and then of ``fallback`` (whose groups all count as done
-            at once when no tag needs them); ``n_groups`` counts both.
-
-        Returns
-        -------
-        self : GroupedCalibrator
-
-        Raises
-        ------
-        TypeError
-            For a ``base`` that is not a calibrator, ``groups`` that are not
-            :class:`TagGroups`, ``entries`` that are not :class:`Entries`, or a
-            ``progress`` that is not callable.
-        ValueError
-            For no entries, a mismatched ``sample_weight`` or ``fallback``, or an
-            invalid ``min_entries``.
+        ``sample_weight`` holds one weight per entry; for DaskEntries one per token,
+        shape ``(n_tokens,)`` (docs/scale.md, "weights"). ``progress(groups_done,
+        n_groups)`` is called after each group of ``groups``, then of ``fallback``.
         """
         self._check_params()
         if not isinstance(entries, Entries):
@@ -311,27 +219,10 @@ class GroupedCalibrator(EntryTransformer, Estimator):
                                progress=progress)
 
     def fit_groups(self, grouping, dev_tags, threshold, *, progress=None):
-        """Fit from per-group sizes and fits: the rule of :meth:`fit` (groups
-        with fewer than ``min_entries`` dev entries, fallback, warnings), for
-        any source of dev data (in-memory entries, or a cluster's in
-        :mod:`sparsecal.distributed`).
-
-        Parameters
-        ----------
-        grouping : callable
-            ``grouping(groups)`` for ``groups`` (then ``fallback``) returns
-            ``(sizes, fit_group)``: dev entries per group and a function
-            returning the fitted calibrator of group ``g``.
-        dev_tags : ndarray of int
-            The tags with at least one dev entry (for the warning).
-        threshold : float
-            The dev entries' threshold (``threshold_``).
-        progress : callable, optional
-            As in :meth:`fit`.
-
-        Returns
-        -------
-        self : GroupedCalibrator
+        """:meth:`fit`'s rule (``min_entries``, fallback, warnings) for any source of dev
+        data: ``grouping(groups)`` returns ``(sizes, fit_group)``, the dev entries per
+        group and a function fitting group ``g``; ``dev_tags`` are the tags with dev
+        entries.
         """
         self._check_params()
         n_fallback = 0 if self.fallback is None else self.fallback.n_groups
@@ -362,11 +253,9 @@ class GroupedCalibrator(EntryTransformer, Estimator):
         return self
 
     def _fit_grouping(self, groups, grouping, calibrators, tag_map, tags_wanted, counter):
-        """Fit a calibrator for every group of ``groups`` holding a wanted tag,
-        counting each group; returns the wanted tags whose group had too few
-        entries or dev data the method refuses (:class:`DegenerateDataError`:
-        one class, zero variance), and the latter alone, warning once naming
-        their groups."""
+        """Fit each group of ``groups`` holding a wanted tag; return the wanted tags left
+        without a calibrator and, of them, those whose data the method refused.
+        """
         sizes, fit_group = grouping(groups)
         weak = np.zeros(groups.n_tags, dtype=bool)
         refused_tags = np.zeros(groups.n_tags, dtype=bool)
@@ -426,8 +315,7 @@ class GroupedCalibrator(EntryTransformer, Estimator):
         return out
 
     def get_state(self):
-        """The fitted model as ``(meta, arrays)``: JSON values and NumPy arrays
-        (the layout is described in :mod:`sparsecal.io.calibrators`)."""
+        """The fitted model as ``(meta, arrays)`` (layout: :mod:`sparsecal.io.calibrators`)."""
         self._check_fitted()
         base = self.base
         meta = {"n_tags": self.groups.n_tags, "threshold": self.threshold_,
@@ -448,54 +336,12 @@ class GroupedCalibrator(EntryTransformer, Estimator):
 
     @classmethod
     def from_state(cls, meta, arrays, fields=None):
-        """Rebuild a fitted model from :meth:`get_state`'s output, checking every
-        field (the layout is described in :mod:`sparsecal.io.calibrators`).
+        """Rebuild a fitted model from :meth:`get_state`'s output, checking every field.
 
-        The container is checked here: exactly the documented fields, of their
-        JSON types (``renormalize`` a boolean, ``threshold`` in [0, 1], counts
-        positive integers), classes that are registered methods
-        (:mod:`sparsecal.calibration.registry`; nothing else is ever imported or
-        run), parameters checked as ``fit`` checks them, every calibrator of the
-        base's class and parameters, and the tag maps (one integer per tag, group
-        and calibrator indices in range). Each calibrator checks its own fitted
-        values and arrays (:meth:`BaseCalibrator.from_state`).
-
-        Parameters
-        ----------
-        meta : dict
-            JSON values; ``format`` and ``version`` may be present (they are
-            checked by :func:`~sparsecal.io.calibrators.load_state`).
-        arrays : dict of str to ndarray
-        fields : StateFields, optional
-            How errors name the files (see
-            :class:`~sparsecal.io.calibrators.StateFields`).
-
-        Returns
-        -------
-        GroupedCalibrator
-            Fitted.
-
-        Raises
-        ------
-        ValueError
-            A :class:`~sparsecal.io.calibrators.StateError` naming the file and
-            the field for a missing, unknown, inconsistent or invalid value.
-
-        Examples
-        --------
-        >>> import sparsecal as sc
-        >>> from sparsecal.datasets import make_tagger_outputs
-        >>> dev = make_tagger_outputs(500, split_seed=1)
-        >>> model = sc.GroupedCalibrator(sc.HistogramBinning(n_bins=5),
-        ...                              sc.TagGroups.scw(426))
-        >>> meta, arrays = model.fit(sc.threshold(dev.scores, dev.gold)).get_state()
-        >>> sc.GroupedCalibrator.from_state(meta, arrays).calibrators_
-        [HistogramBinning(bin_size=None, n_bins=5)]
-        >>> meta["calibrators"][0]["params"]["n_bins"] = "5"
-        >>> sc.GroupedCalibrator.from_state(meta, arrays)
-        Traceback (most recent call last):
-        ...
-        sparsecal.io.calibrators.StateError: calibrators[0].params.n_bins must be a positive integer, got '5'
+        Only registered method classes are accepted (nothing is imported or run),
+        parameters are checked as ``fit`` checks them and every calibrator must be a
+        clone of ``base``; an error is a :class:`~sparsecal.io.calibrators.StateError`
+        naming the file and the field (``fields``).
         """
         fields = StateFields() if fields is None else fields
         with fields.in_json():
@@ -550,26 +396,8 @@ class GroupedCalibrator(EntryTransformer, Estimator):
 
     @classmethod
     def load(cls, path):
-        """Load a model saved by :meth:`save`, checking every field; nothing in
-        the files is executed or unpickled.
-
-        Parameters
-        ----------
-        path : str or path
-            The directory :meth:`save` wrote.
-
-        Returns
-        -------
-        GroupedCalibrator
-            Fitted.
-
-        Raises
-        ------
-        ValueError
-            A :class:`~sparsecal.io.calibrators.StateError` naming the file
-            (``calibrator.json`` or ``arrays.npz``) and the field, for a
-            directory that is not a complete, valid saved calibrator (see
-            :func:`~sparsecal.io.calibrators.load_state` and :meth:`from_state`).
+        """Load a model saved by :meth:`save`, checking every field (a StateError names
+        the file and the field); nothing is executed or unpickled.
         """
         meta, arrays = load_state(path)
         return cls.from_state(meta, arrays, StateFields(path))
@@ -596,8 +424,7 @@ def _registered(class_name, name):
 
 
 def _split_arrays(arrays, n_calibrators, has_fallback):
-    """The arrays of each calibrator (``c{i}.{name}`` -> ``{name}``); any other
-    array must be one of the tag maps."""
+    """The arrays of each calibrator (``c{i}.{name}`` -> ``{name}``)."""
     maps = {"groups_tag_to_group", "tag_to_calibrator"} | (
         {"fallback_tag_to_group"} if has_fallback else set())
     out = [{} for _ in range(n_calibrators)]
@@ -626,41 +453,26 @@ def _plain(params):
 
 
 @takes_data
+@fill_doc
 def cross_fit_predict(calibrator, entries, *, n_folds=5, seed=0):
-    """Calibrated dev scores by K-fold cross-fitting (lecture notes ``004``, K-fold).
+    """Calibrated dev scores by stratified K-fold cross-fitting (lecture notes ``004``).
 
-    Tokens are dealt (seeded) into ``n_folds`` folds stratified by the group of
-    their gold entry in ``calibrator.groups``
-    (:func:`~sparsecal.calibration.folds.stratified_token_folds`); for each fold a clone of
-    ``calibrator`` (a :class:`GroupedCalibrator`) is fit on the entries of the
-    other folds and calibrates the entries of this fold. The calibrated scores of
-    all folds are pooled, so every dev entry is calibrated by a model that did
-    not see its token. Evaluate the pooled scores (not an average over folds).
+    Each fold of tokens (:func:`~sparsecal.calibration.folds.stratified_token_folds`
+    over ``calibrator.groups``) is calibrated by a clone of ``calibrator`` fit on
+    the other folds; evaluate the pooled scores, not an average over folds.
 
     Parameters
     ----------
     calibrator : GroupedCalibrator
-        The set-up to cross-fit (its parameters; it need not be fitted).
+        The set-up (need not be fitted).
     entries : Entries
-        Dev entries, with their tokens.
-    n_folds : int, default=5
-        K, at least 2.
-    seed : int, default=0
-        Seed of the token shuffle.
+        Dev entries with their tokens.
+    {folds}
 
     Returns
     -------
     Entries
-        ``entries`` with the pooled, cross-fitted calibrated scores.
-
-    Raises
-    ------
-    ValueError
-        For fewer than 2 folds or entries without tokens.
-
-    References
-    ----------
-    Score-calibration lecture notes (``004``), "K-fold".
+        ``entries`` with the pooled out-of-fold scores.
 
     Examples
     --------
@@ -669,8 +481,7 @@ def cross_fit_predict(calibrator, entries, *, n_folds=5, seed=0):
     >>> dev = make_tagger_outputs(2000, split_seed=1)
     >>> entries = sc.threshold(dev.scores, dev.gold)
     >>> model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), sc.TagGroups.scw(426))
-    >>> honest = sc.calibration.cross_fit_predict(model, entries, n_folds=5)
-    >>> len(honest) == len(entries)
+    >>> len(sc.calibration.cross_fit_predict(model, entries, n_folds=5)) == len(entries)
     True
     """
     check_grouped(calibrator, "calibrator")
@@ -690,8 +501,7 @@ def check_grouped(calibrator, name):
 
 
 def fold_models(calibrator, entries, fold):
-    """Yield ``(held, model)`` for every fold holding entries: the mask of its
-    entries and a clone of ``calibrator`` fit on all the other entries."""
+    """Yield ``(held, model)`` per fold: its entries' mask and ``calibrator`` fit on the rest."""
     for k in np.unique(fold):
         held = fold == k
         yield held, clone(calibrator).fit(entries.take(~held))

@@ -10,12 +10,11 @@ __all__ = ["HistogramBinning"]
 
 
 class HistogramBinning(BaseCalibrator):
-    """Histogram binning on equal-mass dev bins (Zadrozny & Elkan 2001): a score is
-    mapped to the dev positive rate of its bin.
+    """Histogram binning (Zadrozny & Elkan 2001): a score is mapped to the dev positive
+    rate of its equal-mass bin.
 
-    Bins cover [0, 1] without gaps, cut halfway between neighbouring dev bins; a
-    bin's rate is over the dev points looked up in it, so a run of tied dev scores
-    is never split (the bins a rank cut would split are merged).
+    Bins cover [0, 1], cut halfway between neighbouring dev bins; a run of tied dev
+    scores is never split (the bins a cut would split are merged).
 
     Parameters
     ----------

@@ -22,8 +22,7 @@ class IsotonicCalibrator(BaseCalibrator):
     >>> from sparsecal import IsotonicCalibrator
     >>> rng = np.random.default_rng(0)
     >>> scores = rng.random(1000)
-    >>> labels = (rng.random(1000) < scores ** 2).astype(np.uint8)   # overconfident
-    >>> cal = IsotonicCalibrator().fit(scores, labels)
+    >>> cal = IsotonicCalibrator().fit(scores, rng.random(1000) < scores ** 2)
     >>> bool(np.all(np.diff(cal.predict(np.linspace(0, 1, 11))) >= 0))
     True
     """
@@ -45,9 +44,7 @@ class IsotonicCalibrator(BaseCalibrator):
 
 
 def check_knots(x_knots, y_knots, fields):
-    """Check fitted isotonic knots: one or more, of one length, in [0, 1] and
-    non-decreasing (``fields`` names them).
-    """
+    """Check fitted isotonic knots: one or more, of one length, in [0, 1], non-decreasing."""
     xs, ys = fields.array("x_knots_"), fields.array("y_knots_")
     if x_knots.shape[0] == 0 or x_knots.shape != y_knots.shape:
         raise ValueError(f"{xs} and {ys} must be non-empty and of one length, got "

@@ -10,9 +10,9 @@ __all__ = ["LLRCalibrator"]
 
 
 class LLRCalibrator(BaseCalibrator):
-    """Base of the calibrators whose model is an LLR: subclasses have the parameters
+    """Base of the calibrators whose model is an LLR: subclasses take
     ``application_prior`` and ``eps`` and implement ``_llr(s)`` and
-    ``_fitted_prior()`` (the prior used when ``application_prior`` is None).
+    ``_fitted_prior()`` (the prior when ``application_prior`` is None).
     """
 
     def _check_prior_params(self, prefix, names):

@@ -1,6 +1,4 @@
-"""Loading any saved calibrator: a :class:`GroupedCalibrator` or a
-:class:`CrossFittedCalibrator`, told apart by the ``format`` field of its
-``calibrator.json`` (:mod:`sparsecal.io.calibrators`)."""
+"""Loading any saved calibrator, told apart by the ``format`` of its ``calibrator.json``."""
 from ..io.calibrators import ENSEMBLE_FORMAT, FORMAT, StateFields, load_state
 from .ensemble import CrossFittedCalibrator
 from .grouped import GroupedCalibrator
@@ -9,9 +7,8 @@ __all__ = ["load_calibrator"]
 
 
 def load_calibrator(path):
-    """Load a calibrator saved by :meth:`GroupedCalibrator.save` or
-    :meth:`CrossFittedCalibrator.save` (told apart by the ``format`` of its
-    ``calibrator.json``), checking every field; nothing is executed or unpickled.
+    """Load a :class:`GroupedCalibrator` or :class:`CrossFittedCalibrator` saved by
+    its ``save``, checking every field; nothing is executed or unpickled.
 
     Parameters
     ----------

@@ -12,23 +12,7 @@ MAX_ITER = 200
 
 
 def logit(p, eps=0.0):
-    """``log(p / (1 - p))`` in float64, ``p`` first clipped to ``[eps, 1 - eps]``.
-
-    Parameters
-    ----------
-    p : float or array_like
-    eps : float in [0, 0.5), default=0.0
-
-    Returns
-    -------
-    float or ndarray of float64
-
-    Examples
-    --------
-    >>> from sparsecal.calibration.logistic import logit
-    >>> float(logit(0.5)), round(float(logit(0.75)), 6), round(float(logit(1.0, 1e-7)), 4)
-    (0.0, 1.098612, 16.1181)
-    """
+    """``log(p / (1 - p))`` in float64, ``p`` first clipped to ``[eps, 1 - eps]``."""
     p = np.asarray(p, dtype=np.float64)
     if eps:
         p = np.clip(p, eps, 1.0 - eps)
@@ -36,36 +20,11 @@ def logit(p, eps=0.0):
 
 
 def prior_weights(positive, sample_weight, prior):
-    """Weights of the prior-weighted objective (summing to 1) and their prior.
+    """Weights of the prior-weighted objective and their prior (lecture notes ``004``).
 
-    Positives share ``prior`` of the weight and negatives ``1 - prior``:
-    ``w_i = prior / n_T`` or ``(1 - prior) / n_F``, times the sample weight
-    (lecture notes ``004``). Without ``prior`` it is the dev positive rate, and
-    ``w_i = 1 / n``: plain maximum likelihood.
-
-    Parameters
-    ----------
-    positive : ndarray of bool, shape (n,)
-    sample_weight : ndarray of float64, shape (n,), or None
-    prior : float in (0, 1), or None
-
-    Returns
-    -------
-    weights : ndarray of float64, shape (n,)
-    prior : float
-
-    Raises
-    ------
-    DegenerateDataError
-        If the labels (of positive weight) are all of one class.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.calibration.logistic import prior_weights
-    >>> w, p = prior_weights(np.array([True, False, False, False]), None, 0.5)
-    >>> w.tolist(), p
-    ([0.5, 0.16666666666666666, 0.16666666666666666, 0.16666666666666666], 0.5)
+    Positives share ``prior`` of the weight and negatives ``1 - prior``, times the
+    sample weights; without ``prior`` it is the dev positive rate (plain maximum
+    likelihood). Labels of one class raise a DegenerateDataError.
     """
     w = np.ones(positive.shape[0]) if sample_weight is None else sample_weight
     w_pos, w_all = float(w[positive].sum()), float(w.sum())
@@ -77,36 +36,11 @@ def prior_weights(positive, sample_weight, prior):
 
 
 def fit_log_odds(s, positive, sample_weight, prior):
-    """Prior-weighted logistic regression on one feature ``s``: minimises
-    ``sum_i w_i log(1 + exp(-z_i (a s_i + g + logit(prior))))`` with the
-    :func:`prior_weights` ``w_i``, so that ``a s + g`` is a log-likelihood ratio.
+    """``(a, g, prior)`` of the prior-weighted logistic regression on one feature ``s``.
 
-    Parameters
-    ----------
-    s : ndarray of float64, shape (n,)
-        Finite.
-    positive : ndarray of bool, shape (n,)
-    sample_weight : ndarray of float64, shape (n,), or None
-    prior : float in (0, 1), or None
-        None: the (weighted) dev positive rate.
-
-    Returns
-    -------
-    a, g, prior : float
-
-    Raises
-    ------
-    DegenerateDataError
-        For labels of one class, or ``s`` all equal (the slope is undetermined).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.calibration.logistic import fit_log_odds
-    >>> y = np.array([0, 0, 1, 0, 1, 1], dtype=bool)     # rates 1/3 and 2/3
-    >>> a, g, prior = fit_log_odds(np.repeat([-1.0, 1.0], 3), y, None, None)
-    >>> round(a, 6), abs(round(g, 6)), prior              # a = log 2, g = 0
-    (0.693147, 0.0, 0.5)
+    Minimises ``sum_i w_i log(1 + exp(-z_i (a s_i + g + logit(prior))))`` with the
+    :func:`prior_weights` ``w_i``, so that ``a s + g`` is a log-likelihood ratio;
+    one class or ``s`` all equal raise a DegenerateDataError.
     """
     weights, prior = prior_weights(positive, sample_weight, prior)
     used = s if sample_weight is None else s[sample_weight > 0]
@@ -118,40 +52,10 @@ def fit_log_odds(s, positive, sample_weight, prior):
 
 
 def fit_logistic(features, positive, weights, *, shift=0.0, l2=0.0, intercept=True):
-    """Minimise the weighted logistic loss by Newton steps with backtracking.
+    """``(beta, c)`` minimising the weighted logistic loss by Newton steps with backtracking.
 
-    ``L(beta, c) = sum_i weights_i log(1 + exp(-z_i (features_i . beta + c +
-    shift))) + l2 / 2 ||beta||^2``, ``z_i = +1`` for positives and ``-1`` for
-    negatives; the intercept ``c`` is not penalised.
-
-    Parameters
-    ----------
-    features : ndarray of float64, shape (n, k)
-        Finite.
-    positive : ndarray of bool, shape (n,)
-    weights : ndarray of float64, shape (n,)
-        Non-negative.
-    shift : float, default=0.0
-        The prior log-odds of the prior-weighted objective.
-    l2 : float, default=0.0
-        Ridge penalty on ``beta``.
-    intercept : bool, default=True
-        Fit ``c`` (else ``c = 0``).
-
-    Returns
-    -------
-    beta : ndarray of float64, shape (k,)
-    c : float
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.calibration.logistic import fit_logistic
-    >>> x = np.array([[0.0], [0.0], [0.0], [1.0], [1.0], [1.0]])
-    >>> y = np.array([0, 0, 1, 0, 1, 1], dtype=bool)     # rates 1/3 and 2/3
-    >>> beta, c = fit_logistic(x, y, np.ones(6))
-    >>> bool(np.isclose(beta[0], 2 * np.log(2))), bool(np.isclose(c, -np.log(2)))
-    (True, True)
+    ``L = sum_i weights_i log(1 + exp(-z_i (features_i . beta + c + shift))) + l2 / 2
+    ||beta||^2``, ``z_i = +-1``; ``c`` is unpenalised, and 0 without ``intercept``.
     """
     from scipy.special import expit, log_expit
 

@@ -1,5 +1,6 @@
 """Platt scaling: logistic regression on the log-odds of the score (Platt 1999),
 prior-weighted for an application prior (lecture notes ``004``)."""
+from .._docs import fill_doc
 from ..core.validation import check_prior
 from .base import BaseCalibrator
 from .logistic import fit_log_odds, logit
@@ -7,30 +8,25 @@ from .logistic import fit_log_odds, logit
 __all__ = ["PlattCalibrator"]
 
 
+@fill_doc
 class PlattCalibrator(BaseCalibrator):
-    """Logistic calibration ``sigmoid(a s + g)`` of ``s = logit(score)``, fit by
-    maximum likelihood (unregularised).
+    """Logistic calibration ``sigmoid(a s + g)`` of ``s = logit(score)`` (Platt 1999),
+    fit by maximum likelihood (unregularised).
 
-    With ``application_prior = pi`` the fit is prior-weighted, as
-    :class:`~sparsecal.calibration.PriorWeightedLogistic` with ``training_prior
-    = pi``: ``a s + g`` is a log-likelihood ratio (:meth:`llr`) and
-    :meth:`predict` returns ``sigmoid(a s + g + logit(pi))``.
+    With ``application_prior = pi`` the fit is that of
+    :class:`~sparsecal.calibration.PriorWeightedLogistic` with ``training_prior =
+    pi``: ``a s + g`` is a log-likelihood ratio (:meth:`llr`) and :meth:`predict`
+    returns ``sigmoid(a s + g + logit(pi))``.
 
     Parameters
     ----------
     application_prior : float in (0, 1), optional
-    eps : float in (0, 0.5), default=1e-7
-        Scores are clipped to ``[eps, 1 - eps]`` before the logit.
+    {logit_eps}
 
     Attributes
     ----------
     slope_, offset_ : float
         ``a`` and ``g``.
-
-    Raises
-    ------
-    DegenerateDataError
-        In ``fit``, for dev labels of one class or dev scores all equal.
 
     Examples
     --------
@@ -40,11 +36,9 @@ class PlattCalibrator(BaseCalibrator):
     >>> scores = rng.random(1000)
     >>> labels = (rng.random(1000) < scores ** 2).astype(np.uint8)   # overconfident
     >>> cal = PlattCalibrator().fit(scores, labels)
-    >>> cal.slope_ > 1.0
-    True
     >>> rare = PlattCalibrator(application_prior=0.05).fit(scores, labels)
-    >>> bool(rare.predict([0.9])[0] < cal.predict([0.9])[0])
-    True
+    >>> cal.slope_ > 1.0, bool(rare.predict([0.9])[0] < cal.predict([0.9])[0])
+    (True, True)
     """
 
     _value_state = ("slope_", "offset_")
@@ -60,8 +54,7 @@ class PlattCalibrator(BaseCalibrator):
 
     @classmethod
     def from_params(cls, params, name="params"):
-        """:meth:`BaseCalibrator.from_params`, also of files saved before the
-        rename, which name ``application_prior`` ``prior``."""
+        """:meth:`BaseCalibrator.from_params`, also of files naming the prior ``prior``."""
         if isinstance(params, dict) and "prior" in params and "application_prior" not in params:
             params = dict(params)
             params["application_prior"] = params.pop("prior")
@@ -77,8 +70,9 @@ class PlattCalibrator(BaseCalibrator):
         return self
 
     def llr(self, scores):
-        """``a logit(score) + g`` of each score: the calibrated log-likelihood
-        ratio (without ``application_prior``, the log-odds at the dev prior)."""
+        """``a logit(score) + g``: the calibrated log-likelihood ratio (without
+        ``application_prior``, the log-odds at the dev prior).
+        """
         self._check_fitted()
         return self._llr(self._scores(scores))
 

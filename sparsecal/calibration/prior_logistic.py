@@ -1,5 +1,6 @@
 """Prior-weighted logistic calibration with a training prior and a re-targetable
 application prior (lecture notes ``004``)."""
+from .._docs import fill_doc
 from ..core.validation import check_prior
 from .llr import LLRCalibrator
 from .logistic import fit_log_odds
@@ -7,29 +8,24 @@ from .logistic import fit_log_odds
 __all__ = ["PriorWeightedLogistic"]
 
 
+@fill_doc
 class PriorWeightedLogistic(LLRCalibrator):
     """Affine calibration ``llr(s) = a s + g`` of ``s = logit(score)``, fit for a
     training prior, applied at an application prior.
 
-    The fit minimises the prior-weighted objective of the lecture notes
-    (``004``; :func:`~sparsecal.calibration.logistic.fit_log_odds`)::
+    The fit minimises the prior-weighted objective of the lecture notes (``004``)::
 
         R(a, g) = sum_i w_i log(1 + exp(-z_i (a s_i + g + logit(pi_t))))
         w_i = pi_t / n_T (positives),  (1 - pi_t) / n_F (negatives)
 
-    so that ``a s + g`` is a log-likelihood ratio free of ``pi_t``. The
-    posterior at an application prior ``pi_a`` is ``sigmoid(a s + g +
-    logit(pi_a))`` (:meth:`predict`, or :meth:`predict_for_prior` for any
-    other prior, no refit). Sample weights scale ``w_i`` within each class.
+    so that ``a s + g`` is a log-likelihood ratio free of ``pi_t`` (Brümmer & du
+    Preez 2006, Section 5), and predicts ``sigmoid(a s + g + logit(pi_a))``.
+    Sample weights scale ``w_i`` within each class.
 
     Parameters
     ----------
-    training_prior : float in (0, 1), optional
-        ``pi_t``. None: the dev positive rate (plain maximum likelihood).
-    application_prior : float in (0, 1), optional
-        ``pi_a`` of :meth:`predict`. None: ``training_prior_``.
-    eps : float in (0, 0.5), default=1e-7
-        Scores are clipped to ``[eps, 1 - eps]`` before the logit.
+    {priors}
+    {logit_eps}
 
     Attributes
     ----------
@@ -37,16 +33,6 @@ class PriorWeightedLogistic(LLRCalibrator):
         ``a`` and ``g``.
     training_prior_ : float
         ``training_prior`` or the dev positive rate.
-
-    Raises
-    ------
-    DegenerateDataError
-        In ``fit``, for dev labels of one class or dev scores all equal.
-
-    References
-    ----------
-    Brümmer & du Preez 2006, "Application-independent evaluation of speaker
-    detection", Computer Speech and Language 20(2-3), Section 5.
 
     Examples
     --------

@@ -1,16 +1,11 @@
 """The one registry of recalibration methods.
 
-Every part of sparsecal that names a method — :func:`compare_methods` (Kranzlein,
-Liu & Schneider 2021, Table 1), the report, the ``sparsecal fit|compare|report``
-commands (``--method`` / ``--methods``) and the loading of saved calibrators — looks
-it up here. Adding a binary calibrator is one class (a
-:class:`~sparsecal.calibration.base.BaseCalibrator`) and one entry in
-:data:`METHODS`. What a method can do beyond the single-machine (weighted) fit
-of every calibrator is declared on its entry, once: its fit on distributed
-entries (:attr:`Method.distributed_fit`, one of :data:`DISTRIBUTED_FITS`).
-
-:class:`~sparsecal.calibration.temperature.TemperatureScaling` is not a method here:
-it rescales logits before the softmax, so it does not apply to thresholded entries.
+Everything that names a method (:func:`compare_methods`, the report, the
+``--method`` flags, loading saved calibrators) looks it up here. Adding a
+binary calibrator is one :class:`~sparsecal.calibration.base.BaseCalibrator`
+class and one entry in :data:`METHODS`, which also declares its fit on
+distributed entries. :class:`~sparsecal.calibration.temperature.TemperatureScaling`
+rescales logits before the softmax and so is not a method here.
 """
 import importlib
 from dataclasses import dataclass
@@ -31,9 +26,8 @@ DISTRIBUTED_FITS = {
                      "positional split, not on each group's weighted distinct-score table"),
 }
 
-__all__ = ["DISTRIBUTED_FITS", "METHODS", "Method", "calibrator_class", "get_method",
+__all__ = ["METHODS", "Method", "calibrator_class", "check_prior_methods", "get_method",
            "make_calibrator"]
-__all__ += ["check_prior_methods"]
 
 
 @dataclass(frozen=True)
@@ -47,18 +41,13 @@ class Method:
     display_name : str
         Its name in tables and figures, e.g. ``"Isotonic Regression"``.
     class_path : str
-        Where the calibrator class is, ``"module.Class"`` in this package; it
-        is imported on first use of :attr:`cls` (the command line lists the
-        methods without importing them).
-    uses_bins, uses_seed : bool
-        Whether the shared options ``n_bins`` / ``seed`` are passed to ``cls``.
-    uses_prior : bool
-        Whether the shared option ``prior`` (an application prior) is passed
-        to ``cls`` as ``application_prior``.
+        ``"module.Class"`` in this package, imported on first use of :attr:`cls`.
+    uses_bins, uses_seed, uses_prior : bool
+        Whether the shared options ``n_bins``, ``seed`` and ``prior`` (as
+        ``application_prior``) are passed to ``cls``.
     distributed_fit : str or None
-        How a :class:`~sparsecal.GroupedCalibrator` of it fits on distributed
-        entries: a key of :data:`DISTRIBUTED_FITS` (which also says whether
-        that fit takes ``sample_weight``); None: it has no distributed fit.
+        Its fit on distributed entries, a key of :data:`DISTRIBUTED_FITS`; None:
+        it has none.
     """
 
     name: str
@@ -75,15 +64,9 @@ class Method:
                              f"{self.distributed_fit!r}; choose from {sorted(DISTRIBUTED_FITS)}")
 
     def check_distributed_fit(self, weighted=False):
-        """Refuse a fit on distributed entries (with ``sample_weight`` if
-        ``weighted``) that this method does not have.
-
-        Raises
-        ------
-        TypeError
-            It has no distributed fit.
-        ValueError
-            ``weighted`` and its distributed fit takes no ``sample_weight``.
+        """Refuse a fit on distributed entries (weighted if ``weighted``) that this
+        method does not have: a TypeError without one, a ValueError for weights it
+        does not take.
         """
         if self.distributed_fit is None:
             raise TypeError(f"method {self.name!r} has no distributed fit; fit it on one "
@@ -101,29 +84,13 @@ class Method:
 
     @property
     def cls(self):
-        """The calibrator class (its module imported now if it was not yet)."""
+        """The calibrator class (its module imported on first use)."""
         module = importlib.import_module(f".{self.class_path.rpartition('.')[0]}",
                                          __package__)
         return getattr(module, self.class_name)
 
     def build(self, n_bins=10, seed=0, prior=None):
-        """An unfitted calibrator with the shared options it takes.
-
-        Parameters
-        ----------
-        n_bins : int, default=10
-            Bins of the binning methods.
-        seed : int, default=0
-            Random state of seeded methods (scaling-binning's dev split).
-        prior : float, optional
-            The application prior of the methods that take one
-            (:attr:`uses_prior`); the others ignore it (see
-            :func:`check_prior_methods`).
-
-        Returns
-        -------
-        BaseCalibrator
-        """
+        """An unfitted calibrator with the shared options it takes (the others ignored)."""
         kw = {}
         if self.uses_bins:
             kw["n_bins"] = n_bins
@@ -158,16 +125,11 @@ def get_method(name):
     Parameters
     ----------
     name : str
-        A key of :data:`METHODS`.
+        A key of :data:`METHODS`; another raises a ValueError listing them.
 
     Returns
     -------
     Method
-
-    Raises
-    ------
-    ValueError
-        For an unknown name, listing the known ones.
 
     Examples
     --------
@@ -182,47 +144,14 @@ def get_method(name):
 
 
 def check_prior_methods(methods, prior, flag="prior"):
-    """Refuse an application prior that none of ``methods`` takes.
-
-    Parameters
-    ----------
-    methods : sequence of str
-        Keys of :data:`METHODS`.
-    prior : float or None
-        Checked to lie in (0, 1) when given.
-    flag : str, default="prior"
-        The name the message gives the prior (``"--prior"`` on the command line).
-
-    Returns
-    -------
-    float or None
-        ``prior``, checked.
-
-    Raises
-    ------
-    ValueError
-        For an unknown method, a prior outside (0, 1), or a prior given when no
-        method in ``methods`` takes one (the message names those that do).
-
-    Examples
-    --------
-    >>> from sparsecal.calibration.registry import check_prior_methods
-    >>> check_prior_methods(["isotonic", "gaussian"], 0.2)
-    0.2
-    >>> check_prior_methods(["isotonic"], 0.2, "--prior")
-    Traceback (most recent call last):
-    ...
-    ValueError: --prior applies to methods with an application prior (gaussian, prior-logistic), not to isotonic
-    """
+    """``prior`` checked; refused, naming the methods that take one, if none of ``methods`` do."""
     from ..core.validation import check_prior
     return _taken_by_one(methods, prior, flag, "uses_prior", "an application prior",
                          check_prior)
 
 
 def _taken_by_one(methods, value, flag, uses, what, check):
-    """``value`` checked by ``check(value, flag)``, or None when not given; an
-    error naming the methods that take it when none of ``methods`` does (their
-    :class:`Method` attribute ``uses``)."""
+    """``value`` checked, or None; an error naming the takers when no method ``uses`` it."""
     chosen = [get_method(m) for m in methods]
     if value is None:
         return None
@@ -235,62 +164,28 @@ def _taken_by_one(methods, value, flag, uses, what, check):
 
 
 def check_bins_methods(methods, n_bins, flag="n_bins"):
-    """Refuse a bin count that none of ``methods`` takes.
-
-    Parameters
-    ----------
-    methods : sequence of str
-        Keys of :data:`METHODS`.
-    n_bins : int or None
-        Checked to be a positive integer when given.
-    flag : str, default="n_bins"
-        The name the message gives the bin count (``"--bins"`` on the command line).
-
-    Returns
-    -------
-    int or None
-        ``n_bins``, checked.
-
-    Raises
-    ------
-    ValueError
-        For an unknown method, an invalid ``n_bins``, or ``n_bins`` given when no
-        method in ``methods`` bins (the message names those that do).
-
-    Examples
-    --------
-    >>> from sparsecal.calibration.registry import check_bins_methods
-    >>> check_bins_methods(["histogram"], 20)
-    20
-    >>> check_bins_methods(["isotonic"], 20, "--bins")
-    Traceback (most recent call last):
-    ...
-    ValueError: --bins applies to methods with bins (histogram, scaling-binning), not to isotonic
-    """
+    """``n_bins`` checked, refused (naming the binning methods) if none of ``methods`` bins."""
     from ..core.validation import check_positive_int
     return _taken_by_one(methods, n_bins, flag, "uses_bins", "bins", check_positive_int)
 
 
 def make_calibrator(name, *, n_bins=10, seed=0, prior=None):
-    """An unfitted calibrator of method ``name`` (see :meth:`Method.build`).
+    """An unfitted calibrator of method ``name``.
 
     Parameters
     ----------
     name : str
         A key of :data:`METHODS`.
     n_bins : int, default=10
+        Bins of the binning methods.
     seed : int, default=0
+        Random state of the seeded methods (scaling-binning's dev split).
     prior : float, optional
-        The application prior of a method that takes one.
+        The application prior of a method that takes one; the others ignore it.
 
     Returns
     -------
     BaseCalibrator
-
-    Raises
-    ------
-    ValueError
-        For an unknown name.
 
     Examples
     --------
@@ -302,13 +197,7 @@ def make_calibrator(name, *, n_bins=10, seed=0, prior=None):
 
 
 def calibrator_class(class_name):
-    """The calibrator class stored under ``class_name`` in a saved calibrator.
-
-    Raises
-    ------
-    ValueError
-        For a class that is not a registered method.
-    """
+    """The registered calibrator class called ``class_name`` (a ValueError otherwise)."""
     classes = {m.class_name: m for m in METHODS.values()}
     try:
         return classes[class_name].cls

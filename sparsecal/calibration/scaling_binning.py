@@ -19,11 +19,10 @@ _RANDOM_STATES = (np.random.Generator, np.random.BitGenerator, np.random.SeedSeq
 class ScalingBinning(BaseCalibrator):
     """Scaling-binning (Kumar, Liang & Ma 2019) with isotonic scaling.
 
-    Dev is split at random into two halves (:func:`second_half`). Isotonic
+    Dev is split at random into two halves (:func:`second_half`): isotonic
     regression is fit on the first; the second half's scaled scores are cut into
-    equal-mass bins (bins a cut would split inside a run of tied scaled scores are
-    merged), and each bin outputs the mean scaled score of its second-half points:
-    computed on dev only, never on the data being calibrated.
+    equal-mass bins (a cut inside a run of tied scaled scores merges its bins), and
+    each bin outputs the mean scaled score of its second-half points.
 
     Parameters
     ----------
@@ -92,9 +91,7 @@ class ScalingBinning(BaseCalibrator):
         return self
 
     def _scale(self, x):
-        """Isotonic scaled scores in float64 (in float32 a score near a bin boundary could
-        change bins).
-        """
+        """Isotonic scaled scores in float64 (float32 could move a score across a bin boundary)."""
         return isotonic_predict(x.astype(np.float64, copy=False), self.x_knots_,
                                 self.y_knots_)
 
@@ -109,9 +106,7 @@ class ScalingBinning(BaseCalibrator):
 
 
 def split_key(seed):
-    """The 64-bit key of the dev split: the first draw of
-    ``numpy.random.default_rng(seed)`` (a generator is advanced by one draw).
-    """
+    """The 64-bit key of the dev split: the first draw of ``numpy.random.default_rng(seed)``."""
     return np.random.default_rng(seed).integers(
         np.iinfo(np.uint64).max, dtype=np.uint64, endpoint=True)
 

@@ -1,17 +1,16 @@
 """Gradient-boosted trees as plain arrays: fitted by scikit-learn, kept and
-evaluated without it.
+evaluated without it, so a saved forecaster is arrays, never a pickle.
 
-A binary ``HistGradientBoostingClassifier`` predicts
-``sigmoid(baseline + sum_trees leaf_value(x))`` (Friedman 2001). Its trees are
-copied into :class:`TreeArrays`, which :func:`tree_raw_predict` walks with NumPy
-one level of every tree at a time, so a saved forecaster is arrays, never a
-pickle; :func:`check_tree_arrays` makes sure a loaded copy's walk always ends.
+A binary ``HistGradientBoostingClassifier`` predicts ``sigmoid(baseline +
+sum_trees leaf_value(x))`` (Friedman 2001); :func:`tree_raw_predict` walks one
+level of every tree at a time, and :func:`check_tree_arrays` makes sure a
+loaded copy's walk ends.
 """
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["TreeArrays", "check_tree_arrays", "tree_arrays_from_sklearn", "tree_raw_predict"]
+__all__ = ["check_tree_arrays", "tree_arrays_from_sklearn", "tree_raw_predict"]
 
 #: the arrays of a :class:`TreeArrays`, in order: name -> dtype kind
 TREE_FIELDS = {"tree_start": "iu", "feature": "iu", "threshold": "f", "left": "iu",
@@ -52,8 +51,8 @@ class TreeArrays:
 
 
 def tree_arrays_from_sklearn(model):
-    """``(trees, baseline)`` of a fitted binary ``HistGradientBoostingClassifier``
-    without categorical features.
+    """``(trees, baseline)`` of a fitted binary ``HistGradientBoostingClassifier`` (no
+    categorical features).
     """
     predictors = [p[0] for p in model._predictors]
     sizes = np.array([p.nodes.shape[0] for p in predictors], dtype=np.int64)
@@ -90,9 +89,7 @@ def tree_raw_predict(trees, x):
 
 
 def check_tree_arrays(arrays, n_features, name):
-    """The :class:`TreeArrays` in ``arrays``, checked so that :func:`tree_raw_predict`
-    cannot fail or loop (``name(field)`` names an array in errors).
-    """
+    """The :class:`TreeArrays` in ``arrays``, checked so that :func:`tree_raw_predict` ends."""
     from ..io.calibrators import check_state_array
 
     a = {key: check_state_array(arrays, key, name(key), kinds)

@@ -2,35 +2,21 @@
 distributed form, or refuses with one clear error.
 
 Every function that takes data is decorated where it is defined, like
-:func:`functools.singledispatch`::
-
-    @takes_data                                  # has a distributed form
-    def smce(entries, ...): ...
-
-    @takes_data(refuse="a global sort of all values on one process")
-    def argsort_scores(scores): ...
-
-and :mod:`sparsecal.distributed` registers its forms onto them when it is
-imported (``@implements(smce)`` on its own ``smce``). Distributed data are
-dask collections (anything with ``__dask_graph__``) and
-:class:`~sparsecal.distributed.DaskEntries` (recognised by their attributes).
-For NumPy arguments the wrapper costs two attribute look-ups per argument
-passed. For distributed data it runs the registered form with the arguments
-the form takes, or raises one TypeError naming the function and why, before
-anything is computed.
-
-The one plugin load: a dask array can exist before :mod:`sparsecal.distributed`
-is imported, so the first distributed argument given to a function whose form
-is not registered yet imports :data:`PLUGIN` by name (whose import registers
-every form). NumPy users never reach it.
+:func:`functools.singledispatch`: ``@takes_data`` (it has a distributed form)
+or ``@takes_data(refuse=why)``; :mod:`sparsecal.distributed` registers its
+forms with ``@implements(public)`` when it is imported. Distributed data are
+dask collections and :class:`~sparsecal.distributed.DaskEntries`. The first
+distributed argument given to a function whose form is not registered yet
+imports :data:`PLUGIN` (the one plugin load); NumPy arguments cost two
+attribute look-ups each.
 """
 import functools
 import importlib
 import inspect
 
 __all__ = ["BUILDING_BLOCK", "GLOBAL_SORT", "IN_MEMORY_SAMPLES", "LIBRARY_OUTPUTS",
-           "PLUGIN", "SENTENCE_EVENTS", "SENTENCE_RECURSION", "implements",
-           "is_distributed", "is_distributed_entries", "takes_data"]
+           "SENTENCE_EVENTS", "SENTENCE_RECURSION", "implements", "is_distributed",
+           "is_distributed_entries", "takes_data"]
 
 #: the package whose import registers the distributed forms
 PLUGIN = "sparsecal.distributed.forms"
@@ -59,59 +45,20 @@ LIBRARY_OUTPUTS = (
 
 
 def is_distributed(value):
-    """Whether ``value`` is distributed data: a dask collection or
-    :class:`~sparsecal.distributed.DaskEntries`.
-
-    Parameters
-    ----------
-    value : object
-
-    Returns
-    -------
-    bool
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> is_distributed(np.zeros(3)), is_distributed([0.5])
-    (False, False)
-    """
+    """Whether ``value`` is a dask collection or :class:`~sparsecal.distributed.DaskEntries`."""
     return hasattr(value, "__dask_graph__") or is_distributed_entries(value)
 
 
 def is_distributed_entries(value):
-    """Whether ``value`` is :class:`~sparsecal.distributed.DaskEntries` (by
-    its attributes: lazy blocks and a tagset size)."""
+    """Whether ``value`` is :class:`~sparsecal.distributed.DaskEntries` (by its attributes)."""
     return hasattr(value, "n_tags") and getattr(value, "blocks", None) is not None
 
 
 def takes_data(func=None, *, refuse=None):
-    """Decorator of a function (or method) taking data: distributed data run
-    its registered distributed form, or are refused.
-
-    Parameters
-    ----------
-    func : function
-        Used bare (``@takes_data``): the function has a distributed form, which
-        :mod:`sparsecal.distributed` registers with :func:`implements`.
-    refuse : str, optional
-        Used as ``@takes_data(refuse=why)``: the function has no distributed
-        form, and distributed data are refused with ``why``.
-
-    Returns
-    -------
-    function
-        The wrapper (``functools.wraps``: same name, docstring, signature), with
-        attributes ``distributed_form`` (the registered form or None) and
-        ``refusal`` (``refuse``).
-
-    Examples
-    --------
-    >>> @takes_data(refuse="it is a toy")
-    ... def total(x):
-    ...     return sum(x)
-    >>> total([1, 2]), total.refusal
-    (3, 'it is a toy')
+    """Decorator of a function (or method) taking data: bare, distributed data run
+    the form :mod:`sparsecal.distributed` registers (:func:`implements`); with
+    ``refuse=why``, they are refused with ``why``. The wrapper has the attributes
+    ``distributed_form`` and ``refusal``.
     """
     if func is None:
         return functools.partial(takes_data, refuse=refuse)
@@ -132,38 +79,9 @@ def takes_data(func=None, *, refuse=None):
 
 
 def implements(public):
-    """Decorator registering the decorated function as the distributed form of
-    ``public`` (a :func:`takes_data` function without ``refuse``).
-
-    The form is called with the arguments of ``public`` it takes, by name (a
-    method's ``self`` first, by position); another argument not at its default
-    is refused by name.
-
-    Parameters
-    ----------
-    public : function
-        The single-machine function (or method, from its class).
-
-    Returns
-    -------
-    callable
-        The decorator; it returns the form unchanged.
-
-    Raises
-    ------
-    TypeError
-        If ``public`` is not a :func:`takes_data` function, or refuses.
-
-    Examples
-    --------
-    >>> @takes_data
-    ... def total(x):
-    ...     return sum(x)
-    >>> @implements(total)
-    ... def cluster_total(x):
-    ...     return "on the cluster"
-    >>> total.distributed_form is cluster_total
-    True
+    """Decorator registering the distributed form of ``public`` (a :func:`takes_data`
+    function without ``refuse``); the form gets the arguments of ``public`` it
+    takes, by name, and another argument not at its default is refused by name.
     """
     if not hasattr(public, "refusal") or public.refusal is not None:
         raise TypeError(f"{getattr(public, '__qualname__', public)!r} does not dispatch: "

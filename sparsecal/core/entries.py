@@ -35,11 +35,8 @@ _POLL_S = 0.1
 
 
 class Entries:
-    """Parallel arrays of thresholded entries, in row-major (token, tag) order.
-
-    Arrays are validated and kept without copying when their dtype is right; an
-    ``Entries`` never modifies them. :func:`sparsecal.io.to_arrow` and
-    :func:`sparsecal.io.write_parquet` convert them (``core`` imports no extra).
+    """Parallel arrays of thresholded entries, in row-major (token, tag) order, kept
+    without copying when their dtype is right and never modified.
 
     Parameters
     ----------
@@ -51,16 +48,13 @@ class Entries:
         1 where the tag is the token's gold tag, stored as uint8.
     token : ndarray of int, shape (n,), optional
         Token (row) index of each entry, stored as int64.
-    n_tags : int, optional
-        Size of the tag inventory (columns of the dense matrix).
-    n_tokens : int, optional
-        Number of tokens (rows) the entries were taken from.
+    n_tags, n_tokens : int, optional
+        The columns and rows of the dense matrix.
     threshold : float, optional
         The threshold the entries were selected with.
 
     Examples
     --------
-    >>> from sparsecal.core.entries import Entries
     >>> Entries([0.5, 0.2], [1, 0], [1, 0], n_tags=2)
     Entries(n=2, dtype=float64, n_tags=2, n_tokens=None, threshold=0.0, positives=1)
     """
@@ -117,9 +111,7 @@ class Entries:
                 f"positives={int(self.label.sum())})")
 
     def take(self, index):
-        """The entries at ``index`` (integer array, slice or boolean mask), with the same
-        ``n_tags``, ``n_tokens`` and ``threshold``.
-        """
+        """The entries at ``index`` (integer array, slice or boolean mask)."""
         return Entries._trusted(
             self.score[index], self.tag[index], self.label[index],
             None if self.token is None else self.token[index],
@@ -150,26 +142,22 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
               token_offset=0, n_threads=None, progress=None):
     """Entries of a dense score matrix with ``score >= threshold``.
 
-    One pass over memory, in parallel row chunks; the matrix is never copied
-    (other byte orders and layouts are converted 64 MiB at a time) and memory is
-    bounded by the survivors. A shared file map (``np.load(..., mmap_mode="r")``)
-    is read on Linux with ``pread``, mapping none of its pages, and elsewhere
-    through the map, its pages released once read.
+    One parallel pass over memory that never copies the matrix (other byte orders
+    and layouts are converted 64 MiB at a time); a shared file map is read with
+    ``pread`` on Linux, mapping none of its pages.
 
     Parameters
     ----------
     scores : array_like of float32 or float64, shape (n_tokens, n_tags)
         Tag probabilities per token in [0, 1], any byte order and layout (a
-        read-only memory map too); never modified.
+        read-only memory map too).
     gold : array_like of int, shape (n_tokens,)
         Gold tag index per token; -1 for a gold tag outside the inventory.
     threshold : float, default=0.01
-        Keep ``score >= threshold``, compared in the dtype of ``scores``
-        (Kranzlein et al. 2021, Section 3.1).
+        Compared in the dtype of ``scores`` (Kranzlein et al. 2021, Section 3.1).
     {missing_gold}
     token_offset : int, default=0
-        Index of the first row in a larger corpus (added to the tokens and to the
-        row named in errors), for streaming a matrix chunk by chunk.
+        Index of the first row in a larger corpus, for streaming a matrix by chunks.
     {n_threads}
     progress : callable, optional
         Called as ``progress(rows_done, n_tokens)`` every 0.1 s and at the end.
@@ -177,18 +165,13 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
     Returns
     -------
     Entries
-        ``score`` keeps the dtype of ``scores`` (native byte order).
+        ``score`` keeps the dtype of ``scores``.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from sparsecal.core.entries import threshold
-    >>> scores = np.array([[0.7, 0.2, 0.1], [0.005, 0.9, 0.095]])
-    >>> entries = threshold(scores, gold=[0, 2], threshold=0.01)
-    >>> entries
-    Entries(n=5, dtype=float64, n_tags=3, n_tokens=2, threshold=0.01, positives=2)
-    >>> entries.tag, entries.label, entries.token
-    (array([0, 1, 2, 1, 2], dtype=int32), array([1, 0, 0, 0, 1], dtype=uint8), array([0, 0, 0, 1, 1]))
+    >>> entries = threshold([[0.7, 0.2, 0.1], [0.005, 0.9, 0.095]], gold=[0, 2])
+    >>> entries.tag.tolist(), entries.label.tolist(), entries.token.tolist()
+    ([0, 1, 2, 1, 2], [1, 0, 0, 0, 1], [0, 0, 0, 1, 1])
     """
     scores, dtype = check_float_matrix(scores, "scores")
     n_tokens, n_tags = scores.shape
@@ -241,9 +224,7 @@ def _is_native(scores, dtype):
 
 
 def _converted_blocks(scores, dtype, block_rows):
-    """``(r0, native C-ordered copy of rows r0:r0 + block_rows)``; pages of a shared
-    file map are given back once copied.
-    """
+    """``(r0, native C-ordered copy of rows r0:r0 + block_rows)``; a file map's pages freed."""
     raw = None
     if isinstance(scores, np.ndarray) and scores.flags.c_contiguous and \
             _is_shared_file_map(scores):
@@ -257,11 +238,7 @@ def _converted_blocks(scores, dtype, block_rows):
 
 
 class _FileSource:
-    """The file under a shared file map, read with ``pread`` into a small buffer per
-    thread instead of faulting its pages into the process. Used only where the
-    file is proved to be the one mapped (Linux: same device and inode as the map's
-    line in ``/proc/self/maps``).
-    """
+    """The file under a shared file map, read with ``pread`` (Linux; proved the mapped file)."""
 
     def __init__(self, fd, offset, path):
         self.fd, self.offset, self.path = fd, offset, path
@@ -303,9 +280,7 @@ class _FileSource:
 
 
 def _is_shared_file_map(scores):
-    """Whether ``scores`` lies in a shared file map (``np.memmap`` mode 'r', 'r+' or
-    'w+'), whose pages may be dropped once read.
-    """
+    """Whether ``scores`` lies in a shared file map, whose pages may be dropped once read."""
     base = scores
     while isinstance(base, np.ndarray):
         if isinstance(base, np.memmap) and getattr(base, "mode", None) in ("r", "r+", "w+"):
@@ -316,9 +291,7 @@ def _is_shared_file_map(scores):
 
 def _run(survivors, block, gold, t, chunk_rows, token_offset, release, progress,
          rows_before, n_tokens, source=None):
-    """One scan of ``block``; a large one (or one with ``progress``) runs in a worker
-    thread, so that ``progress`` is called every 0.1 s and Ctrl-C stops it.
-    """
+    """One scan of ``block``, a large one in a worker thread (progress every 0.1 s, Ctrl-C)."""
     read = () if source is None else (source.fd, source.offset)
     if progress is None and block.nbytes < _THREAD_BYTES:
         return survivors.scan(block, gold, t, chunk_rows, token_offset, release, *read)
@@ -350,9 +323,7 @@ def _run(survivors, block, gold, t, chunk_rows, token_offset, release, progress,
 
 
 def concatenate_entries(parts, n_tags, n_tokens, threshold):
-    """The entries of consecutive row ranges (tokens numbered in the whole matrix),
-    as one :class:`Entries` of the whole matrix.
-    """
+    """The entries of consecutive row ranges as one :class:`Entries` of the whole matrix."""
     fields = [None if getattr(parts[0], f) is None else
               np.concatenate([getattr(p, f) for p in parts])
               for f in ("score", "tag", "label", "token")]

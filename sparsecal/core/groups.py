@@ -273,9 +273,7 @@ class TagGroups:
     # -- constructors ----------------------------------------------------- #
     @classmethod
     def scw(cls, n_tags, **kwargs):
-        """Shared class-wise (SCW): all ``n_tags`` tags in one group (``kwargs`` as for
-        :class:`TagGroups`).
-        """
+        """Shared class-wise (SCW): all ``n_tags`` tags in one group."""
         return cls(np.zeros(_check_n_tags(n_tags), dtype=np.int64), 1, kind="scw",
                    **kwargs)
 
@@ -287,16 +285,13 @@ class TagGroups:
 
     @classmethod
     def from_counts(cls, train_counts, n_groups=5, *, n_tags=None, tag_index=None):
-        """Tag frequency grouping (TFG), Kranzlein et al. 2021, Section 3.3.
-
-        Tags sorted by descending training count (ties by tag index) are added, whole,
-        to the current group until its count reaches ``total / n_groups``; the last
-        group takes the rest, tags unseen in training included. ``train_counts``,
-        ``n_tags`` and ``tag_index`` are as for :func:`load_train_counts`.
+        """Tag frequency grouping (TFG), Kranzlein et al. 2021, Section 3.3: tags by
+        descending training count (ties by index) fill each group, whole, until it
+        reaches ``total / n_groups``; the last takes the rest, unseen tags included.
+        The arguments are those of :func:`load_train_counts`.
 
         Examples
         --------
-        >>> from sparsecal.core.groups import TagGroups
         >>> TagGroups.from_counts({"0": 6, "1": 3, "2": 1}, 2).tag_to_group
         array([0, 1, 1])
         """
@@ -366,15 +361,9 @@ class TagGroups:
         return partition_by_group(entries.tag, self.tag_to_group, self.n_groups)
 
     def summary(self, entries=None):
-        """One dict per group (Kranzlein et al. 2021, Table 1): 1-based ``group``, its
-        tag types, the min/max training share of its tags (with training counts) and,
-        given ``entries``, its entries and the tokens with any entry in it.
-
-        Examples
-        --------
-        >>> from sparsecal.core.groups import TagGroups
-        >>> TagGroups.from_counts({"0": 6, "1": 3, "2": 1}, 2).summary()[1]
-        {'group': 2, 'tag_types': 2, 'train_share_min': 0.1, 'train_share_max': 0.3, 'train_count': 4}
+        """One dict per group (Kranzlein et al. 2021, Table 1): 1-based ``group``, tag
+        types, the min/max training share of its tags and, given ``entries``, its
+        entries and the tokens with any entry in it.
         """
         sizes = np.bincount(self.tag_to_group, minlength=self.n_groups)
         rows = [{"group": g + 1, "tag_types": int(sizes[g])} for g in range(self.n_groups)]
@@ -428,31 +417,7 @@ def _check_n_tags(n_tags):
 
 @takes_data(refuse=BUILDING_BLOCK)
 def partition_by_group(tag, tag_to_group, n_groups=None):
-    """Stable order of entries by the group of their tag (a counting sort).
-
-    Parameters
-    ----------
-    tag : array_like of int, shape (n,)
-        Tag index per entry.
-    tag_to_group : array_like of int, shape (n_tags,)
-        Group index in ``[0, n_groups)`` of each tag.
-    n_groups : int, optional
-        Defaults to ``max(tag_to_group) + 1``.
-
-    Returns
-    -------
-    perm : ndarray of int64, shape (n,)
-        Entries of group ``g`` are ``perm[offsets[g]:offsets[g + 1]]``, in their
-        original order.
-    offsets : ndarray of int64, shape (n_groups + 1,)
-
-    Examples
-    --------
-    >>> from sparsecal.core.groups import partition_by_group
-    >>> perm, offsets = partition_by_group([2, 0, 1, 0], [0, 1, 1])
-    >>> perm, offsets
-    (array([1, 3, 0, 2]), array([0, 2, 4]))
-    """
+    """``(perm, offsets)``: group g's entries, stably, are ``perm[offsets[g]:offsets[g + 1]]``."""
     tag = as_array(tag, "tag")
     if tag.ndim != 1:
         raise ValueError(f"tag must be 1-dimensional, got shape {tag.shape}")
@@ -486,14 +451,7 @@ def partition_by_group(tag, tag_to_group, n_groups=None):
 
 
 def split_sorted_by_group(entries, groups, perm, sorted_scores, *, n_threads=None):
-    """The entries sorted by score (``perm, sorted_scores`` of
-    :func:`~sparsecal.core.binning.argsort_scores`), split by group in that order.
-
-    A group's entries in the order of the stable sort of all entries are in the
-    group's own stable order, so one sort serves the pooled and every per-group
-    binning. Returns ``entries.label[perm]``, then each group's scores (ascending)
-    and labels at ``offsets[g]:offsets[g + 1]``, and ``offsets``.
-    """
+    """``(labels, group scores, group labels, offsets)`` of entries sorted by score, by group."""
     n = perm.shape[0]
     sorted_labels = np.empty(n, dtype=np.uint8)
     group_scores = np.empty_like(sorted_scores)

@@ -1,13 +1,4 @@
-"""A synthetic CCG-like tagger with known, frequency-dependent miscalibration.
-
-A Zipfian tagset (the top tag near 22% of training tokens, as CCG's ``N``) and
-sparse per-token distributions. Per token: a latent tag is drawn from the prior;
-the true distribution ``p`` is a softmax with a large logit on it, smaller ones
-on a few confusable tags and a low background; the gold tag is drawn from ``p``
-(so ``p`` is calibrated); the tagger reports ``p_j ** tau_j`` renormalised, with
-``tau_j < 1`` for frequent tags (overconfident) rising above 1 for rare ones
-(underconfident), the pattern of Kranzlein et al. 2021, Section 3.3.
-"""
+"""A synthetic CCG-like tagger, overconfident on frequent tags, underconfident on rare ones."""
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,24 +10,11 @@ __all__ = ["SyntheticTagger", "make_tagger_outputs"]
 
 @dataclass(frozen=True)
 class SyntheticTagger:
-    """Outputs of a synthetic tagger on one split.
-
-    Attributes
-    ----------
-    scores : ndarray of float32, shape (n_tokens, n_tags)
-        The tagger's (miscalibrated) probabilities.
-    gold : ndarray of int32, shape (n_tokens,)
-    true_probs : ndarray of float32 or None
-        The calibrated distributions the gold tags were drawn from.
-    train_counts : dict
-        Training gold count per tag index (the same for every split of a tagger).
+    """One split: ``scores`` (float32), ``gold``, ``true_probs`` (or None), ``train_counts``.
 
     Examples
     --------
-    >>> from sparsecal.datasets import make_tagger_outputs
-    >>> data = make_tagger_outputs(100, n_tags=20, keep_true_probs=True)
-    >>> data.scores.shape == data.true_probs.shape, len(data.train_counts)
-    (True, 20)
+    See :func:`make_tagger_outputs`.
     """
 
     scores: np.ndarray
@@ -63,26 +41,20 @@ def _tag_prior(n_tags, zipf_exponent):
 def make_tagger_outputs(n_tokens=20000, n_tags=426, *, split_seed=0, tagger_seed=0,
                         zipf_exponent=1.1, n_train=927497, miscalibration=1.0,
                         n_confusable=3, keep_true_probs=False):
-    """One split of synthetic tagger outputs, a fixed function of the arguments
-    (drawn in blocks of 8192 tokens: bounded memory).
+    """One split of a synthetic tagger's outputs, ``p ** tau`` of the calibrated ``p``.
 
     Parameters
     ----------
     n_tokens, n_tags : int
-    split_seed : int
-        Seed of this split's tokens (differ it between dev and test).
-    tagger_seed : int
-        Seed of the tagger (its training counts); the same for all its splits.
+    split_seed, tagger_seed : int
+        Seeds of the split's tokens and of the tagger (shared by its splits).
     zipf_exponent : float, default=1.1
-        Of the tag frequencies.
     n_train : int
         Training tokens behind ``train_counts``.
     miscalibration : float, default=1.0
         Scales the distortion ``tau``; 0: a calibrated tagger.
     n_confusable : int, default=3
-        Tags per token competing with the latent tag.
     keep_true_probs : bool, default=False
-        Also return the calibrated distributions.
 
     Returns
     -------
@@ -90,14 +62,11 @@ def make_tagger_outputs(n_tokens=20000, n_tags=426, *, split_seed=0, tagger_seed
 
     Examples
     --------
-    >>> from sparsecal import threshold, TagGroups
-    >>> from sparsecal.datasets import make_tagger_outputs
+    >>> from sparsecal import threshold
     >>> test = make_tagger_outputs(2000, n_tags=50, split_seed=2)
-    >>> entries = threshold(test.scores, test.gold, 0.01)
-    >>> groups = TagGroups.from_counts(test.train_counts, 2, n_tags=50)
-    >>> frequent = groups.tag_to_group[entries.tag] == 0
-    >>> bool(entries.score[frequent].mean() > entries.label[frequent].mean())  # overconfident
-    True
+    >>> e = threshold(test.scores, test.gold)        # tag 0 is the most frequent
+    >>> [bool(e.score[m].mean() > e.label[m].mean()) for m in (e.tag < 5, e.tag >= 40)]
+    [True, False]
     """
     n_tokens = check_positive_int(n_tokens, "n_tokens")
     n_tags = check_positive_int(n_tags, "n_tags")

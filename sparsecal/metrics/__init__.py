@@ -1,32 +1,13 @@
 """Calibration metrics over entries, one module per idea.
 
-- :mod:`~sparsecal.metrics.ce`: the CE_p formula over bin statistics.
-- :mod:`~sparsecal.metrics.intervals`: :class:`ConfidenceInterval`, the one
-  interval specification every metric takes as ``ci=`` (Algorithm 2, bootstrap).
-- :mod:`~sparsecal.metrics.binary`: :func:`calibration_error` of scores and labels,
-  :func:`reliability_table`.
-- :mod:`~sparsecal.metrics.marginal`: :func:`smce`, :func:`gmce`, :func:`mce`,
-  :func:`smce_and_gmce` (both from one sort).
-- :mod:`~sparsecal.metrics.toplabel`: :func:`top_label`, :func:`top_label_ece`.
-- :mod:`~sparsecal.metrics.brier`: :func:`brier_decomposition`.
-- :mod:`~sparsecal.metrics.bin_intervals`: :func:`binomial_interval`, Wilson and
-  Clopper–Pearson intervals of a bin's positive rate.
-- :mod:`~sparsecal.metrics.debiased`: the debiased CE_2 (``calibration_error(...,
-  debias=True)``) and its score interval.
-- :mod:`~sparsecal.metrics.consistency`: :func:`calibration_test`, Bröcker & Smith's
-  consistency-resampling test.
-- :mod:`~sparsecal.metrics.resampling` (internal): the bootstrap replicates
-  and the consistency resamples from a set's distinct-score table, the same
-  on a cluster.
-- :mod:`~sparsecal.metrics.smooth`: :func:`smooth_ece`, :func:`smooth_reliability`
-  (Błasiok & Nakkiran 2023, as ``relplot``).
-- :mod:`~sparsecal.metrics.classwise`: :func:`classwise_ece` (Kull et al. 2019).
-- :mod:`~sparsecal.metrics.corp`: :func:`brier_corp`, :func:`log_loss_corp` (CORP,
-  Dimitriadis et al. 2021).
-- :mod:`~sparsecal.metrics.application`: :func:`dcf`, :func:`min_dcf`, :func:`cllr`,
-  :func:`min_cllr`, :func:`bayes_error_plot` (application-based measures).
-- :mod:`~sparsecal.metrics.evaluation`: :func:`evaluate`, which bundles them, and
-  :func:`compare`.
+``ce`` (CE_p over bin statistics), ``intervals`` (:class:`ConfidenceInterval`,
+every metric's ``ci=``), ``binary`` (:func:`calibration_error`,
+:func:`reliability_table`), ``marginal`` (SMCE, GMCE, MCE), ``toplabel``,
+``brier``, ``bin_intervals`` (a bin's binomial interval), ``debiased`` (the
+debiased CE_2), ``consistency`` (Bröcker & Smith's test), ``resampling``
+(internal: replicates from a distinct-score table), ``smooth`` (smooth ECE),
+``classwise``, ``corp`` (CORP decompositions), ``application`` (DCF, Cllr,
+Bayes error plot) and ``evaluation`` (:func:`evaluate`, :func:`compare`).
 """
 from .._lazy import lazy_exports
 

@@ -1,11 +1,8 @@
-"""Application-based measures of binary scores: detection cost (actual and minimum
-DCF), Cllr and minCllr (via PAV), and the Bayes error plot (Brümmer & du Preez
-2006; Cumani's notes ``004``).
-
-An application is a prior ``pi`` of the positive class and the costs ``c_miss``
-and ``c_fa``. Scores are LLRs or posteriors computed under a training prior
-(LLR ``logit(p) - logit(pi_t)``); the Bayes decision says "positive" when
-``llr > -log(pi c_miss / ((1 - pi) c_fa))``.
+"""Application-based measures of binary scores: actual and minimum DCF, Cllr and
+minCllr, and the Bayes error plot (Brümmer & du Preez 2006; lecture notes
+``004``). An application is a prior ``pi`` and the costs ``c_miss`` and
+``c_fa``; the Bayes decision says "positive" where ``llr > -log(pi c_miss /
+((1 - pi) c_fa))``.
 """
 import numpy as np
 
@@ -18,8 +15,7 @@ from .decisions import (BayesErrorPlot, DetectionCost, actual_dcf, bayes_error,
                         llr_of_probabilities, llr_table, minimum_dcf)
 from ..core.dispatch import takes_data
 
-__all__ = ["BayesErrorPlot", "DetectionCost", "bayes_error_plot", "cllr", "dcf",
-           "min_cllr", "min_dcf"]
+__all__ = ["BayesErrorPlot", "bayes_error_plot", "cllr", "dcf", "min_cllr", "min_dcf"]
 
 
 def _llr(scores, labels, scores_are, training_prior):
@@ -50,12 +46,10 @@ def _llr(scores, labels, scores_are, training_prior):
 @fill_doc
 def dcf(scores, labels, *, prior, c_miss=1.0, c_fa=1.0, normalize=True,
         scores_are="probability", training_prior=None):
-    """Actual detection cost (DCF) of the Bayes decisions of the scores as LLRs.
-
-    ``DCF = pi c_miss P_miss + (1 - pi) c_fa P_fa``, normalized by the cost of the
-    best decision without scores: 1 is a useless system, 0 a perfect one. It is low
-    only when the scores are both discriminative and calibrated (see
-    :func:`min_dcf`).
+    """Actual detection cost ``DCF = pi c_miss P_miss + (1 - pi) c_fa P_fa`` of the
+    Bayes decisions of the scores as LLRs, normalized by the cost of the best
+    decision without scores (1: useless, 0: perfect); low only for scores both
+    discriminative and calibrated (see :func:`min_dcf`).
 
     Parameters
     ----------
@@ -68,13 +62,9 @@ def dcf(scores, labels, *, prior, c_miss=1.0, c_fa=1.0, normalize=True,
 
     Examples
     --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.random(1000) < 0.3
-    >>> llr = np.where(y, 1.0, -1.0) + rng.normal(0, 1.5, 1000)
-    >>> d = dcf(llr, y, prior=0.3, scores_are="llr")
-    >>> round(d.value, 3), round(d.threshold, 3)
-    (0.689, 0.847)
+    >>> d = dcf([-2.0, -1.0, 0.5, 1.0, 3.0], [0, 1, 0, 1, 1], prior=0.5, scores_are="llr")
+    >>> round(d.value, 4), d.threshold == 0
+    (0.8333, True)
     """
     app = check_application(prior, c_miss, c_fa)
     llr, y = _llr(scores, labels, scores_are, training_prior)
@@ -85,10 +75,8 @@ def dcf(scores, labels, *, prior, c_miss=1.0, c_fa=1.0, normalize=True,
 @fill_doc
 def min_dcf(scores, labels, *, prior, c_miss=1.0, c_fa=1.0, normalize=True,
             scores_are="probability", training_prior=None):
-    """Minimum detection cost: the DCF at the best threshold on the scores.
-
-    It depends only on the order of the scores (one sort); ``dcf - min_dcf`` is the
-    cost of miscalibration.
+    """Minimum detection cost: the DCF at the best threshold (an LLR) on the scores;
+    ``dcf - min_dcf`` is the cost of miscalibration.
 
     Parameters
     ----------
@@ -98,16 +86,12 @@ def min_dcf(scores, labels, *, prior, c_miss=1.0, c_fa=1.0, normalize=True,
     Returns
     -------
     DetectionCost
-        ``threshold`` is the best one, as an LLR.
 
     Examples
     --------
-    >>> llr, y = [-2.0, -1.0, 0.5, 1.0, 3.0], [0, 1, 0, 1, 1]
-    >>> m = min_dcf(llr, y, prior=0.5, scores_are="llr")   # best: positive above 0.5
-    >>> round(m.value, 4), m.threshold, m.p_miss, m.p_fa
-    (0.3333, 0.5, 0.3333333333333333, 0.0)
-    >>> round(dcf(llr, y, prior=0.5, scores_are="llr").value, 4)   # threshold 0
-    0.8333
+    >>> m = min_dcf([-2.0, -1.0, 0.5, 1.0, 3.0], [0, 1, 0, 1, 1], prior=0.5, scores_are="llr")
+    >>> round(m.value, 4), m.threshold
+    (0.3333, 0.5)
     """
     app = check_application(prior, c_miss, c_fa)
     llr, y = _llr(scores, labels, scores_are, training_prior)
@@ -123,11 +107,9 @@ def _cllr_of(llr, y):
 @takes_data
 @fill_doc
 def cllr(scores, labels, *, scores_are="probability", training_prior=None):
-    """Log-likelihood-ratio cost Cllr, in bits.
-
-    ``Cllr = 1/(2 log 2) (1/N_T sum_T log(1 + e^-llr) + 1/N_F sum_F log(1 + e^llr))``:
-    1 for the useless LLR 0, 0 for a perfect and calibrated system (Brümmer & du
-    Preez 2006, Section 6).
+    """Log-likelihood-ratio cost Cllr in bits, ``1/(2 log 2) (mean_T log(1 + e^-llr)
+    + mean_F log(1 + e^llr))`` (Brümmer & du Preez 2006, Section 6): 1 for the
+    useless LLR 0, 0 for a perfect and calibrated system.
 
     Parameters
     ----------
@@ -141,8 +123,6 @@ def cllr(scores, labels, *, scores_are="probability", training_prior=None):
     --------
     >>> cllr([0.0, 0.0], [0, 1], scores_are="llr")
     1.0
-    >>> round(cllr([-5.0, 5.0], [0, 1], scores_are="llr"), 4)
-    0.0097
     """
     return _cllr_of(*_llr(scores, labels, scores_are, training_prior))
 
@@ -150,8 +130,8 @@ def cllr(scores, labels, *, scores_are="probability", training_prior=None):
 @takes_data
 @fill_doc
 def min_cllr(scores, labels, *, scores_are="probability", training_prior=None):
-    """Cllr after the best monotone recalibration: of the PAV-fitted posteriors as
-    LLRs at the empirical prior; ``cllr - min_cllr`` is the calibration loss.
+    """Cllr after the best monotone recalibration (PAV); ``cllr - min_cllr`` is the
+    calibration loss.
 
     Parameters
     ----------
@@ -165,8 +145,6 @@ def min_cllr(scores, labels, *, scores_are="probability", training_prior=None):
     --------
     >>> min_cllr([0.1, 0.2, 0.3, 0.4], [0, 0, 1, 1])      # separable: 0
     0.0
-    >>> min_cllr([0.5, 0.5, 0.5, 0.5], [0, 1, 0, 1])      # no information: 1
-    1.0
     """
     llr, y = _llr(scores, labels, scores_are, training_prior)
     # PAV depends only on the order and ties of the scores: fit it on their
@@ -180,7 +158,7 @@ def min_cllr(scores, labels, *, scores_are="probability", training_prior=None):
 @fill_doc
 def bayes_error_plot(scores, labels, *, prior_log_odds=None, scores_are="probability",
                      training_prior=None):
-    """Normalized actual and minimum DCF over a range of applications: where the two
+    """Normalized actual and minimum DCF over a range of applications: where the
     curves part, the scores are miscalibrated for those applications.
 
     Parameters
@@ -195,13 +173,9 @@ def bayes_error_plot(scores, labels, *, prior_log_odds=None, scores_are="probabi
 
     Examples
     --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.random(2000) < 0.5
-    >>> llr = 2 * np.where(y, 1.0, -1.0) + rng.normal(0, 2, 2000)   # calibrated
-    >>> b = bayes_error_plot(llr, y, scores_are="llr", prior_log_odds=[-2, 0, 2])
-    >>> b.actual_dcf.round(2).tolist(), b.min_dcf.round(2).tolist()
-    ([0.65, 0.31, 0.63], [0.64, 0.3, 0.57])
+    >>> b = bayes_error_plot([0.1, 0.8], [0, 1], prior_log_odds=[0.0])
+    >>> b.actual_dcf.tolist(), b.min_dcf.tolist()
+    ([0.0], [0.0])
     """
     grid = check_prior_log_odds(prior_log_odds)
     llr, y = _llr(scores, labels, scores_are, training_prior)

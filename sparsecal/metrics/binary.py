@@ -21,28 +21,14 @@ __all__ = ["CalibrationError", "calibration_error", "check_debias", "reliability
 
 @dataclass(frozen=True)
 class CalibrationError:
-    """A binned calibration error estimate, with its interval if one was asked for.
-
-    Attributes
-    ----------
-    value : float
-        CE_p of the data.
-    norm : float
-    n : int
-        Number of points.
-    bins : BinStats
-        The bins it was computed from.
-    ci_low, ci_high : float or None
-        The interval at ``ci.confidence_level``.
-    ci : ConfidenceInterval or None
-        How the interval was computed; ``ci_method``, ``ci_level`` and
-        ``ci_halfwidth`` read it.
+    """A binned calibration error: ``value`` (CE_p of ``n`` points), ``norm``, the
+    ``bins`` it comes from, and the interval ``ci_low``, ``ci_high`` computed as
+    ``ci`` says (:class:`ConfidenceInterval`; ``ci_method``, ``ci_level``), if
+    one was asked for.
 
     Examples
     --------
-    >>> ce = calibration_error([0.1, 0.4, 0.6, 0.9], [0, 0, 1, 1], n_bins=2)
-    >>> round(float(ce), 4), ce.ci_method, ce.to_dict()["n_bins"]
-    (0.25, None, 2)
+    See :func:`calibration_error`.
     """
 
     value: float
@@ -85,11 +71,9 @@ class CalibrationError:
 @fill_doc
 def calibration_error(scores, labels, *, norm=2, binning="equal-mass", n_bins=None,
                       bin_size=None, ci=None, n_threads=None, debias=False):
-    """Binned calibration error CE_p of binary predictions.
-
-    ``CE_p = (sum_i |B_i|/N |q_i - p_i|^p)^(1/p)`` over the non-empty bins, ``q_i``
-    the mean score and ``p_i`` the positive rate of bin ``i`` (Nguyen & O'Connor
-    2015, Algorithm 1; Kranzlein et al. 2021, eq. 2).
+    """Binned calibration error ``CE_p = (sum_i |B_i|/N |q_i - p_i|^p)^(1/p)`` over
+    the non-empty bins, ``q_i`` the mean score and ``p_i`` the positive rate of
+    bin ``i`` (Nguyen & O'Connor 2015, Algorithm 1; Kranzlein et al. 2021, eq. 2).
 
     Parameters
     ----------
@@ -109,16 +93,9 @@ def calibration_error(scores, labels, *, norm=2, binning="equal-mass", n_bins=No
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> q = rng.random(2000)
-    >>> y = (rng.random(2000) < q ** 2).astype(np.uint8)      # overconfident
-    >>> ce = calibration_error(q, y, ci="simulation")
-    >>> round(ce.value, 3), ce.ci_level, bool(ce.ci_low < ce.value < ce.ci_high)
-    (0.188, 0.95, True)
-    >>> ece = calibration_error(q, y, norm=1, binning="fixed", n_bins=15)
-    >>> round(ece.value, 3)
-    0.171
-    >>> deb = calibration_error(q, y, debias=True, ci="score")
-    >>> round(deb.value, 3), round(deb.ci_low, 3), round(deb.ci_high, 3)
-    (0.187, 0.169, 0.206)
+    >>> ce = calibration_error(q, rng.random(2000) < q ** 2, ci="simulation")
+    >>> round(ce.value, 3), bool(ce.ci_low < ce.value < ce.ci_high)
+    (0.188, True)
     """
     norm = check_norm(norm)
     spec = ConfidenceInterval.resolve(ci)
@@ -138,9 +115,7 @@ def _from_bins(bins, x, y, order, norm, spec, debias):
 
 
 def check_debias(debias, norm, spec):
-    """Check that ``debias`` is a bool, used with norm 2 and no interval or the score
-    interval.
-    """
+    """Check ``debias``: a bool, with norm 2 and no interval or the score interval."""
     if not isinstance(debias, (bool, np.bool_)):
         raise TypeError(f"debias must be True or False, got {debias!r}")
     if debias and norm != 2.0:
@@ -152,8 +127,8 @@ def check_debias(debias, norm, spec):
 
 def sorted_calibration_error(sorted_scores, sorted_labels, *, n_bins=None, bin_size=None,
                              ci=None, norm=2, debias=False):
-    """:func:`calibration_error` with equal-mass bins of scores already sorted
-    (stably) with their labels, unvalidated: one sort for several estimates.
+    """:func:`calibration_error` with equal-mass bins of stably sorted scores and
+    labels, unvalidated (one sort for several estimates).
     """
     spec = ConfidenceInterval.resolve(ci)
     if n_bins is None and bin_size is None:
@@ -181,23 +156,21 @@ def reliability_table(bins, *, ci="simulation", bin_interval="wilson"):
     bins : BinStats
         E.g. ``calibration_error(...).bins``.
     ci : None, str or ConfidenceInterval, default="simulation"
-        Only its ``confidence_level`` is used (95%); None: no interval.
+        Only its ``confidence_level`` is used; None: no interval.
     bin_interval : {"wilson", "clopper-pearson"}, default="wilson"
-        The interval of each bin's positive rate
-        (:func:`~sparsecal.metrics.bin_intervals.binomial_interval`).
+        The interval of each bin's positive rate (:func:`binomial_interval`).
 
     Returns
     -------
     ReliabilityTable (a dict of ndarray)
         Over the non-empty bins: "mean_score", "mean_label", "count", "ci_low",
-        "ci_high" (None without ``ci``), "lower" and "upper" (the bin's score range).
+        "ci_high" (None without ``ci``), "lower" and "upper".
 
     Examples
     --------
     >>> bins = calibration_error([0.1, 0.2, 0.7, 0.9], [0, 1, 1, 1], n_bins=2).bins
-    >>> t = reliability_table(bins)
-    >>> t["mean_label"].tolist(), t["ci_low"].round(3).tolist(), t["ci_high"].round(3).tolist()
-    ([0.5, 1.0], [0.095, 0.342], [0.905, 1.0])
+    >>> reliability_table(bins)["ci_low"].round(3).tolist()
+    [0.095, 0.342]
     """
     spec = ConfidenceInterval.resolve(ci)
     check_choice(bin_interval, "bin_interval", set(BIN_INTERVAL_METHODS))

@@ -1,9 +1,6 @@
-"""The binned calibration error CE_p of bin statistics.
-
-``CE_p = (sum_i |B_i|/N * |mean_score_i - mean_label_i|^p)^(1/p)`` over the
-non-empty bins (Nguyen & O'Connor 2015, Algorithm 1 step 5 for p = 2; ECE for
-p = 1; the largest gap for p = inf). Every calibration error, its intervals and
-the Brier decomposition are computed from bin statistics through these functions.
+"""The binned calibration error CE_p of bin statistics, ``(sum_i |B_i|/N
+|mean_score_i - mean_label_i|^p)^(1/p)`` over the non-empty bins (Nguyen &
+O'Connor 2015, Algorithm 1; ECE for p = 1; the largest gap for p = inf).
 """
 import numpy as np
 
@@ -20,9 +17,7 @@ def check_norm(norm):
 
 
 def ce_of_gaps(weights, gaps, norm):
-    """CE_p from bin weights ``|B_i|/N`` and gaps ``|q_i - p_i|`` (last axis = bins),
-    vectorised over leading axes; for inf, bins of zero weight are ignored.
-    """
+    """CE_p from bin weights and gaps (last axis: bins); for inf, zero-weight bins are ignored."""
     if norm == np.inf:
         return np.max(np.where(weights > 0, gaps, 0.0), axis=-1)
     return np.sum(weights * gaps ** norm, axis=-1) ** (1.0 / norm)

@@ -1,10 +1,7 @@
-"""CORP decompositions of a proper score into miscalibration, discrimination and
-uncertainty (Dimitriadis, Gneiting & Jordan 2021), the recalibrated forecast
-being the isotonic (PAV) fit of the labels on the scores: no binning to choose.
-
-``S(x) = MCB - DSC + UNC`` with ``MCB = S(x) - S(x_rc)``, ``DSC = S(c) - S(x_rc)``
-and ``UNC = S(c)``, ``x_rc`` the PAV fit and ``c`` the mean label; mean Brier
-score or mean log loss.
+"""CORP decompositions of a proper score (Dimitriadis, Gneiting & Jordan 2021):
+``S(x) = MCB - DSC + UNC`` with ``MCB = S(x) - S(x_rc)``, ``DSC = S(c) -
+S(x_rc)`` and ``UNC = S(c)``, ``x_rc`` the isotonic (PAV) fit of the labels on
+the scores and ``c`` the mean label; no binning to choose.
 """
 from dataclasses import dataclass
 
@@ -21,14 +18,12 @@ __all__ = ["ScoreDecomposition", "brier_corp", "log_loss_corp"]
 @dataclass(frozen=True)
 class ScoreDecomposition:
     """A mean ``score`` (lower is better) with its CORP terms ``miscalibration``,
-    ``discrimination`` and ``uncertainty`` (see the module), ``n`` and ``rule``
-    ("brier" or "log_loss").
+    ``discrimination`` and ``uncertainty``, ``n`` and ``rule`` ("brier" or
+    "log_loss").
 
     Examples
     --------
-    >>> d = brier_corp([0.2, 0.2, 0.8, 0.8], [0, 1, 1, 1])
-    >>> round(d.score, 4), round(d.miscalibration, 4), round(d.discrimination, 4)
-    (0.19, 0.065, 0.0625)
+    See :func:`brier_corp`.
     """
 
     score: float
@@ -49,9 +44,7 @@ def _brier(p, y):
 
 
 def _log_loss(p, y):
-    """Mean ``-log`` of the probability of the outcome (0 log 0 = 0; a wrong certain
-    forecast costs inf).
-    """
+    """Mean ``-log`` of the probability of the outcome (a wrong certain forecast costs inf)."""
     with np.errstate(divide="ignore"):
         return float(-np.mean(np.log(np.where(y == 1, p, 1.0 - p))))
 
@@ -68,8 +61,8 @@ def _decompose(scores, labels, rule, name):
 @takes_data
 @fill_doc
 def brier_corp(scores, labels):
-    """CORP decomposition of the mean Brier score (``UNC = ybar (1 - ybar)``); unlike
-    the binned :func:`brier_decomposition`, no bins and no within-bin remainder.
+    """CORP decomposition of the mean Brier score (``UNC = ybar (1 - ybar)``):
+    unlike :func:`brier_decomposition`, no bins and no within-bin remainder.
 
     Parameters
     ----------
@@ -81,12 +74,9 @@ def brier_corp(scores, labels):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> rng = np.random.default_rng(0)
-    >>> x = rng.random(1000)
-    >>> d = brier_corp(x, rng.random(1000) < x ** 2)
-    >>> round(d.score, 4), round(d.miscalibration - d.discrimination + d.uncertainty, 4)
-    (0.1703, 0.1703)
+    >>> d = brier_corp([0.2, 0.2, 0.8, 0.8], [0, 1, 1, 1])
+    >>> round(d.score, 4), round(d.miscalibration, 4), round(d.discrimination, 4)
+    (0.19, 0.065, 0.0625)
     """
     return _decompose(scores, labels, _brier, "brier")
 
@@ -94,9 +84,8 @@ def brier_corp(scores, labels):
 @takes_data
 @fill_doc
 def log_loss_corp(scores, labels):
-    """CORP decomposition of the mean log loss; ``uncertainty`` is the entropy of the
-    mean label in nats. A forecast of exactly 0 for an event that happened (or 1
-    for one that did not) makes the score and MCB infinite.
+    """CORP decomposition of the mean log loss (``uncertainty`` in nats); a forecast
+    of exactly 0 for an event that happened makes the score and MCB infinite.
 
     Parameters
     ----------
@@ -111,7 +100,5 @@ def log_loss_corp(scores, labels):
     >>> d = log_loss_corp([0.1, 0.4, 0.6, 0.9], [0, 1, 0, 1])
     >>> round(d.score, 4), round(d.uncertainty, 4)     # log 2 = 0.6931
     (0.5108, 0.6931)
-    >>> log_loss_corp([0.0, 0.5], [1, 0]).score
-    inf
     """
     return _decompose(scores, labels, _log_loss, "log_loss")

@@ -1,43 +1,26 @@
 """The debiased squared calibration error of Kumar, Liang & Ma (2019) and a
 score-type interval around it.
 
-Over bins of ``n_i`` points (``N`` in all, ``w_i = n_i/N``) with mean score
-``q_i`` and positive rate ``p_i``, the plug-in ``CE_2²`` is biased upward by the
-variance of ``p_i``; Kumar et al. subtract its unbiased estimate per bin::
+Over bins of ``n_i`` points (``w_i = n_i/N``) with mean score ``q_i`` and
+positive rate ``p_i``, Kumar et al. subtract from the plug-in ``CE_2²`` the
+unbiased estimate of its upward bias per bin and report ``sqrt(max(D, 0))``::
 
     D = sum_i w_i t_i,   t_i = (q_i - p_i)² - v_i,   v_i = p_i (1 - p_i) / (n_i - 1)
 
-(``t_i = 0`` for a bin of one point) and report ``sqrt(max(D, 0))``, as their
-``uncertainty-calibration`` package.
-
-Notes
------
-The interval (``ci="score"``) is for ``θ = CE_2²`` of the binned population.
-With ``θ``'s share ``π_i`` per bin (from ``max(t_i, 0)``),
-``Var(D | θ) = 4 A θ + C``, ``A = sum_i π_i w_i v_i``, ``C = 2 sum_i w_i² v_i²``,
-and the interval is every ``θ >= 0`` with ``|D - θ| <= z sqrt(Var(D | θ))`` (a
-score interval, as Wilson's), mapped to CE by the square root. The variance is
-taken under each candidate ``θ``, so a calibrated model's ``θ = 0`` is covered
-at about the nominal rate.
-
-Equal-mass bins move with the sample: where the true gap jumps by ``Δ_j`` at a
-population cut, D is biased low by about ``Δ_j² σ_j sqrt(2/π)``
-(``σ_j² = u_j (1 - u_j) / N``). The upper end allows for this worst case
-(:func:`membership_allowance`); the lower end is unchanged; fixed-width bins get
-no allowance. Measured coverage: docs/ci_coverage.md.
+The interval (``ci="score"``) is every ``θ = CE_2² >= 0`` with ``|D - θ| <= z
+sqrt(Var(D | θ))``, ``Var(D | θ) = 4 A θ + C`` (``A = sum_i π_i w_i v_i``, ``π_i``
+θ's share per bin; ``C = 2 sum_i w_i² v_i²``), its upper end allowing for the
+bias of equal-mass bins (:func:`membership_allowance`; docs/ci_coverage.md).
 """
 import numpy as np
 
 from .ce import bin_rates
 
-__all__ = ["debiased_ce_from_bins", "debiased_terms", "membership_allowance",
-           "score_interval"]
+__all__ = ["debiased_ce_from_bins", "score_interval"]
 
 
 def debiased_terms(bins):
-    """``(w, t, v)`` of the non-empty bins: weights ``n_i / N``, debiased squared gaps
-    and variance estimates (``t``, ``v`` 0 for bins of one point).
-    """
+    """``(w, t, v)`` of the non-empty bins (``t``, ``v`` 0 for bins of one point)."""
     count, q, p = bin_rates(bins)
     several = count > 1
     v = np.where(several, p * (1.0 - p) / np.maximum(count - 1, 1), 0.0)
@@ -53,9 +36,7 @@ def debiased_ce_from_bins(bins):
 
 def membership_allowance(bins):
     """``(m, extra_var)``: the bias allowance ``m = sqrt(2/π) Σ_j σ_j Δ̂_j²`` over the
-    inner equal-mass cuts (``Δ̂_j² = (Ĝ_i - Ĝ_{i+1})² - v_i - v_{i+1}``, clipped at
-    0) and the variance it adds (its spread and its own delta-method variance);
-    both 0 for fixed-width bins.
+    inner equal-mass cuts and the variance it adds (both 0 for fixed-width bins).
     """
     if bins.edges is not None:
         return 0.0, 0.0
@@ -87,9 +68,7 @@ def _score_roots(d, a, c, z2):
 
 
 def score_interval(bins, spec):
-    """Score-type interval of the binned CE_2 (see the module's Notes; ``spec.z`` is
-    used, nothing is drawn): ``(0.0, 0.0)`` when no ``θ`` is accepted.
-    """
+    """Score-type interval of the binned CE_2 (``(0.0, 0.0)`` when no ``θ`` is accepted)."""
     w, t, v = debiased_terms(bins)
     d = float(w @ t)
     tp = w * np.maximum(t, 0.0)

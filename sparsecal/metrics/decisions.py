@@ -1,11 +1,6 @@
 """Bayes decisions of LLRs from a table of distinct LLRs with their counts and
-positives: the detection cost (actual and minimum DCF) and the Bayes error plot.
-
-Decisions depend on the entries only through the entries and positives per
-distinct LLR, so the single-machine measures (:mod:`sparsecal.metrics.application`)
-and the distributed ones share these functions and agree bit for bit. After
-Brümmer & du Preez 2006, "Application-independent evaluation of speaker
-detection", and Cumani's notes ``004``.
+positives: the detection cost (actual and minimum) and the Bayes error plot,
+shared by the single-machine and distributed measures (Brümmer & du Preez 2006).
 """
 from dataclasses import dataclass
 
@@ -14,9 +9,8 @@ import numpy as np
 from ..core.validation import check_finite, check_positive_real, check_prior
 from ..io.tables import summary, value_range
 
-__all__ = ["BayesErrorPlot", "DetectionCost", "actual_dcf", "bayes_error",
-           "bayes_threshold", "check_application", "check_prior_log_odds",
-           "detection_cost", "error_curve", "llr_of_probabilities", "llr_table",
+__all__ = ["BayesErrorPlot", "DetectionCost", "actual_dcf", "bayes_error", "check_application",
+           "check_prior_log_odds", "error_curve", "llr_of_probabilities", "llr_table",
            "minimum_dcf"]
 
 #: beyond this prior log-odds, 1 / (1 + e^-x) rounds to 1 in float64
@@ -25,25 +19,14 @@ MAX_LOG_ODDS = 30
 
 @dataclass(frozen=True)
 class DetectionCost:
-    """A detection cost (DCF) and the decisions it comes from.
-
-    Attributes
-    ----------
-    value : float
-        ``pi c_miss P_miss + (1 - pi) c_fa P_fa``, divided by
-        ``min(pi c_miss, (1 - pi) c_fa)`` when ``normalized``.
-    threshold : float
-        Decided positive where ``llr > threshold`` (-inf: every point).
-    p_miss, p_fa : float
-    prior, c_miss, c_fa : float
-    normalized : bool
+    """A detection cost (DCF) ``value`` and the decisions it comes from: positive
+    where ``llr > threshold`` (-inf: every point), with rates ``p_miss`` and
+    ``p_fa``, for the application ``prior``, ``c_miss``, ``c_fa``; divided by
+    ``min(pi c_miss, (1 - pi) c_fa)`` when ``normalized``.
 
     Examples
     --------
-    >>> from sparsecal import dcf
-    >>> d = dcf([0.2, 0.7, 0.9], [0, 0, 1], prior=0.5, training_prior=0.5)
-    >>> float(d), d.p_miss, d.p_fa, d.threshold
-    (0.5, 0.0, 0.5, -0.0)
+    See :func:`~sparsecal.metrics.dcf`.
     """
 
     value: float
@@ -66,15 +49,12 @@ class DetectionCost:
 
 @dataclass(frozen=True)
 class BayesErrorPlot:
-    """The data of a Bayes error plot: the grid ``prior_log_odds`` (unit costs) and the
-    normalized ``actual_dcf`` and ``min_dcf`` at each point.
+    """The data of a Bayes error plot: the grid ``prior_log_odds`` (unit costs) and
+    the normalized ``actual_dcf`` and ``min_dcf`` at each point.
 
     Examples
     --------
-    >>> from sparsecal import bayes_error_plot
-    >>> b = bayes_error_plot([0.1, 0.8], [0, 1], prior_log_odds=[0.0])
-    >>> b.actual_dcf.tolist(), b.min_dcf.tolist()
-    ([0.0], [0.0])
+    See :func:`~sparsecal.metrics.bayes_error_plot`.
     """
 
     prior_log_odds: np.ndarray
@@ -97,32 +77,24 @@ def llr_of_probabilities(p, prior):
 
 
 def check_application(prior, c_miss, c_fa):
-    """The application ``(prior, c_miss, c_fa)``, checked: a prior in (0, 1), finite
-    costs above 0.
-    """
+    """The application ``(prior, c_miss, c_fa)``, checked."""
     prior = check_prior(prior, "prior")
     return prior, check_positive_real(c_miss, "c_miss"), check_positive_real(c_fa, "c_fa")
 
 
 def bayes_threshold(prior, c_miss, c_fa):
-    """The LLR above which the Bayes decision is "positive":
-    ``-log(pi c_miss / ((1 - pi) c_fa))``.
-    """
+    """The LLR above which the Bayes decision is "positive"."""
     return -np.log(prior * c_miss / ((1 - prior) * c_fa))
 
 
 def detection_cost(prior, c_miss, c_fa, p_miss, p_fa, normalize):
-    """``pi c_miss P_miss + (1 - pi) c_fa P_fa``, divided by
-    ``min(pi c_miss, (1 - pi) c_fa)`` when ``normalize`` (arrays allowed).
-    """
+    """``pi c_miss P_miss + (1 - pi) c_fa P_fa``, normalized if ``normalize``."""
     cost = prior * c_miss * p_miss + (1 - prior) * c_fa * p_fa
     return cost / min(prior * c_miss, (1 - prior) * c_fa) if normalize else cost
 
 
 def llr_table(llr, positives, counts=None):
-    """``(llr, counts, positives)``: the sorted distinct LLRs with their entries and
-    positives (``counts`` default one per row).
-    """
+    """``(llr, counts, positives)``: the sorted distinct LLRs with their entries and positives."""
     u, inv = np.unique(llr, return_inverse=True)
     n = np.bincount(inv, minlength=u.size) if counts is None else \
         np.bincount(inv, weights=counts, minlength=u.size)
@@ -131,9 +103,7 @@ def llr_table(llr, positives, counts=None):
 
 
 def actual_dcf(llr, counts, positives, prior, c_miss, c_fa, normalize):
-    """The actual DCF (:class:`DetectionCost`) of the Bayes decisions of a table's
-    LLRs (rows in any order, ``counts`` None: one entry each).
-    """
+    """The actual DCF of the Bayes decisions of a table's LLRs (``counts`` None: one each)."""
     t = bayes_threshold(prior, c_miss, c_fa)
     yes = llr > t
     n_pos, pos_yes = int(positives.sum()), int(positives.sum(where=yes))
@@ -148,19 +118,14 @@ def actual_dcf(llr, counts, positives, prior, c_miss, c_fa, normalize):
 
 
 def error_curve(llr, counts, positives):
-    """``(thresholds, p_miss, p_fa)`` of every distinct decision on a table of
-    :func:`llr_table`: positive where ``llr > thresholds[j]``, for ``-inf`` and each
-    distinct LLR.
-    """
+    """``(thresholds, p_miss, p_fa)`` of every distinct decision on an :func:`llr_table`."""
     cum_n, cum_k = np.cumsum(np.r_[0, counts]), np.cumsum(np.r_[0, positives])
     n_pos, n_neg = cum_k[-1], cum_n[-1] - cum_k[-1]
     return np.r_[-np.inf, llr], cum_k / n_pos, (n_neg - (cum_n - cum_k)) / n_neg
 
 
 def minimum_dcf(curve, prior, c_miss, c_fa, normalize):
-    """The :class:`DetectionCost` at the best threshold of an :func:`error_curve` (the
-    first of equal costs).
-    """
+    """The :class:`DetectionCost` at the best threshold of an :func:`error_curve` (the first)."""
     thresholds, p_miss, p_fa = curve
     costs = detection_cost(prior, c_miss, c_fa, p_miss, p_fa, normalize)
     best = int(np.argmin(costs))
@@ -169,9 +134,7 @@ def minimum_dcf(curve, prior, c_miss, c_fa, normalize):
 
 
 def check_prior_log_odds(prior_log_odds):
-    """The grid of a Bayes error plot as float64 (default 61 points on [-3, 3]; values
-    within ±30).
-    """
+    """The grid of a Bayes error plot (default 61 points on [-3, 3]), checked."""
     grid = np.linspace(-3.0, 3.0, 61) if prior_log_odds is None \
         else check_finite(prior_log_odds, "prior_log_odds").astype(np.float64)
     if grid.shape[0] == 0 or np.abs(grid).max() > MAX_LOG_ODDS:

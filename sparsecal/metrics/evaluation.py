@@ -1,13 +1,6 @@
-"""One-call evaluation of a tagger's marginal calibration, and comparisons.
-
-``evaluate`` reports what Kranzlein, Liu & Schneider 2021 (Table 1) report per
-tagger: SMCE over all thresholded entries, GMCE per tag-frequency group, the group
-summary rows; optionally per-tag CE (Kumar et al.'s MCE), top-label ECE and any
-measure of :mod:`~sparsecal.metrics.measures` by name, pooled and per group; every
-binned CE with a confidence interval (95% by default; Nguyen & O'Connor,
-Algorithm 2, or bootstrap; see :class:`~sparsecal.metrics.intervals.ConfidenceInterval`).
-``compare`` gives the absolute and relative change between two evaluations, as in
-the paper's Table 1 (relative change = (after - before) / before).
+"""One-call evaluation of a tagger's marginal calibration (what Kranzlein, Liu &
+Schneider 2021, Table 1, report per tagger), and the change between two
+evaluations.
 """
 import json
 import math
@@ -23,6 +16,7 @@ from .marginal import check_ce_options, mce, smce_and_gmce
 from .measures import check_options, get_measure
 from .toplabel import top_label_ece
 from ..io.tables import Table, interval, number, plural, summary, value_range
+from .._docs import fill_doc
 from ..core.dispatch import takes_data
 
 __all__ = ["EvaluationResult", "Comparison", "evaluate", "compare"]
@@ -57,32 +51,14 @@ _GROUPINGS = {"scw": "SCW", "tfg": "TFG"}
 
 @dataclass(frozen=True)
 class EvaluationResult(Table):
-    """Calibration of one set of entries; see :func:`evaluate`.
-
-    Attributes
-    ----------
-    smce : CalibrationError
-    gmce : list of CalibrationError or None (one per group, None if empty)
-    groups : list of dict
-        :meth:`TagGroups.summary` rows (with entries and tokens).
-    mce : MarginalCalibrationError or None
-    top_label_ece : CalibrationError or None
-    metrics : dict
-        The measures asked for by name (``evaluate(metrics=...)``): name ->
-        ``{"pooled": value, "groups": [value or None per group]}``.
-    settings : dict
-        threshold, n_bins, bin_size, binning, norm, debias, prior, ci (method
-        or None), confidence_level, n_resamples, random_state (None without an
-        interval), grouping kind, n_groups.
+    """Calibration of one set of entries, made by :func:`evaluate`: ``smce``, one
+    ``gmce`` per group (None: no entries), the ``groups``' summary rows, ``mce``
+    and ``top_label_ece`` if asked for, the ``metrics`` by name (``{"pooled":
+    value, "groups": [...]}``) and the ``settings`` of the evaluation.
 
     Examples
     --------
-    >>> from sparsecal import threshold
-    >>> from sparsecal.datasets.synthetic import make_tagger_outputs
-    >>> data = make_tagger_outputs(2000, n_tags=40, split_seed=1)
-    >>> res = evaluate(threshold(data.scores, data.gold, 0.01), ci=None)
-    >>> sorted(res.to_dict()), res.settings["ci"]
-    (['gmce', 'groups', 'settings', 'smce'], None)
+    See :func:`evaluate`.
     """
 
     smce: object
@@ -123,8 +99,7 @@ class EvaluationResult(Table):
         return out
 
     def _columns(self):
-        """The group table: row "all" (SMCE over every entry), then one row per
-        group (GMCE); each measure of ``metrics`` as a column."""
+        """The group table: "all" (SMCE), then each group (GMCE); a column per measure."""
         rows, ces = self.groups, [self.smce] + list(self.gmce)
         out = {"group": ["all"] + [r["group"] for r in rows],
                "tag_types": [sum(r["tag_types"] for r in rows)] + [r["tag_types"] for r in rows]}
@@ -191,12 +166,11 @@ def _metrics_table(metrics, n_groups):
 
 
 def _measures_by_group(measures, entries, groups, options, counter):
-    """name -> {"pooled": value, "groups": [value, or None for an empty group]}.
+    """Measure name -> ``{"pooled": value, "groups": [value or None]}``.
 
-    A measure undefined on a set of entries (:class:`DegenerateDataError`:
-    e.g. Cllr of one class) is NaN there, with one warning naming the
-    measures, the groups and why. Measures that are parts of one result (the CORP terms of one decomposition)
-    share one call of their function per set of entries."""
+    A measure undefined on a set of entries (a DegenerateDataError) is NaN there,
+    with one warning; measures of one function and arguments share its call.
+    """
     perm, offsets = groups.partition(entries)
     results, undefined = {}, {}   # undefined: (measure, reason) -> parts
 
@@ -256,60 +230,41 @@ def _bins_text(s):
 
 
 @takes_data
+@fill_doc
 def evaluate(entries, groups=None, *, n_bins=None, ci="simulation", per_tag=False,
              min_entries=None, top_label=False, metrics=(), progress=None,
              bin_size=None, binning="equal-mass", norm=2, debias=False, prior=None,
              measure_options=None):
-    """Evaluate marginal calibration of thresholded entries.
+    """Evaluate the marginal calibration of thresholded entries: SMCE and GMCE per
+    group (Kranzlein et al. 2021, Table 1) with their intervals; optionally MCE,
+    top-label ECE and further measures, pooled and per group.
 
     Parameters
     ----------
-    entries : Entries
+    {entries}
     groups : TagGroups, optional
-        Defaults to SCW (one group of all tags).
-    n_bins : int, optional
-        Bins of SMCE and GMCE (default 10, as Kranzlein et al.; at most one of
-        ``n_bins`` and ``bin_size``).
-    ci : None, {"simulation", "bootstrap", "score"} or ConfidenceInterval, default="simulation"
-        The interval of every CE (SMCE, each GMCE, per-tag CE, top-label ECE);
-        a method name uses the defaults (95%, ``random_state=0``). With
-        ``debias=True`` it must be None or "score" (the debiased CE's
-        interval; then per-tag CE and top-label ECE get no interval).
+        Default: SCW (one group of all tags).
+    {binning}
+    ci : None, str or ConfidenceInterval, default="simulation"
+        The interval of every CE (as in :func:`calibration_error`).
     per_tag : bool, default=False
-        Also compute per-tag CE and MCE over tags with ``min_entries`` entries,
-        in bins of :data:`~sparsecal.metrics.marginal.DEFAULT_BIN_SIZE` entries
-        (:func:`mce`'s defaults; ``n_bins`` is for SMCE and GMCE).
+        Also per-tag CE and MCE (:func:`mce`, its own bins and ``min_entries``).
     min_entries : int, optional
-        Default: :func:`mce`'s (400, two bins).
+        :func:`mce`'s.
     top_label : bool, default=False
-        Also compute top-label ECE (20 fixed-width bins, Jagannatha & Yu 2020).
+        Also top-label ECE (:func:`top_label_ece`).
     metrics : sequence of str, default=()
-        Further measures by name (:data:`sparsecal.metrics.measures.MEASURES`,
-        e.g. ``"ece"``, ``"brier"``), each over all entries and over each
-        group's, with ``n_bins`` bins where binned. A measure undefined on a
-        group's entries (Cllr, DCF of one class) is NaN there, with one
-        warning naming the groups and why.
-    bin_size : int, optional
-        Entries per equal-mass bin of SMCE and GMCE, instead of ``n_bins``.
-    binning : {"equal-mass", "fixed"}, default="equal-mass"
-        The bins of SMCE, GMCE and the binned ``metrics`` (see
-        :func:`~sparsecal.metrics.calibration_error`).
-    norm : {2, 1, inf}, default=2
-        p of SMCE and GMCE's CE_p (2: the paper's; 1: ECE; inf: the maximum).
-    debias : bool, default=False
-        SMCE and GMCE as Kumar et al.'s debiased CE_2 (``norm=2``).
+        Measures by name (:data:`~sparsecal.metrics.measures.MEASURES`); one
+        undefined on a group's entries (Cllr of one class) is NaN there, with a
+        warning.
+    {norm}
+    {debias}
     prior : float, optional
-        The application prior of the measures that need one (``"dcf"``,
-        ``"min-dcf"``); refused if none of ``metrics`` takes it.
+        The application prior of ``"dcf"`` and ``"min-dcf"``.
     measure_options : dict, optional
-        ``{"n_resamples": R, "random_state": seed}`` of the measures that
-        resample (``"calibration-test-p"``; default: theirs, 999 and 0);
-        refused if none of ``metrics`` takes them. (The intervals take theirs
-        from ``ci``, the one interval argument.)
+        ``{"n_resamples": R, "random_state": seed}`` of the resampling measures.
     progress : callable, optional
-        Called as ``progress(done, total)`` after each calibration error: SMCE,
-        the GMCE of each group, MCE (``per_tag``), top-label ECE
-        (``top_label``), each of ``metrics``; ``total`` counts them.
+        ``progress(done, total)`` after SMCE, each GMCE and each further result.
 
     Returns
     -------
@@ -317,29 +272,19 @@ def evaluate(entries, groups=None, *, n_bins=None, ci="simulation", per_tag=Fals
 
     Raises
     ------
-    TypeError, ValueError
-        As the metrics it calls (:func:`smce`, :func:`gmce`, :func:`mce`,
-        :func:`top_label_ece`); an invalid ``ci``, ``progress``, binning,
-        ``norm``, ``debias``, ``prior`` or measure name, a measure that
-        needs ``prior`` without it, or an option none of ``metrics`` takes
-        (:func:`~sparsecal.metrics.measures.check_options`), before any work.
-
-    References
-    ----------
-    Kranzlein, Liu & Schneider 2021, Table 1 (SMCE, GMCE per TFG group);
-    Nguyen & O'Connor 2015, Algorithm 2 (intervals).
+    ValueError
+        Before any work, for an option that none of ``metrics`` takes or a
+        measure that needs ``prior`` without it.
 
     Examples
     --------
     >>> from sparsecal import TagGroups, threshold
-    >>> from sparsecal.metrics import ConfidenceInterval
     >>> from sparsecal.datasets.synthetic import make_tagger_outputs
     >>> data = make_tagger_outputs(2000, n_tags=40, split_seed=1)
     >>> groups = TagGroups.from_counts(data.train_counts, 3, n_tags=40)
-    >>> ci = ConfidenceInterval(confidence_level=0.9, n_resamples=500)
-    >>> res = evaluate(threshold(data.scores, data.gold, 0.01), groups, ci=ci)
-    >>> len(res.gmce), res.smce.ci_level, res.to_markdown().splitlines()[0]
-    (3, 0.9, 'Threshold 0.01, 10 equal-mass bins, 90% CI: simulation')
+    >>> res = evaluate(threshold(data.scores, data.gold, 0.01), groups, metrics=["ece"])
+    >>> len(res.gmce), res.to_markdown().splitlines()[0]
+    (3, 'Threshold 0.01, 10 equal-mass bins, 95% CI: simulation')
     """
     spec = ConfidenceInterval.resolve(ci)
     if isinstance(metrics, str):
@@ -390,27 +335,13 @@ def evaluate(entries, groups=None, *, n_bins=None, ci="simulation", per_tag=Fals
 
 @dataclass(frozen=True)
 class Comparison(Table):
-    """Before/after change of SMCE and every GMCE (Kranzlein et al. 2021, Table 1).
-
-    Made by :func:`compare`; one row per metric.
-
-    Attributes
-    ----------
-    rows : list of dict
-        ``{"name", "before", "after", "change", "relative_change"}`` per metric:
-        ``"SMCE"`` then ``"GMCE group 1"`` ... ; ``change`` is ``after - before``,
-        ``relative_change`` is ``change / before`` (None where either value is
-        missing or ``before`` is 0).
+    """Before/after change of SMCE, every GMCE and every measure, made by
+    :func:`compare`: ``rows`` of ``{"name", "before", "after", "change",
+    "relative_change"}`` (None where a value is missing or ``before`` is 0).
 
     Examples
     --------
-    >>> from sparsecal.metrics.evaluation import Comparison
-    >>> table = Comparison([{"name": "SMCE", "before": 0.02, "after": 0.015,
-    ...                      "change": -0.005, "relative_change": -0.25}])
-    >>> print(table.to_markdown("dev", "recalibrated"))
-    | Metric | dev | recalibrated | change | relative |
-    |---|---|---|---|---|
-    | SMCE | 0.0200 | 0.0150 | -0.0050 | -25.0% |
+    See :func:`compare`.
     """
 
     rows: list   # dicts: name, before, after, change, relative_change
@@ -446,44 +377,26 @@ class Comparison(Table):
 
 
 def compare(before, after):
-    """Absolute and relative change of SMCE and each GMCE from ``before`` to ``after``.
-
-    The before/after columns of Kranzlein et al. 2021, Table 1: the same test
-    outputs evaluated before and after recalibration; then each measure both
-    evaluations computed (``evaluate(metrics=...)``), pooled and per group.
+    """Absolute and relative change of SMCE, each GMCE and each measure from
+    ``before`` to ``after`` (Kranzlein et al. 2021, Table 1).
 
     Parameters
     ----------
     before, after : EvaluationResult
-        Two evaluations (:func:`evaluate`) over the same tag groups.
+        Two evaluations over the same tag groups.
 
     Returns
     -------
     Comparison
-        One row per metric; ``to_markdown()`` renders the table.
-
-    Raises
-    ------
-    ValueError
-        If the two evaluations have different numbers of groups.
 
     Examples
     --------
-    >>> from sparsecal import TagGroups, threshold, IsotonicCalibrator
-    >>> from sparsecal.metrics import evaluate, compare
-    >>> from sparsecal.datasets import make_tagger_outputs
-    >>> data = make_tagger_outputs(3000, n_tags=40, split_seed=1)
-    >>> dev = threshold(data.scores, data.gold, 0.01)
-    >>> data = make_tagger_outputs(3000, n_tags=40, split_seed=2)
-    >>> test = threshold(data.scores, data.gold, 0.01)
-    >>> groups = TagGroups.from_counts(data.train_counts, 2, n_tags=40)
-    >>> cal = IsotonicCalibrator().fit(dev.score, dev.label)
-    >>> table = compare(evaluate(test, groups, ci=None),
-    ...                 evaluate(test.with_scores(cal.predict(test.score)), groups, ci=None))
-    >>> [row["name"] for row in table.rows]
-    ['SMCE', 'GMCE group 1', 'GMCE group 2']
-    >>> table.rows[0]["after"] < table.rows[0]["before"]
-    True
+    >>> import sparsecal as sc
+    >>> e = sc.Entries([0.9, 0.8, 0.3, 0.2], [0, 1, 0, 1], [1, 1, 0, 0], n_tags=2)
+    >>> before = sc.evaluate(e, n_bins=2, ci=None)
+    >>> after = sc.evaluate(e.with_scores([0.9, 0.9, 0.1, 0.1]), n_bins=2, ci=None)
+    >>> print(compare(before, after).to_markdown().splitlines()[2])
+    | SMCE | 0.2062 | 0.1000 | -0.1062 | -51.5% |
     """
     if len(before.gmce) != len(after.gmce):
         raise ValueError(f"the evaluations have different groups ({len(before.gmce)} vs "

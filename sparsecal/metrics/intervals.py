@@ -1,11 +1,8 @@
-"""Confidence intervals of a binned calibration error: one specification, two methods.
-
-- ``"simulation"`` (Nguyen & O'Connor 2015, Algorithm 2): draw every bin's
-  positive rate ``p_i* ~ N(p_i, p_i (1 - p_i) / |B_i|)``, clipped to [0, 1],
-  recompute CE_p with the mean scores fixed, and report ``mean ± z sd`` of the
-  simulated values.
-- ``"bootstrap"``: resample the points with replacement, re-bin each replicate,
-  and report the percentile interval (:mod:`~sparsecal.metrics.resampling`).
+"""Confidence intervals of a binned calibration error: ``"simulation"`` (Nguyen &
+O'Connor 2015, Algorithm 2: each bin's positive rate drawn from ``N(p_i, p_i (1
+- p_i) / |B_i|)``, clipped to [0, 1], and ``mean ± z sd`` of the simulated
+CE_p) or ``"bootstrap"`` (the percentile interval of re-binned resamples,
+:mod:`~sparsecal.metrics.resampling`).
 """
 import numbers
 from dataclasses import dataclass
@@ -16,8 +13,8 @@ from ..core.validation import check_positive_int
 from .ce import bin_rates, ce_of_gaps
 from .resampling import check_random_state, data_table, table_bootstrap_interval
 
-__all__ = ["ConfidenceInterval", "bootstrap_interval", "ce_interval", "check_confidence_level",
-           "check_random_state", "simulation_interval", "two_sided_z"]
+__all__ = ["ConfidenceInterval", "ce_interval", "check_confidence_level", "check_random_state",
+           "simulation_interval", "two_sided_z"]
 
 #: Default ``n_resamples`` per method: Algorithm 2's S, and bootstrap replicates;
 #: the score interval of the debiased CE (:mod:`~sparsecal.metrics.debiased`) draws none.
@@ -46,36 +43,24 @@ def two_sided_z(level):
 
 @dataclass(frozen=True)
 class ConfidenceInterval:
-    """How a calibration error's confidence interval is computed; every metric's
-    ``ci=`` takes one, or a method name for its defaults.
+    """How a calibration error's confidence interval is computed; every ``ci=`` takes
+    one, or a method name for its defaults.
 
     Parameters
     ----------
     method : {"simulation", "bootstrap", "score"}, default="simulation"
-        N&O's Algorithm 2, a percentile bootstrap that re-bins every replicate, or
-        the score interval of the debiased CE
-        (:func:`~sparsecal.metrics.debiased.score_interval`).
+        N&O's Algorithm 2, a percentile bootstrap that re-bins every replicate,
+        or the score interval of the debiased CE.
     confidence_level : float, default=0.95
     n_resamples : int, optional
-        Simulated samples (default 10,000) or bootstrap replicates (default
-        1,000); 0 for "score".
+        Simulated samples (default 10,000) or bootstrap replicates (1,000).
     random_state : None, int, SeedSequence or numpy Generator, default=0
         An int gives the same draws at every call; a Generator is consumed.
 
-    Attributes
-    ----------
-    z : float
-        Two-sided normal quantile of ``confidence_level``.
-    percentiles : tuple of float
-        ``50 ∓ 50 confidence_level``.
-
     Examples
     --------
-    >>> ConfidenceInterval()
-    ConfidenceInterval(method='simulation', confidence_level=0.95, n_resamples=10000, random_state=0)
-    >>> spec = ConfidenceInterval("bootstrap", confidence_level=0.9)
-    >>> spec.n_resamples, spec.percentiles
-    (1000, (5.0, 95.0))
+    >>> ConfidenceInterval("bootstrap", confidence_level=0.9).percentiles
+    (5.0, 95.0)
     """
 
     method: str = "simulation"
@@ -96,9 +81,7 @@ class ConfidenceInterval:
 
     @classmethod
     def resolve(cls, ci):
-        """The specification a metric's ``ci=`` stands for: None, ``ConfidenceInterval(ci)``
-        for a method name, or ``ci`` itself.
-        """
+        """The specification ``ci=`` stands for (None, a method name's defaults, or ``ci``)."""
         if ci is None or isinstance(ci, cls):
             return ci
         if isinstance(ci, str) and ci in DEFAULT_RESAMPLES:
@@ -108,12 +91,14 @@ class ConfidenceInterval:
 
     @property
     def z(self):
+        """The two-sided normal quantile of ``confidence_level``."""
         return two_sided_z(self.confidence_level)
 
     @property
     def percentiles(self):
         # 50 * level is exact for the usual levels (47.5 at 0.95), so the ends are
         # exactly 2.5 and 97.5 (not 100 * (1 - 0.95) / 2 = 2.500000000000002).
+        """``50 ∓ 50 confidence_level``."""
         half = 50.0 * self.confidence_level
         return 50.0 - half, 50.0 + half
 
@@ -127,9 +112,7 @@ class ConfidenceInterval:
 
 
 def ce_interval(spec, bins, norm, scores, labels, order):
-    """The interval ``spec`` asks for of CE_p over ``bins``, from the binned data as
-    :func:`~sparsecal.core.binning.bin_statistics` returns it ("score" raises).
-    """
+    """The interval ``spec`` asks for of CE_p over ``bins`` (not "score")."""
     if spec.method == "score":
         raise ValueError("ci method 'score' is the interval of the debiased CE: use it with "
                          "calibration_error(..., debias=True)")
@@ -139,9 +122,7 @@ def ce_interval(spec, bins, norm, scores, labels, order):
 
 
 def simulation_interval(bins, norm, spec):
-    """Nguyen & O'Connor's Algorithm 2, vectorised over samples: ``mean ∓ z sd`` of
-    the simulated CEs (ddof=1).
-    """
+    """Nguyen & O'Connor's Algorithm 2, vectorised over samples: ``mean ∓ z sd`` (ddof=1)."""
     n_samples = spec.n_resamples
     rng = np.random.default_rng(spec.random_state)
     count, q, p = bin_rates(bins)
@@ -162,7 +143,5 @@ def simulation_interval(bins, norm, spec):
 
 
 def bootstrap_interval(scores, labels, bins, order, norm, spec):
-    """Percentile bootstrap over points, re-binning every replicate, from the data's
-    distinct-score table (so a cluster gets the same interval).
-    """
+    """The percentile bootstrap interval, from the data's distinct-score table."""
     return table_bootstrap_interval(data_table(scores, labels, order), bins, norm, spec)

@@ -1,29 +1,16 @@
 """The one registry of scalar measures of binary predictions.
 
-Every part of sparsecal that computes measures by name — :func:`evaluate`'s
-``metrics=`` (pooled over all entries and per tag group) and the command line's
-``sparsecal evaluate --metrics`` — looks them up here. Adding a measure of
-``(scores, labels)`` is one function in :mod:`sparsecal.metrics` and one entry in
-:data:`MEASURES`.
-
-A measure's options are the shared options of :data:`OPTIONS`: the binning
-(``n_bins``, ``bin_size``, ``binning``) of the binned ones, the application
-prior (``prior``) of DCF, the resamples and random state of the calibration
-test. Each measure declares in :attr:`Measure.options` the options it takes,
-and gets every one of them; the rule for an option that no measure of a call
-takes (nor anything else the call computes) is :func:`check_options`: refused,
-naming the option and the measures. ``tests/test_measures.py`` checks the
-whole matrix (measure x option).
-
-A measure's form on distributed entries is declared on its entry, once
-(:attr:`Measure.mergeable`, one of :data:`MERGEABLE_FORMS`); a measure without
-one is refused there by name.
+Everything that computes measures by name (:func:`evaluate`'s ``metrics=``,
+``sparsecal evaluate --metrics``) looks them up here; adding a measure of
+``(scores, labels)`` is one function and one entry in :data:`MEASURES`. Each
+measure declares the shared :data:`OPTIONS` it takes (an option no part of a
+call takes is refused by :func:`check_options`) and its form on distributed
+entries (:attr:`Measure.mergeable`).
 """
 import importlib
 from dataclasses import dataclass
 
-__all__ = ["MEASURES", "MERGEABLE_FORMS", "OPTIONS", "Measure", "check_options",
-           "get_measure"]
+__all__ = ["MEASURES", "Measure", "check_options", "get_measure"]
 
 
 @dataclass(frozen=True)
@@ -32,26 +19,18 @@ class Measure:
 
     Attributes
     ----------
-    name : str
-        Its name in the API and on the command line, e.g. ``"ece"``.
-    display_name : str
-        Its name in tables, e.g. ``"ECE"``.
+    name, display_name : str
+        Its name in the API and on the command line (``"ece"``), and in tables.
     function_path : str
         ``"module.function"`` in :mod:`sparsecal.metrics`, imported on first use.
     fixed : tuple of (str, object)
         Keyword arguments always passed, e.g. ``(("norm", 1),)``.
     attribute : str or None
-        The attribute of the function's result that holds the number (None:
-        the result is the number).
+        The attribute of the result that holds the number (None: the result).
     options : tuple of str
-        The shared options passed on (keys of :data:`OPTIONS`): the binning of
-        the binned measures, ``("prior",)`` for one that needs an application
-        prior, ``()`` for none. The others do not concern the measure (its
-        name fixes them, or it has no bins, resamples or prior): given for a
-        call that none of its parts takes, :func:`check_options` refuses them.
+        The keys of :data:`OPTIONS` passed on (default: the binning).
     mergeable : str or None
-        What it is computed from on distributed entries: a key of
-        :data:`MERGEABLE_FORMS`; None: it has no distributed form.
+        Its form on distributed entries, a key of :data:`MERGEABLE_FORMS`.
     """
 
     name: str
@@ -63,20 +42,14 @@ class Measure:
     mergeable: str = None
 
     def check_prior(self, prior):
-        """Refuse a missing ``prior`` if this measure needs one.
-
-        Raises
-        ------
-        ValueError
-            ``prior`` is None and ``"prior"`` is one of :attr:`options`.
-        """
+        """Refuse a missing ``prior`` if this measure needs one."""
         if "prior" in self.options and prior is None:
             raise ValueError(f"measure {self.name!r} needs prior (the application prior "
                              "of the positive class, in (0, 1))")
 
     @property
     def function(self):
-        """The function (its module imported now if it was not yet)."""
+        """The function (its module imported on first use)."""
         module, _, name = self.function_path.rpartition(".")
         return getattr(importlib.import_module(f".{module}", __package__), name)
 
@@ -89,35 +62,16 @@ class Measure:
                              f"{self.mergeable!r}; choose from {sorted(MERGEABLE_FORMS)}")
 
     def __call__(self, scores, labels, **options):
-        """The measure of ``scores`` against ``labels``, as a float.
-
-        Parameters
-        ----------
-        scores : array_like of float, shape (n,)
-        labels : array_like of {0, 1} or bool, shape (n,)
-        **options
-            Of :data:`OPTIONS` (``n_bins``, ``bin_size``, ``binning``,
-            ``prior``, ``n_resamples``, ``random_state``), those in
-            :attr:`options`; another one given is refused
-            (:func:`check_options`).
-
-        Returns
-        -------
-        float
-
-        Raises
-        ------
-        ValueError
-            ``prior`` missing for a measure that needs one; an option it does
-            not take; whatever the measure's function refuses.
+        """The measure of ``scores`` against ``labels`` as a float, with the
+        :data:`OPTIONS` it takes (another one is refused).
         """
         check_options([self], options)
         return self.value_of(self.function(scores, labels, **self.arguments(**options)))
 
     def arguments(self, **options):
-        """The keyword arguments :attr:`function` gets for these options (those
-        it takes, then :attr:`fixed`); measures of one function with equal
-        arguments share one call (:func:`~sparsecal.evaluate` calls it once)."""
+        """The keyword arguments :attr:`function` gets for these options (those it
+        takes, then :attr:`fixed`).
+        """
         unknown = set(options) - set(OPTIONS)
         if unknown:
             raise TypeError(f"unknown measure options {sorted(unknown)}: choose from "
@@ -160,38 +114,10 @@ MERGEABLE_FORMS = {
 
 
 def check_options(measures, given, used=(), names=None, others=None):
-    """Refuse each option given that neither a measure of ``measures`` takes nor
-    the rest of the call uses: an option is never accepted and ignored.
-
-    Parameters
-    ----------
-    measures : sequence of Measure
-    given : dict
-        Option name (a key of :data:`OPTIONS`) -> value, as the caller got it;
-        a value equal to the option's "not given" value counts as not given.
-    used : collection of str
-        The options the rest of the call uses whatever the measures (e.g.
-        SMCE's binning in :func:`~sparsecal.evaluate`).
-    names : dict, optional
-        Option -> its name in the message (e.g. ``"--bin-size"``); default the
-        option's own name.
-    others : dict, optional
-        Option -> what else would take it (e.g. ``"--ci"``), for the message.
-
-    Raises
-    ------
-    ValueError
-        Naming the first option refused, the measures that do not take it and
-        the measures that would.
-
-    Examples
-    --------
-    >>> from sparsecal.metrics.measures import check_options, get_measure
-    >>> check_options([get_measure("calibration-test-p")], {"n_resamples": 99})
-    >>> check_options([get_measure("smooth-ece")], {"n_resamples": 99})
-    Traceback (most recent call last):
-    ...
-    ValueError: n_resamples (a number of resamples) does not apply to smooth-ece: it applies to calibration-test-p
+    """Refuse each option given that neither a measure of ``measures`` takes nor the
+    rest of the call ``used``, naming the option, the measures and those that
+    would take it (``names``: an option's name in the message; ``others``: what
+    else takes it).
     """
     names, others = names or {}, others or {}
     for option, value in given.items():
@@ -249,28 +175,7 @@ MEASURES = {m.name: m for m in (
 
 
 def get_measure(name):
-    """The :class:`Measure` called ``name``.
-
-    Parameters
-    ----------
-    name : str
-
-    Returns
-    -------
-    Measure
-
-    Raises
-    ------
-    ValueError
-        If no measure has that name (the message lists them).
-
-    Examples
-    --------
-    >>> from sparsecal.metrics.measures import get_measure
-    >>> ece = get_measure("ece")
-    >>> ece.display_name, round(ece([0.2, 0.2, 0.8, 0.8], [0, 1, 1, 1], n_bins=2), 4)
-    ('ECE', 0.25)
-    """
+    """The :class:`Measure` called ``name`` (a ValueError listing them otherwise)."""
     try:
         return MEASURES[name]
     except (KeyError, TypeError):

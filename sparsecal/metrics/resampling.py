@@ -1,21 +1,9 @@
-"""Resampling from a set's distinct-score table: the bootstrap interval and the
-calibration test, the same numbers on one machine and on a cluster.
-
-Both depend on the data only through the **table** of its sorted distinct
-scores with their counts and label sums (mergeable across chunks), and
-replicate ``r`` draws only from the ``r``-th generator spawned from
-``random_state`` (:func:`replicate_generators`), whichever process computes it.
-
-- Bootstrap replicate (``ci="bootstrap"``): the counts of the distinct
-  ``(score, label)`` cells of a resample with replacement,
-  ``Multinomial(n, cells / n)``.
-- Consistency resample (Bröcker & Smith 2007, Section 3): scores drawn with
-  replacement, labels ``Bernoulli(score)``.
-
-A replicate is binned as the data (:func:`replicate_bin_sums`): equal-mass bins
-cut the copies in score order at the data's rank starts, a cut inside the
-copies of one score splitting its positives hypergeometrically; fixed-width
-bins go by score.
+"""Resampling from a set's distinct-score table (the bootstrap interval and the
+calibration test), the same numbers on one machine and on a cluster: the data
+enter only through the mergeable table of sorted distinct scores with counts
+and label sums, and replicate ``r`` draws only from the ``r``-th generator
+spawned from ``random_state``. A replicate is binned as the data, a cut inside
+one score's copies splitting its positives hypergeometrically.
 """
 import numpy as np
 
@@ -25,8 +13,7 @@ from .ce import ce_from_bins, ce_of_gaps
 from ..core.dispatch import BUILDING_BLOCK, takes_data
 
 __all__ = ["bin_layout", "check_random_state", "data_table", "p_value", "percentile_interval",
-           "replicate_bin_sums", "replicate_errors", "replicate_generators", "score_table",
-           "table_bootstrap_interval"]
+           "replicate_errors", "replicate_generators", "table_bootstrap_interval"]
 
 # Index draws (one per point) instead of a multinomial over the cells when the
 # cells are at least n / _INDEX_DRAW_RATIO: both are exact, the index draw is
@@ -37,26 +24,7 @@ _INDEX_DRAW_RATIO = 4
 
 @takes_data(refuse=BUILDING_BLOCK)
 def score_table(sorted_scores, sorted_labels):
-    """The distinct-score table ``(scores, counts, positives)`` of ascending scores and
-    their labels.
-
-    Parameters
-    ----------
-    sorted_scores : ndarray of float, shape (n,)
-        Ascending, n >= 1.
-    sorted_labels : ndarray of {0, 1}, shape (n,)
-
-    Returns
-    -------
-    scores : ndarray of float64, shape (J,)
-    counts, positives : ndarray of int64, shape (J,)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> score_table(np.array([0.1, 0.1, 0.5]), np.array([1, 0, 1], dtype=np.uint8))
-    (array([0.1, 0.5]), array([2, 1]), array([1, 1]))
-    """
+    """The distinct-score table ``(scores, counts, positives)`` of sorted scores and labels."""
     x = sorted_scores.astype(np.float64)
     first = np.flatnonzero(np.r_[True, x[1:] != x[:-1]])
     counts = np.diff(np.r_[first, x.shape[0]]).astype(np.int64)
@@ -65,27 +33,20 @@ def score_table(sorted_scores, sorted_labels):
 
 
 def data_table(scores, labels, order):
-    """:func:`score_table` of binned data as
-    :func:`~sparsecal.core.binning.bin_statistics` returns it (``order`` None:
-    sorted here).
-    """
+    """:func:`score_table` of data binned by :func:`~sparsecal.core.binning.bin_statistics`."""
     perm, sorted_x = argsort_scores(scores) if order is None else order[:2]
     return score_table(sorted_x, labels[perm])
 
 
 def bin_layout(bins):
-    """The binning of ``bins`` as :func:`replicate_errors` takes it: ``{"starts": rank
-    starts}`` (equal-mass) or ``{"n_bins": B}`` (fixed-width).
-    """
+    """The binning of ``bins`` as :func:`replicate_errors` takes it (``starts`` or ``n_bins``)."""
     if bins.edges is not None:
         return {"n_bins": bins.edges.shape[0] - 1}
     return {"starts": np.r_[0, np.cumsum(bins.count)].astype(np.int64)}
 
 
 def check_random_state(random_state):
-    """The numpy Generator of a ``random_state`` argument (None, an int >= 0, a
-    SeedSequence or a Generator, returned as it is).
-    """
+    """The numpy Generator of a ``random_state`` argument (a Generator as it is)."""
     try:
         return np.random.default_rng(random_state)   # returns a Generator unchanged
     except (TypeError, ValueError) as err:
@@ -94,31 +55,12 @@ def check_random_state(random_state):
 
 
 def replicate_generators(random_state, n_resamples):
-    """One independent generator per replicate, spawned from ``random_state`` (a
-    Generator spawns new children at every call).
-
-    Parameters
-    ----------
-    random_state : None, int, SeedSequence or numpy Generator
-    n_resamples : int
-
-    Returns
-    -------
-    list of numpy.random.Generator
-
-    Examples
-    --------
-    >>> a, b = replicate_generators(0, 2)
-    >>> a.random() == replicate_generators(0, 1)[0].random(), a.random() == b.random()
-    (True, False)
-    """
+    """One independent generator per replicate, spawned from ``random_state``."""
     return check_random_state(random_state).spawn(n_resamples)
 
 
 class _Draws:
-    """What the draws of one table need, computed once per block of replicates: the
-    nonzero ``(score, label)`` cells and the rank-to-item maps of index draws.
-    """
+    """What the draws from one table need, computed once per block of replicates."""
 
     def __init__(self, table):
         self.scores, counts, positives = table
@@ -134,9 +76,7 @@ class _Draws:
 
 
 def _rank_map(counts, n):
-    """How :func:`_multinomial` draws: False for one item per rank, the item of each
-    rank for index draws, None for one multinomial over the items.
-    """
+    """False: one item per rank; the item of each rank: index draws; None: one multinomial."""
     if counts.shape[0] == n:
         return False
     if _INDEX_DRAW_RATIO * counts.shape[0] >= n:
@@ -150,18 +90,14 @@ def _items(rng, rank_map, n):
 
 
 def _multinomial(rng, counts, rank_map, n):
-    """``Multinomial(n, counts / n)`` exactly: ``n`` index draws when the items are
-    many, one multinomial draw when they are few.
-    """
+    """``Multinomial(n, counts / n)`` exactly (index draws when the items are many)."""
     if rank_map is None:
         return rng.multinomial(n, counts / n)
     return np.bincount(_items(rng, rank_map, n), minlength=counts.shape[0])
 
 
 def _bootstrap(rng, d):
-    """A bootstrap replicate's copies and positives per distinct score of
-    ``d = _Draws(table)``: ``Multinomial(n, cells / n)`` over the ``(score,
-    label)`` cells (``n`` index draws when the cells are at least ``n / 4``)."""
+    """A bootstrap replicate's copies and positives per distinct score."""
     if d.label is not None:
         copies = _multinomial(rng, d.cells, d.cell_of_rank, d.n)
         return copies, copies * d.label
@@ -171,8 +107,7 @@ def _bootstrap(rng, d):
 
 
 def _null(rng, d):
-    """A consistency resample's copies ``m ~ Multinomial(n, c / n)`` and
-    positives ``Binomial(m_j, s_j)`` per distinct score of ``d = _Draws(table)``."""
+    """A consistency resample's copies and ``Binomial(m_j, s_j)`` positives per distinct score."""
     if d.score_of_rank is None:   # few distinct scores: one binomial each
         copies = _multinomial(rng, d.counts, None, d.n)
         return copies, rng.binomial(copies, d.scores)
@@ -185,9 +120,7 @@ def _null(rng, d):
 
 
 def _split_positives(rng, copies, positives, run, offset):
-    """Positives among the first ``offset[i]`` copies of run ``run[i]``: sequential
-    hypergeometric draws, one depth of cuts sharing a run at a time.
-    """
+    """Positives among the first ``offset[i]`` copies of run ``run[i]`` (hypergeometric draws)."""
     i = np.arange(run.shape[0])
     first = np.maximum.accumulate(np.where(np.r_[True, run[1:] != run[:-1]], i, 0))
     depth = i - first
@@ -206,10 +139,8 @@ def _split_positives(rng, copies, positives, run, offset):
 
 def replicate_bin_sums(rng, scores, copies, positives, *, starts=None, n_bins=None,
                        score_bins=None):
-    """``(count, sum_score, sum_label)`` per bin of a replicate given per distinct
-    score: equal-mass rank ``starts`` (a cut inside one score's copies splits its
-    positives hypergeometrically) or ``n_bins`` fixed-width bins (``score_bins``:
-    each score's bin, if known).
+    """``(count, sum_score, sum_label)`` per bin of a replicate: equal-mass rank
+    ``starts`` or ``n_bins`` fixed-width bins.
     """
     if starts is None:
         b = _score_bins(scores, n_bins) if score_bins is None else score_bins
@@ -227,31 +158,8 @@ def _score_bins(scores, n_bins):
 
 
 def replicate_errors(table, generators, *, starts=None, n_bins=None, norm=2.0, null=False):
-    """CE_p of a block of replicates of one set, in the order of ``generators``.
-
-    Parameters
-    ----------
-    table : (ndarray, ndarray, ndarray)
-        The set's :func:`score_table`.
-    generators : sequence of numpy.random.Generator
-        One per replicate (:func:`replicate_generators`).
-    starts, n_bins
-        The data's equal-mass rank starts, or number of fixed-width bins.
-    norm : float, default=2.0
-    null : bool, default=False
-        Consistency resamples instead of bootstrap replicates.
-
-    Returns
-    -------
-    ndarray of float64, shape (len(generators),)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> table = (np.array([0.2, 0.8]), np.array([5, 5]), np.array([1, 4]))
-    >>> ce = replicate_errors(table, replicate_generators(0, 3), starts=np.array([0, 5, 10]))
-    >>> ce.shape, bool(np.all(ce >= 0))
-    ((3,), True)
+    """CE_p of replicates of the set of ``table``, one per generator (``null``:
+    consistency resamples instead of bootstrap replicates).
     """
     draw, d = _null if null else _bootstrap, _Draws(table)
     weights = None if starts is None else np.diff(starts) / starts[-1]
@@ -280,33 +188,7 @@ def p_value(null, statistic):
 
 
 def table_bootstrap_interval(table, bins, norm, spec):
-    """The percentile bootstrap interval of CE_p of one set from its table.
-
-    Parameters
-    ----------
-    table : (ndarray, ndarray, ndarray)
-        The set's :func:`score_table`.
-    bins : BinStats
-        The set's bins.
-    norm : float
-    spec : ConfidenceInterval
-
-    Returns
-    -------
-    (float, float)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sparsecal.core.binning import equal_mass_bins
-    >>> from sparsecal.metrics.intervals import ConfidenceInterval
-    >>> bins = equal_mass_bins([0.2, 0.4, 0.6, 0.8], [0, 1, 0, 1], n_bins=2)
-    >>> table = (np.array([0.2, 0.4, 0.6, 0.8]), np.ones(4, int), np.array([0, 1, 0, 1]))
-    >>> lo, hi = table_bootstrap_interval(table, bins, 2.0,
-    ...                                   ConfidenceInterval("bootstrap", n_resamples=50))
-    >>> bool(0 <= lo <= hi)
-    True
-    """
+    """The percentile bootstrap interval of CE_p of one set from its table."""
     generators = replicate_generators(spec.random_state, spec.n_resamples)
     return percentile_interval(replicate_errors(table, generators, **bin_layout(bins),
                                                 norm=norm), spec)

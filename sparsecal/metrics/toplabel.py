@@ -4,6 +4,7 @@ import numpy as np
 
 from .binary import calibration_error
 from ..core.entries import check_entries
+from .._docs import fill_doc
 from ..core.dispatch import takes_data
 
 __all__ = ["top_label", "top_label_ece"]
@@ -26,12 +27,9 @@ def top_label(entries):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from sparsecal import threshold
-    >>> s = np.array([[0.6, 0.4, 0.0], [0.005, 0.005, 0.99]])
-    >>> conf, correct = top_label(threshold(s, np.array([0, 1]), 0.01))
-    >>> conf.tolist(), correct.tolist()
-    ([0.6, 0.99], [1, 0])
+    >>> [a.tolist() for a in top_label(threshold([[0.6, 0.4], [0.1, 0.9]], [0, 0], 0.0))]
+    [[0.6, 0.9], [1, 0]]
     """
     entries = check_entries(entries)
     if entries.token is None:
@@ -49,18 +47,17 @@ def top_label(entries):
 
 
 @takes_data
+@fill_doc
 def top_label_ece(entries, *, n_bins=20, binning="fixed", norm=1, ci=None):
-    """Top-label ECE: the CE of one entry per token, its argmax (Jagannatha & Yu 2020:
-    20 fixed-width bins, norm 1).
+    """Top-label ECE: the CE of each token's argmax entry (Jagannatha & Yu 2020).
 
     Parameters
     ----------
-    entries : Entries
+    {entries}
     n_bins : int, default=20
     binning : {"fixed", "equal-mass"}, default="fixed"
     norm : {1, 2, inf}, default=1
-    ci : None, str or ConfidenceInterval, default=None
-        As in :func:`sparsecal.calibration_error`.
+    {ci}
 
     Returns
     -------
@@ -71,9 +68,8 @@ def top_label_ece(entries, *, n_bins=20, binning="fixed", norm=1, ci=None):
     >>> from sparsecal import threshold
     >>> from sparsecal.datasets.synthetic import make_tagger_outputs
     >>> data = make_tagger_outputs(2000, n_tags=40, split_seed=1)
-    >>> res = top_label_ece(threshold(data.scores, data.gold, 0.0))
-    >>> res.n, res.bins.n_bins, res.norm
-    (2000, 20, 1.0)
+    >>> top_label_ece(threshold(data.scores, data.gold, 0.0)).n
+    2000
     """
     conf, correct = top_label(entries)
     return calibration_error(conf, correct, norm=norm, binning=binning, n_bins=n_bins, ci=ci)

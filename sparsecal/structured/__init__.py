@@ -1,25 +1,13 @@
-"""Structured calibration: events of interest, sampling-based inference, tag pairs.
+"""Structured calibration: events of interest, sampling-based inference, tag pairs
+(docs/structured.md).
 
-Calibrating more than single tags (docs/structured.md): the events of
-Jagannatha & Yu (2020), whole top-k sequences and the spans inside them, with
-their probability and exact-match correctness, as :class:`Events` whose
-``entries`` every metric and calibrator takes; the tag-pair marginals and the
-sampling-based inference of Nguyen & O'Connor (2015, Sections 4.2.3 and 5);
-confidence features from several score samples (MC dropout, ensembles).
-
-``import sparsecal.structured`` imports neither torch nor scipy: the functions
-that need a CRF import :mod:`sparsecal.crf` (torch) when called.
-
-Modules: ``schemes`` (BIO / BIOES / IO span decoding), ``events`` (the
-:class:`Events` container, event probabilities under a CRF or per-token
-scores), ``sequences`` and ``spans`` (the events of the top-k sequences),
-``sampling`` (forward-filtering backward-sampling), ``estimates`` (event
-frequencies over samples with intervals), ``pairs`` (tag-pair entries),
-``ensembles`` (mean / percentiles over samples, MC dropout), ``reranking`` (the top k re-ranked by calibrated confidence, span F1 and exact
-match before and after), ``hmm`` (a supervised HMM tagger whose log potentials
-are a CRF's), ``coreference`` (N&O's antecedent model: sampled entities,
-pairwise coreference probabilities), ``event_files`` (events saved as entries
-with their features, read back checked).
+The events of Jagannatha & Yu (2020), whole top-k sequences and the spans in
+them, as :class:`Events` whose entries every metric and calibrator takes
+(``events``, ``sequences``, ``spans``, ``schemes`` for span decoding,
+``reranking``, ``event_files``); the tag-pair marginals and the sampling-based
+inference of Nguyen & O'Connor (2015; ``pairs``, ``sampling``, ``estimates``,
+``hmm``, ``coreference``); confidence features from several score samples
+(``ensembles``). Importing it imports neither torch nor scipy.
 """
 from .._lazy import lazy_exports
 

@@ -1,13 +1,7 @@
 """Nguyen & O'Connor (2015)'s antecedent coreference model and its sampling-based
-inference (Section 5, Definition 2; Section 6).
-
-Each mention ``i`` independently picks an antecedent: an earlier mention
-``j < i`` or NEW; entities are the connected components of the links. Samples
-give the probability of any event of the clustering ("are i and j
-coreferent?", Section 5.3) and credible intervals of derived quantities.
-The antecedent distributions are a square matrix: ``P[i, j] = p(a_i = j)`` for
-``j < i``, ``P[i, i] = p(a_i = NEW)``, zero above the diagonal, rows summing
-to 1.
+inference (Section 5, Definition 2; Section 6): each mention independently
+picks an earlier mention or NEW, entities are the connected components of the
+links, and samples give the probability of any event of the clustering.
 """
 import numpy as np
 
@@ -51,23 +45,22 @@ def sample_entities(probabilities, n_samples, random_state=0):
     Parameters
     ----------
     probabilities : array_like of float, shape (M, M)
-        The antecedent distributions (see the module).
+        ``P[i, j] = p(a_i = j)`` for ``j < i``, ``P[i, i] = p(a_i = NEW)``, zero
+        above the diagonal, rows summing to 1.
     n_samples : int
     random_state : None, int or numpy.random.Generator, default 0
 
     Returns
     -------
     ndarray of int64, shape (n_samples, M)
-        Each mention's entity, named by the entity's first mention.
+        Each mention's entity, named by its first mention.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from sparsecal.structured import sample_entities
-    >>> P = np.array([[1.0, 0, 0], [0.9, 0.1, 0], [0.0, 0.0, 1.0]])
-    >>> e = sample_entities(P, 1000)
-    >>> e[:, 2].tolist() == [2] * 1000, bool(0.85 < (e[:, 1] == 0).mean() < 0.95)
-    (True, True)
+    >>> e = sample_entities(np.array([[1.0, 0, 0], [0.9, 0.1, 0], [0, 0, 1.0]]), 1000)
+    >>> coreference_probabilities(e)[0].round(1).tolist()
+    [1.0, 0.9, 0.0]
     """
     P = _check_antecedents(probabilities)
     S = check_positive_int(n_samples, "n_samples")
@@ -85,8 +78,7 @@ def sample_entities(probabilities, n_samples, random_state=0):
 
 
 def coreference_probabilities(entities):
-    """``p(i and j are coreferent)``: the fraction of samples in which they share an
-    entity.
+    """``p(i and j are coreferent)``: the fraction of samples in which they share an entity.
 
     Parameters
     ----------
@@ -99,9 +91,7 @@ def coreference_probabilities(entities):
 
     Examples
     --------
-    >>> from sparsecal.structured import coreference_probabilities
-    >>> coreference_probabilities([[0, 0, 2], [0, 1, 1]])[0].tolist()
-    [1.0, 0.5, 0.0]
+    See :func:`sample_entities`.
     """
     e = as_array(entities, "entities")
     if e.ndim != 2 or e.shape[0] == 0 or e.shape[1] == 0 or e.dtype.kind not in "iu":
@@ -130,7 +120,6 @@ def coreference_entries(probabilities, gold_entities):
 
     Examples
     --------
-    >>> from sparsecal.structured import coreference_entries
     >>> e = coreference_entries([[1, 0.8, 0.1], [0.8, 1, 0.3], [0.1, 0.3, 1]], [0, 0, 1])
     >>> e.score.tolist(), e.label.tolist()
     ([0.8, 0.1, 0.3], [1, 0, 0])

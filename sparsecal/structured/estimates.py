@@ -1,7 +1,5 @@
-"""Event probabilities and derived quantities estimated from samples, with intervals
-(Nguyen & O'Connor 2015, Sections 5.2-5.3 and 6): an event's probability is the
-fraction of samples in which it holds (with a Wilson score interval), a derived
-quantity gets the central percentile interval of its values.
+"""Event probabilities and derived quantities estimated from samples, with
+intervals (Nguyen & O'Connor 2015, Sections 5.2-5.3 and 6).
 """
 from dataclasses import dataclass
 
@@ -17,21 +15,13 @@ __all__ = ["SampleEstimate", "sample_frequency", "sample_percentiles"]
 
 @dataclass(frozen=True)
 class SampleEstimate:
-    """An estimate from S samples per item, with its interval.
-
-    Attributes
-    ----------
-    estimate, low, high : ndarray of float64
-        One value per item.
-    n_samples : int
-    confidence_level : float
-    method : {"wilson", "percentile"}
+    """An ``estimate`` per item from ``n_samples`` samples, with its interval
+    ``low``, ``high`` at ``confidence_level`` (``method`` "wilson" or
+    "percentile").
 
     Examples
     --------
-    >>> est = sample_frequency([[True, False, True, True]])
-    >>> est.estimate.tolist(), est.n_samples, est.method
-    ([0.75], 4, 'wilson')
+    See :func:`sample_frequency`.
     """
 
     estimate: np.ndarray
@@ -99,8 +89,7 @@ def sample_frequency(indicator, confidence_level=0.95):
 
 @takes_data(refuse=IN_MEMORY_SAMPLES)
 def sample_percentiles(values, confidence_level=0.95):
-    """Mean of a quantity over samples and the central percentile interval of its
-    values (2.5 to 97.5 at 95%, :func:`numpy.percentile`).
+    """Mean of a quantity over samples and the central percentile interval of its values.
 
     Parameters
     ----------
@@ -113,9 +102,8 @@ def sample_percentiles(values, confidence_level=0.95):
 
     Examples
     --------
-    >>> est = sample_percentiles([list(range(101))], confidence_level=0.9)
-    >>> est.estimate.tolist(), est.low.tolist(), est.high.tolist()
-    ([50.0], [5.0], [95.0])
+    >>> sample_percentiles([list(range(101))], confidence_level=0.9).low.tolist()
+    [5.0]
     """
     spec = ConfidenceInterval(confidence_level=confidence_level)
     x = as_array(values, "values")

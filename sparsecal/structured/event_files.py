@@ -1,18 +1,14 @@
-"""Events saved as an entries file, with their features, and read back checked.
-
-The file is the ``.npz`` of :func:`sparsecal.io.save_entries` (score = event
-probability, tag = type, label = correct, token = sentence), so every
-``--entries`` reads it, with the arrays ``event_start``, ``event_length``,
-``event_rank``, ``event_tags`` (``-1``-padded), further float features as
-``feature_<name>``, and the metadata key ``"events"`` (version, kind, type
-names, feature names).
+"""Events saved as an entries file (:func:`sparsecal.io.save_entries`: score,
+type, correctness, sentence), so every ``--entries`` reads it, with the arrays
+``event_start``, ``event_length``, ``event_rank``, ``event_tags``, further
+features as ``feature_<name>`` and the metadata record ``"events"``.
 """
 import numpy as np
 
 from ..core.validation import as_array, check_finite
 from .events import Events, make_events
 
-__all__ = ["save_events", "load_events", "EVENTS_VERSION"]
+__all__ = ["load_events", "save_events"]
 
 #: Version of the ``"events"`` metadata record.
 EVENTS_VERSION = 1
@@ -40,12 +36,11 @@ def save_events(path, events, *, features=None):
     Examples
     --------
     >>> import numpy as np
-    >>> from sparsecal.io import load_entries
-    >>> from sparsecal.structured import softmax_sequence_events, save_events, load_events
+    >>> from sparsecal.structured import softmax_sequence_events
     >>> ev = softmax_sequence_events(np.array([[[0.9, 0.1], [0.4, 0.6]]]), [[0, 1]], k=2)
     >>> save_events("events.npz", ev)
-    >>> load_events("events.npz").rank.tolist(), load_entries("events.npz").label.tolist()
-    ([1, 2], [1, 0])
+    >>> load_events("events.npz").rank.tolist()
+    [1, 2]
     """
     from ..io.arrays import save_entries
     if not isinstance(events, Events):
@@ -65,22 +60,15 @@ def load_events(path, *, features=False):
     ----------
     path : str or os.PathLike
     features : bool, default=False
-        Also return the further features (a dict, empty when none were saved).
+        Also return the further features (a dict).
 
     Returns
     -------
-    Events
-        Or ``(events, features)``.
+    Events, or (Events, dict)
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from sparsecal.structured import softmax_sequence_events, save_events, load_events
-    >>> ev = softmax_sequence_events(np.array([[[0.2, 0.8]]]), [[1]], k=1)
-    >>> save_events("one.npz", ev)
-    >>> got = load_events("one.npz")
-    >>> got.kind, got.type_names, got.entries.score.tolist()
-    ('sequence', ('rank 1',), [0.8])
+    See :func:`save_events`.
     """
     import os
 

@@ -1,12 +1,7 @@
-"""Events of interest: what they are, their features, and their entries.
-
-An event (Jagannatha & Yu 2020, Section 2.4) is "the tokens ``start .. start +
-length - 1`` of sentence ``sentence`` carry the tags ``tags``": a whole top-k
-sequence or a span. Its probability is a marginal of the model, its label
-whether gold agrees exactly. :class:`Events` holds their
-:class:`~sparsecal.Entries`, the event *type* in the role of the tag, so every
-metric, :class:`~sparsecal.TagGroups` and
-:class:`~sparsecal.GroupedCalibrator` work unchanged.
+"""Events of interest (Jagannatha & Yu 2020, Section 2.4): a top-k sequence or a
+span with the model's marginal probability and whether gold agrees exactly;
+their entries carry the event type as the tag, so every metric and calibrator
+takes them.
 """
 from dataclasses import dataclass, replace
 
@@ -24,32 +19,20 @@ __all__ = ["Events", "crf_event_probabilities", "softmax_event_probabilities",
 
 @dataclass(frozen=True, eq=False)
 class Events:
-    """Events of interest with their probability, correctness and features.
-
-    Attributes
-    ----------
-    kind : {"sequence", "span"}
-    entries : Entries
-        ``score`` the event's probability, ``tag`` its type, ``label`` 1 when it
-        is correct, ``token`` its sentence.
-    sentence, start, length, rank, type : ndarray of int64, shape (n_events,)
-        Where the event lies, its rank among the top k (1 = best; a span takes
-        the best rank of the sequences it is in) and its type.
-    tags : ndarray of int64, shape (n_events, max length)
-        The event's tags, ``-1`` past its length.
-    type_names : tuple of str
-        Sequences: ``"rank 1"``, ``"rank 2"``, ...; spans: the entity types.
+    """Events of interest: ``entries`` (``score`` the probability, ``tag`` the type,
+    ``label`` 1 when correct, ``token`` the sentence), ``kind`` ("sequence" or
+    "span"), the int64 arrays ``sentence``, ``start``, ``length``, ``rank`` (1 =
+    best; a span takes the best rank it has) and ``type``, the ``tags`` (``-1``
+    past an event's length) and the ``type_names`` ("rank 1", ... or the entity
+    types).
 
     Examples
     --------
     >>> import numpy as np
     >>> from sparsecal.structured import softmax_sequence_events
-    >>> probs = np.array([[[0.9, 0.1], [0.4, 0.6]]])
-    >>> ev = softmax_sequence_events(probs, [[0, 1]], k=2)
-    >>> ev.entries.score.round(2).tolist(), ev.entries.label.tolist(), ev.rank.tolist()
-    ([0.54, 0.36], [1, 0], [1, 2])
-    >>> sorted(ev.features)
-    ['length', 'rank', 'type']
+    >>> ev = softmax_sequence_events(np.array([[[0.9, 0.1], [0.4, 0.6]]]), [[0, 1]], k=2)
+    >>> ev.entries.score.round(2).tolist(), ev.entries.label.tolist(), sorted(ev.features)
+    ([0.54, 0.36], [1, 0], ['length', 'rank', 'type'])
     """
 
     kind: str
@@ -74,9 +57,7 @@ class Events:
 
     @property
     def features(self):
-        """J&Y's event features (Section 2.6): ``{"rank", "length", "type"}`` -> int64
-        arrays.
-        """
+        """J&Y's event features (Section 2.6): ``{"rank", "length", "type"}`` -> int64 arrays."""
         return {"rank": self.rank, "length": self.length, "type": self.type}
 
 
@@ -119,6 +100,7 @@ def _check_events(events):
 
 
 @takes_data(refuse=SENTENCE_EVENTS)
+@fill_doc
 def softmax_event_probabilities(events, scores, normalize=False):
     """Probability of each event under per-token probabilities: the product of its
     tokens' (exact for a softmax tagger, an approximation for dependent scores).
@@ -126,10 +108,8 @@ def softmax_event_probabilities(events, scores, normalize=False):
     Parameters
     ----------
     events : Events
-    scores : array_like of float, shape (B, N, C)
-        Per-token tag probabilities (e.g. one MC-dropout sample).
-    normalize : bool, default False
-        Return ``p ** (1 / length)`` (Jagannatha & Yu 2020, eq. 6).
+    {softmax_scores}
+    {normalize_length}
 
     Returns
     -------
@@ -141,8 +121,6 @@ def softmax_event_probabilities(events, scores, normalize=False):
     >>> from sparsecal.structured import softmax_sequence_events
     >>> probs = np.array([[[0.9, 0.1], [0.4, 0.6]]])
     >>> ev = softmax_sequence_events(probs, [[0, 1]], k=1)
-    >>> softmax_event_probabilities(ev, probs * [1.0, 1.0]).round(2).tolist()
-    [0.54]
     >>> softmax_event_probabilities(ev, probs, normalize=True).round(4).tolist()
     [0.7348]
     """
@@ -179,8 +157,7 @@ def crf_event_probabilities(events, emissions, transitions, lengths=None, start=
     ----------
     events : Events
     {crf_potentials}
-    normalize : bool, default False
-        Return ``p ** (1 / length)``.
+    {normalize_length}
     {torch_threads}
 
     Returns
@@ -191,10 +168,9 @@ def crf_event_probabilities(events, emissions, transitions, lengths=None, start=
     --------
     >>> import torch
     >>> from sparsecal.structured import crf_sequence_events
-    >>> em = torch.tensor([[[1.0, 0.0], [0.0, 1.0]]], dtype=torch.float64)
-    >>> ev = crf_sequence_events(em, torch.zeros(2, 2, dtype=torch.float64), [[0, 1]], k=2)
-    >>> p = crf_event_probabilities(ev, em, torch.zeros(2, 2, dtype=torch.float64))
-    >>> bool(np.allclose(p, ev.entries.score))
+    >>> em, T = torch.tensor([[[1.0, 0.0], [0.0, 1.0]]]), torch.zeros(2, 2)
+    >>> ev = crf_sequence_events(em, T, [[0, 1]], k=2)
+    >>> bool(np.allclose(crf_event_probabilities(ev, em, T), ev.entries.score))
     True
     """
     from .. import crf     # torch: only here

@@ -1,17 +1,9 @@
-"""A supervised hidden Markov model tagger whose log potentials are a CRF's.
-
-Nguyen & O'Connor (2015, Section 4.2) compare the calibration of an HMM and a
-CRF POS tagger. An HMM's joint probability factorises like a CRF's score::
-
-    log p(x, y) = log pi(y_0) + sum_t log A(y_{t-1}, y_t) + log A(y_{L-1}, STOP)
-                  + sum_t log B(y_t, x_t)
-
-so with ``start = log pi``, ``transitions = log A``, ``end = log A(., STOP)``
-and ``emissions[t, c] = log B(c, x_t)``, :mod:`sparsecal.crf` gives ``log p(x)``
-and the HMM's exact posteriors. Unknown words: each ``B(c, .)`` covers the
-training words and the word classes of :func:`word_classes`, a class counted
-under tag ``c`` by the training tokens of ``c`` whose word occurs once and falls
-in that class (as Brants 2000, TnT).
+"""A supervised hidden Markov model tagger whose log potentials are a CRF's
+(Nguyen & O'Connor 2015, Section 4.2, compare an HMM's calibration with a
+CRF's): ``log p(x, y) = log pi(y_0) + sum_t log A(y_{t-1}, y_t) + log
+A(y_{L-1}, STOP) + sum_t log B(y_t, x_t)``, so :mod:`sparsecal.crf` gives its
+exact posteriors. Unknown words fall in the classes of :func:`word_classes`,
+counted from the training words seen once (as Brants 2000, TnT).
 """
 import numpy as np
 
@@ -29,8 +21,8 @@ WORD_CLASSES = ("number", "hyphenated", "capitalised", "-ing", "-ed", "-ly", "-t
 def word_classes(words):
     """The class of each word, an index into :data:`WORD_CLASSES`: the first that
     applies of ``number`` (digits once ``,.-/`` are removed), ``hyphenated``,
-    ``capitalised``, the suffixes ``-ing``, ``-ed``, ``-ly``, ``-tion``, ``-s``, and
-    ``other``.
+    ``capitalised``, the suffixes ``-ing``, ``-ed``, ``-ly``, ``-tion``, ``-s``,
+    and ``other``.
 
     Parameters
     ----------
@@ -42,9 +34,8 @@ def word_classes(words):
 
     Examples
     --------
-    >>> from sparsecal.structured import WORD_CLASSES, word_classes
-    >>> [WORD_CLASSES[c] for c in word_classes(["1,000", "Obama", "running", "cats", "xyz"])]
-    ['number', 'capitalised', '-ing', '-s', 'other']
+    >>> [WORD_CLASSES[c] for c in word_classes(["1,000", "Obama", "running", "xyz"])]
+    ['number', 'capitalised', '-ing', 'other']
     """
     w = _strings(words, "words")
     if w.size == 0:                     # np.char.replace fails on empty arrays
@@ -79,34 +70,27 @@ def _strings(words, name):
 
 
 class SupervisedHMM:
-    """A first-order HMM tagger estimated by counting with add-k (Dirichlet MAP)
-    smoothing (N&O 2015, Section 4.2.1); posteriors by the CRF forward-backward. A
-    model, not a calibrator.
+    """A first-order HMM tagger estimated by counting with add-k smoothing (N&O
+    2015, Section 4.2.1); posteriors by the CRF forward-backward.
 
     Parameters
     ----------
-    transition_pseudocount : float, default=1.0
-        Added to every start, transition and stop count.
-    emission_pseudocount : float, default=1.0
-        Added to every (tag, word) and (tag, word class) count.
+    transition_pseudocount, emission_pseudocount : float, default=1.0
+        Added to every start, transition and stop count, and to every (tag,
+        word) and (tag, word class) count.
 
     Attributes
     ----------
-    n_tags_ : int
     vocabulary_ : ndarray of str, shape (V,)
-    log_start_, log_end_ : ndarray of float64, shape (C,)
-    log_transitions_ : ndarray of float64, shape (C, C)
-    log_emissions_ : ndarray of float64, shape (C, V + K)
-        Column ``V + k`` is word class ``k``.
+    log_start_, log_end_, log_transitions_, log_emissions_ : ndarray of float64
+        ``log_emissions_`` has shape (C, V + K): column ``V + k`` is word class ``k``.
 
     Examples
     --------
     >>> from sparsecal import crf
-    >>> from sparsecal.structured import SupervisedHMM
     >>> words = ["the", "dog", "runs", "a", "cat", "sleeps"]
     >>> hmm = SupervisedHMM().fit(words, [0, 1, 2, 0, 1, 2], lengths=[3, 3], n_tags=3)
-    >>> pot = hmm.potentials(["the", "cat", "jumps"], lengths=[3])
-    >>> crf.marginals(**pot).argmax(-1).tolist()
+    >>> crf.marginals(**hmm.potentials(["the", "cat", "jumps"], lengths=[3])).argmax(-1).tolist()
     [[0, 1, 2]]
     """
 
@@ -122,9 +106,8 @@ class SupervisedHMM:
                        f"emission_pseudocount={self.emission_pseudocount!r}", fitted)
 
     def fit(self, words, tags, lengths, n_tags=None):
-        """Count starts, transitions, stops and emissions of tagged sentences: ``words``
-        and their ``tags`` one sentence after the other, ``lengths`` tokens each;
-        returns ``self``.
+        """Count the starts, transitions, stops and emissions of tagged sentences
+        (``words`` and ``tags`` one sentence after the other, ``lengths`` each).
         """
         a = check_positive_real(self.transition_pseudocount, "transition_pseudocount")
         b = check_positive_real(self.emission_pseudocount, "emission_pseudocount")
@@ -165,9 +148,7 @@ class SupervisedHMM:
         return self
 
     def emission_columns(self, words):
-        """The column of ``log_emissions_`` of each word: its vocabulary index, or
-        ``V + class`` for an unseen word.
-        """
+        """The column of ``log_emissions_`` of each word (``V + class`` for an unseen word)."""
         if not hasattr(self, "log_emissions_"):
             raise ValueError("this SupervisedHMM is not fitted: call fit first")
         w = _strings(words, "words")
@@ -179,9 +160,7 @@ class SupervisedHMM:
         return out.astype(np.int64)
 
     def potentials(self, words, lengths):
-        """The HMM as CRF potentials of the padded sentences of ``words``: the keyword
-        arguments of :func:`sparsecal.crf.marginals` (float64 arrays, ``lengths``).
-        """
+        """The HMM as the CRF potentials (keywords of :func:`crf.marginals`) of ``words``."""
         col = self.emission_columns(words)
         L = _lengths(lengths, col.shape[0])
         N = int(L.max())

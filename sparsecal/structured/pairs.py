@@ -1,12 +1,7 @@
-"""Tag-pair entries: the calibration of two consecutive tags (Nguyen & O'Connor
-2015, Section 4.2.3).
-
-Each adjacent position of a sentence is one row of a dense ``[n_pairs, C*C]``
-matrix of ``p(y_t = a, y_{t+1} = b | x)`` (:func:`sparsecal.crf.pair_marginals`),
-column ``a * C + b``, thresholded like token scores, the gold pair labelling its
-entry. :func:`most_frequent_pairs` and :func:`pair_groups` give the calibration
-error of N&O's top 5 and top 100 pairs (Figure 4(b)) through
-:func:`~sparsecal.gmce`.
+"""Tag-pair entries (Nguyen & O'Connor 2015, Section 4.2.3): each adjacent
+position is a row of ``p(y_t = a, y_{t+1} = b | x)`` (column ``a * C + b``),
+thresholded like token scores; :func:`most_frequent_pairs` and
+:func:`pair_groups` give the GMCE of N&O's top pairs (Figure 4(b)).
 """
 import numpy as np
 
@@ -34,8 +29,8 @@ def _gold_pairs(gold, n_tags, lengths):
 @takes_data(refuse=SENTENCE_EVENTS)
 @fill_doc
 def pair_entries(pair_marginals, gold, lengths=None, threshold=0.01):
-    """Thresholded tag-pair entries of a batch of sentences: ``tag = a * C + b``,
-    ``n_tags = C * C``, ``token`` the pair's row.
+    """Thresholded tag-pair entries: ``tag = a * C + b``, ``n_tags = C * C``,
+    ``token`` the pair's row.
 
     Parameters
     ----------
@@ -52,9 +47,7 @@ def pair_entries(pair_marginals, gold, lengths=None, threshold=0.01):
     Examples
     --------
     >>> import numpy as np
-    >>> pm = np.zeros((1, 1, 2, 2))
-    >>> pm[0, 0] = [[0.6, 0.1], [0.3, 0.0]]
-    >>> ent = pair_entries(pm, [[0, 0]])
+    >>> ent = pair_entries(np.array([[[[0.6, 0.1], [0.3, 0.0]]]]), [[0, 0]])
     >>> ent.tag.tolist(), ent.label.tolist(), ent.n_tags
     ([0, 1, 2], [1, 0, 0], 4)
     """
@@ -78,8 +71,8 @@ def pair_entries(pair_marginals, gold, lengths=None, threshold=0.01):
 @takes_data(refuse=SENTENCE_EVENTS)
 @fill_doc
 def most_frequent_pairs(gold, n_tags, n=5, lengths=None):
-    """The ``n`` most frequent gold tag pairs ``a * C + b`` by descending count (ties:
-    lower index first), and their counts.
+    """The ``n`` most frequent gold tag pairs ``a * C + b`` (ties: lower index first)
+    and their counts.
 
     Parameters
     ----------
@@ -94,9 +87,7 @@ def most_frequent_pairs(gold, n_tags, n=5, lengths=None):
 
     Examples
     --------
-    >>> pairs, counts = most_frequent_pairs([[0, 1, 0, 1], [1, 1, -1, -1]], 2, n=2)
-    >>> pairs.tolist(), counts.tolist()
-    ([1, 2], [2, 1])
+    See :func:`pair_groups`.
     """
     C = check_positive_int(n_tags, "n_tags")
     n = check_positive_int(n, "n")
@@ -123,9 +114,9 @@ def pair_groups(pairs, n_tags, tag_names=None):
 
     Examples
     --------
-    >>> g = pair_groups([2, 1], 2)
-    >>> g.tag_to_group.tolist(), g.n_groups
-    ([2, 1, 0, 2], 3)
+    >>> pairs, counts = most_frequent_pairs([[0, 1, 0, 1], [1, 1, -1, -1]], 2, n=2)
+    >>> pairs.tolist(), counts.tolist(), pair_groups(pairs, 2).tag_to_group.tolist()
+    ([1, 2], [2, 1], [2, 0, 1, 2])
     """
     C = check_positive_int(n_tags, "n_tags")
     p = check_tag_matrix(np.reshape(pairs, (1, -1)), C * C, "pairs")[0]

@@ -1,11 +1,5 @@
-"""Re-ranking the top k by calibrated confidence, and what it does to span F1 and
-sequence exact match (Jagannatha & Yu 2020, Section 4, Tables 2 and 4).
-
-Sequences (:func:`rerank_sequences`): each sentence's output becomes its
-sequence event of highest confidence instead of the rank-1 sequence. Spans
-(:func:`rerank_spans`): the output becomes every span of the top k whose
-confidence reaches a cutoff (0.5 in J&Y). F1 is micro-averaged exact span match
-(:func:`span_f1`).
+"""Re-ranking the top k by calibrated confidence, and what it does to sequence
+exact match and span F1 (Jagannatha & Yu 2020, Section 4, Tables 2 and 4).
 """
 from dataclasses import dataclass
 
@@ -16,6 +10,7 @@ from ..core.validation import as_array, check_probabilities, check_unit_interval
 from ..io.tables import number, summary
 from .events import Events
 from .schemes import Spans, decode_spans
+from .._docs import fill_doc
 
 __all__ = ["SpanScores", "Reranking", "span_f1", "rerank_sequences", "rerank_spans"]
 
@@ -27,8 +22,7 @@ class SpanScores:
 
     Examples
     --------
-    >>> SpanScores(1.0, 0.5, 2 / 3, 1, 2, 1).to_dict()["n_gold"]
-    2
+    See :func:`span_f1`.
     """
 
     precision: float
@@ -44,24 +38,14 @@ class SpanScores:
 
 @dataclass(frozen=True)
 class Reranking:
-    """The output before and after re-ranking.
-
-    Attributes
-    ----------
-    chosen : ndarray of int64
-        The chosen events (sequences: one per sentence with events; spans: those
-        at or above the cutoff).
-    n_changed : int
-        Sentences (sequences) or spans whose output changed.
-    exact_match_before, exact_match_after : float or None
-        Sequences only.
-    spans_before, spans_after : SpanScores or None
+    """The output before and after re-ranking: the ``chosen`` events (sequences: one
+    per sentence; spans: those at or above the cutoff), ``n_changed`` sentences or
+    spans, the sequences' ``exact_match_before`` / ``_after`` and the
+    ``spans_before`` / ``_after`` :class:`SpanScores`.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> Reranking(np.array([0]), 0, 1.0, 1.0).to_dict()["exact_match_after"]
-    1.0
+    See :func:`rerank_sequences`.
     """
 
     chosen: np.ndarray
@@ -91,14 +75,13 @@ class Reranking:
 @takes_data(refuse=SENTENCE_EVENTS)
 def span_f1(pred, gold, n_positions):
     """Micro-averaged exact-match precision, recall and F1 of predicted spans
-    (duplicates count once).
+    (duplicates count once; ``n_positions``: the padded sentence length).
 
     Parameters
     ----------
     pred, gold : Spans
         With the same type names.
     n_positions : int
-        The padded sentence length N.
 
     Returns
     -------
@@ -106,13 +89,10 @@ def span_f1(pred, gold, n_positions):
 
     Examples
     --------
-    >>> from sparsecal.structured import decode_spans, span_f1
+    >>> from sparsecal.structured import decode_spans
     >>> names = ["O", "B-PER", "I-PER"]
-    >>> gold = decode_spans([[1, 2, 0, 1]], names)
-    >>> pred = decode_spans([[1, 2, 0, 0]], names)
-    >>> s = span_f1(pred, gold, 4)
-    >>> s.precision, s.recall, round(s.f1, 3)
-    (1.0, 0.5, 0.667)
+    >>> span_f1(decode_spans([[1, 2, 0, 0]], names), decode_spans([[1, 2, 0, 1]], names), 4).recall
+    0.5
     """
     for name, s in (("pred", pred), ("gold", gold)):
         if not isinstance(s, Spans):
@@ -156,6 +136,7 @@ def _output_spans(events, idx, tag_names, scheme, n_sentences, N):
 
 
 @takes_data(refuse=SENTENCE_EVENTS)
+@fill_doc
 def rerank_sequences(events, confidence, gold=None, tag_names=None, scheme="bio"):
     """Choose each sentence's sequence by calibrated confidence (ties: the better
     rank); exact match, and span F1 given ``gold`` and ``tag_names``, before and
@@ -163,14 +144,10 @@ def rerank_sequences(events, confidence, gold=None, tag_names=None, scheme="bio"
 
     Parameters
     ----------
-    events : Events
-        Sequence events of the top k.
-    confidence : array_like of float, shape (n_events,)
-        Calibrated probability of each event, in [0, 1].
+    {events_confidence}
     gold : array_like of int, shape (n_sentences, N), optional
         Gold tags (``-1``: padding).
-    tag_names : sequence of str, optional
-    scheme : {"bio", "bioes", "io"}, default "bio"
+    {tag_names}
 
     Returns
     -------
@@ -179,10 +156,9 @@ def rerank_sequences(events, confidence, gold=None, tag_names=None, scheme="bio"
     Examples
     --------
     >>> import numpy as np
-    >>> from sparsecal.structured import softmax_sequence_events, rerank_sequences
-    >>> probs = np.array([[[0.6, 0.4], [0.9, 0.1]]])
-    >>> ev = softmax_sequence_events(probs, [[1, 0]], k=2)   # gold is the 2nd best
-    >>> r = rerank_sequences(ev, [0.3, 0.7])
+    >>> from sparsecal.structured import softmax_sequence_events
+    >>> ev = softmax_sequence_events(np.array([[[0.6, 0.4], [0.9, 0.1]]]), [[1, 0]], k=2)
+    >>> r = rerank_sequences(ev, [0.3, 0.7])                  # gold is the 2nd best
     >>> r.exact_match_before, r.exact_match_after, r.n_changed
     (0.0, 1.0, 1)
     """
@@ -209,19 +185,16 @@ def rerank_sequences(events, confidence, gold=None, tag_names=None, scheme="bio"
 
 
 @takes_data(refuse=SENTENCE_EVENTS)
+@fill_doc
 def rerank_spans(events, confidence, gold, tag_names, scheme="bio", cutoff=0.5):
     """Keep the spans of the top k with ``confidence >= cutoff``; span F1 before (the
     rank-1 sequence's spans) and after.
 
     Parameters
     ----------
-    events : Events
-        Span events of the top k.
-    confidence : array_like of float, shape (n_events,)
-        Calibrated probability of each span, in [0, 1].
+    {events_confidence}
     gold : array_like of int, shape (n_sentences, N)
-    tag_names : sequence of str
-    scheme : {"bio", "bioes", "io"}, default "bio"
+    {tag_names}
     cutoff : float in [0, 1], default 0.5
 
     Returns
@@ -231,14 +204,11 @@ def rerank_spans(events, confidence, gold, tag_names, scheme="bio", cutoff=0.5):
     Examples
     --------
     >>> import numpy as np
-    >>> from sparsecal.structured import softmax_span_events, rerank_spans
-    >>> names = ["O", "B-PER", "I-PER"]
-    >>> probs = np.array([[[0.1, 0.8, 0.1], [0.1, 0.3, 0.6]]])
+    >>> from sparsecal.structured import softmax_span_events
+    >>> names, probs = ["O", "B-PER", "I-PER"], np.array([[[0.1, 0.8, 0.1], [0.1, 0.3, 0.6]]])
     >>> ev = softmax_span_events(probs, [[1, 1]], names, k=2)
-    >>> [(int(s), int(l)) for s, l in zip(ev.start, ev.length)], ev.rank.tolist()
-    ([(0, 1), (0, 2), (1, 1)], [2, 1, 2])
-    >>> r = rerank_spans(ev, [0.9, 0.2, 0.9], [[1, 1]], names)   # gold: two 1-token spans
-    >>> round(r.spans_before.f1, 2), r.spans_after.f1
+    >>> r = rerank_spans(ev, [0.9, 0.2, 0.9], [[1, 1]], names)   # rank 1: one 2-token span
+    >>> r.spans_before.f1, r.spans_after.f1
     (0.0, 1.0)
     """
     conf = _check(events, confidence, "span")

@@ -1,10 +1,8 @@
-"""Span decoding for the BIO, BIOES and IO tagging schemes: the one home of the rules.
-
-A tag name is ``"O"`` or ``"<prefix>-<type>"``. Each scheme admits some
-prefixes; position ``t`` *continues* the span at ``t - 1`` when its prefix may
-continue a span (``CONT``) and the tag at ``t - 1`` has the same type and a
-prefix a span may go on after (``OPEN``); any other non-``O`` tag *begins* a
-span:
+"""Span decoding for the BIO, BIOES and IO tagging schemes, the one home of the
+rules: position ``t`` continues the span at ``t - 1`` when its prefix is in
+``CONT`` and the tag at ``t - 1`` has the same type and a prefix in ``OPEN``;
+any other non-``O`` tag begins a span (lenient, as Jagannatha & Yu 2020,
+Appendix A.3).
 
 ========  ==========  ==========  ==========
 scheme    prefixes    ``CONT``    ``OPEN``
@@ -13,10 +11,6 @@ scheme    prefixes    ``CONT``    ``OPEN``
 ``bio``   B, I        I           B, I
 ``bioes`` B, I, E, S  I, E        B, I
 ========  ==========  ==========  ==========
-
-Decoding is lenient, as in Jagannatha & Yu (2020), Appendix A.3: an ``I-X``
-after ``O`` or another type begins a span, and so does an ``E-X``; a ``B-X``
-never followed by ``E-X`` is still a span.
 """
 from dataclasses import dataclass
 
@@ -27,7 +21,7 @@ from ..core.validation import check_choice, check_lengths, check_tag_matrix
 from ..io.tables import plural, summary
 from .._docs import fill_doc
 
-__all__ = ["SCHEMES", "Spans", "decode_spans", "parse_tag_names"]
+__all__ = ["Spans", "decode_spans", "parse_tag_names"]
 
 #: scheme -> (admitted prefixes, prefixes that continue a span, prefixes a span goes on after)
 SCHEMES = {"io": ("I", "I", "I"), "bio": ("BI", "I", "BI"), "bioes": ("BIES", "IE", "BI")}
@@ -36,19 +30,13 @@ _PREFIX_CODE = {"B": 1, "I": 2, "E": 3, "S": 4}
 
 @dataclass(frozen=True)
 class Spans:
-    """Spans decoded from tag sequences: parallel arrays, in (sentence, start) order.
-
-    Attributes
-    ----------
-    sentence, start, length, type : ndarray of int64, shape (n_spans,)
-    type_names : tuple of str
-        Name of each type index (in order of first appearance in the tag names).
+    """Spans decoded from tag sequences: parallel int64 arrays ``sentence``,
+    ``start``, ``length`` and ``type``, in (sentence, start) order, and the
+    ``type_names`` (in order of first appearance in the tag names).
 
     Examples
     --------
-    >>> spans = decode_spans([[0, 1, 2]], ["B-PER", "I-PER", "O"], "bio")
-    >>> spans.start.tolist(), spans.length.tolist(), spans.type_names
-    ([0], [2], ('PER',))
+    See :func:`decode_spans`.
     """
 
     sentence: np.ndarray
@@ -67,9 +55,7 @@ class Spans:
                        if names else "")
 
     def keys(self, n_positions):
-        """One int64 per span, equal for two spans exactly when they are the same span
-        (``n_positions``: the padded length).
-        """
+        """One int64 per span, equal exactly for the same span (``n_positions``: padded length)."""
         n_types = max(len(self.type_names), 1)
         if (max(int(self.sentence.max(initial=0)) + 1, 1) * n_positions * (n_positions + 1)
                 * n_types >= 2 ** 62):
@@ -80,8 +66,8 @@ class Spans:
 
 
 def parse_tag_names(tag_names, scheme):
-    """Prefix code (0 ``O``, 1 ``B``, 2 ``I``, 3 ``E``, 4 ``S``) and type index (-1 for
-    ``O``) of every tag name, and the type names.
+    """Prefix code (0 ``O``, 1 ``B``, 2 ``I``, 3 ``E``, 4 ``S``) and type index (-1
+    for ``O``) of every tag name, and the type names.
 
     Parameters
     ----------
@@ -96,9 +82,8 @@ def parse_tag_names(tag_names, scheme):
 
     Examples
     --------
-    >>> prefix, types, names = parse_tag_names(["O", "B-LOC", "I-LOC"], "bio")
-    >>> prefix.tolist(), types.tolist(), names
-    ([0, 1, 2], [-1, 0, 0], ('LOC',))
+    >>> parse_tag_names(["O", "B-LOC", "I-LOC"], "bio")[1:]
+    (array([-1,  0,  0]), ('LOC',))
     """
     check_choice(scheme, "scheme", tuple(SCHEMES))
     if isinstance(tag_names, str) or not all(isinstance(n, str) for n in tag_names):
@@ -139,9 +124,7 @@ def decode_spans(tags, tag_names, scheme="bio", lengths=None):
     Parameters
     ----------
     tags : array_like of int, shape (B, N)
-    tag_names : sequence of str
-        ``"O"`` or ``"<prefix>-<type>"`` per tag index.
-    scheme : {"bio", "bioes", "io"}, default "bio"
+    {tag_names}
     {lengths}
 
     Returns
@@ -150,11 +133,9 @@ def decode_spans(tags, tag_names, scheme="bio", lengths=None):
 
     Examples
     --------
-    >>> names = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
-    >>> spans = decode_spans([[1, 2, 0, 4, 3], [2, 4, -1, -1, -1]], names)
-    >>> list(zip(spans.sentence.tolist(), spans.start.tolist(), spans.length.tolist(),
-    ...          [spans.type_names[t] for t in spans.type]))
-    [(0, 0, 2, 'PER'), (0, 3, 1, 'LOC'), (0, 4, 1, 'LOC'), (1, 0, 1, 'PER'), (1, 1, 1, 'LOC')]
+    >>> spans = decode_spans([[1, 2, 0, 4, 3]], ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"])
+    >>> spans.start.tolist(), spans.length.tolist(), [spans.type_names[t] for t in spans.type]
+    ([0, 3, 4], [2, 1, 1], ['PER', 'LOC', 'LOC'])
     """
     prefix_of, type_of, type_names = parse_tag_names(tag_names, scheme)
     idx, real = _check_tags(tags, len(tag_names), lengths)

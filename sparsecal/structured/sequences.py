@@ -1,10 +1,6 @@
-"""Top-k sequence events of a CRF or a softmax tagger, with exact-match labels
-(Jagannatha & Yu 2020, Sections 2.4 and 3.1).
-
-The event "the k-th best sequence is the output" has probability ``p(y | x)``
-(exact by :func:`sparsecal.crf.kbest` for a CRF, the product of the token
-probabilities for a softmax tagger) and label 1 when the sequence equals gold on
-every token; its type is the rank.
+"""Top-k sequence events of a CRF or a softmax tagger (Jagannatha & Yu 2020,
+Sections 2.4 and 3.1): "the k-th best sequence is the output", correct when
+it equals gold on every token; its type is the rank.
 """
 import numpy as np
 
@@ -14,9 +10,8 @@ from .events import (check_softmax_scores, event_tags, make_events, rescored,
                      softmax_event_probabilities)
 from .._docs import fill_doc
 
-__all__ = ["crf_sequence_events", "softmax_sequence_events", "check_gold",
-           "kbest_paths", "sequence_events",
-           "softmax_kbest"]
+__all__ = ["check_gold", "crf_sequence_events", "kbest_paths", "softmax_kbest",
+           "softmax_sequence_events"]
 
 
 def check_gold(gold, shape):
@@ -29,9 +24,7 @@ def check_gold(gold, shape):
 
 
 def sequence_events(paths, probs, gold, lengths):
-    """Events of k-best ``paths`` [B, k, N] (rows of ``-1``: no such sequence) with
-    probabilities ``probs`` [B, k], labelled by exact match with ``gold``.
-    """
+    """Events of k-best ``paths`` [B, k, N] and their ``probs``, labelled by exact match."""
     B, k, N = paths.shape
     b, r = np.nonzero(paths[:, :, 0] >= 0)
     length = lengths[b]
@@ -67,8 +60,7 @@ def crf_sequence_events(emissions, transitions, gold, k=1, lengths=None, start=N
     ----------
     {crf_potentials}
     {gold_matrix}
-    k : int, default 1
-        Sequences per sentence (fewer where fewer are possible).
+    {k_best}
     {torch_threads}
 
     Returns
@@ -78,11 +70,7 @@ def crf_sequence_events(emissions, transitions, gold, k=1, lengths=None, start=N
 
     Examples
     --------
-    >>> import torch
-    >>> em = torch.tensor([[[2.0, 0.0], [0.0, 0.5]]], dtype=torch.float64)
-    >>> ev = crf_sequence_events(em, torch.zeros(2, 2, dtype=torch.float64), [[0, 1]], k=2)
-    >>> ev.tags.tolist(), ev.entries.label.tolist(), ev.entries.score.round(3).tolist()
-    ([[0, 1], [0, 0]], [1, 0], [0.548, 0.333])
+    See :func:`crf_event_probabilities`.
     """
     k = check_positive_int(k, "k")
     paths, probs, L = kbest_paths(emissions, transitions, k, lengths, start, end, allowed,
@@ -93,15 +81,14 @@ def crf_sequence_events(emissions, transitions, gold, k=1, lengths=None, start=N
 @takes_data(refuse=SENTENCE_EVENTS)
 @fill_doc
 def softmax_sequence_events(scores, gold, k=1, lengths=None, n_threads=None):
-    """The top-k tag sequences of a softmax tagger as events, scored by the product of
-    their tokens' probabilities.
+    """The top-k tag sequences of a softmax tagger as events, scored by the product
+    of their tokens' probabilities.
 
     Parameters
     ----------
-    scores : array_like of float, shape (B, N, C)
-        Per-token tag probabilities.
+    {softmax_scores}
     {gold_matrix}
-    k : int, default 1
+    {k_best}
     {lengths}
     {torch_threads}
 
@@ -113,9 +100,9 @@ def softmax_sequence_events(scores, gold, k=1, lengths=None, n_threads=None):
     --------
     >>> import numpy as np
     >>> probs = np.array([[[0.9, 0.1], [0.4, 0.6]], [[0.2, 0.8], [0.5, 0.5]]])
-    >>> ev = softmax_sequence_events(probs, [[0, 1], [1, -1]], k=1, lengths=[2, 1])
-    >>> ev.entries.score.round(2).tolist(), ev.entries.label.tolist(), ev.length.tolist()
-    ([0.54, 0.8], [1, 1], [2, 1])
+    >>> ev = softmax_sequence_events(probs, [[0, 1], [1, -1]], lengths=[2, 1])
+    >>> ev.entries.score.round(2).tolist(), ev.entries.label.tolist()
+    ([0.54, 0.8], [1, 1])
     """
     k = check_positive_int(k, "k")
     arr, L = check_softmax_scores(scores, lengths)
@@ -126,9 +113,7 @@ def softmax_sequence_events(scores, gold, k=1, lengths=None, n_threads=None):
 
 
 def softmax_kbest(scores, lengths, k, n_threads):
-    """The k best paths of independent tokens: those of a CRF with emissions
-    ``log scores`` and no transitions.
-    """
+    """The k best paths of independent tokens (a CRF with emissions ``log scores``)."""
     with np.errstate(divide="ignore"):
         log_scores = np.log(scores.astype(np.float64))
     C = scores.shape[2]

@@ -1,11 +1,6 @@
-"""Span events (entities, chunks) of the top-k sequences, with exact-match labels
-(Jagannatha & Yu 2020, Section 3.2).
-
-The events are the spans predicted in the k best sequences, one event per span
-at its best rank, correct when gold has exactly that span. Its probability is
-the marginal of its tags (J&Y Appendix A.3, eq. 6): exact for a CRF
-(:func:`sparsecal.crf.span_marginals`), the product of the token probabilities
-for a softmax tagger; not conditioned on the tokens around the span.
+"""Span events of the top-k sequences (Jagannatha & Yu 2020, Section 3.2): one
+event per span at its best rank, correct when gold has exactly that span,
+with the marginal of its tags as probability (J&Y eq. 6).
 """
 import numpy as np
 
@@ -21,9 +16,7 @@ __all__ = ["crf_span_events", "softmax_span_events"]
 
 
 def span_events(paths, gold, lengths, tag_names, scheme):
-    """Span events of k-best ``paths`` (probability 0 until scored), deduplicated to
-    their best rank, labelled against the spans of ``gold``.
-    """
+    """Span events of k-best ``paths`` (probability 0 until scored), at their best rank."""
     B, k, N = paths.shape
     pred = decode_spans(paths.reshape(B * k, N), tag_names, scheme, np.repeat(lengths, k))
     truth = decode_spans(gold, tag_names, scheme, lengths)
@@ -54,12 +47,9 @@ def crf_span_events(emissions, transitions, gold, tag_names, k=1, scheme="bio",
     ----------
     {crf_potentials}
     {gold_matrix}
-    tag_names : sequence of str
-        ``"O"`` or ``"<prefix>-<type>"`` per tag index.
-    k : int, default 1
-    scheme : {"bio", "bioes", "io"}, default "bio"
-    normalize : bool, default False
-        Score spans by ``p ** (1 / length)``.
+    {tag_names}
+    {k_best}
+    {normalize_length}
     {torch_threads}
 
     Returns
@@ -73,8 +63,8 @@ def crf_span_events(emissions, transitions, gold, tag_names, k=1, scheme="bio",
     >>> names = ["O", "B-PER", "I-PER"]
     >>> em = torch.tensor([[[0.0, 3.0, 0.0], [0.0, 1.0, 1.2], [3.0, 0.0, 0.0]]])
     >>> ev = crf_span_events(em, torch.zeros(3, 3), [[1, 2, 0]], names, k=2)
-    >>> ev.start.tolist(), ev.length.tolist(), ev.rank.tolist(), ev.entries.label.tolist()
-    ([0, 0, 1], [1, 2, 1], [2, 1, 2], [0, 1, 0])
+    >>> ev.length.tolist(), ev.rank.tolist(), ev.entries.label.tolist()
+    ([1, 2, 1], [2, 1, 2], [0, 1, 0])
     """
     k = check_positive_int(k, "k")
     _check_names(tag_names, np.shape(emissions)[-1])
@@ -91,15 +81,17 @@ def crf_span_events(emissions, transitions, gold, tag_names, k=1, scheme="bio",
 @fill_doc
 def softmax_span_events(scores, gold, tag_names, k=1, scheme="bio", lengths=None,
                         normalize=False, n_threads=None):
-    """Spans of a softmax tagger's top-k sequences as events, scored by the product of
-    their tokens' probabilities.
+    """Spans of a softmax tagger's top-k sequences as events, scored by the product
+    of their tokens' probabilities.
 
     Parameters
     ----------
-    scores : array_like of float, shape (B, N, C)
-    gold, tag_names, k, scheme, normalize
-        As in :func:`crf_span_events`.
+    {softmax_scores}
+    {gold_matrix}
+    {tag_names}
+    {k_best}
     {lengths}
+    {normalize_length}
     {torch_threads}
 
     Returns
@@ -108,12 +100,7 @@ def softmax_span_events(scores, gold, tag_names, k=1, scheme="bio", lengths=None
 
     Examples
     --------
-    >>> import numpy as np
-    >>> names = ["O", "B-LOC", "I-LOC"]
-    >>> probs = np.array([[[0.1, 0.8, 0.1], [0.3, 0.1, 0.6]]])
-    >>> ev = softmax_span_events(probs, [[1, 0]], names)
-    >>> ev.length.tolist(), ev.entries.score.round(2).tolist(), ev.entries.label.tolist()
-    ([2], [0.48], [0])
+    See :func:`rerank_spans`.
     """
     k = check_positive_int(k, "k")
     arr, L = check_softmax_scores(scores, lengths)
