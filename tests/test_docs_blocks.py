@@ -16,15 +16,17 @@ drifts from the code fails here.
   starts a comment). ``sparsecal`` and ``.venv/bin/sparsecal`` run the entry point
   of this Python (``python -m sparsecal`` without one), ``python`` and
   ``.venv/bin/python`` this Python; paths into the repository (``examples/``,
-  ``scripts/``, ``benchmarks/``) and ``../shared/`` (the real data, beside the
-  repository; skipped when absent) are read from there. Any other program is an
+  ``scripts/``, ``benchmarks/``, ``tests/``) and ``../shared/`` (the real data
+  beside it; skipped when absent) are read from there. Any other program is an
   error: such a block says why it is not run.
 - A block that is not input is not run: output is fenced as ``text``, files and
-  configuration by their format (``yaml``, ...). A block that is input but is not
-  run here (a set-up script that runs this suite, a benchmark of minutes) carries
-  ``<!-- not run: REASON -->`` on the line before its fence; it is a skipped test
-  whose reason ``-ra`` lists, once the repository files it names are found. Every fence names its language, and no code block is
-  indented instead of fenced (checked with the Markdown parser of the docs site).
+  configuration by their format (``yaml``, ...); such a block, one without a
+  language and an indented one (found by the docs site's Markdown parser) hold no
+  command and no Python import, which would escape the test. A block that is input
+  but is not run here (a set-up script that runs this suite, a benchmark of minutes)
+  carries ``<!-- not run: REASON -->`` on the line before its fence; it is a skipped
+  test whose reason ``-ra`` lists, once the repository files it names are found.
+- Every ``sparsecal.x.y`` and ``sc.x`` the prose names exists.
 """
 import contextlib
 import importlib.util
@@ -46,20 +48,22 @@ from sparsecal.datasets import make_tagger_outputs
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
-FILES = ([REPO / "README.md"] if (REPO / "README.md").is_file() else []) + sorted(
-    (REPO / "docs").glob("*.md"))
+# the wheel's test run (scripts/test_wheel.sh) has the tests, not the README and docs
+FILES = ([REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+         if (REPO / "README.md").is_file() else [])
 PYTHON = {"python", "py"}
 SHELL = {"bash", "sh", "shell"}
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
 NOT_RUN = re.compile(r"^\s*<!--\s*not run\b:?(?P<reason>.*?)-->\s*$")
 SUBPROCESS_TIMEOUT = 600
 REPO_DIRS = ("examples", "scripts", "benchmarks", "tests")
+# what a block raises when it fails or skips (pytest's outcomes are BaseExceptions)
+BLOCK_ERRORS = (Exception, pytest.fail.Exception, pytest.skip.Exception)
 # what the commands import: the sparsecal this test imports (a checkout's or an install's)
 IMPORT_ROOT = str(Path(sparsecal.__file__).resolve().parents[1])
 
 pytestmark = pytest.mark.skipif(
-    not FILES or not (REPO / "docs").is_dir(),
-    reason="no README.md and docs/ here: the docs are run from a checkout")
+    not FILES, reason="no README.md here: the docs are run from a checkout")
 
 
 @dataclass
@@ -232,8 +236,8 @@ def _run_python(block, run):
     try:
         exec(code, run.namespace)
     finally:
-        import matplotlib.pyplot as plt
-        plt.close("all")
+        if "matplotlib.pyplot" in sys.modules:
+            sys.modules["matplotlib.pyplot"].close("all")
 
 
 def _program(word):
@@ -306,14 +310,14 @@ def test_runs(block, runs):
         if run.failed is None:
             try:
                 _execute(earlier, run)
-            except BaseException:
+            except BLOCK_ERRORS:
                 run.failed = earlier.name
         run.done += 1
     if run.failed is not None:
-        pytest.skip(f"{block.name} needs what {run.failed} makes, and that failed")
+        pytest.skip(f"{block.name} needs what {run.failed} makes, which failed or skipped")
     try:
         _execute(block, run)
-    except BaseException:
+    except BLOCK_ERRORS:
         run.failed = block.name
         raise
     finally:
@@ -345,6 +349,33 @@ def test_unrun_fences_hold_no_commands_and_markers_give_a_reason(path):
             commands = _looks_like_input(b.code)
             assert not commands, (f"{b.name}: {commands[0]!r} is input: fence it as ```bash "
                                   "or ```python so that it runs")
+
+
+NAMED = re.compile(r"`(?:sparsecal|sc)((?:\.\w+)+)")
+
+
+def _resolves(dotted):
+    """Whether ``sparsecal<dotted>`` is an attribute or a module of the package."""
+    obj, path = sparsecal, "sparsecal"
+    for part in dotted.strip(".").split("."):
+        path = f"{path}.{part}"
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            try:
+                obj = importlib.import_module(path)
+            except ImportError:
+                return False
+    return True
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.relative_to(REPO).as_posix())
+def test_every_name_the_text_gives_exists(path):
+    """`sparsecal.x.y` and `sc.x` in the prose name what the package has (a renamed or
+    moved function fails here, as a drifted block fails above)."""
+    text = path.read_text(encoding="utf-8")
+    missing = sorted({f"sparsecal{m[1]}" for m in NAMED.finditer(text) if not _resolves(m[1])})
+    assert not missing, f"{path.name} names what the package does not have: {missing}"
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.relative_to(REPO).as_posix())
