@@ -23,7 +23,8 @@ Usage (the full run: 8 epochs over all of train, 30 minutes or more on a 2-core
 machine; ``--limit`` and ``--epochs`` make a quick one)::
 
     python examples/ud_ewt_crf.py --data ../shared/data/ud_ewt --out ud_ewt_out
-    python examples/ud_ewt_crf.py --data ../shared/data/ud_ewt --out ud_ewt_out --limit 300 --epochs 2
+    python examples/ud_ewt_crf.py --data ../shared/data/ud_ewt --out ud_ewt_out \
+        --limit 300 --epochs 2
 
 Needs the torch extra (``pip install "sparsecal[torch]"``).
 """
