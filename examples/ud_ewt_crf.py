@@ -26,7 +26,7 @@ machine; ``--limit`` and ``--epochs`` make a quick one)::
     python examples/ud_ewt_crf.py --data ../shared/data/ud_ewt --out ud_ewt_out \
         --limit 300 --epochs 2
 
-Needs the torch extra (``pip install "sparsecal[torch]"``).
+Needs the torch extra (``pip install ".[torch]"`` in the checkout).
 """
 import argparse
 import collections
