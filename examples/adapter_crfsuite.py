@@ -5,7 +5,7 @@ on a slice of UD English-EWT with morphological ``UPOS|FEATS`` tags, turns its
 ``predict_marginals`` on test sentences into thresholded entries with
 ``sparsecal.adapters.entries_from_crfsuite`` (columns in the order of the training tags,
 plus ``<UNK>``), and evaluates them: SMCE, GMCE per tag-frequency group, top-label
-ECE, with the calibration curves. Needs ``pip install "sparsecal[crfsuite]"``.
+ECE, with the calibration curves. Needs ``pip install ".[crfsuite]"`` in the checkout.
 
 Usage::
 

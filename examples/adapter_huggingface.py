@@ -7,7 +7,7 @@ word's first sub-word, then runs it over the test sentences with
 ``sparsecal.adapters.stream_word_entries`` (word probabilities from the sub-words'
 distributions, thresholded batch by batch: the dense matrix is never held) and
 evaluates the entries: SMCE, GMCE per tag-frequency group, top-label ECE, with
-the calibration curves. Needs ``pip install "sparsecal[hf]"``.
+the calibration curves. Needs ``pip install ".[hf]"`` in the checkout.
 
 Usage::
 

@@ -7,7 +7,7 @@ marginals of the test sentences with ``sparsecal.adapters.marginals_from_torchcr
 layer's potentials through ``sparsecal.crf``; Nguyen & O'Connor 2015, §4.2),
 thresholds them into entries and evaluates them: SMCE, GMCE per tag-frequency
 group, top-label ECE, with the calibration curves. Needs
-``pip install "sparsecal[crf]"``.
+``pip install ".[crf]"`` in the checkout.
 
 Usage::
 

@@ -19,11 +19,14 @@ emissions and transitions (log potentials) to ``sparsecal.crf.stream_entries``
 (or, for a softmax tagger, its probabilities to ``sparsecal.threshold``); steps
 3-4 stay as they are.
 
-Usage::
+Usage (the full run: 8 epochs over all of train, 30 minutes or more on a 2-core
+machine; ``--limit`` and ``--epochs`` make a quick one)::
 
     python examples/ud_ewt_crf.py --data ../shared/data/ud_ewt --out ud_ewt_out
+    python examples/ud_ewt_crf.py --data ../shared/data/ud_ewt --out ud_ewt_out \
+        --limit 300 --epochs 2
 
-Needs the torch extra (``pip install "sparsecal[torch]"``).
+Needs the torch extra (``pip install ".[torch]"`` in the checkout).
 """
 import argparse
 import collections
@@ -44,6 +47,12 @@ from _crf_nll import crf_nll
 from _figures import save_figures
 
 UNK_TAG = "<UNK>"   # dev/test tags never seen in train (like CCG's <UNKNOWN>)
+PROGRESS_EVERY = 10.0   # seconds between the progress lines of a long step
+
+
+def say(*parts):
+    """Print a progress line at once (also when stdout is a pipe or a file)."""
+    print(*parts, flush=True)
 
 
 # ------------------------------------------------------------------ data -- #
@@ -156,22 +165,29 @@ class WindowCRFTagger(nn.Module):
 
 
 def train_tagger(train, dev, n_tags, *, epochs=8, batch_size=32, lr=2e-3, seed=0,
-                 log=print):
+                 log=say):
     """Train with Adam; keep the parameters of the epoch with the best dev accuracy."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     model = WindowCRFTagger(n_tags)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     best, best_state = -1.0, None
+    n_batches = -(-len(train.lengths) // batch_size)
     for epoch in range(epochs):
         model.train()
         start, total = time.perf_counter(), 0.0
-        for _, (feats, mask, gold, lengths) in train.batches(batch_size, True, rng):
+        shown = start
+        for b, (_, (feats, mask, gold, lengths)) in enumerate(
+                train.batches(batch_size, True, rng), 1):
             opt.zero_grad()
             loss = model.nll(feats, mask, gold, lengths)
             loss.backward()
             opt.step()
             total += float(loss.detach()) * int(lengths.sum())
+            if time.perf_counter() - shown >= PROGRESS_EVERY and b < n_batches:
+                shown = time.perf_counter()
+                log(f"  epoch {epoch + 1}/{epochs}: batch {b}/{n_batches} "
+                    f"({shown - start:.0f} s)")
         acc = accuracy(model, dev)
         log(f"epoch {epoch + 1}: train NLL/token {total / train.lengths.sum():.3f}, "
             f"dev accuracy {acc:.2%} ({time.perf_counter() - start:.0f} s)")
@@ -233,13 +249,15 @@ def marginal_entries(model, encoded, threshold, n_tags, dense_out=None):
 # ------------------------------------------------------------------ main -- #
 
 def run(data_dir, out_dir, *, limit=None, epochs=8, threshold=0.01, n_groups=5, seed=0,
-        save_scores=False, log=print):
+        save_scores=False, log=say):
     """Train, extract marginals, evaluate, recalibrate; returns the summary dict.
 
     With ``save_scores`` the dense dev/test marginals, gold tags, training counts
     and tag index are written to ``out_dir`` for ``sparsecal evaluate/compare``."""
     torch.set_num_threads(1)   # faster than 2 on a 2-core machine (docs/performance.md)
     os.makedirs(out_dir, exist_ok=True)
+    started = time.perf_counter()
+    log(f"reading UD EWT from {data_dir}" + (f" ({limit} sentences per split)" if limit else ""))
     train_s = read_conllu(os.path.join(data_dir, "en_ewt-ud-train.conllu.xz"), limit)
     dev_s = read_conllu(os.path.join(data_dir, "en_ewt-ud-dev.conllu.xz"), limit)
     test_s = read_conllu(os.path.join(data_dir, "en_ewt-ud-test.conllu.xz"), limit)
@@ -249,11 +267,14 @@ def run(data_dir, out_dir, *, limit=None, epochs=8, threshold=0.01, n_groups=5, 
     n_tags = len(tags)
     log(f"UD EWT: {len(train_s):,}/{len(dev_s):,}/{len(test_s):,} sentences, "
         f"{n_tags - 1} UPOS|FEATS tags in train (+{UNK_TAG})")
+    log("hashing the features of every token")
     train, dev, test = (Encoded(s, tag_index) for s in (train_s, dev_s, test_s))
 
+    log(f"training the CRF tagger: {epochs} epochs")
     model = train_tagger(train, dev, n_tags, epochs=epochs, seed=seed, log=log)
     test_acc = accuracy(model, test)
     log(f"test accuracy (Viterbi): {test_acc:.2%}")
+    log("marginals of dev and test (forward-backward), thresholded into entries")
 
     dense = {}
     if save_scores:
@@ -282,6 +303,7 @@ def run(data_dir, out_dir, *, limit=None, epochs=8, threshold=0.01, n_groups=5, 
     log(before.to_markdown())
     log("\n## TFG isotonic recalibration (fit on dev), test\n")
     log(change.to_markdown("uncalibrated", "TFG isotonic"))
+    log("\nfitting and evaluating every method x {SCW, TFG}")
     table = compare_methods(dev_e, test_e, groups, seed=seed)
     log("\n## Every method x {SCW, TFG} (Kranzlein et al. 2021, Table 1 layout), test\n")
     log(table.to_markdown(all_groups=True))
@@ -292,6 +314,8 @@ def run(data_dir, out_dir, *, limit=None, epochs=8, threshold=0.01, n_groups=5, 
     with open(os.path.join(out_dir, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=2)
     model_cal.save(os.path.join(out_dir, "tfg_isotonic"))
+    log(f"\nfigures, summary.json and the TFG isotonic calibrator in {out_dir} "
+        f"(done in {time.perf_counter() - started:.0f} s)")
     return summary
 
 
@@ -299,8 +323,10 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", default=os.path.join("..", "shared", "data", "ud_ewt"))
     parser.add_argument("--out", default="ud_ewt_out")
-    parser.add_argument("--epochs", type=int, default=8)
-    parser.add_argument("--limit", type=int, help="sentences per split (quick runs)")
+    parser.add_argument("--epochs", type=int, default=8,
+                        help="training epochs (default: 8; all of train: 30 min or more)")
+    parser.add_argument("--limit", type=int,
+                        help="sentences per split, for a quick run (default: all)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--save-scores", action="store_true",
                         help="also save dense dev/test marginals for the CLI")

@@ -30,7 +30,7 @@ Usage::
 
     python examples/ud_ewt_hmm_crf.py --data ../shared/data/ud_ewt
 
-Needs torch and sklearn-crfsuite (``pip install "sparsecal[torch,crfsuite]"``).
+Needs torch and sklearn-crfsuite (``pip install ".[torch,crfsuite]"`` in the checkout).
 """
 import argparse
 import json

@@ -40,7 +40,7 @@ Usage::
 
     python examples/ud_ewt_spans_dropout.py --data ../shared/data/ud_ewt
 
-Needs torch and scikit-learn (``pip install "sparsecal[torch,sklearn]"``).
+Needs torch and scikit-learn (``pip install ".[torch,sklearn]"`` in the checkout).
 """
 import json
 import os
