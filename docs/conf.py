@@ -42,10 +42,10 @@ myst_enable_extensions = ["dollarmath"]
 
 # API reference: one page per public name, NumPy docstrings through numpydoc.
 autosummary_generate = True
-templates_path = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "_ext", "templates")]   # a class page documents its methods
-numpydoc_show_class_members = True
-numpydoc_show_inherited_class_members = False
-numpydoc_class_members_toctree = False
+# A class's page documents its methods, inherited ones too (the theme lists them at
+# the side): _ext/templates/autosummary/class.rst.
+templates_path = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "_ext", "templates")]
+numpydoc_show_class_members = False
 numpydoc_xref_param_type = False
 
 intersphinx_mapping = {}

@@ -110,10 +110,11 @@ def test_class_pages_document_and_link_their_methods(site):
         assert f'id="sparsecal.core.TagGroups.{method}"' in page, method
         assert f'href="#sparsecal.core.TagGroups.{method}"' in page, method
     # a reference to a top-level name links to the page that documents it
-    evaluate = (site / "api" / "generated" / "sparsecal.metrics.evaluate.html").read_text(
+    smce = (site / "api" / "generated" / "sparsecal.metrics.smce.html").read_text(
         encoding="utf-8")
-    assert 'href="sparsecal.core.threshold.html' in evaluate or \
-        'href="sparsecal.core.TagGroups.html' in evaluate
+    assert re.search(r'<a class="reference internal" href="sparsecal\.core\.threshold\.html#'
+                     r'sparsecal\.core\.threshold"[^>]*><code class="xref py py-func[^"]*">'
+                     r'<span class="pre">sparsecal\.threshold\(\)', smce)
 
 
 def test_user_guide_pages_are_built(site):
