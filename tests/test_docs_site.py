@@ -201,13 +201,17 @@ def _run_pages():
 
 PAGE = """# A page
 
+```python
+x = 6 * 7
+```
+
 <!-- not run: installs the package -->
 ```bash
 exit 1
 ```
 
-```python
-x = 6 * 7
+```text
+what the skipped block would print
 ```
 
 ```python
@@ -247,12 +251,12 @@ def test_a_page_runs_as_written_and_its_drift_is_found(tmp_path):
                     str(tmp_path / "run")], env=env, check=True)
     record = json.loads((tmp_path / "run" / run_pages.RESULTS).read_text())
     # the skipped block is not run; python blocks share a session; a failure stops
-    assert [r["line"] for r in record] == [8, 12, 20, 29]
+    assert [r["line"] for r in record] == [3, 16, 24, 33]
     assert record[1]["output"] == "42\n" and record[1]["new"] == []
     assert record[2]["output"] == "1\nusage: sparsecal [-h] COMMAND ...\n"
     assert record[2]["new"] == ["out.txt"] and record[2]["ok"]
     assert not record[3]["ok"] and "ValueError: drifted" in record[3]["output"]
     found = run_pages.problems(run_pages.parse_blocks(PAGE), record)
-    assert [line for line, _ in found] == [20, 29]
+    assert [line for line, _ in found] == [24, 33]
     assert "-usage: wrong\n+usage: sparsecal [-h] COMMAND ..." in found[0][1]
-    assert "(line 24)" in found[0][1] and "the block failed" in found[1][1]
+    assert "(line 28)" in found[0][1] and "the block failed" in found[1][1]

@@ -61,9 +61,9 @@ def expected_outputs(blocks):
     """``{index of a block that runs: the text block after it}``."""
     expected, last = {}, None
     for k, block in enumerate(blocks):
-        if block["lang"] in RUNS and not block["skip"]:
-            last = k
-        elif block["lang"] == OUTPUT and last is not None and last not in expected:
+        if block["lang"] != OUTPUT:
+            last = k if block["lang"] in RUNS and not block["skip"] else None
+        elif last is not None and last not in expected:
             expected[last] = block
     return expected
 
