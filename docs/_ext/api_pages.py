@@ -3,8 +3,11 @@ and its subpackages, so that a name added to an ``_EXPORTS`` table is documented
 without editing the site.
 
 Each object is documented once, on the page of the one subpackage that exports
-it; the page of :mod:`sparsecal` lists the top-level names, by subpackage, with
-links to those pages (``sparsecal._EXPORTS`` names each one's subpackage).
+it, a class with its methods; the page of :mod:`sparsecal` lists the top-level
+names, by subpackage, with links to those pages (``sparsecal._EXPORTS`` names
+each one's subpackage), and a reference to a top-level name
+(``:func:`sparsecal.threshold```, ``:meth:`TagGroups.from_counts```) links to
+that page.
 """
 import importlib
 import inspect
@@ -61,6 +64,23 @@ def write_api_pages(app, config):
             path.write_text(text, encoding="utf-8")
 
 
+def resolve_top_level(app, env, node, contnode):
+    """A Python reference to a top-level name, as ``sparsecal.<name>[.<member>]``
+    or ``<name>[.<member>]``, resolved where the name is documented
+    (``missing-reference``)."""
+    import sparsecal
+    if node.get("refdomain") != "py":
+        return None
+    parts = node["reftarget"].split(".")
+    parts = parts[1:] if parts[0] == "sparsecal" else parts
+    if not parts or parts[0] not in sparsecal._EXPORTS:
+        return None
+    target = ".".join(["sparsecal", sparsecal._EXPORTS[parts[0]], *parts])
+    return env.get_domain("py").resolve_xref(env, node["refdoc"], app.builder,
+                                             node["reftype"], target, node, contnode)
+
+
 def setup(app):
     app.connect("config-inited", write_api_pages)
+    app.connect("missing-reference", resolve_top_level)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

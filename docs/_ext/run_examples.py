@@ -3,6 +3,11 @@ configuration value ``sparsecal_examples`` is executed when the site is built,
 and its page shows the script's docstring, its source, what it printed and the
 figures it saved.
 
+``sparsecal_examples`` maps a script's name to ``{"args": [...]}``, and where
+the page's run is not what the script's docstring describes (a slice of a
+corpus, fewer epochs), a ``"title"`` saying what is shown and a ``"note"``
+(reST) saying what was cut and where the full run's results are.
+
 A script is run as ``python SCRIPT *ARGS --out DIR`` in a fresh process (all
 of them at once, matplotlib's Agg backend) and writes its figures as PNG files
 into ``DIR``. A script that fails, or saves no figure, is a build warning
@@ -26,10 +31,14 @@ def _title_and_text(script):
     return title.replace("\n", " ").strip(), text
 
 
-def _page(name, script, out, srcdir):
+def _page(name, spec, script, out, srcdir):
     title, text = _title_and_text(script)
+    title = spec.get("title", title)
     rel = lambda p: "/" + os.path.relpath(p, srcdir).replace(os.sep, "/")   # noqa: E731
-    lines = [title, "=" * len(title), "", text, "",
+    lines = [title, "=" * len(title), ""]
+    if "note" in spec:
+        lines += [".. note::", "", f"   {spec['note']}", ""]
+    lines += [text, "",
              "Run when this site was built::", "",
              f"    python examples/{script.name} {' '.join(_shown_args(name, script))}", "",
              "Output", "------", "", f".. literalinclude:: {rel(out / 'output.txt')}",
@@ -61,8 +70,8 @@ def run_examples(app, config):
     path = os.pathsep.join(filter(None, [str(repo), os.environ.get("PYTHONPATH")]))
     env = dict(os.environ, MPLBACKEND="Agg", OMP_NUM_THREADS="1", PYTHONPATH=path)
     procs = {}
-    for name, args in config.sparsecal_examples.items():
-        _ARGS[name] = list(args)
+    for name, spec in config.sparsecal_examples.items():
+        args = _ARGS[name] = list(spec["args"])
         out = runs / name
         out.mkdir(exist_ok=True)
         for old in out.glob("*.png"):
@@ -83,7 +92,7 @@ def run_examples(app, config):
         if not any(out.glob("*.png")):
             logger.warning("example %s saved no figure in --out", script.name)
         logger.info("example %s ran in %.1f s", script.name, time.perf_counter() - start)
-        text = _page(name, script, out, srcdir)
+        text = _page(name, config.sparsecal_examples[name], script, out, srcdir)
         page = pages / f"{name}.rst"
         if not page.is_file() or page.read_text(encoding="utf-8") != text:
             page.write_text(text, encoding="utf-8")

@@ -45,9 +45,11 @@ class PerTagDisplay:
 
     Attributes
     ----------
-    The parameters (arrays as float64 of shape (n_models, ...)), and
-    ``rms``: each model's root mean square CE over the tags shown;
-    ``figure_``, ``ax_`` set by :meth:`plot`.
+    rms : ndarray of shape (n_models,)
+        Each model's root mean square CE over the tags shown (the parameters
+        are attributes too, arrays as float64 of shape (n_models, ...)).
+    figure_, ax_ : matplotlib Figure and Axes
+        Set by :meth:`plot`.
 
     Examples
     --------
