@@ -27,13 +27,13 @@ stamp=$VENV/.sparsecal-install
 install_key() {   # the stamp's content, or "unbuilt" while a kernel lacks its extension
   "$PYTHON" - "${install[@]}" <<'PY'
 import glob, hashlib, os, sys
-kernels = sorted(glob.glob("sparsecal/core/_*.pyx"))
 h = hashlib.sha256("\0".join(sys.argv[1:]).encode())
 for path in ["pyproject.toml", "setup.py"] + sorted(
         p for ext in ("pyx", "pxd", "h") for p in glob.glob(f"sparsecal/core/*.{ext}")):
     with open(path, "rb") as f:
         h.update(path.encode() + b"\0" + hashlib.sha256(f.read()).digest())
-built = all(glob.glob(os.path.splitext(p)[0] + ".*.so") for p in kernels)
+built = all(glob.glob(os.path.splitext(p)[0] + ".*.so")
+            for p in glob.glob("sparsecal/core/_*.pyx"))
 print(h.hexdigest() if built else "unbuilt")
 PY
 }
@@ -44,7 +44,9 @@ if [ -n "${SPARSECAL_WHEEL:-}" ] || [ ! -x "$VENV/bin/python" ] || [ ! -f "$stam
   fi
   rm -f "$stamp"
   "$VENV/bin/python" -m pip install --quiet --upgrade pip setuptools
-  "$VENV/bin/python" -m pip install --quiet "${install[@]}"
+  # without setuptools' banner about editable installs (a warning of the build)
+  PYTHONWARNINGS="${PYTHONWARNINGS:+$PYTHONWARNINGS,}ignore:Editable installation" \
+    "$VENV/bin/python" -m pip install --quiet "${install[@]}"
   if [ -z "${SPARSECAL_WHEEL:-}" ]; then
     install_key > "$stamp"
   fi

@@ -4,6 +4,13 @@ import os
 
 import pytest
 
+# Idle OpenMP threads sleep instead of spinning (read when the runtime loads, in
+# this process and in the CLI, Dask and example processes it starts): with
+# parallel test workers on few CPUs, spinning threads take the CPUs from the
+# other workers' tests (3-4x the CPU time of test_sort.py and test_invariance.py).
+# Only idle waits change: every kernel runs as it would.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 _ROOT_BEFORE = pytest.StashKey[frozenset]()
 
 
