@@ -57,7 +57,9 @@ def pytest_sessionfinish(session):
     new = sorted(_root_entries(session.config) - before)
     if new:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        reporter.write("\n")   # after the progress line, also under xdist
         reporter.write_sep("=", "files left in the repository root", red=True)
         reporter.write_line(f"this run wrote {', '.join(new)} into {session.config.rootpath} "
                             "(a test or example must write into a temporary directory)")
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
