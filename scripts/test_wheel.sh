@@ -85,7 +85,8 @@ if not any(here.startswith(s + os.sep) for s in site):
 print(f"testing the installed wheel: {os.path.dirname(here)}")
 PY
 status=0
-"$py" -m pytest -q -ra -p no:cacheprovider --rootdir "$work/suite" tests "$@" || status=$?
+"$py" -m pytest -q -ra -p no:cacheprovider "${TEST_PYTEST_ARGS[@]}" --rootdir "$work/suite" \
+  tests "$@" || status=$?
 if [ "$status" -eq 5 ]; then
   echo "pytest collected no tests" >&2
   exit 1
