@@ -12,9 +12,10 @@ import numpy as np
 
 from ..core.groups import TagGroups, check_groups
 from ..core.validation import check_prior
-from ..metrics.evaluation import EvaluationResult, _check_measure_options
+from ..metrics.binary import check_debias
+from ..metrics.evaluation import EvaluationResult, _check_measure_options, _per_tag_ci
 from ..metrics.marginal import (MarginalCalibrationError, _mce_settings, _mce_tags,
-                                check_ce_options)
+                                _mce_value, check_ce_options)
 from .checks import check_dask_entries
 from .equal_mass import equal_mass_bin_stats
 from .measures import (binned_errors, check_distributed_ci, check_measures,
@@ -67,7 +68,7 @@ def _entry_counts(entries, groups):
                       entries.n_tags)
 
 
-def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
+def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None, debias=True):
     """Marginal calibration error (MCE) per tag of distributed entries:
     :func:`sparsecal.mce` on a cluster (every tag in the same passes).
 
@@ -78,8 +79,11 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
         Fewest entries for a tag to be evaluated (default 400).
     n_bins, bin_size : int, optional
         Equal-mass bins per tag (default ``bin_size=200``).
-    ci : None, "simulation", "bootstrap" or ConfidenceInterval, default=None
-        The interval of each tag's CE (drawn in tag order, as on one machine).
+    ci : None, "score", "simulation", "bootstrap" or ConfidenceInterval, default=None
+        The interval of each tag's CE (drawn in tag order, as on one machine):
+        "score" with ``debias``, the others without.
+    debias : bool, default=True
+        Kumar et al.'s debiased per-tag CE_2 and MCE, as :func:`sparsecal.mce`.
 
     Returns
     -------
@@ -117,7 +121,8 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
     ([0, 1, 2], True)
     """
     check_dask_entries(entries)
-    spec = check_distributed_ci(ci)
+    spec = check_distributed_ci(ci, debias)
+    check_debias(debias, 2.0, spec)
     min_entries, bin_size = _mce_settings(min_entries, n_bins, bin_size)
     sizes, _ = _entry_counts(entries, TagGroups.scw(entries.n_tags))
     enough, too_few = _mce_tags(sizes, min_entries, n_bins, bin_size)
@@ -129,10 +134,10 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
     sets = [None] + list(bins[:enough.size]) + [None]   # not pooled, not the others
     ends = bootstrap_ends(entries, TagGroups(tag_to_group, enough.size + 1), sets, 2.0,
                            spec)[1:]
-    per_tag = {int(t): with_interval(b, 2.0, spec, ends=e)
+    per_tag = {int(t): with_interval(b, 2.0, spec, debias, ends=e)
                for t, b, e in zip(enough, bins, ends)}
-    value = float(np.sqrt(np.mean([c.value ** 2 for c in per_tag.values()])))
-    return MarginalCalibrationError(value, per_tag, too_few, min_entries)
+    return MarginalCalibrationError(_mce_value(per_tag.values(), debias), per_tag, too_few,
+                                    min_entries, bool(debias))
 
 
 def evaluate(entries, groups=None, *, n_bins=None, per_tag=False, min_entries=None,
@@ -215,7 +220,8 @@ def evaluate(entries, groups=None, *, n_bins=None, per_tag=False, min_entries=No
     for row, (n, tokens) in zip(rows, per_group.tolist()):
         row["entries"], row["tokens"] = n, tokens
     other = None if debias else spec   # the score interval is the debiased CE's only
-    marginal = mce(entries, min_entries=min_entries, ci=other) if per_tag else None
+    marginal = (mce(entries, min_entries=min_entries, ci=_per_tag_ci(spec)) if per_tag
+                else None)
     interval = {} if spec is None else spec.to_dict()
     return EvaluationResult(
         smce=shared, gmce=grouped, groups=rows, mce=marginal,

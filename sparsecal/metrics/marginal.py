@@ -3,7 +3,9 @@
 - SMCE / GMCE (Kranzlein, Liu & Schneider 2021, eqs. 2-3): CE_2 over the
   thresholded entries of all tags pooled / of the tags of one group.
 - MCE (Kumar, Liang & Ma 2019): root mean over tags of the per-tag squared CE_2,
-  over the tags with enough entries; tags lacking data are reported.
+  over the tags with enough entries; tags lacking data are reported. By default
+  each tag's square is Kumar et al.'s debiased one and their mean is clipped at
+  0 once (docs/metrics.md, "MCE").
 """
 from dataclasses import dataclass
 
@@ -18,6 +20,7 @@ from ..core.progress import ProgressCounter
 from ..core.validation import check_positive_int, check_probabilities
 from .binary import calibration_error, check_debias, sorted_calibration_error
 from .ce import check_norm
+from .debiased import debiased_terms
 from .intervals import ConfidenceInterval
 from ..io.tables import Table
 from ..core.dispatch import distributed_form
@@ -287,7 +290,8 @@ class MarginalCalibrationError(Table):
     Attributes
     ----------
     value : float
-        ``sqrt(mean over evaluated tags of CE_tag^2)``.
+        ``sqrt(mean over evaluated tags of CE_tag^2)``; with ``debias``,
+        ``sqrt(max(mean of D_tag, 0))``, ``D_tag`` a tag's debiased square.
     per_tag : dict
         tag index -> CalibrationError for every evaluated tag.
     too_few : dict
@@ -295,6 +299,8 @@ class MarginalCalibrationError(Table):
         ``min_entries`` (not evaluated).
     min_entries : int
         The threshold used.
+    debias : bool
+        Whether the per-tag CEs and ``value`` are the debiased ones.
 
     Examples
     --------
@@ -307,6 +313,7 @@ class MarginalCalibrationError(Table):
     per_tag: dict
     too_few: dict
     min_entries: int
+    debias: bool = False
 
     def __float__(self):
         return float(self.value)
@@ -324,7 +331,7 @@ class MarginalCalibrationError(Table):
                 "ci_high": [c.ci_high for c in ce] + [None] * len(few)}
 
 
-def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
+def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None, debias=True):
     """Marginal calibration error (MCE), per tag.
 
     Every tag with at least ``min_entries`` thresholded entries gets its own
@@ -332,10 +339,12 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
     entries are listed in ``too_few`` rather than silently dropped (with a sparse
     tagset most tags lack the data for a per-tag estimate, Kranzlein et al. 3.2).
 
-    By default bins hold :data:`DEFAULT_BIN_SIZE` (200) entries and a tag needs
-    two bins' worth (400): with the old defaults (10 bins, 100 entries, so 10
-    entries a bin) sampling noise dominated and a calibrated synthetic tagger
-    scored as badly as a miscalibrated one (docs/metrics.md, "MCE").
+    By default each tag's CE is Kumar et al.'s debiased CE_2 (its square less
+    the bins' sampling variance) and MCE is ``sqrt(max(mean of the debiased
+    squares, 0))``, in bins of :data:`DEFAULT_BIN_SIZE` (200) entries, a tag
+    needing two bins' worth (400): the plug-in per-tag CE_2 is mostly sampling
+    noise at these sizes, so a calibrated tagger scored close to a
+    miscalibrated one (docs/metrics.md, "MCE").
 
     Parameters
     ----------
@@ -347,8 +356,12 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
         Equal-mass bins per tag, by count or by size (at most one; default
         ``bin_size=DEFAULT_BIN_SIZE``, a short last bin merged into the one
         before it, docs/architecture.md, Semantics 2).
-    ci : None, {"simulation", "bootstrap"} or ConfidenceInterval, default=None
-        An interval for every per-tag CE (not for MCE itself).
+    ci : None, {"score", "simulation", "bootstrap"} or ConfidenceInterval, default=None
+        An interval for every per-tag CE (not for MCE itself): "score" with
+        ``debias`` (the debiased CE's), "simulation" or "bootstrap" without.
+    debias : bool, default=True
+        Kumar et al.'s debiased per-tag CE_2 and MCE (False: the plug-in ones,
+        the default before issue 26).
 
     Returns
     -------
@@ -361,7 +374,7 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
     ValueError
         No entries, ``min_entries`` not a positive integer, no tag with
         ``min_entries`` entries, both or invalid ``n_bins``/``bin_size``, or an
-        invalid ``ci``.
+        invalid ``ci`` (or one that is not the score interval with ``debias``).
 
     Warns
     -----
@@ -372,24 +385,28 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
 
     References
     ----------
-    Kumar, Liang & Ma 2019 (marginal calibration error); Kranzlein, Liu &
-    Schneider 2021, Section 2.1, eq. 1; bin size: Nguyen & O'Connor 2015,
-    Section 3.2, and Nguyen's thesis, Section 4.3.2.
+    Kumar, Liang & Ma 2019 (marginal calibration error; the debiased square,
+    Section 5); Kranzlein, Liu & Schneider 2021, Section 2.1, eq. 1; bin size:
+    Nguyen & O'Connor 2015, Section 3.2, and Nguyen's thesis, Section 4.3.2.
 
     Examples
     --------
     >>> from sparsecal import threshold
     >>> from sparsecal.datasets.synthetic import make_tagger_outputs
     >>> data = make_tagger_outputs(4000, n_tags=40, split_seed=1)
-    >>> res = mce(threshold(data.scores, data.gold, 0.01))
+    >>> res = mce(threshold(data.scores, data.gold, 0.01), ci="score")
     >>> bool(res.per_tag) and bool(res.too_few), res.min_entries, 0 < res.value < 1
     (True, 400, True)
+    >>> ce = res.per_tag[0]
+    >>> ce.ci_method, ce.ci_low <= ce.value <= ce.ci_high
+    ('score', True)
     """
     if (cluster := distributed_form(mce, locals())) is not None:
         return cluster()
     entries = check_entries(entries)
     min_entries, bin_size = _mce_settings(min_entries, n_bins, bin_size)
     spec = ConfidenceInterval.resolve(ci)
+    check_debias(debias, 2.0, spec)
     n_tags = entries.n_tags if entries.n_tags is not None else int(entries.tag.max()) + 1
     perm, offsets = partition_by_group(entries.tag, np.arange(n_tags), n_tags)
     sizes = np.diff(offsets)
@@ -398,9 +415,21 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
     for t in enough:
         idx = perm[offsets[t]:offsets[t + 1]]
         per_tag[int(t)] = calibration_error(entries.score[idx], entries.label[idx],
-                                            n_bins=n_bins, bin_size=bin_size, ci=spec)
-    value = float(np.sqrt(np.mean([c.value ** 2 for c in per_tag.values()])))
-    return MarginalCalibrationError(value, per_tag, too_few, min_entries)
+                                            n_bins=n_bins, bin_size=bin_size, ci=spec,
+                                            debias=debias)
+    return MarginalCalibrationError(_mce_value(per_tag.values(), debias), per_tag, too_few,
+                                    min_entries, bool(debias))
+
+
+def _mce_value(per_tag, debias):
+    """MCE of the per-tag CEs: ``sqrt(mean CE_tag^2)``, or with ``debias``
+    ``sqrt(max(mean D_tag, 0))`` from each tag's bins (the debiased squares
+    averaged before clipping, so the negative squares of calibrated tags
+    offset their positive noise). Shared with :func:`sparsecal.distributed.mce`."""
+    if debias:
+        squares = [float(w @ t) for w, t, _ in (debiased_terms(c.bins) for c in per_tag)]
+        return float(np.sqrt(max(np.mean(squares), 0.0)))
+    return float(np.sqrt(np.mean([c.value ** 2 for c in per_tag])))
 
 
 def _mce_settings(min_entries, n_bins, bin_size):
