@@ -19,7 +19,8 @@ from ..metrics.marginal import (MarginalCalibrationError, _mce_settings, _mce_ta
 from .checks import check_dask_entries
 from .equal_mass import equal_mass_bin_stats
 from .measures import (binned_errors, check_distributed_ci, check_measures,
-                       measures_by_group, top_label_ece, with_interval)
+                       fixed_width_bin_stats, measures_by_group, top_label_ece,
+                       with_interval)
 from .reduce import tree_merge
 from .resampling import bootstrap_ends
 
@@ -68,7 +69,8 @@ def _entry_counts(entries, groups):
                       entries.n_tags)
 
 
-def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None, debias=True):
+def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, binning=None, ci=None,
+        debias=True):
     """Marginal calibration error (MCE) per tag of distributed entries:
     :func:`sparsecal.mce` on a cluster (every tag in the same passes).
 
@@ -77,8 +79,9 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None, debia
     entries : DaskEntries
     min_entries : int, optional
         Fewest entries for a tag to be evaluated (default 400).
-    n_bins, bin_size : int, optional
-        Equal-mass bins per tag (default ``bin_size=200``).
+    n_bins, bin_size, binning : optional
+        Bins per tag, as :func:`sparsecal.mce` (default: equal-mass bins of
+        200 entries).
     ci : None, "score", "simulation", "bootstrap" or ConfidenceInterval, default=None
         The interval of each tag's CE (drawn in tag order, as on one machine):
         "score" with ``debias``, the others without.
@@ -123,14 +126,19 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None, debia
     check_dask_entries(entries)
     spec = check_distributed_ci(ci, debias)
     check_debias(debias, 2.0, spec)
-    min_entries, bin_size = _mce_settings(min_entries, n_bins, bin_size)
+    min_entries, binned = _mce_settings(min_entries, n_bins, bin_size, binning)
     sizes, _ = _entry_counts(entries, TagGroups.scw(entries.n_tags))
-    enough, too_few = _mce_tags(sizes, min_entries, n_bins, bin_size)
+    enough, too_few = _mce_tags(sizes, min_entries, binned, debias)
     # the evaluated tags, one group each; the other tags share a last group
     tag_to_group = np.full(entries.n_tags, enough.size, dtype=np.int64)
     tag_to_group[enough] = np.arange(enough.size)
-    bins = equal_mass_bin_stats(entries, tag_to_group, enough.size + 1, n_bins=n_bins,
-                                bin_size=bin_size)
+    if binned.get("binning") == "fixed":
+        bins = fixed_width_bin_stats(entries, tag_to_group, enough.size + 1,
+                                     n_bins=binned["n_bins"])
+    else:
+        bins = equal_mass_bin_stats(entries, tag_to_group, enough.size + 1,
+                                    n_bins=binned.get("n_bins"),
+                                    bin_size=binned.get("bin_size"))
     sets = [None] + list(bins[:enough.size]) + [None]   # not pooled, not the others
     ends = bootstrap_ends(entries, TagGroups(tag_to_group, enough.size + 1), sets, 2.0,
                            spec)[1:]

@@ -28,11 +28,10 @@ import numpy as np
 
 from ..core.binning import BinStats, lookup_bins
 from ..core.groups import TagGroups, partition_by_group
-from ..core.isotonic import isotonic_fit_pooled, isotonic_predict
 from ..core.validation import check_positive_int
 from ..metrics.binary import CalibrationError
 from ..metrics.ce import ce_from_bins, check_norm
-from ..metrics.corp import ScoreDecomposition
+from ..metrics.corp import table_corp
 from ..metrics.debiased import debiased_ce_from_bins, score_interval
 from ..metrics.intervals import ConfidenceInterval, simulation_interval
 from ..metrics.marginal import check_ce_options
@@ -396,21 +395,6 @@ def top_label_ece(entries, *, n_bins=20, norm=1, ci=None):
     return with_interval(bins, norm, spec, ends=ends)
 
 
-def _brier_of(p, n, k):
-    """Mean Brier score of ``n`` forecasts ``p`` per distinct score, ``k`` of
-    them positive."""
-    return float(np.sum(k * (p - 1.0) ** 2 + (n - k) * p ** 2) / np.sum(n))
-
-
-def _log_loss_of(p, n, k):
-    """Mean log loss, as :func:`sparsecal.metrics.corp.log_loss_corp`'s rule
-    (0 log 0 = 0: a count of 0 adds nothing)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = (np.where(k > 0, k * np.log(p), 0.0)
-                 + np.where(n > k, (n - k) * np.log(1.0 - p), 0.0))
-    return float(-np.sum(terms) / np.sum(n))
-
-
 #: the CORP functions of the registry -> their rule
 _RULES = {"corp.brier_corp": "brier", "corp.log_loss_corp": "log_loss"}
 
@@ -450,12 +434,7 @@ def corp_from_table(scores, counts, positives, rule="brier"):
     >>> round(d.score, 12) == round(ref.score, 12), round(d.miscalibration, 4)
     (True, 0.065)
     """
-    mean_of = {"brier": _brier_of, "log_loss": _log_loss_of}[rule]
-    n, k = counts.astype(np.float64), positives.astype(np.float64)
-    recalibrated = isotonic_predict(scores, *isotonic_fit_pooled(scores, k / n, n))
-    climatology = np.full_like(scores, k.sum() / n.sum())
-    s, s_rc, s_c = (mean_of(p, n, k) for p in (scores, recalibrated, climatology))
-    return ScoreDecomposition(s, s - s_rc, s_c - s_rc, s_c, int(counts.sum()), rule)
+    return table_corp(scores, counts, positives, rule)
 
 
 def check_measures(names):

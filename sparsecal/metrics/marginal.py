@@ -25,14 +25,17 @@ from .intervals import ConfidenceInterval
 from ..io.tables import Table
 from ..core.dispatch import distributed_form
 
-__all__ = ["DEFAULT_BIN_SIZE", "MarginalCalibrationError", "gmce", "mce", "smce",
+__all__ = ["DEFAULT_BIN_SIZE", "PER_TAG_BINNING", "MarginalCalibrationError", "gmce", "mce", "smce",
            "smce_and_gmce"]
 
-#: Entries per equal-mass bin of a per-tag CE (and fewest a bin should hold):
-#: Nguyen & O'Connor 2015, Section 3.2, use bins of at least 200 points so that
-#: the normal approximation of Algorithm 2 holds; smaller bins inflate CE_2
+#: Entries per equal-mass bin of a plug-in per-tag CE (and fewest a bin should
+#: hold): Nguyen & O'Connor 2015, Section 3.2, use bins of at least 200 points so
+#: that the normal approximation of Algorithm 2 holds; smaller bins inflate CE_2
 #: with sampling noise (Nguyen's thesis, Section 4.3.2). See docs/metrics.md.
 DEFAULT_BIN_SIZE = 200
+#: The bins of a per-tag CE (:func:`mce`'s default, debiased or not): equal-mass
+#: bins of :data:`DEFAULT_BIN_SIZE` entries (docs/metrics.md, "MCE").
+PER_TAG_BINNING = {"bin_size": DEFAULT_BIN_SIZE}
 
 
 def smce(entries, *, n_bins=None, bin_size=None, ci=None, binning="equal-mass", norm=2,
@@ -331,7 +334,8 @@ class MarginalCalibrationError(Table):
                 "ci_high": [c.ci_high for c in ce] + [None] * len(few)}
 
 
-def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None, debias=True):
+def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, binning=None, ci=None,
+        debias=True):
     """Marginal calibration error (MCE), per tag.
 
     Every tag with at least ``min_entries`` thresholded entries gets its own
@@ -342,9 +346,9 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None, debia
     By default each tag's CE is Kumar et al.'s debiased CE_2 (its square less
     the bins' sampling variance) and MCE is ``sqrt(max(mean of the debiased
     squares, 0))``, in bins of :data:`DEFAULT_BIN_SIZE` (200) entries, a tag
-    needing two bins' worth (400): the plug-in per-tag CE_2 is mostly sampling
-    noise at these sizes, so a calibrated tagger scored close to a
-    miscalibrated one (docs/metrics.md, "MCE").
+    needing two bins' worth (400): the plug-in per-tag CE_2 (``debias=False``)
+    is mostly sampling noise at these sizes, so a calibrated tagger scored
+    close to a miscalibrated one (docs/metrics.md, "MCE").
 
     Parameters
     ----------
@@ -353,9 +357,11 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None, debia
         Fewest entries for a tag to be evaluated (default
         ``2 * DEFAULT_BIN_SIZE`` = 400).
     n_bins, bin_size : int, optional
-        Equal-mass bins per tag, by count or by size (at most one; default
-        ``bin_size=DEFAULT_BIN_SIZE``, a short last bin merged into the one
-        before it, docs/architecture.md, Semantics 2).
+        Bins per tag, by count or (equal-mass bins) by size; at most one.
+        Default ``bin_size=DEFAULT_BIN_SIZE`` (a short last bin merged into
+        the one before it, docs/architecture.md, Semantics 2).
+    binning : {"equal-mass", "fixed"}, optional
+        As :func:`sparsecal.calibration_error`'s (default equal-mass).
     ci : None, {"score", "simulation", "bootstrap"} or ConfidenceInterval, default=None
         An interval for every per-tag CE (not for MCE itself): "score" with
         ``debias`` (the debiased CE's), "simulation" or "bootstrap" without.
@@ -379,9 +385,9 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None, debia
     Warns
     -----
     UserWarning
-        Naming the evaluated tags whose smallest bin holds fewer than
-        :data:`DEFAULT_BIN_SIZE` entries (a smaller ``min_entries`` or
-        ``bin_size``, or ``n_bins`` too many for a tag).
+        Without ``debias``, naming the evaluated tags whose smallest
+        equal-mass bin holds fewer than :data:`DEFAULT_BIN_SIZE` entries (a
+        smaller ``min_entries`` or ``bin_size``, or ``n_bins`` too many).
 
     References
     ----------
@@ -404,19 +410,18 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None, debia
     if (cluster := distributed_form(mce, locals())) is not None:
         return cluster()
     entries = check_entries(entries)
-    min_entries, bin_size = _mce_settings(min_entries, n_bins, bin_size)
     spec = ConfidenceInterval.resolve(ci)
     check_debias(debias, 2.0, spec)
+    min_entries, bins = _mce_settings(min_entries, n_bins, bin_size, binning)
     n_tags = entries.n_tags if entries.n_tags is not None else int(entries.tag.max()) + 1
     perm, offsets = partition_by_group(entries.tag, np.arange(n_tags), n_tags)
     sizes = np.diff(offsets)
-    enough, too_few = _mce_tags(sizes, min_entries, n_bins, bin_size)
+    enough, too_few = _mce_tags(sizes, min_entries, bins, debias)
     per_tag = {}
     for t in enough:
         idx = perm[offsets[t]:offsets[t + 1]]
         per_tag[int(t)] = calibration_error(entries.score[idx], entries.label[idx],
-                                            n_bins=n_bins, bin_size=bin_size, ci=spec,
-                                            debias=debias)
+                                            ci=spec, debias=debias, **bins)
     return MarginalCalibrationError(_mce_value(per_tag.values(), debias), per_tag, too_few,
                                     min_entries, bool(debias))
 
@@ -432,28 +437,37 @@ def _mce_value(per_tag, debias):
     return float(np.sqrt(np.mean([c.value ** 2 for c in per_tag])))
 
 
-def _mce_settings(min_entries, n_bins, bin_size):
-    """:func:`mce`'s checked ``min_entries`` and ``bin_size`` (their defaults:
-    400 and 200 when neither ``n_bins`` nor ``bin_size`` is given); also
-    checks the bins. Shared with :func:`sparsecal.distributed.mce`."""
-    if n_bins is None and bin_size is None:
-        bin_size = DEFAULT_BIN_SIZE
-    equal_mass_bin_starts(1, n_bins=n_bins, bin_size=bin_size)   # checks the bins first
+def _mce_settings(min_entries, n_bins, bin_size, binning):
+    """:func:`mce`'s checked ``min_entries`` (default 400) and bins as
+    :func:`~sparsecal.metrics.calibration_error` takes them (default
+    :data:`PER_TAG_BINNING`). Shared with :func:`sparsecal.distributed.mce`."""
+    bins = {"n_bins": n_bins, "bin_size": bin_size}
+    if binning is not None:
+        bins["binning"] = binning
+    if n_bins is None and bin_size is None and binning != "fixed":
+        bins.update(PER_TAG_BINNING)
+    kind = bins.get("binning", "equal-mass")
+    if kind == "equal-mass":
+        equal_mass_bin_starts(1, n_bins=bins.get("n_bins"), bin_size=bins.get("bin_size"))
+    else:   # checks the binning's name and the fixed-width bins, as calibration_error
+        bin_statistics([0.5], [0], binning=kind, n_bins=bins.get("n_bins"),
+                       bin_size=bins.get("bin_size"))
     return check_positive_int(2 * DEFAULT_BIN_SIZE if min_entries is None else min_entries,
-                              "min_entries"), bin_size
+                              "min_entries"), bins
 
 
-def _mce_tags(sizes, min_entries, n_bins, bin_size):
+def _mce_tags(sizes, min_entries, bins, debias):
     """The tags :func:`mce` evaluates, given the entries per tag ``sizes``:
     ``(enough, too_few)``, the tags with ``min_entries`` entries (ascending) and
-    ``{tag: entries}`` of the other tags with entries; warns about small bins.
-    Raises ValueError if no tag has ``min_entries`` entries."""
+    ``{tag: entries}`` of the other tags with entries; warns about small
+    plug-in bins. Raises ValueError if no tag has ``min_entries`` entries."""
     present = np.flatnonzero(sizes)
     enough = present[sizes[present] >= min_entries]
     too_few = {int(t): int(sizes[t]) for t in present[sizes[present] < min_entries]}
     if not enough.size:
         raise ValueError(f"no tag has at least min_entries={min_entries} entries")
-    _warn_small_bins(enough, sizes[enough], n_bins, bin_size)
+    if not debias and bins.get("binning", "equal-mass") == "equal-mass":
+        _warn_small_bins(enough, sizes[enough], bins.get("n_bins"), bins.get("bin_size"))
     return enough, too_few
 
 
