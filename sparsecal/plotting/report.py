@@ -55,7 +55,7 @@ REPORT_METRICS = ("ce", "debiased-ce", "smooth-ece", "brier", "brier-mcb", "brie
 #: the bins of SMCE and GMCE with the report's default interval (the debiased
 #: CE_2's score interval): the per-tag CE's, equal-mass bins of 200 entries,
 #: with which the interval covers at the nominal rate on whole taggers
-#: (docs/ci_coverage.md); ``n_bins`` or ``evaluation`` choose others. The
+#: (docs/ci_coverage.md); ``evaluation`` chooses others. The
 #: calibration curves are drawn in the paper's 10 equal-mass bins.
 REPORT_BINNING = PER_TAG_BINNING
 
@@ -93,7 +93,7 @@ def markdown_to_html(text):
     return "\n".join(out)
 
 
-def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_bins=None,
+def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_bins=10,
                  ci=None, seed=0, title="Calibration report", notes=None, progress=None,
                  prior=None, evaluation=None, engine=None):
     """Write a report directory; returns the path of its ``index.html``.
@@ -111,14 +111,16 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
         ``test``; the TFG isotonic result is the page's "after".
     methods : sequence of str
         Names in :data:`~sparsecal.calibration.registry.METHODS`.
-    n_bins : int, optional
-        Bins of SMCE and GMCE (default :data:`REPORT_BINNING` with the
-        default interval, else 10 equal-mass bins) and of the binning
-        calibrators (default 10).
+    n_bins : int, default=10
+        Bins of the binning calibrators, and of SMCE and GMCE with a
+        "simulation" or "bootstrap" interval; with the score interval SMCE
+        and GMCE take :data:`REPORT_BINNING` unless ``evaluation`` gives
+        ``bin_size`` or ``binning``.
     ci : None, str or ConfidenceInterval
         The intervals of every table and figure. None: the debiased CE_2 with
-        its 95% score interval (or, with ``evaluation={"debias": False}``,
-        the plug-in CE_2 with Algorithm 2's); a method name: that method;
+        its 95% score interval (or, with ``evaluation`` ``{"debias": False}``
+        or a norm other than 2, the plug-in CE_p with Algorithm 2's); a
+        method name: that method;
         "simulation" and "bootstrap" are intervals of the plug-in CE_2, whose
         estimate can fall outside them (marked on the page).
     seed : int, default=0
@@ -305,24 +307,23 @@ def _options(dev, methods, n_bins, ci, seed, prior, evaluation):
     if dev is not None and not measure_prior:
         check_prior_methods(methods, prior)   # the prior must be some method's
     method_prior = prior if any(get_method(m).uses_prior for m in methods) else None
-    if ci is None:   # the debiased CE_2 with its score interval, unless debias=False
-        ci = "score" if binning.get("debias", True) else "simulation"
+    if ci is None:   # the debiased CE_2 (norm 2) with its score interval, unless not
+        ci = "score" if binning.get("debias", binning.get("norm", 2) == 2) else "simulation"
     if isinstance(ci, str):
         ci = ConfidenceInterval(ci, random_state=seed)
+    bins = {"n_bins": n_bins}
     if ci.method == "score":
         binning.setdefault("debias", True)
-        if n_bins is None and binning.get("bin_size") is None and "binning" not in binning:
-            binning.update(REPORT_BINNING)
+        if binning.get("bin_size") is None and "binning" not in binning:
+            bins = dict(REPORT_BINNING)
     if binning.get("bin_size") is not None:
-        n_bins = None
-    elif "n_bins" not in binning:
-        binning["n_bins"] = n_bins or 10
+        bins = {}
     ev = dict(min_entries=MIN_TAG_ENTRIES, top_label=True, ci=ci, metrics=metrics,
-              prior=prior if measure_prior or dev is None else None, **binning)
+              prior=prior if measure_prior or dev is None else None, **bins, **binning)
     compare_options = dict(
         methods=methods, n_bins=n_bins or 10, ci=ci, seed=seed, prior=method_prior,
-        evaluation=dict({k: v for k, v in binning.items()
-                         if k in _TABLE_OPTIONS + ("n_bins",) or asked},
+        evaluation=dict({k: v for k, v in dict(bins, **binning).items()
+                         if k in _TABLE_OPTIONS or asked},
                         metrics=asked, prior=prior if measure_prior else None))
     return ev, compare_options
 
