@@ -116,10 +116,10 @@ def holm(pvalues):
     return out
 
 
-def p_cell(p, alpha):
-    """An adjusted p-value, bold below ``alpha``."""
+def p_cell(p, alpha, notes):
+    """An adjusted p-value, bold at or below ``alpha``."""
     if p is None or p != p:
-        return "—"
+        return missing_text(None, notes, "No calibration test: no entries in this set.")
     text = f"{p:.3f}" if p >= 0.001 else f"{p:.0e}"
     return f"<strong>{text}</strong>" if p <= alpha else text
 
@@ -210,7 +210,7 @@ def summary(columns, groups, spec, alpha, notes, outside):
             res = c["result"]
             ce = res.smce if i == 0 else res.gmce[i - 1]
             sig = adj[i] is not None and adj[i] <= alpha
-            row += [ce_cell(ce, notes, outside), p_cell(adj[i], alpha)]
+            row += [ce_cell(ce, notes, outside), p_cell(adj[i], alpha, notes)]
             k += ["sig" if sig else None] * 2
         rows.append(row)
         cls.append(k)
@@ -266,7 +266,7 @@ def _tag_verdicts(columns, groups, alpha):
             "the tags with their own CE, " + f"{alpha:.0%}): " + "; ".join(parts) + ".</p>")
 
 
-def groups_table(first, groups):
+def groups_table(first, groups, notes):
     """Per group: tag types, training share, entries, tokens, the most frequent tags."""
     rows = []
     share = "train_share_min" in first.groups[0]
@@ -278,7 +278,7 @@ def groups_table(first, groups):
         row = [f"Group {g + 1}", f"{r['tag_types']:,}"]
         if share:
             row.append(f"{r['train_share_min']:.1%} – {r['train_share_max']:.1%}"
-                       if r["tag_types"] else "—")
+                       if r["tag_types"] else missing_text(None, notes, "No tags in this group."))
         row += [f"{r.get('entries', 0):,}", f"{r.get('tokens', 0):,}",
                 top + (" …" if members.size > 4 else "")]
         rows.append(row)
@@ -355,7 +355,7 @@ def per_tag_table(columns, groups, notes, outside):
         for c, adj in zip(columns, adjusted):
             sig = adj.get(t) is not None and adj[t] <= ALPHA
             row += [ce_cell(c["result"].mce.per_tag.get(t), notes, outside),
-                    p_cell(adj.get(t), ALPHA)]
+                    p_cell(adj.get(t), ALPHA, notes)]
             k += ["sig" if sig else None] * 2
         rows.append(row)
         cls.append(k)

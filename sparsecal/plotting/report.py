@@ -474,7 +474,7 @@ def _page(title, notes, columns, comparison, figures, groups, spec):
     parts += [page.toc(sections),
               "<h2 id='summary'>Summary</h2>",
               page.summary(columns, groups, spec, page.ALPHA, notes_, outside),
-              "<h2 id='groups'>Tag groups</h2>", page.groups_table(first, groups),
+              "<h2 id='groups'>Tag groups</h2>", page.groups_table(first, groups, notes_),
               "<h2 id='measures'>Measures per group</h2>",
               "<p class='note'>" + (" → ".join(html.escape(c["label"]) for c in columns))
               + (", relative change below. " if len(columns) > 1 else ". ")
