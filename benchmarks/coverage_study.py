@@ -352,8 +352,8 @@ def membership_main(argv=None):
 # --------------------------------------------------------------------------- #
 # The report's intervals on whole taggers (issue 26)                           #
 # --------------------------------------------------------------------------- #
-#: the report's evaluation: debiased CE_2 with its score interval (SMCE and GMCE
-#: in 10 equal-mass bins, per-tag CE in bins of 200 entries, tags of >= 400)
+#: the report's evaluation: debiased CE_2 with its score interval over equal-mass
+#: bins of 200 entries (SMCE, GMCE, and per tag with >= 400 entries)
 TAGGER_TOKENS, TAGGER_TAGS, TAGGER_GROUPS = 20000, 80, 5
 
 
@@ -398,27 +398,39 @@ def tagger_pool(power, groups, n_splits, seed=10 ** 6):
     return out
 
 
+def _fractions(n, bin_size=200):
+    """Cumulative masses of equal-mass bins of ``bin_size`` of ``n`` entries
+    (a short last bin merged): the population's layout of the sample's bins."""
+    b = max(n // bin_size, 1)
+    return np.r_[np.arange(1, b) * bin_size / n, 1.0]
+
+
 def one_tagger(args):
-    """Per set of one replicate: (kind, truth, value, lo, hi, plug-in, sim lo, sim hi)."""
+    """Per set of one replicate: (kind, truth of the report's CE, value, lo, hi,
+    truth of the old CE, its value, lo, hi). The report's: the debiased CE_2
+    with its score interval in bins of 200 entries; the old report's: the
+    plug-in CE_2 with Algorithm 2's interval, in 10 equal-mass bins (SMCE,
+    GMCE) and bins of 200 entries (per tag)."""
     seed, power, groups, pool, level = args
     entries, _, _ = tagger_split(seed, power)
     spec = ConfidenceInterval("score", confidence_level=level)
-    res = sc.evaluate(entries, groups, debias=True, ci=spec, per_tag=True)
+    res = sc.evaluate(entries, groups, debias=True, ci=spec, per_tag=True, bin_size=200)
     sim = ConfidenceInterval(confidence_level=level, n_resamples=2000, random_state=seed)
     old = sc.evaluate(entries, groups, ci=sim)
     old_tags = sc.mce(entries, ci=sim, debias=False).per_tag
-    rows = []
     ten = np.arange(1, 11) / 10
     sets = [("all", res.smce, old.smce, ten, ("all", 0))]
     sets += [("group", c, o, ten, ("group", g))
              for g, (c, o) in enumerate(zip(res.gmce, old.gmce)) if c is not None]
-    for t, c in res.mce.per_tag.items():
-        b = c.n // 200
-        sets.append(("tag", c, old_tags[t], np.r_[np.arange(1, b) * 200 / c.n, 1.0],
-                     ("tag", t)))
-    for kind, c, o, fractions, key in sets:
-        truth = 0.0 if pool is None else tagger_truth(*pool[key], fractions)
-        rows.append((kind, truth, c.value, c.ci_low, c.ci_high, o.value, o.ci_low, o.ci_high))
+    sets += [("tag", c, old_tags[t], None, ("tag", t)) for t, c in res.mce.per_tag.items()]
+    rows = []
+    for kind, c, o, old_fractions, key in sets:
+        new_fractions = _fractions(c.n)
+        truth = 0.0 if pool is None else tagger_truth(*pool[key], new_fractions)
+        old_truth = 0.0 if pool is None else (
+            truth if old_fractions is None else tagger_truth(*pool[key], old_fractions))
+        rows.append((kind, truth, c.value, c.ci_low, c.ci_high,
+                     old_truth, o.value, o.ci_low, o.ci_high))
     return rows
 
 
@@ -430,11 +442,11 @@ def tagger_table(name, rows):
     for kind, label in (("all", "SMCE"), ("group", "GMCE, 5 TFG groups"),
                         ("tag", "per-tag CE, tags with >= 400 entries")):
         r = np.array([x[1:] for x in rows if x[0] == kind])
-        truth, v, lo, hi, ov, olo, ohi = r.T
+        truth, v, lo, hi, otruth, ov, olo, ohi = r.T
         cover = (lo <= truth) & (truth <= hi)
         hits, n = int(cover.sum()), cover.shape[0]
         clo, chi = binomial_ci(hits, n)
-        ocover = (olo <= truth) & (truth <= ohi)
+        ocover = (olo <= otruth) & (otruth <= ohi)
         outside = int(np.sum((v < lo) | (v > hi)))
         ooutside = int(np.sum((ov < olo) | (ov > ohi)))
         lines.append(f"| {name} | {label} | {n:,} | {truth.mean():.4f} | "
@@ -459,9 +471,11 @@ def tagger_main(argv=None):
     _, _, counts = tagger_split(0, 1.0)
     groups = sc.TagGroups.from_counts(counts, TAGGER_GROUPS, n_tags=TAGGER_TAGS)
     head = ("| tagger | set | intervals | mean truth | coverage [95% CI] | above truth | "
-            "below truth | estimate outside its interval | Alg. 2 of plug-in CE_2: "
-            "coverage | estimate outside |")
+            "below truth | estimate outside its interval | old report (plug-in CE_2, "
+            "Alg. 2): coverage | estimate outside |")
     lines = [head, "|---" * (head.count("|") - 1) + "|"]
+    print(f"# {100 * args.level:g}% intervals, {args.reps} test splits of "
+          f"{TAGGER_TOKENS:,} tokens x {TAGGER_TAGS} tags per tagger", flush=True)
     for name, power in (("calibrated", 1.0), (f"sharpened p^{args.power:g}", args.power)):
         t0 = time.time()
         pool = None if power == 1.0 else tagger_pool(power, groups, args.pool)

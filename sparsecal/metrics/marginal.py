@@ -401,7 +401,7 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, binning=None, 
     >>> from sparsecal.datasets.synthetic import make_tagger_outputs
     >>> data = make_tagger_outputs(4000, n_tags=40, split_seed=1)
     >>> res = mce(threshold(data.scores, data.gold, 0.01), ci="score")
-    >>> bool(res.per_tag) and bool(res.too_few), res.min_entries, 0 < res.value < 1
+    >>> bool(res.per_tag) and bool(res.too_few), res.min_entries, res.debias
     (True, 400, True)
     >>> ce = res.per_tag[0]
     >>> ce.ci_method, ce.ci_low <= ce.value <= ce.ci_high
