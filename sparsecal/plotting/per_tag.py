@@ -211,10 +211,11 @@ class PerTagDisplay:
         n_tags = self.values.shape[1]
         ax.barh(y[:n_tags], self.values[k], height=bar_h * 0.92, color=st["color"],
                 alpha=0.85, label=self.labels[k], gid=f"bars-{k}")
-        # the estimate's end: a tick that shows a value of 0 too (no bar)
-        ax.plot(self.values[k], y[:n_tags], linestyle="none", marker="|",
-                markersize=72 * bar_h * 0.3, markeredgewidth=2.0, color=st["color"],
-                gid=f"values-{k}")
+        # a value of exactly 0 (a debiased CE below the noise) has no bar: say so
+        values = np.r_[self.values[k], summary]
+        for yy in y[:values.shape[0]][values == 0]:
+            ax.annotate("0", (0, yy), xytext=(3, 0), textcoords="offset points",
+                        va="center", fontsize=7, color=st["color"], gid=f"zero-{k}")
         if summary:
             ax.barh(y[n_tags:], summary, height=bar_h * 0.92, facecolor="white",
                     edgecolor=st["color"], hatch="////", linewidth=1.0, gid=f"summary-{k}")

@@ -408,8 +408,8 @@ def _figures(directory, columns, entries, engine, comparison, groups, counter):
          "distribution (Nguyen & O'Connor Fig. 1d; logit axes spread out scores near 0.01 "
          "and 1).")
     save("groups", plots.GroupReliabilityDisplay.from_results(drawn, scale="logit")
-         .plot().figure_, "Calibration curve per tag frequency group (GMCE); bars and "
-         "brackets as above.")
+         .plot().figure_, "Calibration curve per tag frequency group (GMCE), in the bins "
+         "and with the bars of the figure above.")
     if comparison is not None:
         save("methods", plots.MethodComparisonDisplay.from_comparison(comparison)
              .plot().figure_,
