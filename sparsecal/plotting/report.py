@@ -322,8 +322,8 @@ def _options(dev, methods, n_bins, ci, seed, prior, evaluation):
               prior=prior if measure_prior or dev is None else None, **bins, **binning)
     compare_options = dict(
         methods=methods, n_bins=n_bins or 10, ci=ci, seed=seed, prior=method_prior,
-        evaluation=dict({k: v for k, v in dict(bins, **binning).items()
-                         if k in _TABLE_OPTIONS or asked},
+        evaluation=dict({k: v for k, v in binning.items() if k in _TABLE_OPTIONS or asked},
+                        **{k: v for k, v in bins.items() if k != "n_bins"},
                         metrics=asked, prior=prior if measure_prior else None))
     return ev, compare_options
 
@@ -478,8 +478,9 @@ def _page(title, notes, columns, comparison, figures, groups, spec):
               "<h2 id='measures'>Measures per group</h2>",
               "<p class='note'>" + (" → ".join(html.escape(c["label"]) for c in columns))
               + (", relative change below. " if len(columns) > 1 else ". ")
-              + "CE: the plug-in CE₂ of Kranzlein et al. (biased upward by the bins' "
-                "sampling noise) beside the debiased one; MCB, DSC, UNC: the CORP "
+              + "The summary's CE is not repeated: the other estimator of CE₂ over "
+                "the same bins is (plug-in: Kranzlein et al.'s, biased upward by the bins' "
+                "sampling noise; debiased: Kumar et al.'s). MCB, DSC, UNC: the CORP "
                 "decomposition score = MCB − DSC + UNC (Dimitriadis et al. 2021).</p>",
               page.measures_matrix(columns, groups, notes_, _log_loss_rows(columns))]
     if first.mce is not None:
