@@ -72,9 +72,12 @@ def missing_text(x, notes, why):
 
 
 def value_cell(x, notes, why):
-    """A number, or the marked cell of a missing or infinite one."""
+    """A number, or the marked cell of a missing (an empty group) or a
+    non-finite one (``why``)."""
     shown = num(x)
-    return missing_text(x, notes, why) if shown is None else shown
+    if shown is None:
+        return missing_text(x, notes, "No entries in this group." if x is None else why)
+    return shown
 
 
 def ce_cell(ce, notes, outside_note):
@@ -374,20 +377,35 @@ def comparison_matrix(comparison, notes):
     debiased = comparison.before.settings.get("debias")
     head = ["Recalibration", "Groups", "All"] + [f"Group {g + 1}" for g in range(G)]
     base = comparison.values(comparison.before)
-    rows = [["None", ""] + [value_cell(v, notes, "No entries in this group.") for v in base]]
+    rows = [["None", ""] + [value_cell(v, notes, UNDEFINED_NOTE) for v in base]]
     for (method, grouping), result in comparison.after.items():
         values = comparison.values(result)
-        cells = []
-        for b, v in zip(base, values):
-            if v is None:
-                cells.append(missing_text(None, notes, "No entries in this group."))
-                continue
-            rel = relative(b, v, notes, debiased)
-            cells.append(value_cell(v, notes, UNDEFINED_NOTE)
-                         + (f" <small>({rel})</small>" if rel else ""))
+        cells = [_change_cell(b, v, notes, debiased) for b, v in zip(base, values)]
         rows.append([METHODS[method].display_name, "1" if grouping == "scw" else str(G)]
                     + cells)
-    return table(head, rows)
+    out = table(head, rows)
+    if comparison.before.metrics:   # the measures asked for, per method and set
+        from ..metrics.measures import get_measure
+        rows = []
+        for name in comparison.before.metrics:
+            shown = html.escape(get_measure(name).display_name)
+            base = comparison.measure_values(comparison.before, name)
+            rows.append([shown, "None", ""] + [value_cell(v, notes, UNDEFINED_NOTE)
+                                               for v in base])
+            for (method, grouping), result in comparison.after.items():
+                values = comparison.measure_values(result, name)
+                rows.append([shown, METHODS[method].display_name,
+                             "1" if grouping == "scw" else str(G)]
+                            + [_change_cell(b, v, notes, False) for b, v in zip(base, values)])
+        out += table(["Measure"] + head, rows)
+    return out
+
+
+def _change_cell(before, value, notes, clipped_at_zero):
+    """A method's value with its relative change from the uncalibrated one."""
+    rel = relative(before, value, notes, clipped_at_zero)
+    return value_cell(value, notes, UNDEFINED_NOTE) + (f" <small>({rel})</small>" if rel
+                                                       else "")
 
 
 def figures_html(figures):
