@@ -283,7 +283,8 @@ def test_ud_ewt_report(tmp_path, drawn):
          "--debias", "--methods", "isotonic", "histogram", "platt",
          "-o", tmp_path / "ud"])
     page, numbers, _ = check(tmp_path / "ud", drawn)
-    assert numbers["evaluation"]["settings"]["ci"] == "score"
+    s = numbers["evaluation"]["settings"]
+    assert (s["ci"], s["debias"], s["bin_size"]) == ("score", True, 200)
     assert "tag 0" not in page and names[0] in page        # NOUN|Number=Sing
     per_tag = numbers["evaluation"]["mce"]["per_tag"]
     most = max(per_tag, key=lambda t: per_tag[t]["n"])

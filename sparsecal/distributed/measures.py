@@ -399,42 +399,9 @@ def top_label_ece(entries, *, n_bins=20, norm=1, ci=None):
 _RULES = {"corp.brier_corp": "brier", "corp.log_loss_corp": "log_loss"}
 
 
-def corp_from_table(scores, counts, positives, rule="brier"):
-    """The CORP decomposition of one set of entries from its distinct-score
-    table: :func:`sparsecal.brier_corp` / :func:`sparsecal.log_loss_corp` on a
-    cluster.
-
-    The PAV recalibration of the pooled table is the single-machine one bit for
-    bit (:func:`sparsecal.core.isotonic.isotonic_fit_pooled`); the mean scores
-    are sums over distinct scores (``k (x - 1)² + (n - k) x²`` for Brier), so
-    they agree with the means over entries to float rounding.
-
-    Parameters
-    ----------
-    scores : ndarray of float64, shape (m,)
-        Sorted distinct scores.
-    counts, positives : ndarray of int64, shape (m,)
-    rule : {"brier", "log_loss"}, default="brier"
-
-    Returns
-    -------
-    ScoreDecomposition
-
-    References
-    ----------
-    Dimitriadis, Gneiting & Jordan 2021, "Stable reliability diagrams for
-    probabilistic classifiers", PNAS (CORP: ``S = MCB - DSC + UNC``).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import sparsecal as sc
-    >>> d = corp_from_table(np.array([0.2, 0.8]), np.array([2, 2]), np.array([1, 2]))
-    >>> ref = sc.brier_corp([0.2, 0.2, 0.8, 0.8], [0, 1, 1, 1])
-    >>> round(d.score, 12) == round(ref.score, 12), round(d.miscalibration, 4)
-    (True, 0.065)
-    """
-    return table_corp(scores, counts, positives, rule)
+#: the CORP decomposition of one set from its merged distinct-score table
+#: (:func:`sparsecal.brier_corp` / :func:`sparsecal.log_loss_corp` on a cluster)
+corp_from_table = table_corp
 
 
 def check_measures(names):

@@ -115,7 +115,7 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
         Bins of the binning calibrators, and of SMCE and GMCE with a
         "simulation" or "bootstrap" interval; with the score interval SMCE
         and GMCE take :data:`REPORT_BINNING` unless ``evaluation`` gives
-        ``bin_size`` or ``binning``.
+        ``bin_size`` or ``binning="fixed"``.
     ci : None, str or ConfidenceInterval
         The intervals of every table and figure. None: the debiased CE_2 with
         its 95% score interval (or, with ``evaluation`` ``{"debias": False}``
@@ -314,7 +314,8 @@ def _options(dev, methods, n_bins, ci, seed, prior, evaluation):
     bins = {"n_bins": n_bins}
     if ci.method == "score":
         binning.setdefault("debias", True)
-        if binning.get("bin_size") is None and "binning" not in binning:
+        if binning.get("bin_size") is None and binning.get("binning", "equal-mass") \
+                == "equal-mass":   # (the command line always names the binning)
             bins = dict(REPORT_BINNING)
     if binning.get("bin_size") is not None:
         bins = {}
@@ -399,7 +400,7 @@ def _figures(directory, columns, entries, engine, comparison, groups, counter):
     level = _pct(_bar_level(before.smce))
     bins = page._bins_words(next(iter(drawn.values())).settings)
     brackets = ("the legend gives the CE with its interval in brackets: " + intervals
-                if drawn is curves else
+                if before.settings.get("bin_size") is None else
                 "the legend gives their plug-in CE₂ (the tables' CE and intervals are "
                 "over bins of 200 entries)")
     save("reliability", reliability.plot().figure_,
