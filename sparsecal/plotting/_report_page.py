@@ -25,7 +25,8 @@ td.sig{background:#fdecea}small{color:#666}nav.toc{font-size:.92em;background:#f
 padding:.4em .8em;border:1px solid #e2e2e2}nav.toc a{margin-right:1.1em}.note{color:#555;
 font-size:.88em}.summary p{margin:.35em 0}figure{margin:1.2em 0}figure img{max-width:min(100%,
 880px);border:1px solid #eee}figcaption{font-size:.88em;color:#555;max-width:880px}
-ol.notes{font-size:.85em;color:#444}sup a{text-decoration:none}td.text{text-align:left}"""
+ol.notes{font-size:.85em;color:#444}sup a{text-decoration:none}td,th{white-space:nowrap}td.text{text-align:left;
+white-space:normal}"""
 
 
 class Notes:

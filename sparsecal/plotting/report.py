@@ -319,12 +319,13 @@ def _options(dev, methods, n_bins, ci, seed, prior, evaluation):
             bins = dict(REPORT_BINNING)
     if binning.get("bin_size") is not None:
         bins = {}
+    binning.update(bins)   # (the command line gives bin_size=None)
     ev = dict(min_entries=MIN_TAG_ENTRIES, top_label=True, ci=ci, metrics=metrics,
-              prior=prior if measure_prior or dev is None else None, **bins, **binning)
+              prior=prior if measure_prior or dev is None else None, **binning)
     compare_options = dict(
         methods=methods, n_bins=n_bins or 10, ci=ci, seed=seed, prior=method_prior,
-        evaluation=dict({k: v for k, v in binning.items() if k in _TABLE_OPTIONS or asked},
-                        **{k: v for k, v in bins.items() if k != "n_bins"},
+        evaluation=dict({k: v for k, v in binning.items()
+                         if k != "n_bins" and (k in _TABLE_OPTIONS or asked)},
                         metrics=asked, prior=prior if measure_prior else None))
     return ev, compare_options
 
