@@ -22,7 +22,6 @@ matplotlib.use("Agg")
 import numpy as np
 import pytest
 from matplotlib.collections import LineCollection, PathCollection
-from matplotlib.lines import Line2D
 from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 
