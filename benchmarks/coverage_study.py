@@ -33,6 +33,8 @@ docs/ci_coverage.md for the discussion of the numbers).
     .venv/bin/python benchmarks/coverage_study.py debiased --table --out cov.json
     .venv/bin/python benchmarks/coverage_study.py membership --ns 1000 10000
         # why Beta(0.2, 0.2), k = 0.1 under-covered without the membership allowance
+    .venv/bin/python benchmarks/coverage_study.py tagger --reps 500
+        # the report's intervals on whole taggers: SMCE, GMCE per group, per-tag CE
 """
 import argparse
 import json
@@ -347,8 +349,149 @@ def membership_main(argv=None):
               f"{sd.mean():.6f} | {dp.mean():.6f} | {cov.mean():.1%} |")
 
 
+# --------------------------------------------------------------------------- #
+# The report's intervals on whole taggers (issue 26)                           #
+# --------------------------------------------------------------------------- #
+#: the report's evaluation: debiased CE_2 with its score interval over equal-mass
+#: bins of 200 entries (SMCE, GMCE, and per tag with >= 400 entries)
+TAGGER_TOKENS, TAGGER_TAGS, TAGGER_GROUPS = 20000, 80, 5
+
+
+def tagger_split(seed, power, n_tokens=TAGGER_TOKENS, n_tags=TAGGER_TAGS):
+    """Thresholded entries of a perfectly calibrated synthetic tagger (gold drawn
+    from its scores; ``power=1``) or of its scores raised to ``power`` and
+    renormalised (same gold), with each entry's true probability."""
+    from sparsecal.datasets import make_tagger_outputs
+    data = make_tagger_outputs(n_tokens, n_tags=n_tags, miscalibration=0.0, split_seed=seed)
+    p = data.scores.astype(np.float64)
+    s = p ** power
+    s /= s.sum(1, keepdims=True)
+    entries = sc.threshold(s, data.gold)
+    return entries, p[entries.token, entries.tag], data.train_counts
+
+
+def tagger_truth(pool_s, pool_p, fractions):
+    """Population binned CE_2 of one set from a large pool of its entries
+    (scores ``pool_s`` sorted, true probabilities ``pool_p``): equal-mass bins
+    cut at the cumulative ``fractions`` (ending at 1), gap = mean score - mean
+    true probability per bin."""
+    cuts = np.r_[0, np.round(np.asarray(fractions) * pool_s.shape[0]).astype(int)]
+    sums_s, sums_p = np.add.reduceat(pool_s, cuts[:-1]), np.add.reduceat(pool_p, cuts[:-1])
+    n = np.diff(cuts)
+    return float(np.sqrt(np.sum(n / n.sum() * ((sums_s - sums_p) / n) ** 2)))
+
+
+def tagger_pool(power, groups, n_splits, seed=10 ** 6):
+    """Per tag and per group (and all): the sorted scores and true probabilities
+    of ``n_splits`` splits' entries (for the truth of a miscalibrated tagger)."""
+    parts = [tagger_split(seed + i, power) for i in range(n_splits)]
+    score = np.concatenate([e.score for e, _, _ in parts]).astype(np.float64)
+    true = np.concatenate([p for _, p, _ in parts])
+    tag = np.concatenate([e.tag for e, _, _ in parts])
+    sets = {("all", 0): np.ones(tag.shape[0], bool)}
+    sets.update({("group", g): np.isin(tag, groups.members(g)) for g in range(groups.n_groups)})
+    sets.update({("tag", t): tag == t for t in range(TAGGER_TAGS)})
+    out = {}
+    for key, mask in sets.items():
+        order = np.argsort(score[mask], kind="stable")
+        out[key] = (score[mask][order], true[mask][order])
+    return out
+
+
+def _fractions(n, bin_size=200):
+    """Cumulative masses of equal-mass bins of ``bin_size`` of ``n`` entries
+    (a short last bin merged): the population's layout of the sample's bins."""
+    b = max(n // bin_size, 1)
+    return np.r_[np.arange(1, b) * bin_size / n, 1.0]
+
+
+def one_tagger(args):
+    """Per set of one replicate: (kind, truth of the report's CE, value, lo, hi,
+    truth of the old CE, its value, lo, hi). The report's: the debiased CE_2
+    with its score interval in bins of 200 entries; the old report's: the
+    plug-in CE_2 with Algorithm 2's interval, in 10 equal-mass bins (SMCE,
+    GMCE) and bins of 200 entries (per tag)."""
+    seed, power, groups, pool, level = args
+    entries, _, _ = tagger_split(seed, power)
+    spec = ConfidenceInterval("score", confidence_level=level)
+    res = sc.evaluate(entries, groups, debias=True, ci=spec, per_tag=True, bin_size=200)
+    sim = ConfidenceInterval(confidence_level=level, n_resamples=2000, random_state=seed)
+    old = sc.evaluate(entries, groups, ci=sim)
+    old_tags = sc.mce(entries, ci=sim, debias=False).per_tag
+    ten = np.arange(1, 11) / 10
+    sets = [("all", res.smce, old.smce, ten, ("all", 0))]
+    sets += [("group", c, o, ten, ("group", g))
+             for g, (c, o) in enumerate(zip(res.gmce, old.gmce)) if c is not None]
+    sets += [("tag", c, old_tags[t], None, ("tag", t)) for t, c in res.mce.per_tag.items()]
+    rows = []
+    for kind, c, o, old_fractions, key in sets:
+        new_fractions = _fractions(c.n)
+        truth = 0.0 if pool is None else tagger_truth(*pool[key], new_fractions)
+        old_truth = 0.0 if pool is None else (
+            truth if old_fractions is None else tagger_truth(*pool[key], old_fractions))
+        rows.append((kind, truth, c.value, c.ci_low, c.ci_high,
+                     old_truth, o.value, o.ci_low, o.ci_high))
+    return rows
+
+
+def tagger_table(name, rows):
+    """Markdown rows of one tagger: per kind of set, the score interval's coverage
+    of the truth and whether it holds its estimate; the same for Algorithm 2's
+    interval of the plug-in CE_2."""
+    lines = []
+    for kind, label in (("all", "SMCE"), ("group", "GMCE, 5 TFG groups"),
+                        ("tag", "per-tag CE, tags with >= 400 entries")):
+        r = np.array([x[1:] for x in rows if x[0] == kind])
+        truth, v, lo, hi, otruth, ov, olo, ohi = r.T
+        cover = (lo <= truth) & (truth <= hi)
+        hits, n = int(cover.sum()), cover.shape[0]
+        clo, chi = binomial_ci(hits, n)
+        ocover = (olo <= otruth) & (otruth <= ohi)
+        outside = int(np.sum((v < lo) | (v > hi)))
+        ooutside = int(np.sum((ov < olo) | (ov > ohi)))
+        lines.append(f"| {name} | {label} | {n:,} | {truth.mean():.4f} | "
+                     f"{hits / n:.1%} [{clo:.1%}, {chi:.1%}] | {np.mean(lo > truth):.1%} | "
+                     f"{np.mean(hi < truth):.1%} | {outside} | {ocover.mean():.1%} | "
+                     f"{ooutside} ({ooutside / n:.1%}) |")
+    return lines
+
+
+def tagger_main(argv=None):
+    ap = argparse.ArgumentParser(description="the report's intervals (debiased CE_2, score "
+                                 "interval) on a perfectly calibrated and a sharpened "
+                                 "synthetic tagger: coverage of the truth per set")
+    ap.add_argument("--reps", type=int, default=500, help="test splits per tagger")
+    ap.add_argument("--pool", type=int, default=40,
+                    help="splits pooled for the sharpened tagger's truth")
+    ap.add_argument("--power", type=float, default=1.3)
+    ap.add_argument("--level", type=float, default=0.95)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    os.environ.setdefault("SPARSECAL_NUM_THREADS", "1")
+    _, _, counts = tagger_split(0, 1.0)
+    groups = sc.TagGroups.from_counts(counts, TAGGER_GROUPS, n_tags=TAGGER_TAGS)
+    head = ("| tagger | set | intervals | mean truth | coverage [95% CI] | above truth | "
+            "below truth | estimate outside its interval | old report (plug-in CE_2, "
+            "Alg. 2): coverage | estimate outside |")
+    lines = [head, "|---" * (head.count("|") - 1) + "|"]
+    print(f"# {100 * args.level:g}% intervals, {args.reps} test splits of "
+          f"{TAGGER_TOKENS:,} tokens x {TAGGER_TAGS} tags per tagger", flush=True)
+    for name, power in (("calibrated", 1.0), (f"sharpened p^{args.power:g}", args.power)):
+        t0 = time.time()
+        pool = None if power == 1.0 else tagger_pool(power, groups, args.pool)
+        rows = [x for i in range(args.reps) for x in one_tagger(
+            (args.seed * 10 ** 5 + i, power, groups, pool, args.level))]
+        lines += tagger_table(name, rows)
+        print(f"# {name}: {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
+    print("\n".join(lines))
+
+
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["debiased"]:
+    if sys.argv[1:2] == ["tagger"]:
+        import warnings
+        warnings.simplefilter("ignore", UserWarning)
+        tagger_main(sys.argv[2:])
+    elif sys.argv[1:2] == ["debiased"]:
         debiased_main(sys.argv[2:])
     elif sys.argv[1:2] == ["membership"]:
         membership_main(sys.argv[2:])

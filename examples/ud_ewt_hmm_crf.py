@@ -183,8 +183,9 @@ def calibration(tokens, gold, pair, seed, threshold=0.01, min_entries=None):
     ent = sc.threshold(tokens, gold, threshold=threshold)
     ci = sc.ConfidenceInterval(random_state=seed)
     overall = sc.calibration_error(ent.score, ent.label, ci=ci)
-    per_tag = sc.mce(ent, min_entries=min_entries)
-    per_pair = sc.mce(pair, min_entries=min_entries)
+    # N&O's per-tag CE is the plug-in CE_2 (mce's default is the debiased one)
+    per_tag = sc.mce(ent, min_entries=min_entries, debias=False)
+    per_pair = sc.mce(pair, min_entries=min_entries, debias=False)
     return ent, overall, per_tag, per_pair
 
 

@@ -134,8 +134,10 @@ def test_write_report_reports_steps_and_figures(data, tmp_path):
     write_report(tmp_path / "a", test, groups, progress=progress, **kw)
     write_report(tmp_path / "b", test, groups, **kw)
     figures = len(list((tmp_path / "a" / "figures").glob("*.png")))
-    # the evaluation, compare_methods' 1 + 2 fits, the evaluation after, figures
-    assert_counts_up(calls, 1 + 3 + 1 + figures)
+    # the evaluation, compare_methods' 1 + 2 fits, the evaluation after, figures;
+    # with per-tag CE, the calibration tests of the tags before and after
+    tag_tests = 2 * (tmp_path / "a" / "figures" / "per_tag.png").exists()
+    assert_counts_up(calls, 1 + 3 + 1 + figures + tag_tests)
     assert (tmp_path / "a" / "numbers.json").read_text() == \
         (tmp_path / "b" / "numbers.json").read_text()
 

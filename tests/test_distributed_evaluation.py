@@ -40,21 +40,22 @@ def _same_ce(got, ref):
 def test_mce_equals_single_machine(dtype, bins):
     x, gold = _data(1, 400, 9, dtype)
     entries = sd.threshold(da.from_array(x, chunks=((150, 0, 1, 249), (9,))), gold)
-    with warnings.catch_warnings(record=True) as w_ref:
-        warnings.simplefilter("always")
-        ref = sc.mce(sc.threshold(x, gold), min_entries=20, **bins)
-    with warnings.catch_warnings(record=True) as w_got:
-        warnings.simplefilter("always")
-        got = sd.mce(entries, min_entries=20, **bins)
-    assert [str(w.message) for w in w_got] == [str(w.message) for w in w_ref]
-    if bins:                                   # small bins: the same warning
-        assert "bins of fewer than 200" in str(w_got[0].message)
-    assert type(got) is type(ref)
-    assert got.too_few == ref.too_few and got.min_entries == 20
-    assert sorted(got.per_tag) == sorted(ref.per_tag) and ref.too_few == {7: 1}
-    for t in ref.per_tag:
-        _same_ce(got.per_tag[t], ref.per_tag[t])
-    assert abs(got.value - ref.value) <= 1e-12 * ref.value
+    for debias in (True, False):   # the default (debiased), and the plug-in CE
+        with warnings.catch_warnings(record=True) as w_ref:
+            warnings.simplefilter("always")
+            ref = sc.mce(sc.threshold(x, gold), min_entries=20, debias=debias, **bins)
+        with warnings.catch_warnings(record=True) as w_got:
+            warnings.simplefilter("always")
+            got = sd.mce(entries, min_entries=20, debias=debias, **bins)
+        assert [str(w.message) for w in w_got] == [str(w.message) for w in w_ref]
+        if bins and not debias:                # small plug-in bins: the same warning
+            assert "bins of fewer than 200" in str(w_got[0].message)
+        assert type(got) is type(ref) and got.debias == ref.debias == debias
+        assert got.too_few == ref.too_few and got.min_entries == 20
+        assert sorted(got.per_tag) == sorted(ref.per_tag) and ref.too_few == {7: 1}
+        for t in ref.per_tag:
+            _same_ce(got.per_tag[t], ref.per_tag[t])
+        assert abs(got.value - ref.value) <= 1e-12 * ref.value
 
 
 def test_mce_errors():

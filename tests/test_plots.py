@@ -429,7 +429,7 @@ def test_per_tag_data_are_the_mce(data):
     np.testing.assert_array_equal(d.counts, [m.per_tag[t].n for t in expected])
     assert d.rms[0] == pytest.approx(np.sqrt(np.mean(d.values[0] ** 2)), rel=1e-12)
     assert d.mce.tolist() == [m.value] and d.n_evaluated == len(m.per_tag)
-    assert (d.ci_level, d.ci_method) == (0.95, "simulation")
+    assert (d.ci_level, d.ci_method, d.debias) == (0.95, "score", True)
     # names from the TagGroups' tag index; "tag t" where the index has none
     names = data["groups"].tag_names
     assert d.tag_names == [names[t] or f"tag {t}" for t in expected]
@@ -450,7 +450,8 @@ def test_per_tag_draws_bars_whiskers_and_summary(data):
     assert ticks[5:] == ["RMS, these 5 tags", f"MCE, all {len(m.per_tag)} tags"]
     np.testing.assert_allclose([b.get_width() for b in _bars(ax, "summary-0")],
                                [d.rms[0], m.value])
-    assert "95% interval (simulation)" in legend_texts(d.figure_)
+    assert "95% score interval" in legend_texts(d.figure_)
+    assert ax.get_xlabel().startswith("per-tag debiased calibration error")
     assert_legends_off_the_data(d.figure_)
     # every evaluated tag shown: the RMS would repeat the MCE
     every = plots.PerTagDisplay.from_results(m, top=len(m.per_tag)).plot().ax_
@@ -462,7 +463,7 @@ def test_per_tag_draws_bars_whiskers_and_summary(data):
 def test_per_tag_level_comes_from_the_data(data90):
     d = plots.PerTagDisplay.from_results(data90["before"], top=3).plot()
     texts = legend_texts(d.figure_)
-    assert "90% interval (simulation)" in texts and not any("95%" in t for t in texts)
+    assert "90% score interval" in texts and not any("95%" in t for t in texts)
 
 
 def test_per_tag_two_models_and_numbers(data):

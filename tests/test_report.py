@@ -92,7 +92,8 @@ def reports(data, tmp_path_factory):
     shutil.copytree(live, snapshot)
     (live / "stale.txt").write_text("from an earlier run")
     (live / "figures" / "old.png").write_bytes(PNG_MAGIC)
-    rc, out, err = run_quietly(report_argv(data, live, title="Run <B> & co"))
+    rc, out, err = run_quietly(report_argv(data, live, title="Run <B> & co")
+                               + ["--ci", "simulation"])   # Algorithm 2's plug-in CE
     assert rc == 0, err
     return SimpleNamespace(root=root, demo=snapshot, demo_proc=demo, rerun=live,
                            rerun_out=out, rerun_err=err)
@@ -125,10 +126,15 @@ def links_of(report_dir):
 
 
 def check_links(report_dir):
+    """Every link is a file inside the report, or an anchor of the page."""
     links = links_of(report_dir)
     assert links, "the page links to nothing"
     root = report_dir.resolve()
+    page = (report_dir / "index.html").read_text(encoding="utf-8")
     for tag, name, value in links:
+        if value.startswith("#"):   # the contents, the footnotes
+            assert f"id='{value[1:]}'" in page, value
+            continue
         parsed = urlparse(value)
         assert not parsed.scheme and not parsed.netloc, value   # no http:, file:, data:
         assert not value.startswith("/") and not os.path.isabs(value), value
@@ -187,6 +193,7 @@ def test_demo_report_links_stay_inside_the_directory(reports):
     links = check_links(d)
     targets = {value for _, _, value in links}
     assert "numbers.json" in targets
+    assert {"#summary", "#groups", "#measures", "#tags", "#methods", "#figures"} <= targets
     for name in figure_files(d):   # every figure is shown (PNG) or linked (SVG)
         assert f"figures/{name}" in targets
     page = (d / "index.html").read_text(encoding="utf-8")
@@ -198,31 +205,57 @@ def test_demo_report_page_content(reports):
     page = (reports.demo / "index.html").read_text(encoding="utf-8")
     assert MARKER in page
     assert "<title>sparsecal demo: a synthetic CCG-like tagger</title>" in page
-    assert "<h2>Recalibration: every method x {SCW, TFG}</h2>" in page
+    # contents first, then the summary, the matrices, the tags, the methods, figures
+    order = [page.index(f"<h2 id='{a}'>") for a in
+             ("summary", "groups", "measures", "tags", "methods", "figures")]
+    assert order == sorted(order) and page.index("<nav class='toc'>") < order[0]
+    summary = page[order[0]:order[1]]
+    assert "All entries (SMCE)" in summary and "Group 5 (GMCE)" in summary
+    assert "uncalibrated: CE [95% interval]" in summary
+    assert "TFG isotonic: CE [95% interval]" in summary
+    assert "<strong>Miscalibrated sets</strong>" in summary
+    assert "<strong>Miscalibrated tags</strong>" in summary and "<strong>MCE</strong>" in summary
     for m in METHODS:
         assert f"<td>{METHODS[m].display_name}</td>" in page
-    assert "<strong>SMCE</strong>" in page and "**" not in page
-    assert not re.search(r"<td>\s*\|", page)
-    for shown in ("Debiased CE", "Smooth ECE", "Brier MCB", "Brier DSC", "Brier UNC",
+    for shown in ("Plug-in CE₂", "Smooth ECE", "Brier MCB", "Brier DSC", "Brier UNC",
                   "Log loss", "Log loss MCB", "Log loss DSC", "Log loss UNC"):
-        assert f"<td>{shown}</td>" in page                 # the evaluation's measures
-        assert f"<td>{shown} group 1</td>" in page          # before / after, per group
+        assert f"<td>{shown}</td>" in page     # one row per measure, a column per set
+    assert "group 1</td>" not in page           # no flat list of measure x group rows
+    assert "**" not in page and not re.search(r"<td>\s*\|", page)
+
+
+def report_kw(seed=0):
+    """The evaluation of a report with the default interval."""
+    return dict(ci=ConfidenceInterval("score", random_state=seed), debias=True,
+                bin_size=200, metrics=list(REPORT_METRICS),
+                min_entries=report_module.MIN_TAG_ENTRIES)
 
 
 def test_demo_report_numbers_equal_the_api(reports, demo_data):
     numbers = json.loads((reports.demo / "numbers.json").read_text())
-    assert set(numbers) == {"evaluation", "after_tfg_isotonic", "comparison"}
-    kw = dict(ci="simulation", metrics=list(REPORT_METRICS),
-              min_entries=report_module.MIN_TAG_ENTRIES)
-    before = evaluate(demo_data.test, demo_data.groups, per_tag=True, top_label=True, **kw)
+    assert set(numbers) == {"evaluation", "after_tfg_isotonic", "comparison",
+                            "tag_calibration_test_p"} | (set(numbers) & {"infinite_log_loss"})
+    before = evaluate(demo_data.test, demo_data.groups, per_tag=True, top_label=True,
+                      **report_kw())
     assert numbers["evaluation"] == json.loads(before.to_json())
     after = GroupedCalibrator(IsotonicCalibrator(), demo_data.groups).fit(
         demo_data.dev).transform(demo_data.test)
     assert numbers["after_tfg_isotonic"] == json.loads(
-        evaluate(after, demo_data.groups, per_tag=True, top_label=True, **kw).to_json())
-    comparison = compare_methods(demo_data.dev, demo_data.test, demo_data.groups)
+        evaluate(after, demo_data.groups, per_tag=True, top_label=True, **report_kw()).to_json())
+    comparison = compare_methods(demo_data.dev, demo_data.test, demo_data.groups,
+                                 ci=ConfidenceInterval("score", random_state=0),
+                                 evaluation={"bin_size": 200, "debias": True})
     assert numbers["comparison"]["methods"] == comparison.to_dict()["methods"]
     assert numbers["comparison"]["none"] == comparison.to_dict()["none"]
+    # the tests per tag: a calibration test of each tag with its own CE
+    tags = numbers["tag_calibration_test_p"]["evaluation"]
+    assert sorted(tags, key=int) == sorted(numbers["evaluation"]["mce"]["per_tag"], key=int)
+    t = max(before.mce.per_tag, key=lambda t: before.mce.per_tag[t].n)
+    mine = demo_data.test.tag == t
+    from sparsecal.metrics import calibration_test
+    assert tags[str(t)] == calibration_test(demo_data.test.score[mine],
+                                            demo_data.test.label[mine],
+                                            bin_size=200).p_value
 
 
 # ------------------------------------------------- re-run, without --dev-scores #
@@ -250,7 +283,8 @@ def test_report_without_dev_has_no_method_comparison(reports, data):
         assert (d / "figures" / f"{stem}.png").read_bytes().startswith(PNG_MAGIC)
     check_links(d)
     numbers = json.loads((d / "numbers.json").read_text())
-    assert set(numbers) == {"evaluation"}
+    assert {"evaluation"} <= set(numbers) <= {"evaluation", "tag_calibration_test_p",
+                                              "infinite_log_loss"}
     # per-tag CE where a tag has the entries the report asks for (mce's default)
     per_tag = bool(np.bincount(data.test.tag).max() >= report_module.MIN_TAG_ENTRIES)
     expected = evaluate(data.test, data.groups, ci="simulation", per_tag=per_tag,
@@ -287,7 +321,7 @@ def test_report_with_dev_passes_everything_on(data, capsys, tmp_path, monkeypatc
     assert groups == data.groups
     assert kw["methods"] == ["platt", "histogram"]
     assert (kw["n_bins"], kw["seed"], kw["title"]) == (7, 4, "T")
-    assert kw["ci"] == ConfidenceInterval("simulation", random_state=4)
+    assert (kw["ci"].method, kw["ci"].random_state) == ("score", 4)   # the default
     assert "wrote the report" in capsys.readouterr().out
 
 
@@ -313,6 +347,9 @@ def test_report_passes_the_evaluation_flags_on(data, capsys, tmp_path, monkeypat
     assert calls[0]["evaluation"] == {"bin_size": None, "binning": "fixed", "norm": 1,
                                       "debias": False, "metrics": []}
     assert calls[0]["ci"].method == "simulation"
+    calls.clear()   # by default: the debiased CE_2 with its score interval
+    assert main(report_argv(data, tmp_path / "r", title="T")) == 0
+    assert calls[0]["evaluation"]["debias"] is True and calls[0]["ci"].method == "score"
 
 
 def test_report_options_reach_every_evaluation(data, tmp_path, monkeypatch):

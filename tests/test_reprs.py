@@ -76,9 +76,9 @@ def _calibration_error(d):
 
 
 def _mce(d):
-    x = sc.mce(d["test"], min_entries=40, bin_size=20, ci="simulation")
+    x = sc.mce(d["test"], min_entries=40, bin_size=20, ci="score")
     assert len(x.per_tag) > 100 and len(x.too_few) > 10
-    return x, [f"value={g4(x.value)}", f"{len(x.per_tag)} tags",
+    return x, [f"value={g4(x.value)}, debiased", f"{len(x.per_tag)} tags",
                f"{len(x.too_few)} with fewer than 40 entries"]
 
 

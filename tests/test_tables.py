@@ -119,7 +119,7 @@ def test_evaluation_result_group_table(data):
 
 
 def test_per_tag_mce_table(data):
-    res = mce(data[1], min_entries=150, ci="simulation")
+    res = mce(data[1], min_entries=150, ci="simulation", debias=False)
     assert res.per_tag and res.too_few
     tags = sorted(res.per_tag)
     few = sorted(res.too_few)

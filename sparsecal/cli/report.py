@@ -14,7 +14,7 @@ from .inputs import check_same_tags, entries_from_args, groups_from_args
 def add_arguments(p):
     flags.add_common(p, "the intervals, seeded methods and the resampling --metrics")
     flags.add_inputs(p, "dev-", what="dev scores (optional: enables recalibration)")
-    flags.add_ci(p, default="simulation (score with --debias)",
+    flags.add_ci(p, default="score, of the debiased CE_2 (simulation with --norm 1 or max)",
                  measures_default=f"{flags.COMPARE_RESAMPLES} with dev outputs, else "
                                   "{library}")
     flags.add_binning(p)
@@ -29,8 +29,11 @@ def add_arguments(p):
 
 
 def run(args, console):
-    if args.ci is None:   # the report always shows intervals
-        args.ci = "score" if args.debias else "simulation"
+    if args.ci is None:   # the report always shows intervals, by default the debiased CE_2's
+        if args.norm == 2:
+            args.ci, args.debias = "score", True
+        else:
+            args.ci = "simulation"
     ci = flags.ci_from_args(args)   # every flag checked before a file is read
     binning = flags.binning_from_args(args)
     with_dev = bool(args.dev_scores or args.dev_entries)

@@ -7,13 +7,15 @@ from ..core.dispatch import implements
 from ..metrics import evaluation as single_evaluation, marginal as single_marginal
 from ..core.groups import TagGroups, check_groups
 from ..core.validation import check_prior
-from ..metrics.evaluation import EvaluationResult, _check_measure_options
+from ..metrics.binary import check_debias
+from ..metrics.evaluation import EvaluationResult, _check_measure_options, _per_tag_ci
 from ..metrics.marginal import (MarginalCalibrationError, _mce_settings, _mce_tags,
-                                check_ce_options)
+                                _mce_value, check_ce_options)
 from .checks import check_dask_entries
 from .equal_mass import equal_mass_bin_stats
 from .measures import (binned_errors, check_distributed_ci, check_measures,
-                       measures_by_group, top_label_ece, with_interval)
+                       fixed_width_bin_stats, measures_by_group, top_label_ece,
+                       with_interval)
 from .reduce import tree_merge
 from .resampling import bootstrap_ends
 
@@ -39,13 +41,14 @@ def _entry_counts(entries, groups):
 
 @implements(single_marginal.mce)
 @fill_doc
-def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
+def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, binning=None, ci=None,
+        debias=True):
     """:func:`sparsecal.mce` of distributed entries (every tag in the same passes).
 
     Parameters
     ----------
     {dask_entries}
-    min_entries, n_bins, bin_size, ci
+    min_entries, n_bins, bin_size, binning, ci, debias
         As :func:`sparsecal.mce`.
 
     Returns
@@ -62,22 +65,28 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
     ([0, 1, 2], True)
     """
     check_dask_entries(entries)
-    spec = check_distributed_ci(ci)
-    min_entries, bin_size = _mce_settings(min_entries, n_bins, bin_size)
+    spec = check_distributed_ci(ci, debias)
+    check_debias(debias, 2.0, spec)
+    min_entries, binned = _mce_settings(min_entries, n_bins, bin_size, binning)
     sizes, _ = _entry_counts(entries, TagGroups.scw(entries.n_tags))
-    enough, too_few = _mce_tags(sizes, min_entries, n_bins, bin_size)
+    enough, too_few = _mce_tags(sizes, min_entries, binned, debias)
     # the evaluated tags, one group each; the other tags share a last group
     tag_to_group = np.full(entries.n_tags, enough.size, dtype=np.int64)
     tag_to_group[enough] = np.arange(enough.size)
-    bins = equal_mass_bin_stats(entries, tag_to_group, enough.size + 1, n_bins=n_bins,
-                                bin_size=bin_size)
+    if binned.get("binning") == "fixed":
+        bins = fixed_width_bin_stats(entries, tag_to_group, enough.size + 1,
+                                     n_bins=binned["n_bins"])
+    else:
+        bins = equal_mass_bin_stats(entries, tag_to_group, enough.size + 1,
+                                    n_bins=binned.get("n_bins"),
+                                    bin_size=binned.get("bin_size"))
     sets = [None] + list(bins[:enough.size]) + [None]   # not pooled, not the others
     ends = bootstrap_ends(entries, TagGroups(tag_to_group, enough.size + 1), sets, 2.0,
                            spec)[1:]
-    per_tag = {int(t): with_interval(b, 2.0, spec, ends=e)
+    per_tag = {int(t): with_interval(b, 2.0, spec, debias, ends=e)
                for t, b, e in zip(enough, bins, ends)}
-    value = float(np.sqrt(np.mean([c.value ** 2 for c in per_tag.values()])))
-    return MarginalCalibrationError(value, per_tag, too_few, min_entries)
+    return MarginalCalibrationError(_mce_value(per_tag.values(), debias), per_tag, too_few,
+                                    min_entries, bool(debias))
 
 
 @implements(single_evaluation.evaluate)
@@ -126,7 +135,8 @@ def evaluate(entries, groups=None, *, n_bins=None, per_tag=False, min_entries=No
     for row, (n, tokens) in zip(rows, per_group.tolist()):
         row["entries"], row["tokens"] = n, tokens
     other = None if debias else spec   # the score interval is the debiased CE's only
-    marginal = mce(entries, min_entries=min_entries, ci=other) if per_tag else None
+    marginal = (mce(entries, min_entries=min_entries, ci=_per_tag_ci(spec)) if per_tag
+                else None)
     interval = {} if spec is None else spec.to_dict()
     return EvaluationResult(
         smce=shared, gmce=grouped, groups=rows, mce=marginal,

@@ -7,11 +7,10 @@ from ..core.dispatch import implements
 from ..metrics import toplabel as single_toplabel
 from ..core.binning import BinStats, lookup_bins
 from ..core.groups import TagGroups, partition_by_group
-from ..core.isotonic import isotonic_fit_pooled, isotonic_predict
 from ..core.validation import check_positive_int
 from ..metrics.binary import CalibrationError
 from ..metrics.ce import ce_from_bins, check_norm
-from ..metrics.corp import ScoreDecomposition
+from ..metrics.corp import table_corp
 from ..metrics.debiased import debiased_ce_from_bins, score_interval
 from ..metrics.intervals import ConfidenceInterval, simulation_interval
 from ..metrics.marginal import check_ce_options
@@ -230,28 +229,9 @@ def top_label_ece(entries, *, n_bins=20, norm=1, ci=None):
     return with_interval(bins, norm, spec, ends=ends)
 
 
-def _brier_of(p, n, k):
-    """Mean Brier score of ``n`` forecasts ``p`` per distinct score, ``k`` positive."""
-    return float(np.sum(k * (p - 1.0) ** 2 + (n - k) * p ** 2) / np.sum(n))
-
-
-def _log_loss_of(p, n, k):
-    """Mean log loss (0 log 0 = 0)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = (np.where(k > 0, k * np.log(p), 0.0)
-                 + np.where(n > k, (n - k) * np.log(1.0 - p), 0.0))
-    return float(-np.sum(terms) / np.sum(n))
-
-
-def corp_from_table(scores, counts, positives, rule="brier"):
-    """:func:`sparsecal.brier_corp` / :func:`~sparsecal.log_loss_corp` of one set from
-    its distinct-score table: the PAV recalibration bit for bit."""
-    mean_of = {"brier": _brier_of, "log_loss": _log_loss_of}[rule]
-    n, k = counts.astype(np.float64), positives.astype(np.float64)
-    recalibrated = isotonic_predict(scores, *isotonic_fit_pooled(scores, k / n, n))
-    climatology = np.full_like(scores, k.sum() / n.sum())
-    s, s_rc, s_c = (mean_of(p, n, k) for p in (scores, recalibrated, climatology))
-    return ScoreDecomposition(s, s - s_rc, s_c - s_rc, s_c, int(counts.sum()), rule)
+#: the CORP decomposition of one set from its merged distinct-score table
+#: (:func:`sparsecal.brier_corp` / :func:`sparsecal.log_loss_corp` on a cluster)
+corp_from_table = table_corp
 
 
 def check_measures(names):

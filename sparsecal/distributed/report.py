@@ -6,6 +6,7 @@ from .checks import check_dask_entries
 from .comparison import compare_methods, distributed_methods
 from .evaluation import _entry_counts, evaluate
 from .histogram import score_histogram
+from .resampling import set_tables
 from .smooth import smooth_reliability
 
 __all__ = ["CLUSTER_REPORT", "ClusterReport"]
@@ -37,6 +38,9 @@ class ClusterReport:
     bayes_error_plot = staticmethod(bayes_error_plot)
     #: counts over the figure's edges, added over the chunks (exact)
     score_histogram = staticmethod(score_histogram)
+    #: the merged distinct-score tables, pooled then per group (where a log
+    #: loss is infinite: the entries that make it so, the clipped log loss)
+    score_tables = staticmethod(set_tables)
 
     @staticmethod
     def check(test, dev, groups):

@@ -90,6 +90,7 @@ class EvaluationResult(Table):
                "gmce": [_ce_dict(c) for c in self.gmce], "groups": self.groups}
         if self.mce is not None:
             out["mce"] = {"value": self.mce.value, "min_entries": self.mce.min_entries,
+                          "debias": self.mce.debias,
                           "per_tag": {str(t): c.to_dict() for t, c in self.mce.per_tag.items()},
                           "too_few": {str(t): n for t, n in self.mce.too_few.items()}}
         if self.top_label_ece is not None:
@@ -143,7 +144,8 @@ class EvaluationResult(Table):
             row += [f"{g.get('entries', 0):,}", f"{g.get('tokens', 0):,}", _ce_cell(ce)]
             lines.append("| " + " | ".join(row) + " |")
         if "mce" in d:
-            lines += ["", f"**MCE** (per tag, >= {d['mce']['min_entries']} entries): "
+            kind = "debiased, " if d["mce"]["debias"] else ""
+            lines += ["", f"**MCE** ({kind}per tag, >= {d['mce']['min_entries']} entries): "
                           f"{_num(d['mce']['value'])} over {len(d['mce']['per_tag'])} tags; "
                           f"{len(d['mce']['too_few'])} tags had too few entries"]
         if "top_label_ece" in d:
@@ -214,6 +216,13 @@ def _check_measure_options(options):
         raise ValueError("measure_options must be a dict of n_resamples and "
                          f"random_state, got {options!r}")
     return dict(options)
+
+
+def _per_tag_ci(spec):
+    """The interval of the per-tag CEs of an evaluation with interval ``spec``:
+    the score interval of :func:`mce`'s debiased CE, at ``spec``'s level."""
+    return None if spec is None else ConfidenceInterval(
+        "score", confidence_level=spec.confidence_level)
 
 
 def _missing(x):
@@ -313,7 +322,7 @@ def evaluate(entries, groups=None, *, n_bins=None, ci="simulation", per_tag=Fals
     other = None if debias else spec   # the score interval is the debiased CE's only
     marginal = tagged = None
     if per_tag:
-        marginal = mce(entries, min_entries=min_entries, ci=other)
+        marginal = mce(entries, min_entries=min_entries, ci=_per_tag_ci(spec))
         counter.advance()
     if top_label:
         tagged = top_label_ece(entries, ci=other)

@@ -1,7 +1,11 @@
-"""Marginal calibration errors of a tagger's thresholded entries: SMCE and GMCE
-(Kranzlein, Liu & Schneider 2021, eqs. 2-3), CE_2 of all tags' entries pooled
-or of one group's, and MCE (Kumar, Liang & Ma 2019), the root mean square of
-the per-tag CE_2 over the tags with enough entries.
+"""Marginal calibration errors of a tagger's thresholded entries.
+
+- SMCE / GMCE (Kranzlein, Liu & Schneider 2021, eqs. 2-3): CE_2 over the
+  thresholded entries of all tags pooled / of the tags of one group.
+- MCE (Kumar, Liang & Ma 2019): root mean over tags of the per-tag squared CE_2,
+  over the tags with enough entries; tags lacking data are reported. By default
+  each tag's square is Kumar et al.'s debiased one and their mean is clipped at
+  0 once (docs/metrics.md, "MCE").
 """
 from dataclasses import dataclass
 
@@ -16,19 +20,23 @@ from ..core.progress import ProgressCounter
 from ..core.validation import check_positive_int, check_probabilities
 from .binary import calibration_error, check_debias, sorted_calibration_error
 from .ce import check_norm
+from .debiased import debiased_terms
 from .intervals import ConfidenceInterval
 from .._docs import fill_doc
 from ..io.tables import Table, number, plural, summary
 from ..core.dispatch import takes_data
 
-__all__ = ["DEFAULT_BIN_SIZE", "MarginalCalibrationError", "gmce", "mce", "smce",
+__all__ = ["DEFAULT_BIN_SIZE", "PER_TAG_BINNING", "MarginalCalibrationError", "gmce", "mce", "smce",
            "smce_and_gmce"]
 
-#: Entries per equal-mass bin of a per-tag CE (and fewest a bin should hold):
-#: Nguyen & O'Connor 2015, Section 3.2, use bins of at least 200 points so that
-#: the normal approximation of Algorithm 2 holds; smaller bins inflate CE_2
+#: Entries per equal-mass bin of a plug-in per-tag CE (and fewest a bin should
+#: hold): Nguyen & O'Connor 2015, Section 3.2, use bins of at least 200 points so
+#: that the normal approximation of Algorithm 2 holds; smaller bins inflate CE_2
 #: with sampling noise (Nguyen's thesis, Section 4.3.2). See docs/metrics.md.
 DEFAULT_BIN_SIZE = 200
+#: The bins of a per-tag CE (:func:`mce`'s default, debiased or not): equal-mass
+#: bins of :data:`DEFAULT_BIN_SIZE` entries (docs/metrics.md, "MCE").
+PER_TAG_BINNING = {"bin_size": DEFAULT_BIN_SIZE}
 
 
 @takes_data
@@ -181,7 +189,7 @@ def _fixed_width(entries, groups, pooled, counter, kw):
 class MarginalCalibrationError(Table):
     """Kumar et al.'s marginal CE (:func:`mce`): ``value``, the ``per_tag``
     CalibrationError of every evaluated tag, the entries of the ``too_few``
-    others, and ``min_entries``.
+    others, ``min_entries``, and whether the CEs are the ``debias``ed ones.
 
     Examples
     --------
@@ -192,12 +200,15 @@ class MarginalCalibrationError(Table):
     per_tag: dict
     too_few: dict
     min_entries: int
+    debias: bool = False
 
     def __float__(self):
         return float(self.value)
 
     def __repr__(self):
-        return summary(self, f"value={number(self.value)}", plural(len(self.per_tag), "tag"),
+        return summary(self, f"value={number(self.value)}",
+                       *(["debiased"] if self.debias else []),
+                       plural(len(self.per_tag), "tag"),
                        f"{len(self.too_few)} with fewer than {self.min_entries} entries")
 
     def _columns(self):
@@ -213,10 +224,13 @@ class MarginalCalibrationError(Table):
 
 @takes_data
 @fill_doc
-def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
-    """Marginal calibration error (MCE): the root mean square of the per-tag CE_2 of
-    the tags with at least ``min_entries`` entries; the others are in ``too_few``.
-    Smaller bins than :data:`DEFAULT_BIN_SIZE` warn (docs/metrics.md, "MCE").
+def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, binning=None, ci=None,
+        debias=True):
+    """Marginal calibration error (MCE): over the tags with at least ``min_entries``
+    entries (the others are in ``too_few``), ``sqrt(max(mean of the per-tag
+    debiased CE_2 squares, 0))`` (Kumar et al.'s debiased estimate, clipped once),
+    or with ``debias=False`` the root mean square of the plug-in per-tag CE_2,
+    which at these sizes is mostly sampling noise (docs/metrics.md, "MCE").
 
     Parameters
     ----------
@@ -224,9 +238,13 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
     min_entries : int, optional
         Default ``2 * DEFAULT_BIN_SIZE``.
     n_bins, bin_size : int, optional
-        Equal-mass bins per tag (default ``bin_size=DEFAULT_BIN_SIZE``).
+        Bins per tag (default ``bin_size=DEFAULT_BIN_SIZE``).
+    binning : {"equal-mass", "fixed"}, optional
+        As :func:`calibration_error`'s.
     ci : None, str or ConfidenceInterval, default=None
-        For every per-tag CE.
+        For every per-tag CE: "score" with ``debias``, "simulation" or
+        "bootstrap" without.
+    debias : bool, default=True
 
     Returns
     -------
@@ -237,43 +255,72 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
     >>> from sparsecal import threshold
     >>> from sparsecal.datasets.synthetic import make_tagger_outputs
     >>> data = make_tagger_outputs(4000, n_tags=40, split_seed=1)
-    >>> res = mce(threshold(data.scores, data.gold, 0.01))
-    >>> res.min_entries, 0 < res.value < 1
-    (400, True)
+    >>> res = mce(threshold(data.scores, data.gold, 0.01), ci="score")
+    >>> bool(res.per_tag) and bool(res.too_few), res.min_entries, res.debias
+    (True, 400, True)
+    >>> ce = res.per_tag[0]
+    >>> ce.ci_method, ce.ci_low <= ce.value <= ce.ci_high
+    ('score', True)
     """
     entries = check_entries(entries)
-    min_entries, bin_size = _mce_settings(min_entries, n_bins, bin_size)
     spec = ConfidenceInterval.resolve(ci)
+    check_debias(debias, 2.0, spec)
+    min_entries, bins = _mce_settings(min_entries, n_bins, bin_size, binning)
     n_tags = entries.n_tags if entries.n_tags is not None else int(entries.tag.max()) + 1
     perm, offsets = partition_by_group(entries.tag, np.arange(n_tags), n_tags)
     sizes = np.diff(offsets)
-    enough, too_few = _mce_tags(sizes, min_entries, n_bins, bin_size)
+    enough, too_few = _mce_tags(sizes, min_entries, bins, debias)
     per_tag = {}
     for t in enough:
         idx = perm[offsets[t]:offsets[t + 1]]
         per_tag[int(t)] = calibration_error(entries.score[idx], entries.label[idx],
-                                            n_bins=n_bins, bin_size=bin_size, ci=spec)
-    value = float(np.sqrt(np.mean([c.value ** 2 for c in per_tag.values()])))
-    return MarginalCalibrationError(value, per_tag, too_few, min_entries)
+                                            ci=spec, debias=debias, **bins)
+    return MarginalCalibrationError(_mce_value(per_tag.values(), debias), per_tag, too_few,
+                                    min_entries, bool(debias))
 
 
-def _mce_settings(min_entries, n_bins, bin_size):
-    """:func:`mce`'s checked ``(min_entries, bin_size)`` with their defaults."""
-    if n_bins is None and bin_size is None:
-        bin_size = DEFAULT_BIN_SIZE
-    equal_mass_bin_starts(1, n_bins=n_bins, bin_size=bin_size)   # checks the bins first
+def _mce_value(per_tag, debias):
+    """MCE of the per-tag CEs: ``sqrt(mean CE_tag^2)``, or with ``debias``
+    ``sqrt(max(mean D_tag, 0))`` from each tag's bins (the debiased squares
+    averaged before clipping, so the negative squares of calibrated tags
+    offset their positive noise). Shared with :func:`sparsecal.distributed.mce`."""
+    if debias:
+        squares = [float(w @ t) for w, t, _ in (debiased_terms(c.bins) for c in per_tag)]
+        return float(np.sqrt(max(np.mean(squares), 0.0)))
+    return float(np.sqrt(np.mean([c.value ** 2 for c in per_tag])))
+
+
+def _mce_settings(min_entries, n_bins, bin_size, binning):
+    """:func:`mce`'s checked ``min_entries`` (default 400) and bins as
+    :func:`~sparsecal.metrics.calibration_error` takes them (default
+    :data:`PER_TAG_BINNING`). Shared with :func:`sparsecal.distributed.mce`."""
+    bins = {"n_bins": n_bins, "bin_size": bin_size}
+    if binning is not None:
+        bins["binning"] = binning
+    if n_bins is None and bin_size is None and binning != "fixed":
+        bins.update(PER_TAG_BINNING)
+    kind = bins.get("binning", "equal-mass")
+    if kind == "equal-mass":
+        equal_mass_bin_starts(1, n_bins=bins.get("n_bins"), bin_size=bins.get("bin_size"))
+    else:   # checks the binning's name and the fixed-width bins, as calibration_error
+        bin_statistics([0.5], [0], binning=kind, n_bins=bins.get("n_bins"),
+                       bin_size=bins.get("bin_size"))
     return check_positive_int(2 * DEFAULT_BIN_SIZE if min_entries is None else min_entries,
-                              "min_entries"), bin_size
+                              "min_entries"), bins
 
 
-def _mce_tags(sizes, min_entries, n_bins, bin_size):
-    """``(enough, too_few)``: the tags :func:`mce` evaluates, and the others' entries."""
+def _mce_tags(sizes, min_entries, bins, debias):
+    """The tags :func:`mce` evaluates, given the entries per tag ``sizes``:
+    ``(enough, too_few)``, the tags with ``min_entries`` entries (ascending) and
+    ``{tag: entries}`` of the other tags with entries; warns about small
+    plug-in bins. Raises ValueError if no tag has ``min_entries`` entries."""
     present = np.flatnonzero(sizes)
     enough = present[sizes[present] >= min_entries]
     too_few = {int(t): int(sizes[t]) for t in present[sizes[present] < min_entries]}
     if not enough.size:
         raise ValueError(f"no tag has at least min_entries={min_entries} entries")
-    _warn_small_bins(enough, sizes[enough], n_bins, bin_size)
+    if not debias and bins.get("binning", "equal-mass") == "equal-mass":
+        _warn_small_bins(enough, sizes[enough], bins.get("n_bins"), bins.get("bin_size"))
     return enough, too_few
 
 

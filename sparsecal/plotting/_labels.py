@@ -6,11 +6,18 @@ import numpy as np
 DEFAULT_LEVEL = 0.95
 
 
-def _ce_symbol(norm):
-    """CE_p in mathtext, e.g. CE_2 or CE_inf."""
+def _ce_symbol(norm, debiased=False):
+    """CE_p in mathtext, e.g. CE_2 or CE_inf; "debiased CE_2" for Kumar et
+    al.'s estimate."""
     if norm == np.inf:
         return r"$\mathrm{CE}_\infty$"
-    return rf"$\mathrm{{CE}}_{int(norm)}$"
+    return ("debiased " if debiased else "") + rf"$\mathrm{{CE}}_{int(norm)}$"
+
+
+def _is_debiased(ce):
+    """Whether a CalibrationError is the debiased CE_2: its interval is the
+    score interval, which is that estimate's only."""
+    return ce.ci_method == "score"
 
 
 def _fmt(v):
@@ -24,7 +31,7 @@ def _fmt(v):
 
 def _ce_text(ce, symbol=True):
     """'CE_2 = 0.0218 [0.0197, 0.0241]' (the interval only when computed)."""
-    s = (_ce_symbol(ce.norm) + " = " if symbol else "") + _fmt(ce.value)
+    s = (_ce_symbol(ce.norm, _is_debiased(ce)) + " = " if symbol else "") + _fmt(ce.value)
     if ce.ci_low is not None:
         s += f" [{_fmt(ce.ci_low)}, {_fmt(ce.ci_high)}]"
     return s
@@ -58,18 +65,25 @@ def _intervals_title(errors, bin_interval, per_bin="of each bin's label rate"):
     with_ci = [ce for ce in errors if ce.ci_low is not None]
     if with_ci:   # the brackets of the CE texts
         lines.append(f"in brackets: {_interval_phrase(with_ci)} of "
-                     f"{_ce_symbol(with_ci[0].norm)}")
+                     f"{_ce_symbol(with_ci[0].norm, _is_debiased(with_ci[0]))}")
     return "\n".join(lines) or None
 
 
 def _interval_phrase(errors):
-    """'95% interval (simulation)' of CEs with an interval; without its
-    specification (a CE built by hand) just 'interval'."""
+    """'95% interval (simulation)' or '95% score interval' of CEs with an
+    interval; without its specification (a CE built by hand) just 'interval'."""
     known = [ce for ce in errors if ce.ci is not None]
     if not known:
         return "interval"
-    return (f"{_joined(_pct(ce.ci_level) for ce in known)} interval "
-            f"({_joined(ce.ci_method for ce in known)})")
+    return _spec_phrase(_joined(_pct(ce.ci_level) for ce in known),
+                        _joined(ce.ci_method for ce in known))
+
+
+def _spec_phrase(level, method):
+    """'95% score interval' (the debiased CE's), '95% interval (simulation)'."""
+    if method == "score":
+        return f"{level} score interval"
+    return f"{level} interval ({method})"
 
 
 def _bins_phrase(ce):

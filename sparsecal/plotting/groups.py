@@ -7,7 +7,7 @@ import numpy as np
 
 from ..metrics import CalibrationError, reliability_table
 from ._inputs import _is_evaluation
-from ._labels import _ce_symbol, _ce_text, _intervals_title
+from ._labels import _ce_symbol, _ce_text, _intervals_title, _is_debiased
 from ._scales import _check_scale, _diagonal, _scale_limits, _set_scale
 from ._style import _GREY, _panel_axes, _rc_style, _style_of
 from .reliability import _draw_curve
@@ -170,7 +170,8 @@ class GroupReliabilityDisplay:
             return
         _diagonal(a, *self.limits)
         k = 0
-        a.text(0.04, 0.96, _ce_symbol(next(ce for ce in row if ce is not None).norm),
+        first = next(ce for ce in row if ce is not None)
+        a.text(0.04, 0.96, _ce_symbol(first.norm, _is_debiased(first)),
                transform=a.transAxes, ha="left", va="top", fontsize=8.5)
         for c, (ce, t) in enumerate(zip(row, tabs)):
             if ce is None:

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..metrics import MarginalCalibrationError
 from ._inputs import _is_evaluation
-from ._labels import _ce_symbol, _pct
+from ._labels import _ce_symbol, _pct, _spec_phrase
 from ._style import _legend, _rc_style, _single_axes, _style_of
 
 __all__ = ["PerTagDisplay"]
@@ -42,6 +42,8 @@ class PerTagDisplay:
     n_evaluated : int, optional
     norm : float, default 2
         The CE's norm (the axis label).
+    debias : bool, default False
+        Whether the CEs are Kumar et al.'s debiased CE_2 (the axis label).
 
     Attributes
     ----------
@@ -62,7 +64,7 @@ class PerTagDisplay:
 
     def __init__(self, tags, values, *, labels=None, tag_names=None, counts=None,
                  ci_low=None, ci_high=None, ci_level=None, ci_method=None, mce=None,
-                 n_evaluated=None, norm=2):
+                 n_evaluated=None, norm=2, debias=False):
         self.tags = list(tags)
         self.values = np.atleast_2d(np.asarray(values, dtype=np.float64))
         shape = self.values.shape
@@ -87,7 +89,7 @@ class PerTagDisplay:
             raise ValueError(f"ci_low and ci_high must have the shape of values, {shape}")
         self.ci_level, self.ci_method = ci_level, ci_method
         self.mce = None if mce is None else np.asarray(mce, dtype=np.float64).reshape(-1)
-        self.n_evaluated, self.norm = n_evaluated, norm
+        self.n_evaluated, self.norm, self.debias = n_evaluated, norm, bool(debias)
         ok = np.isfinite(self.values)
         squares = np.where(ok, self.values, 0.0) ** 2
         with np.errstate(invalid="ignore"):   # a model without any value: NaN
@@ -134,7 +136,7 @@ class PerTagDisplay:
                    ci_level=with_ci[0].ci_level if with_ci else None,
                    ci_method=with_ci[0].ci_method if with_ci else None,
                    mce=[m.value for m in mces], n_evaluated=max(len(m.per_tag) for m in mces),
-                   norm=first[tags[0]].norm)
+                   norm=first[tags[0]].norm, debias=mces[0].debias)
 
     def plot(self, ax=None, *, show_mean=True, title=None, colors=None, figsize=None):
         """Draw the bars, most frequent tag on top, and the summary rows below.
@@ -183,8 +185,8 @@ class PerTagDisplay:
             ax.tick_params(axis="y", length=0)
             ax.set_xlim(left=0)
             ax.grid(True, axis="x", color="#E5E5E5", linewidth=0.6)
-            ax.set_xlabel(f"per-tag calibration error ({_ce_symbol(self.norm)}, "
-                          "lower is better)")
+            ax.set_xlabel(f"per-tag {'debiased ' if self.debias else ''}calibration "
+                          f"error ({_ce_symbol(self.norm)}, lower is better)")
             if title is None:
                 title = (f"Calibration error of the {n_tags} most frequent tags"
                          if self.counts is not None else f"Calibration error of {n_tags} tags")
@@ -211,6 +213,11 @@ class PerTagDisplay:
         n_tags = self.values.shape[1]
         ax.barh(y[:n_tags], self.values[k], height=bar_h * 0.92, color=st["color"],
                 alpha=0.85, label=self.labels[k], gid=f"bars-{k}")
+        # a value of exactly 0 (a debiased CE below the noise) has no bar: say so
+        values = np.r_[self.values[k], summary]
+        for yy in y[:values.shape[0]][values == 0]:
+            ax.annotate("0", (0, yy), xytext=(3, 0), textcoords="offset points",
+                        va="center", fontsize=7, color=st["color"], gid=f"zero-{k}")
         if summary:
             ax.barh(y[n_tags:], summary, height=bar_h * 0.92, facecolor="white",
                     edgecolor=st["color"], hatch="////", linewidth=1.0, gid=f"summary-{k}")
@@ -232,8 +239,8 @@ class PerTagDisplay:
             handles.append(Line2D([], [], color="#333333", marker="|", markersize=8,
                                   linewidth=0.9))
             labels.append("interval" if self.ci_level is None else
-                          f"{_pct(self.ci_level)} interval"
-                          + ("" if self.ci_method is None else f" ({self.ci_method})"))
+                          f"{_pct(self.ci_level)} interval" if self.ci_method is None else
+                          _spec_phrase(_pct(self.ci_level), self.ci_method))
         if not handles:
             return False
         if owned:

@@ -1,57 +1,67 @@
 """A self-contained calibration report: HTML page, figures (PNG + SVG), numbers (JSON).
 
 ``write_report`` evaluates test entries (SMCE, GMCE per TFG group, per-tag CE,
-top-label ECE, all with Algorithm-2 intervals), and, given dev entries, runs every
-recalibration method x {SCW, TFG} (Kranzlein et al. 2021, Table 1 and Figs. 2-3).
-The page references only files it wrote, opens offline, and the whole directory
-is written to a temporary sibling and renamed into place.
+top-label ECE, the measures of :data:`REPORT_METRICS` and the calibration test
+of every set and tag), and, given dev entries, runs every recalibration method
+x {SCW, TFG} (Kranzlein et al. 2021, Table 1 and Figs. 2-3). By default every
+calibration error is Kumar et al.'s debiased CE_2 with its score interval,
+which holds its estimate and covers a calibrated tagger's 0 at about the
+nominal rate (docs/report.md, docs/ci_coverage.md). The page (one-screen
+summary, contents, measure x group matrices, per-tag table, figures) is
+written by :mod:`~sparsecal.plotting._report_page`; it references only files
+it wrote, opens offline, and the whole directory is written to a temporary
+sibling and renamed into place.
 """
-import html
 import json
 import os
 import re
-import warnings
+import html
 
 import numpy as np
 
 from .. import plotting as plots
+from ..core.binning import argsort_scores, histogram_counts
 from ..core.entries import check_entries
-from ..core.groups import check_groups
+from ..core.groups import TagGroups, check_groups
 from ..core.progress import ProgressCounter
 from ..io.atomic import atomic_directory
 from ..calibration.comparison import compare_methods
 from ..calibration.registry import METHODS, check_prior_methods, get_method
-from ..metrics.evaluation import compare, evaluate
-from ..metrics.measures import get_measure
-from ..metrics.intervals import ConfidenceInterval
-from ..metrics.marginal import DEFAULT_BIN_SIZE
 from ..metrics.application import bayes_error_plot
-from ..core.binning import histogram_counts
+from ..metrics.corp import LOG_LOSS_CLIP, infinite_log_losses, table_corp
+from ..metrics.evaluation import evaluate
+from ..metrics.intervals import ConfidenceInterval
+from ..metrics.marginal import DEFAULT_BIN_SIZE, PER_TAG_BINNING
+from ..metrics.measures import get_measure
+from ..metrics.resampling import score_table
 from ..metrics.smooth import smooth_reliability
 from ..calibration.grouped import GroupedCalibrator
+from . import _report_page as page
 from ._labels import _bar_level, _pct
 
-__all__ = ["REPORT_METRICS", "write_report", "markdown_to_html", "OneMachine"]
+__all__ = ["REPORT_BINNING", "REPORT_METRICS", "write_report", "markdown_to_html",
+           "OneMachine"]
 
-MARKER = "<!-- sparsecal report -->"
-# entries a tag needs for its own CE (per-tag figure, MCE): mce's default, two
-# full bins
+MARKER = page.MARKER
+# entries a tag needs for its own CE (per-tag figure and table, MCE): mce's default
 MIN_TAG_ENTRIES = 2 * DEFAULT_BIN_SIZE
-#: the measures of every evaluation table (pooled and per group), besides SMCE/GMCE:
-#: issue 13's debiased CE and smooth ECE, the CORP decompositions of Brier and log loss
-REPORT_METRICS = ("debiased-ce", "smooth-ece", "brier", "brier-mcb", "brier-dsc",
-                  "brier-unc", "log-loss", "log-loss-mcb", "log-loss-dsc", "log-loss-unc")
+#: the measures of every evaluation (pooled and per group) besides SMCE/GMCE: the
+#: plug-in and the debiased CE_2 (the table shows the one that is not the main
+#: CE), issue 13's smooth ECE, the CORP decompositions of Brier and log loss,
+#: and the p-value of the calibration test (the summary's verdicts)
+REPORT_METRICS = ("ce", "debiased-ce", "smooth-ece", "brier", "brier-mcb", "brier-dsc",
+                  "brier-unc", "log-loss", "log-loss-mcb", "log-loss-dsc", "log-loss-unc",
+                  "calibration-test-p")
+#: the bins of SMCE and GMCE with the report's default interval (the debiased
+#: CE_2's score interval): the per-tag CE's, equal-mass bins of 200 entries,
+#: with which the interval covers at the nominal rate on whole taggers
+#: (docs/ci_coverage.md); ``evaluation`` chooses others. The
+#: calibration curves are drawn in the paper's 10 equal-mass bins.
+REPORT_BINNING = PER_TAG_BINNING
 
 #: the evaluation options of the comparison table without measures asked for
 #: (``measure_options`` are the measures')
 _TABLE_OPTIONS = ("bin_size", "binning", "norm", "debias")
-
-_CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;
-padding:0 1em;color:#222;line-height:1.45}h1,h2{font-weight:600}table{border-collapse:
-collapse;margin:1em 0;font-size:.92em}td,th{border:1px solid #ccc;padding:.3em .6em;
-text-align:right}th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
-figure{margin:1.5em 0}figure img{max-width:min(100%,880px);border:1px solid #eee}figcaption{
-font-size:.9em;color:#555}.note{color:#555;font-size:.9em}"""
 
 
 def markdown_to_html(text):
@@ -95,19 +105,27 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
     test : Entries
         The entries evaluated.
     groups : TagGroups
-        Tag groups for GMCE (usually TFG).
+        Tag groups for GMCE (usually TFG); their tag index names the tags.
     dev : Entries, optional
         With them every method is fit on dev with SCW and TFG and evaluated on
-        ``test``; the TFG isotonic result is the figures' "after".
+        ``test``; the TFG isotonic result is the page's "after".
     methods : sequence of str
         Names in :data:`~sparsecal.calibration.registry.METHODS`.
     n_bins : int, default=10
-        Bins for evaluation and for the binning calibrators.
+        Bins of the binning calibrators, and of SMCE and GMCE with a
+        "simulation" or "bootstrap" interval; with the score interval SMCE
+        and GMCE take :data:`REPORT_BINNING` unless ``evaluation`` gives
+        ``bin_size`` or ``binning="fixed"``.
     ci : None, str or ConfidenceInterval
-        The intervals of every table and figure; None: the default
-        specification, a method name: that method (both with ``seed``).
+        The intervals of every table and figure. None: the debiased CE_2 with
+        its 95% score interval (or, with ``evaluation`` ``{"debias": False}``
+        or a norm other than 2, the plug-in CE_p with Algorithm 2's); a
+        method name: that method;
+        "simulation" and "bootstrap" are intervals of the plug-in CE_2, whose
+        estimate can fall outside them (marked on the page).
     seed : int, default=0
-        Random state of seeded methods (and of ``ci`` unless a specification).
+        Random state of seeded methods, of the calibration tests and of ``ci``
+        unless a specification.
     title : str
     notes : str, optional
         A paragraph about the data, at the top.
@@ -153,31 +171,27 @@ def write_report(out_dir, test, groups, *, dev=None, methods=tuple(METHODS), n_b
     # Per-tag CE needs a tag with MIN_TAG_ENTRIES entries; a small test set may
     # have none (evaluate would raise): the report then goes without it.
     per_tag = engine.most_tag_entries(test) >= MIN_TAG_ENTRIES
-    # progress units: the evaluation; with dev, compare_methods' (1 + SCW and
-    # TFG per method) and the evaluation after; a figure each (_figures draws 5,
-    # the methods' with dev, the per-tag one with per_tag)
-    n_dev = 0 if dev is None else 1 + 2 * len(compare_options["methods"]) + 1
-    n_figures = 5
-    counter = ProgressCounter(progress, 1 + n_dev + n_figures + (dev is not None) + per_tag)
+    # progress units: the evaluation (and its per-tag tests); with dev,
+    # compare_methods' (1 + SCW and TFG per method) and the evaluation after
+    # (and its tests); a figure each (5, the methods' with dev, the per-tag one)
+    n_dev = 0 if dev is None else 1 + 2 * len(compare_options["methods"]) + 1 + per_tag
+    counter = ProgressCounter(progress, 1 + per_tag + n_dev + 5 + (dev is not None) + per_tag)
     ev["per_tag"] = per_tag
     with atomic_directory(out_dir, _is_report, "a sparsecal report") as tmp:
-        before = engine.evaluate(test, groups, **ev)
-        counter.advance()
-        curves = {"uncalibrated": before}
+        columns = [_column("uncalibrated", engine, test, groups, ev, seed, counter)]
         entries = {"uncalibrated": test}
-        comparison = after = None
+        comparison = None
         if dev is not None:
             comparison = engine.compare_methods(dev, test, groups,
                                                 progress=counter.nested(),
                                                 **compare_options)
             calibrated = _tfg_isotonic(comparison, dev, groups).transform(test)
-            after = engine.evaluate(calibrated, groups, **ev)
-            counter.advance()
-            curves["TFG isotonic"] = after
+            columns.append(_column("TFG isotonic", engine, calibrated, groups, ev, seed,
+                                   counter))
             entries["TFG isotonic"] = calibrated
-        figures = _figures(tmp, curves, entries, engine, before, comparison, groups,
-                           counter)
-        _write_pages(tmp, title, notes, before, after, comparison, figures)
+        _explain_log_loss(columns, entries, engine, groups)
+        figures = _figures(tmp, columns, entries, engine, comparison, groups, counter)
+        _write_pages(tmp, title, notes, columns, comparison, figures, groups, ev["ci"])
     return os.path.join(out_dir, "index.html")
 
 
@@ -222,6 +236,58 @@ class OneMachine:
         """The entries per histogram bin of ``edges``."""
         return histogram_counts(entries.score, edges)
 
+    @staticmethod
+    def score_tables(entries, groups):
+        """The distinct-score tables of all entries, then of each group."""
+        perm, offsets = groups.partition(entries)
+        sets = [np.arange(len(entries))] + [perm[offsets[g]:offsets[g + 1]]
+                                            for g in range(groups.n_groups)]
+        out = []
+        for idx in sets:
+            order, sorted_x = argsort_scores(entries.score[idx])
+            out.append(score_table(sorted_x, entries.label[idx][order]))
+        return out
+
+
+def _column(label, engine, entries, groups, ev, seed, counter):
+    """One column of the page: the evaluation of ``entries``, the calibration
+    test of each tag with its own CE, and why a log loss is infinite."""
+    result = engine.evaluate(entries, groups, **ev)
+    counter.advance()
+    column = {"label": label, "result": result, "tag_p": None, "log_loss": None}
+    if result.mce is not None:
+        column["tag_p"] = _tag_tests(engine, entries, result.mce, ev, seed)
+        counter.advance()
+    return column
+
+
+def _explain_log_loss(columns, entries, engine, groups):
+    """Where a column's log loss is infinite (a score of exactly 0 or 1 met the
+    other label), every column gets, per set, the entries with an infinite
+    loss and the clipped decomposition (:data:`LOG_LOSS_CLIP`): one more pass."""
+    def infinite(c):
+        m = c["result"].metrics["log-loss"]
+        return any(v == np.inf for v in [m["pooled"]] + list(m["groups"]))
+    if not any(infinite(c) for c in columns):
+        return
+    for c, e in zip(columns, entries.values()):
+        c["log_loss"] = [(infinite_log_losses(*t), table_corp(*t, "log_loss", LOG_LOSS_CLIP))
+                         if t[0].size else None for t in engine.score_tables(e, groups)]
+
+
+def _tag_tests(engine, entries, marginal, ev, seed):
+    """{tag: p-value} of the calibration test of every tag with its own CE, in
+    the per-tag CE's bins: one evaluation whose groups are those tags (the
+    other tags form a last group)."""
+    tags = sorted(marginal.per_tag)
+    tag_to_group = np.full(entries.n_tags, len(tags), dtype=np.int64)
+    tag_to_group[tags] = np.arange(len(tags))
+    result = engine.evaluate(entries, TagGroups(tag_to_group, len(tags) + 1), ci=None,
+                             metrics=["calibration-test-p"], **PER_TAG_BINNING,
+                             measure_options=dict(ev.get("measure_options") or {},
+                                                  random_state=seed))
+    return dict(zip(tags, result.metrics["calibration-test-p"]["groups"][:len(tags)]))
+
 
 def _restrict(engine, compare_options, dev, seed):
     """The methods compared: those the engine can fit (it warns about others)."""
@@ -241,16 +307,25 @@ def _options(dev, methods, n_bins, ci, seed, prior, evaluation):
     if dev is not None and not measure_prior:
         check_prior_methods(methods, prior)   # the prior must be some method's
     method_prior = prior if any(get_method(m).uses_prior for m in methods) else None
+    if ci is None:   # the debiased CE_2 (norm 2) with its score interval, unless not
+        ci = "score" if binning.get("debias", binning.get("norm", 2) == 2) else "simulation"
+    if isinstance(ci, str):
+        ci = ConfidenceInterval(ci, random_state=seed)
+    bins = {"n_bins": n_bins}
+    if ci.method == "score":
+        binning.setdefault("debias", True)
+        if binning.get("bin_size") is None and binning.get("binning", "equal-mass") \
+                == "equal-mass":   # (the command line always names the binning)
+            bins = dict(REPORT_BINNING)
     if binning.get("bin_size") is not None:
-        n_bins = None
-    if ci is None or isinstance(ci, str):
-        ci = ConfidenceInterval(*(() if ci is None else (ci,)), random_state=seed)
-    ev = dict(min_entries=MIN_TAG_ENTRIES, top_label=True, n_bins=n_bins, ci=ci,
-              metrics=metrics, prior=prior if measure_prior or dev is None else None,
-              **binning)
+        bins = {}
+    binning.update(bins)   # (the command line gives bin_size=None)
+    ev = dict(min_entries=MIN_TAG_ENTRIES, top_label=True, ci=ci, metrics=metrics,
+              prior=prior if measure_prior or dev is None else None, **binning)
     compare_options = dict(
         methods=methods, n_bins=n_bins or 10, ci=ci, seed=seed, prior=method_prior,
-        evaluation=dict({k: v for k, v in binning.items() if k in _TABLE_OPTIONS or asked},
+        evaluation=dict({k: v for k, v in binning.items()
+                         if k != "n_bins" and (k in _TABLE_OPTIONS or asked)},
                         metrics=asked, prior=prior if measure_prior else None))
     return ev, compare_options
 
@@ -263,17 +338,30 @@ def _tfg_isotonic(comparison, dev, groups):
     return model
 
 
-def _write_pages(directory, title, notes, before, after, comparison, figures):
-    """``numbers.json`` and ``index.html`` of a report."""
-    numbers = {"evaluation": before.to_dict()}
+def _numbers(columns, comparison):
+    """``numbers.json``: every evaluation, the tests per tag, the log-loss notes."""
+    out = {"evaluation": columns[0]["result"].to_dict()}
     if comparison is not None:
-        numbers["after_tfg_isotonic"] = after.to_dict()
-        numbers["comparison"] = comparison.to_dict()
+        out["after_tfg_isotonic"] = columns[1]["result"].to_dict()
+        out["comparison"] = comparison.to_dict()
+    for key, c in zip(("evaluation", "after_tfg_isotonic"), columns):
+        if c["tag_p"] is not None:
+            out.setdefault("tag_calibration_test_p", {})[key] = {
+                str(t): p for t, p in c["tag_p"].items()}
+        if c["log_loss"] is not None:
+            out.setdefault("infinite_log_loss", {})[key] = [
+                None if x is None else {"entries": x[0], "clip": LOG_LOSS_CLIP,
+                                        "clipped": x[1].to_dict()} for x in c["log_loss"]]
+    return out
+
+
+def _write_pages(directory, title, notes, columns, comparison, figures, groups, spec):
+    """``numbers.json`` and ``index.html`` of a report."""
     with open(os.path.join(directory, "numbers.json"), "w", encoding="utf-8") as f:
-        json.dump(numbers, f, indent=2)
-    page = _page(title, notes, before, after, comparison, figures)
+        json.dump(_numbers(columns, comparison), f, indent=2)
+    text = _page(title, notes, columns, comparison, figures, groups, spec)
     with open(os.path.join(directory, "index.html"), "w", encoding="utf-8") as f:
-        f.write(page)
+        f.write(text)
 
 
 def _is_report(path):
@@ -284,7 +372,7 @@ def _is_report(path):
         return False
 
 
-def _figures(directory, curves, entries, engine, before, comparison, groups, counter):
+def _figures(directory, columns, entries, engine, comparison, groups, counter):
     """Render every figure to PNG and SVG, counting each; returns [(name, caption)].
 
     The score histogram, the smooth reliability diagram and the Bayes error
@@ -293,13 +381,17 @@ def _figures(directory, curves, entries, engine, before, comparison, groups, cou
     top-label ECE (20 fixed-width bins, as from entries)."""
     os.makedirs(os.path.join(directory, "figures"))
     figs = []
+    curves = {c["label"]: c["result"] for c in columns}
+    before = columns[0]["result"]
+    intervals = page.interval_words(before.smce.ci)
 
     def save(name, fig, caption):
         plots.save_figure(fig, os.path.join(directory, "figures", name), ("png", "svg"))
         figs.append((name, caption))
         counter.advance()
 
-    smce = {k: v.smce for k, v in curves.items()}
+    drawn = _curves(columns, entries, engine, groups)
+    smce = {k: v.smce for k, v in drawn.items()}
     # the histogram's edges follow the curves: counted by the engine (on a
     # cluster, the second pass) once they are known
     edges = plots.ReliabilityDisplay.from_results(smce, scale="logit").hist_edges
@@ -307,12 +399,19 @@ def _figures(directory, curves, entries, engine, before, comparison, groups, cou
         smce, hist_counts=[engine.score_histogram(e, edges) for e in entries.values()],
         scale="logit")
     level = _pct(_bar_level(before.smce))
+    bins = page._bins_words(next(iter(drawn.values())).settings)
+    brackets = ("the legend gives the CE with its interval in brackets: " + intervals
+                if before.settings.get("bin_size") is None else
+                "the legend gives their plug-in CE₂ (the tables' CE and intervals are "
+                "over bins of 200 entries)")
     save("reliability", reliability.plot().figure_,
-         "Calibration curve of all thresholded entries (SMCE), 10 equal-mass bins with "
-         f"{level} Wilson bars, and the score distribution (Nguyen & O'Connor Fig. 1d; "
-         "logit axes spread out scores near 0.01 and 1).")
-    save("groups", plots.GroupReliabilityDisplay.from_results(curves, scale="logit")
-         .plot().figure_, "Calibration curve per tag frequency group (GMCE).")
+         f"Calibration curve of all thresholded entries (SMCE) in {bins}: bars are {level} "
+         f"Wilson intervals of each bin's label rate; {brackets}. Below, the score "
+         "distribution (Nguyen & O'Connor Fig. 1d; logit axes spread out scores near 0.01 "
+         "and 1).")
+    save("groups", plots.GroupReliabilityDisplay.from_results(drawn, scale="logit")
+         .plot().figure_, "Calibration curve per tag frequency group (GMCE), in the bins "
+         "and with the bars of the figure above.")
     if comparison is not None:
         save("methods", plots.MethodComparisonDisplay.from_comparison(comparison)
              .plot().figure_,
@@ -321,12 +420,13 @@ def _figures(directory, curves, entries, engine, before, comparison, groups, cou
     if before.mce is not None and before.mce.per_tag:
         save("per_tag", plots.PerTagDisplay.from_results(
             {k: v.mce for k, v in curves.items()}, tag_names=groups).plot().figure_,
-             f"Per-tag calibration error of the most frequent tags with {level} intervals "
-             "(Nguyen & O'Connor Fig. 4).")
+             "Per-tag calibration error of the most frequent tags (Nguyen & O'Connor "
+             f"Fig. 4), each with its {page.interval_words(_tag_spec(before))}; hatched: "
+             "MCE over every tag with its own CE.")
     save("smooth_reliability", plots.SmoothReliabilityDisplay.from_results(
         {k: engine.smooth_reliability(e) for k, e in entries.items()}).plot().figure_,
         "Smooth (kernel) reliability diagram of all thresholded entries at smECE's "
-        "bandwidth, with the score density below (Błasiok & Nakkiran 2023).")
+        "bandwidth, with the score density below (Błasiok & Nakkiran 2023); no interval.")
     save("bayes_error", plots.BayesErrorDisplay.from_results(
         {k: engine.bayes_error_plot(e) for k, e in entries.items()}).plot().figure_,
         "Bayes error plot: normalized actual DCF (solid) and minimum DCF (dashed) over "
@@ -337,30 +437,84 @@ def _figures(directory, curves, entries, engine, before, comparison, groups, cou
                 plots.ModifiedReliabilityDisplay.from_results(curves))
     save("modified_reliability", modified.plot().figure_,
          "Top-label accuracy minus confidence per confidence bin; marker area is the "
-         "bin size (Jagannatha & Yu Fig. 1).")
+         "bin size (Jagannatha & Yu Fig. 1); the legend gives the top-label ECE.")
     return figs
 
 
-def _page(title, notes, before, after, comparison, figures):
+def _curves(columns, entries, engine, groups):
+    """The evaluations the calibration curves draw: the columns' own, or, when
+    their bins are of a size (hundreds of bins), the paper's 10 equal-mass bins
+    (plug-in CE_2, no interval)."""
+    curves = {c["label"]: c["result"] for c in columns}
+    if columns[0]["result"].settings.get("bin_size") is None:
+        return curves
+    return {k: engine.evaluate(e, groups, ci=None, n_bins=10) for k, e in entries.items()}
+
+
+def _tag_spec(result):
+    """The interval specification of the per-tag CEs of an evaluation."""
+    return next(iter(result.mce.per_tag.values())).ci
+
+
+def _page(title, notes, columns, comparison, figures, groups, spec):
+    notes_ = page.Notes()
+    outside = page.outside_note(spec)
+    first = columns[0]["result"]
+    sections = [("summary", "Summary"), ("groups", "Tag groups"),
+                ("measures", "Measures per group")]
+    if first.mce is not None:
+        sections.append(("tags", "Per tag"))
+    if comparison is not None:
+        sections.append(("methods", "Recalibration methods"))
+    sections.append(("figures", "Figures"))
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>{MARKER}",
-             f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>",
+             "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+             f"<title>{html.escape(title)}</title><style>{page._CSS}</style></head><body>",
              f"<h1>{html.escape(title)}</h1>"]
     if notes:
         parts.append(f"<p>{html.escape(notes)}</p>")
-    parts += ["<h2>Calibration of the test outputs</h2>", markdown_to_html(before.to_markdown())]
+    parts += [page.toc(sections),
+              "<h2 id='summary'>Summary</h2>",
+              page.summary(columns, groups, spec, page.ALPHA, notes_, outside),
+              "<h2 id='groups'>Tag groups</h2>", page.groups_table(first, groups, notes_),
+              "<h2 id='measures'>Measures per group</h2>",
+              "<p class='note'>" + (" → ".join(html.escape(c["label"]) for c in columns))
+              + (", relative change below. " if len(columns) > 1 else ". ")
+              + "The summary's CE is not repeated: the other estimator of CE₂ over "
+                "the same bins is (plug-in: Kranzlein et al.'s, biased upward by the bins' "
+                "sampling noise; debiased: Kumar et al.'s). MCB, DSC, UNC: the CORP "
+                "decomposition score = MCB − DSC + UNC (Dimitriadis et al. 2021).</p>",
+              page.measures_matrix(columns, groups, notes_, _log_loss_rows(columns))]
+    if first.mce is not None:
+        parts += ["<h2 id='tags'>Per tag</h2>",
+                  f"<p class='note'>Every tag with at least {first.mce.min_entries} entries, "
+                  "by entries: its CE with the interval of the summary, over its own bins "
+                  f"({page._bins_words(PER_TAG_BINNING)}), and its calibration test "
+                  "(Holm-adjusted over these tags). Tags by name where the tag index "
+                  "gives one.</p>",
+                  page.per_tag_table(columns, groups, notes_, outside)]
     if comparison is not None:
-        parts += ["<h2>Recalibration: every method x {SCW, TFG}</h2>",
-                  "<p class='note'>Fit on dev, evaluated on test; relative change vs. "
-                  "uncalibrated in parentheses (Kranzlein et al. 2021, Table 1).</p>",
-                  markdown_to_html(comparison.to_markdown()),
-                  "<h2>Before and after TFG isotonic recalibration</h2>",
-                  markdown_to_html(compare(before, after).to_markdown(
-                      "uncalibrated", "TFG isotonic"))]
-    parts.append("<h2>Figures</h2>")
-    for name, caption in figures:
-        parts.append(f"<figure><img src='figures/{name}.png' alt='{html.escape(caption)}'>"
-                     f"<figcaption>{html.escape(caption)} "
-                     f"(<a href='figures/{name}.svg'>SVG</a>)</figcaption></figure>")
-    parts.append("<p class='note'>All numbers: <a href='numbers.json'>numbers.json</a>. "
-                 "Made with sparsecal.</p></body></html>")
+        parts += ["<h2 id='methods'>Recalibration methods</h2>",
+                  "<p class='note'>Every method fit on dev with one group (SCW) and the "
+                  "TFG groups, evaluated on test: the CE of every set with the relative "
+                  "change from the uncalibrated one (Kranzlein et al. 2021, Table 1).</p>",
+                  page.comparison_matrix(comparison, notes_)]
+    parts += ["<h2 id='figures'>Figures</h2>", page.figures_html(figures), notes_.html(),
+              "<p class='note'>All numbers: <a href='numbers.json'>numbers.json</a>. "
+              "Made with sparsecal.</p></body></html>"]
     return "\n".join(parts)
+
+
+def _log_loss_rows(columns):
+    """The matrix rows that explain infinite log losses: per set, the entries
+    with an infinite loss (formatted as counts), and the clipped log loss and
+    its MCB."""
+    if columns[0]["log_loss"] is None:
+        return []
+
+    def row(pick):
+        return [[None if x is None else pick(x) for x in c["log_loss"]] for c in columns]
+    clip = f"{LOG_LOSS_CLIP:.0e}".replace("e-", "e−")
+    return [("Entries with infinite log loss", row(lambda x: x[0]), False),
+            (f"Log loss, clipped at {clip}", row(lambda x: x[1].score), True),
+            (f"Log loss MCB, clipped at {clip}", row(lambda x: x[1].miscalibration), True)]
