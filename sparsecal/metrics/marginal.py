@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core.binning import argsort_scores, bin_statistics, equal_mass_bin_starts
 from ..core.entries import check_entries
-from ..core.groups import check_groups, partition_by_group, split_sorted_by_group
+from ..core.groups import TagGroups, check_groups, split_sorted_by_group
 from ..core.progress import ProgressCounter
 from ..core.validation import check_positive_int, check_probabilities
 from .binary import calibration_error, check_debias, sorted_calibration_error
@@ -268,14 +268,15 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, ci=None):
     min_entries, bin_size = _mce_settings(min_entries, n_bins, bin_size)
     spec = ConfidenceInterval.resolve(ci)
     n_tags = entries.n_tags if entries.n_tags is not None else int(entries.tag.max()) + 1
-    perm, offsets = partition_by_group(entries.tag, np.arange(n_tags), n_tags)
-    sizes = np.diff(offsets)
-    enough, too_few = _mce_tags(sizes, min_entries, n_bins, bin_size)
+    perm, sorted_x = argsort_scores(check_probabilities(entries.score, "entries.score"))
+    _, tag_x, tag_y, offsets = split_sorted_by_group(entries, TagGroups.per_tag(n_tags),
+                                                     perm, sorted_x)
+    enough, too_few = _mce_tags(np.diff(offsets), min_entries, n_bins, bin_size)
     per_tag = {}
     for t in enough:
-        idx = perm[offsets[t]:offsets[t + 1]]
-        per_tag[int(t)] = calibration_error(entries.score[idx], entries.label[idx],
-                                            n_bins=n_bins, bin_size=bin_size, ci=spec)
+        part = slice(offsets[t], offsets[t + 1])
+        per_tag[int(t)] = sorted_calibration_error(tag_x[part], tag_y[part], n_bins=n_bins,
+                                                   bin_size=bin_size, ci=spec)
     value = float(np.sqrt(np.mean([c.value ** 2 for c in per_tag.values()])))
     return MarginalCalibrationError(value, per_tag, too_few, min_entries)
 
