@@ -197,6 +197,8 @@ def _measures_by_group(measures, entries, groups, options, counter):
     e.g. Cllr of one class) is NaN there, with one warning naming the
     measures, the groups and why. Measures that are parts of one result (the CORP terms of one decomposition)
     share one call of their function per set of entries."""
+    if not measures:
+        return {}
     perm, offsets = groups.partition(entries)
     results, undefined = {}, {}   # undefined: (measure, reason) -> parts
 
