@@ -153,7 +153,6 @@ def test_memmap_pages_are_released(tmp_path, monkeypatch, mode, n_threads, chunk
     # chunks finish out of order with two threads: pages are still released
     # in order, else a reader maps a shared page (or a large folio) again
     monkeypatch.setattr(entries_mod, "_CHUNK_BYTES", chunk_bytes)
-    monkeypatch.setattr(entries_mod, "_MAP_READ_BYTES", 0)   # a large map's rule
     rng = np.random.default_rng(2)
     s = make_scores(rng, 4096, 512, np.float32)        # 8 MiB
     gold = make_gold(rng, 4096, 512)

@@ -20,14 +20,6 @@ from test_threshold_kernel import _mapping_rss_kib, linux_only
 pytestmark = linux_only
 
 
-@pytest.fixture(autouse=True)
-def large_maps(request, monkeypatch):
-    """Every map counts as large (read with pread) unless a test is about small
-    ones (read through the map after a size check)."""
-    if "small" not in request.node.name:
-        monkeypatch.setattr(entries_mod, "_MAP_READ_BYTES", 0)
-
-
 @pytest.fixture
 def saved(tmp_path):
     rng = np.random.default_rng(7)
@@ -138,30 +130,3 @@ def test_file_cut_short_raises_naming_it(saved):
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["OSError", "True", "True"]
-
-
-@pytest.mark.parametrize("n_threads", [1, 2])
-def test_small_map_is_read_through_its_pages(saved, monkeypatch, n_threads):
-    path, s, gold = saved
-    mm = np.load(path, mmap_mode="r")
-    assert mm.nbytes <= entries_mod._MAP_READ_BYTES
-    reads = []
-    run = entries_mod._run
-
-    def spy(survivors, block, gold, t, chunk_rows, token_offset, release, *rest):
-        reads.append((release, rest[-1]))   # released as read? the pread source
-        return run(survivors, block, gold, t, chunk_rows, token_offset, release, *rest)
-    monkeypatch.setattr(entries_mod, "_run", spy)
-    e = threshold(mm[11:2999], gold[11:2999], 0.01, n_threads=n_threads)
-    assert reads == [(False, None)]   # neither released nor read with pread
-    assert_matches(e, reference(s[11:2999], gold[11:2999]), np.float32)
-    assert _mapping_rss_kib(path) > 0   # its pages stay mapped until the map goes
-
-
-def test_small_map_of_a_file_cut_short_raises_naming_it(saved):
-    path, _, gold = saved
-    mm = np.load(path, mmap_mode="r")
-    os.truncate(path, os.path.getsize(path) // 2)
-    with pytest.raises(OSError, match="cut short") as info:
-        threshold(mm, gold, 0.01)
-    assert info.value.filename == str(path)

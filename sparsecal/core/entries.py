@@ -4,7 +4,6 @@ A tagger's dense scores ``[n_tokens, n_tags]`` are reduced to the entries with
 ``score >= threshold`` (Kranzlein, Liu & Schneider 2021, Section 3.1: 0.01 by
 default), each with its tag, a 0/1 label (is it the gold tag?) and its token.
 """
-import errno
 import os
 import sys
 import threading
@@ -34,9 +33,6 @@ _BLOCK_BYTES = 64 << 20
 # stays responsive (progress every _POLL_S seconds, Ctrl-C).
 _THREAD_BYTES = 64 << 20
 _POLL_S = 0.1
-# A shared file map of at most this many bytes is read through its pages, which
-# stay mapped until the map is closed (_small_map).
-_MAP_READ_BYTES = 256 << 20
 
 
 class Entries:
@@ -222,9 +218,8 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
     One pass over memory, in parallel row chunks; the matrix is never copied
     (other byte orders and layouts are converted 64 MiB at a time) and memory is
     bounded by the survivors. A shared file map (``np.load(..., mmap_mode="r")``)
-    over 256 MiB is read on Linux with ``pread``, mapping none of its pages, and
-    elsewhere through the map, its pages released once read; a smaller one
-    through its pages, which stay mapped.
+    is read on Linux with ``pread``, mapping none of its pages, and elsewhere
+    through the map, its pages released once read.
 
     Parameters
     ----------
@@ -277,8 +272,6 @@ def threshold(scores, gold, threshold=0.01, *, missing_gold="negatives",
         blocks = [(0, scores)]
         release = _is_shared_file_map(scores)
         source = _FileSource.of(scores) if release else None
-        if source is not None and scores.nbytes <= _MAP_READ_BYTES:
-            source, release = _small_map(source, scores.nbytes), False
     else:   # native C-ordered copies of row blocks, one at a time
         block_rows = max(chunk_rows, _BLOCK_BYTES // row_bytes)
         blocks = _converted_blocks(scores, dtype, block_rows)
@@ -372,26 +365,6 @@ class _FileSource:
 
     def close(self):
         os.close(self.fd)
-
-
-def _small_map(source, nbytes):
-    """None, once the file under a small map is seen to hold all its bytes (else an
-    OSError naming it, as a short ``pread``).
-
-    The map is then read through its pages, left mapped: faulting a page-cached
-    file in costs less than copying it out with ``pread`` (half the time at
-    10 MB), and the resident growth is at most ``_MAP_READ_BYTES``. A file cut
-    short while it is scanned (after this check) ends the process with SIGBUS,
-    as any read of the map would.
-    """
-    try:
-        short = os.fstat(source.fd).st_size < source.offset + nbytes
-    finally:
-        source.close()
-    if short:
-        raise OSError(errno.EIO, "cannot read the scores from the file (changed or cut "
-                      "short since it was mapped?)", source.path)
-    return None
 
 
 def _is_shared_file_map(scores):
