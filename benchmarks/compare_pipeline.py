@@ -44,8 +44,10 @@ Usage::
     .venv/bin/python benchmarks/compare_pipeline.py --rows 234742   # 10^8 per matrix
     .venv/bin/python benchmarks/compare_pipeline.py --rows 100000   # smoke run
     options: --repeats K  --workdir DIR  --json FILE  --n-threads N  --no-numpy
+             --no-memo-too (the user-style calls also with no sort remembered)
 """
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -128,6 +130,19 @@ def user_pipeline(dev, gold_dev, test, gold_test, counts, n_threads, times=None)
     return before, after, e_cal.score, per_tag
 
 
+@contextlib.contextmanager
+def sorts_not_remembered():
+    """Entries made meanwhile remember no sort (every measure sorts again): the
+    user-style calls as they ran before issue 29, for comparison."""
+    import sparsecal.core.entries as entries_mod
+    remember = entries_mod.remember_sort
+    entries_mod.remember_sort = lambda scores, carried=None: None
+    try:
+        yield
+    finally:
+        entries_mod.remember_sort = remember
+
+
 def _values(measures):
     pooled, per_group = measures
     return pooled.value, [r.value for r in per_group]
@@ -198,6 +213,9 @@ def main():
     p.add_argument("--json", default=None)
     p.add_argument("--no-numpy", action="store_true",
                    help="skip the numpy+sklearn pipeline (the slowest)")
+    p.add_argument("--no-memo-too", action="store_true",
+                   help="also the user-style calls with no sort remembered (as before "
+                        "issue 29)")
     args = p.parse_args()
 
     dev, gold_dev, test, gold_test = load_inputs(args.workdir, args.rows)
@@ -221,6 +239,11 @@ def main():
     }
     if args.no_numpy:
         del runs["numpy+sklearn"]
+    if args.no_memo_too:
+        def no_memo():
+            with sorts_not_remembered():
+                return user_pipeline(dev, gold_dev, test, gold_test, counts, args.n_threads)
+        runs["user-style, no memo"] = no_memo
     scores_test = threshold(test, gold_test, T).score.copy()
     scores_dev = threshold(dev, gold_dev, T).score.copy()
     sorts = {"sort test": lambda: np.sort(scores_test), "sort dev": lambda: np.sort(scores_dev)}
@@ -256,6 +279,11 @@ def main():
              f"{best['user-style'] / floor2:.2f}x of floor (2 sorts); median of rounds "
              f"{median_user:.2f}x", _verdict(best["user-style"] / floor2 <= 1.25,
                                              "<= 1.25x at 10^8, <= 1.2x at 5*10^8"))]
+    if "user-style, no memo" in runs:
+        t = best["user-style, no memo"]
+        assert _flat(results["user-style, no memo"]) == _flat(user)
+        rows.append(("user-style, sorts not remembered", t, f"{t / floor2:.2f}x of floor "
+                     f"(2 sorts); {t / best['user-style']:.2f}x user-style", ""))
     if "numpy+sklearn" in runs:
         # The same job: identical measures before; calibrated scores equal up to
         # float32 rounding (sparsecal returns float32 scores), which can move a few
