@@ -45,9 +45,12 @@ Usage::
     .venv/bin/python benchmarks/compare_pipeline.py --rows 100000   # smoke run
     options: --repeats K  --workdir DIR  --json FILE  --n-threads N  --no-numpy
              --no-memo-too (the user-style calls also with no sort remembered)
+             --baseline PACKAGE (also with an older tree's package, renamed, in this
+             process)
 """
 import argparse
 import contextlib
+import importlib
 import json
 import os
 import sys
@@ -63,7 +66,7 @@ from _baselines import best_chunk, floor_count, numpy_threshold  # noqa: E402
 
 import sparsecal  # noqa: E402
 from sparsecal import (GroupedCalibrator, IsotonicCalibrator, TagGroups,  # noqa: E402
-                       gmce, mce, smce, smce_and_gmce, threshold)
+                       smce_and_gmce, threshold)
 
 T = 0.01
 N_GROUPS = 5
@@ -112,21 +115,22 @@ def sparsecal_pipeline(dev, gold_dev, test, gold_test, counts, n_threads, times=
     return before, after, e_cal.score
 
 
-def user_pipeline(dev, gold_dev, test, gold_test, counts, n_threads, times=None):
+def user_pipeline(dev, gold_dev, test, gold_test, counts, n_threads, times=None,
+                  sc=sparsecal):
     """The calls one by one, as the README shows them (``n_threads`` goes to
-    ``threshold``; the measures use the default)."""
+    ``threshold``; the measures use the default), with the package ``sc``."""
     clock = _Clock(times)
-    e_dev = clock("threshold dev", threshold, dev, gold_dev, T, n_threads=n_threads)
-    e_test = clock("threshold test", threshold, test, gold_test, T, n_threads=n_threads)
-    groups = clock("groups", TagGroups.from_counts, counts, N_GROUPS, n_tags=dev.shape[1])
-    before = (clock("smce before", smce, e_test, n_bins=N_BINS).value,
-              [r.value for r in clock("gmce before", gmce, e_test, groups, n_bins=N_BINS)])
-    per_tag = clock("mce before", mce, e_test).value
+    e_dev = clock("threshold dev", sc.threshold, dev, gold_dev, T, n_threads=n_threads)
+    e_test = clock("threshold test", sc.threshold, test, gold_test, T, n_threads=n_threads)
+    groups = clock("groups", sc.TagGroups.from_counts, counts, N_GROUPS, n_tags=dev.shape[1])
+    before = (clock("smce before", sc.smce, e_test, n_bins=N_BINS).value,
+              [r.value for r in clock("gmce before", sc.gmce, e_test, groups, n_bins=N_BINS)])
+    per_tag = clock("mce before", sc.mce, e_test).value
     cal = clock("isotonic fit (dev)",
-                GroupedCalibrator(IsotonicCalibrator(), groups).fit, e_dev)
+                sc.GroupedCalibrator(sc.IsotonicCalibrator(), groups).fit, e_dev)
     e_cal = clock("isotonic apply (test)", cal.transform, e_test)
-    after = (clock("smce after", smce, e_cal, n_bins=N_BINS).value,
-             [r.value for r in clock("gmce after", gmce, e_cal, groups, n_bins=N_BINS)])
+    after = (clock("smce after", sc.smce, e_cal, n_bins=N_BINS).value,
+             [r.value for r in clock("gmce after", sc.gmce, e_cal, groups, n_bins=N_BINS)])
     return before, after, e_cal.score, per_tag
 
 
@@ -213,6 +217,9 @@ def main():
     p.add_argument("--json", default=None)
     p.add_argument("--no-numpy", action="store_true",
                    help="skip the numpy+sklearn pipeline (the slowest)")
+    p.add_argument("--baseline", help="also the user-style calls with this package: "
+                   "another tree's sparsecal/ copied under another name onto the path "
+                   "(e.g. sparsecal_base, its relative imports unchanged)")
     p.add_argument("--no-memo-too", action="store_true",
                    help="also the user-style calls with no sort remembered (as before "
                         "issue 29)")
@@ -244,6 +251,10 @@ def main():
             with sorts_not_remembered():
                 return user_pipeline(dev, gold_dev, test, gold_test, counts, args.n_threads)
         runs["user-style, no memo"] = no_memo
+    if args.baseline:
+        base = importlib.import_module(args.baseline)
+        runs["user-style, baseline"] = lambda: user_pipeline(
+            dev, gold_dev, test, gold_test, counts, args.n_threads, sc=base)
     scores_test = threshold(test, gold_test, T).score.copy()
     scores_dev = threshold(dev, gold_dev, T).score.copy()
     sorts = {"sort test": lambda: np.sort(scores_test), "sort dev": lambda: np.sort(scores_dev)}
@@ -283,6 +294,11 @@ def main():
         t = best["user-style, no memo"]
         assert _flat(results["user-style, no memo"]) == _flat(user)
         rows.append(("user-style, sorts not remembered", t, f"{t / floor2:.2f}x of floor "
+                     f"(2 sorts); {t / best['user-style']:.2f}x user-style", ""))
+    if "user-style, baseline" in runs:
+        t = best["user-style, baseline"]
+        assert _flat(results["user-style, baseline"]) == _flat(user)
+        rows.append((f"user-style, {args.baseline}", t, f"{t / floor2:.2f}x of floor "
                      f"(2 sorts); {t / best['user-style']:.2f}x user-style", ""))
     if "numpy+sklearn" in runs:
         # The same job: identical measures before; calibrated scores equal up to
