@@ -19,13 +19,15 @@ Usage::
 """
 import argparse
 import os
-import time
+import sys
 
 import numpy as np
 
-from sparsecal.core.binning import bin_statistics, replicated_bin_sums
-from sparsecal.metrics import ConfidenceInterval, calibration_error
-from sparsecal.metrics.ce import ce_of_gaps
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _machine import interleaved  # noqa: E402
+from sparsecal.core.binning import bin_statistics, replicated_bin_sums  # noqa: E402
+from sparsecal.metrics import ConfidenceInterval, calibration_error  # noqa: E402
+from sparsecal.metrics.ce import ce_of_gaps  # noqa: E402
 
 
 def index_draws(x, y, spec):
@@ -66,15 +68,7 @@ def main():
     print(f"n={args.n:,} ({np.unique(x).size:,} distinct scores), {args.resamples} "
           f"replicates; load {os.getloadavg()}")
     runs = {"entry-index draws (before)": index_draws, "table draws (now)": table_draws}
-    wall = {k: [] for k in runs}
-    cpu = {k: [] for k in runs}
-    ends = {}
-    for _ in range(args.rounds):
-        for name, fn in runs.items():
-            t0, c0 = time.perf_counter(), time.process_time()
-            ends[name] = fn(x, y, spec)
-            wall[name].append(time.perf_counter() - t0)
-            cpu[name].append(time.process_time() - c0)
+    wall, cpu, ends = interleaved(runs, args.rounds, x, y, spec)
     base = "entry-index draws (before)"
     print("\n| draws | wall best / median (s) | CPU median (s) | CPU ratio to before "
           "(median of rounds) | interval |\n|---|---|---|---|---|")

@@ -15,11 +15,13 @@ Usage::
 """
 import argparse
 import os
-import time
+import sys
 
 import numpy as np
 
-from sparsecal import PlattCalibrator
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _machine import interleaved  # noqa: E402
+from sparsecal import PlattCalibrator  # noqa: E402
 
 
 def lbfgs_platt(x, y, eps=1e-7):
@@ -58,15 +60,7 @@ def main():
     y = (rng.random(args.n) < x ** 1.5).astype(np.uint8)
     print(f"PlattCalibrator fit, n={args.n:,} float32 scores; load {os.getloadavg()}")
     runs = {"L-BFGS (before)": lbfgs_platt, "Newton (now)": newton_platt}
-    wall = {k: [] for k in runs}
-    cpu = {k: [] for k in runs}
-    fits = {}
-    for _ in range(args.rounds):
-        for name, fn in runs.items():
-            t0, c0 = time.perf_counter(), time.process_time()
-            fits[name] = fn(x, y)
-            wall[name].append(time.perf_counter() - t0)
-            cpu[name].append(time.process_time() - c0)
+    wall, cpu, fits = interleaved(runs, args.rounds, x, y)
     base = "L-BFGS (before)"
     print("\n| fit | wall best / median (s) | CPU best / median (s) | wall ratio, median of "
           "rounds |\n|---|---|---|---|")
