@@ -184,7 +184,8 @@ def remember_sort(scores, carried=None):
     of a sort if it is exactly the stable order of ``scores`` (checked in one
     pass, which stops at the first rank out of order).
     """
-    if (scores.ndim == 1 and scores.dtype in (np.float32, np.float64) and immutable(scores)
+    if (scores.ndim == 1 and scores.dtype in (np.float32, np.float64)
+            and scores.flags.c_contiguous and immutable(scores)
             and remembered_sort(scores) is None):
         _MEMOS[id(scores)] = _Memo(scores, carried)
 
