@@ -1,12 +1,15 @@
 """The machine during a benchmark, shared by ``compare_core.py`` and
 ``bench_crf.py``: how much CPU time other processes took meanwhile
 (:class:`ForeignLoad`), and spinning processes that keep other CPUs busy on
-purpose (:class:`BusyCores`, the "other core busy" condition).
+purpose (:class:`BusyCores`, the "other core busy" condition); and
+:func:`interleaved`, the round-robin timing of ``bench_bootstrap.py`` and
+``bench_logistic.py``.
 """
 import os
 import resource
 import subprocess
 import sys
+import time
 
 
 def _cpu_busy_jiffies():
@@ -63,3 +66,19 @@ class BusyCores:
             p.kill()
             p.wait()
         return False
+
+
+def interleaved(runs, n_rounds, *args):
+    """Each of ``runs`` (name -> function of ``args``) once per round, round-robin,
+    so that the machine's noise hits all alike: ``(wall, cpu, results)``, the
+    seconds of every round per name and each function's last result."""
+    wall = {name: [] for name in runs}
+    cpu = {name: [] for name in runs}
+    results = {}
+    for _ in range(n_rounds):
+        for name, fn in runs.items():
+            t0, c0 = time.perf_counter(), time.process_time()
+            results[name] = fn(*args)
+            wall[name].append(time.perf_counter() - t0)
+            cpu[name].append(time.process_time() - c0)
+    return wall, cpu, results

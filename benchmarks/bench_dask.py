@@ -9,7 +9,8 @@ dev's gold counts); one isotonic calibrator per group fitted on dev and applied 
 test entries; SMCE and GMCE after.
 
 - ``single``: the public single-machine API, ``n_threads=--workers``, on memory
-  maps of the files.
+  maps of the files (started alongside the cluster: one run of each path per
+  round, the rounds interleaved, so that both see the same machine).
 - ``dask``: ``sparsecal.distributed`` on ``LocalCluster(n_workers=--workers,
   threads_per_worker=1)``; each worker reads its row chunks of the scores and
   of the gold tags from the files (``sparsecal.cli.cluster.dask_scores``);
@@ -154,8 +155,9 @@ def _warm():
     import sparsecal.distributed.isotonic  # noqa: F401
 
 
-def distributed(dev_path, test_path, dev_gold, test_gold, groups, workers, chunk_rows,
-                repeat, dask_malloc=False):
+@contextlib.contextmanager
+def cluster_client(workers, dask_malloc=False):
+    """A client of a started local cluster whose workers imported the package."""
     import dask.array  # noqa: F401  (as the single path's imports: before the timings)
     from distributed import Client
     with sd.local_cluster(workers, malloc=not dask_malloc,
@@ -163,9 +165,7 @@ def distributed(dev_path, test_path, dev_gold, test_gold, groups, workers, chunk
         client.run(_warm)
         print("worker malloc settings:", client.run(
             lambda: {k: os.environ.get(k) for k in sd.WORKER_MALLOC}))
-        runs = [_distributed_steps(client, dev_path, test_path, dev_gold, test_gold, groups,
-                                   chunk_rows) for _ in range(repeat)]
-        return _best([r[0] for r in runs]), runs[-1][1]
+        yield client
 
 
 def _distributed_steps(client, dev_path, test_path, dev_gold, test_gold, groups, chunk_rows):
@@ -216,14 +216,21 @@ def main():
     with tempfile.TemporaryDirectory(dir=args.workdir) as d:
         paths = [os.path.join(d, f"{n}.npy") for n in ("dev", "test")]
         golds = [write_score_matrix(p, args.rows, seed=i) for i, p in enumerate(paths)]
-        singles = [single(*paths, *golds, args.workers) for _ in range(args.repeat)]
+        singles, dists = [], []
+        with cluster_client(args.workers, args.dask_malloc) as client:
+            for _ in range(args.repeat):   # the two paths interleaved: the same load
+                singles.append(single(*paths, *golds, args.workers))
+                groups = singles[-1][1]
+                dists.append(_distributed_steps(client, *paths, *golds, groups,
+                                                args.chunk_rows))
         one, (_, groups, res_one, sizes) = _best([r[0] for r in singles]), singles[-1]
         for r in one[:2]:
             r["entries"] = sizes[0] if "dev" in r["step"] else sizes[1]
-        dist, res_dist = distributed(*paths, *golds, groups, args.workers, args.chunk_rows,
-                                     args.repeat, args.dask_malloc)
+        dist, res_dist = _best([r[0] for r in dists]), dists[-1][1]
         for r, o in zip(dist, one):
             r["entries"] = o["entries"]
+        rounds = [sum(r["seconds"] for r in b[0]) / sum(r["seconds"] for r in a[0])
+                  for a, b in zip(singles, dists)]
     for pair in zip(res_dist, res_one):
         check_equal(*pair)
     total, cpu = ({k: sum(r[field] for r in rows) for k, rows in (("single", one),
@@ -233,6 +240,7 @@ def main():
               "repeat": args.repeat, "dask_malloc": args.dask_malloc, "entries_dev_test": sizes, "single": one, "dask": dist,
               "total_seconds": total, "total_cpu_seconds": cpu,
               "ratio_dask_over_single": round(total["dask"] / total["single"], 3),
+              "ratio_per_round": [round(r, 3) for r in rounds],
               "cpu_ratio_dask_over_single": round(cpu["dask"] / cpu["single"], 3),
               "results_equal": True}
     dense = args.rows * N_TAGS
@@ -253,7 +261,7 @@ def main():
     print(f"\ntotal: single {total['single']:.2f} s, dask {total['dask']:.2f} s "
           f"(ratio {report['ratio_dask_over_single']}); CPU: single {cpu['single']:.2f} s, "
           f"dask {cpu['dask']:.2f} s (ratio {report['cpu_ratio_dask_over_single']}); "
-          "results equal")
+          f"wall ratio per round (interleaved) {report['ratio_per_round']}; results equal")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1)

@@ -142,7 +142,10 @@ def _resolves(dotted):
 
 def _cli_strings():
     """Every string constant of sparsecal/cli (docstrings are --help text)."""
-    for path in sorted((ROOT / "sparsecal" / "cli").glob("*.py")):
+    import sparsecal.cli   # the installed package's sources (the wheel's in CI)
+    paths = sorted(Path(sparsecal.cli.__file__).parent.glob("*.py"))
+    assert len(paths) > 5, paths
+    for path in paths:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 yield path.name, node.value

@@ -43,7 +43,7 @@ class EntryTransformer:
         self._check_fitted()
         if not isinstance(entries, Entries):
             raise TypeError("transform takes Entries (see sparsecal.threshold)")
-        return entries.with_scores(self._calibrate(entries.score, entries.tag))
+        return entries._with_scores(self._calibrate(entries.score, entries.tag), owned=True)
 
     def transform_dense(self, scores, out=None, *, chunk_rows=None, progress=None):
         """Calibrate a dense score matrix: scores ``>= threshold_`` get their group's

@@ -57,38 +57,67 @@ def fit_logistic(features, positive, weights, *, shift=0.0, l2=0.0, intercept=Tr
     ``L = sum_i weights_i log(1 + exp(-z_i (features_i . beta + c + shift))) + l2 / 2
     ||beta||^2``, ``z_i = +-1``; ``c`` is unpenalised, and 0 without ``intercept``.
     """
-    from scipy.special import expit, log_expit
-
-    x = np.hstack([features, np.ones((features.shape[0], 1))]) if intercept else features
-    penalty = np.full(x.shape[1], float(l2))
+    # Columns and vector products without BLAS, whose threads stall on a busy
+    # machine (a dot product of 10^6 values took 12 ms instead of 0.2 under load).
+    cols = [np.ascontiguousarray(features[:, j], dtype=np.float64)
+            for j in range(features.shape[1])]
+    k, m = len(cols), len(cols) + intercept
+    penalty = np.full(m, float(l2))
     if intercept:
         penalty[-1] = 0.0
-    z = np.where(positive, 1.0, -1.0)
+    y = positive.astype(np.float64)
+    sign = 1.0 - 2.0 * y                        # -z: the margin's sign flipped
 
-    def loss(theta):                            # and the linear predictor
-        eta = x @ theta + shift
-        return eta, -np.sum(weights * log_expit(z * eta)) + 0.5 * np.sum(penalty * theta * theta)
+    def evaluate(theta):
+        """The linear predictor, ``exp(-|eta|)`` and the loss: one exponential
+        serves the loss now and the probabilities of the next Newton step."""
+        eta = np.full(y.shape[0], (theta[-1] if intercept else 0.0) + shift)
+        for j in range(k):
+            eta += theta[j] * cols[j]
+        e = np.exp(-np.abs(eta))
+        soft = np.maximum(sign * eta, 0.0)      # log(1 + exp(-z eta))
+        soft += np.log1p(e)
+        return eta, e, _dot(weights, soft) + 0.5 * float(penalty @ (theta * theta))
 
-    theta = np.zeros(x.shape[1])
-    eta, value = loss(theta)
+    theta = np.zeros(m)
+    eta, e, value = evaluate(theta)
     for _ in range(MAX_ITER):
-        p = expit(eta)
-        grad = x.T @ (weights * (p - positive)) + penalty * theta
-        hess = (x * (weights * p * (1.0 - p))[:, None]).T @ x + np.diag(penalty)
+        inv = 1.0 / (1.0 + e)
+        q = e * inv                              # expit(-|eta|)
+        p = 0.5 + np.copysign(0.5 - q, eta)      # expit(eta)
+        r = weights * (p - y)
+        h = weights * q * inv                    # weights p (1 - p)
+        terms = cols + [None] * intercept        # None: the intercept's column of ones
+        grad = np.array([_dot(r, a) for a in terms]) + penalty * theta
+        hess = np.diag(penalty)
+        for i, a in enumerate(terms):
+            for j in range(i, m):
+                hess[i, j] += _dot(h, a, terms[j])
+                hess[j, i] = hess[i, j]
         step = np.linalg.lstsq(hess, grad, rcond=None)[0]
         decrement = float(grad @ step)          # Newton decrement squared
         if not decrement > 1e-30:
             break
+        if 0.5 * decrement < 1e-15 * max(abs(value), 1e-300):
+            # the last step: the decrease it promises is below the loss's rounding,
+            # where a line search would only see noise
+            theta = theta - step
+            break
         t = 1.0
         while t > 1e-12:
-            new_eta, new = loss(theta - t * step)
+            new_eta, new_e, new = evaluate(theta - t * step)
             if new <= value - 1e-4 * t * decrement:
                 break
             t *= 0.5
         else:
             break                               # no decrease left in float64
-        theta, eta, value = theta - t * step, new_eta, new
-        if 0.5 * decrement < 1e-15 * max(abs(value), 1e-300):
-            break
+        theta, eta, e, value = theta - t * step, new_eta, new_e, new
     beta = theta[:-1] if intercept else theta
     return beta, float(theta[-1]) if intercept else 0.0
+
+
+def _dot(w, a=None, b=None):
+    """``sum(w * a * b)`` over the columns given (None: ones), in one pass without
+    BLAS."""
+    operands = [v for v in (w, a, b) if v is not None]
+    return float(np.einsum(",".join("i" * len(operands)) + "->", *operands))

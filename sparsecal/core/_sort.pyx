@@ -258,3 +258,30 @@ cdef void _argsort_separate(const floating[::1] x, key_t* keys, int64_t* perm,
     elif where == -1:
         for i in range(n):
             perm[i] = i
+
+
+def carried_order(const floating[::1] x, const int64_t[::1] perm, floating[::1] sorted_x):
+    """Whether ``perm`` is the stable ascending order of ``x`` (consecutive ranks
+    ascending, equal values in index order); if so ``sorted_x`` holds ``x[perm]``
+    as :func:`argsort_floats` leaves it (-0.0 as +0.0). Stops at the first rank
+    out of order.
+    """
+    cdef Py_ssize_t i, n = x.shape[0]
+    cdef floating v, prev = 0
+    cdef bint ok = True
+    if perm.shape[0] != n or sorted_x.shape[0] != n:
+        raise ValueError("perm and sorted_x must hold one value per x")
+    with nogil:
+        for i in range(n):
+            if perm[i] < 0 or perm[i] >= n:
+                ok = False
+                break
+            v = x[perm[i]]
+            if v == 0:
+                v = 0   # -0.0 sorts and is stored as +0.0
+            if i and (v < prev or (v == prev and perm[i] <= perm[i - 1])):
+                ok = False
+                break
+            sorted_x[i] = v
+            prev = v
+    return ok

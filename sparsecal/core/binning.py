@@ -8,6 +8,7 @@ rank, so tied scores may fall in different bins. Fixed-width bins split [0, 1]
 into ``n_bins`` equal intervals ``[i/B, (i+1)/B)``, the last one closed.
 """
 from dataclasses import dataclass
+import weakref
 
 import numpy as np
 
@@ -102,7 +103,9 @@ def argsort_scores(scores, *, n_threads=None):
     """Stable ascending argsort of float scores, and the sorted scores.
 
     A parallel LSD radix sort on the float bit patterns; the order of
-    ``np.argsort(scores, kind="stable")`` (-0.0 and 0.0 count as equal).
+    ``np.argsort(scores, kind="stable")`` (-0.0 and 0.0 count as equal). The
+    sort of an :class:`~sparsecal.Entries`' scores is remembered
+    (:func:`remember_sort`): later calls return the same read-only arrays.
 
     Parameters
     ----------
@@ -124,9 +127,22 @@ def argsort_scores(scores, *, n_threads=None):
     >>> sorted_scores
     array([0.1, 0.1, 0.4, 0.7, 0.9])
     """
+    memo = _MEMOS.get(id(scores))
+    if memo is not None and memo.ref() is scores:
+        if memo.order is None:
+            order = None if memo.carried is None else _carried(scores, memo.carried())
+            memo.order = order or _argsort(scores, n_threads)
+            memo.carried = None
+            for a in memo.order:
+                a.flags.writeable = False
+        return memo.order
     x = np.ascontiguousarray(as_float_array(scores, "scores"))
     if np.isnan(x).any():
         raise ValueError("scores contains NaN, which has no place in a sort order")
+    return _argsort(x, n_threads)
+
+
+def _argsort(x, n_threads):
     n = x.shape[0]
     perm = np.empty(n, dtype=np.int64)
     # float32: the keys are packed with their indices, and ``sorted_x`` is the
@@ -137,6 +153,87 @@ def argsort_scores(scores, *, n_threads=None):
     if packed:
         sorted_x.resize(n, refcheck=False)   # gives the second half back
     return perm, sorted_x
+
+
+# The remembered sorts, by the id of the score array (:func:`remember_sort`).
+_MEMOS = {}
+
+
+class _Memo:
+    """The sort of one score array, once computed, or ``carried``: a function
+    giving a candidate order (an int64 permutation, or None), checked before use.
+    """
+
+    __slots__ = ("ref", "order", "carried")
+
+    def __init__(self, scores, carried):
+        key = id(scores)   # the callback holds the key, not the memo (no cycle)
+        self.ref = weakref.ref(scores, lambda ref: _MEMOS.pop(key, None)
+                               if getattr(_MEMOS.get(key), "ref", None) is ref else None)
+        self.order, self.carried = None, carried
+
+
+def remember_sort(scores, carried=None):
+    """Remember the sort of ``scores`` from the first :func:`argsort_scores` of it
+    for as long as it lives, if nothing can change it (it and the arrays under
+    it are read-only): 8 bytes per value for the order and the value's own size
+    for the sorted values (12 bytes per float32 value, 16 per float64).
+
+    ``carried`` (optional, see :func:`carry`) is a function returning a candidate
+    order, e.g. that of an array ``scores`` was derived from: it is used instead
+    of a sort if it is exactly the stable order of ``scores`` (checked in one
+    pass, which stops at the first rank out of order).
+    """
+    if (scores.ndim == 1 and scores.dtype in (np.float32, np.float64)
+            and scores.flags.c_contiguous and immutable(scores)
+            and remembered_sort(scores) is None):
+        _MEMOS[id(scores)] = _Memo(scores, carried)
+
+
+def carry(parent, derive=None):
+    """A ``carried`` function for :func:`remember_sort`: the order remembered for
+    the array ``parent`` (held weakly until its order exists), through
+    ``derive(perm)`` if given."""
+    order = remembered_sort(parent)
+    if order is not None:
+        perm = order[0]
+        return lambda: perm if derive is None else derive(perm)
+    ref = weakref.ref(parent)
+
+    def carried():
+        p = ref()
+        order = None if p is None else remembered_sort(p)
+        return None if order is None else order[0] if derive is None else derive(order[0])
+    return carried
+
+
+def remembered_sort(scores):
+    """The order :func:`argsort_scores` remembered for ``scores``, or None."""
+    memo = _MEMOS.get(id(scores))
+    return memo.order if memo is not None and memo.ref() is scores else None
+
+
+def immutable(a):
+    """Whether nothing can change ``a``: it and every array and buffer under it are
+    read-only."""
+    while isinstance(a, np.ndarray):
+        if a.flags.writeable:
+            return False
+        a = a.base
+    if a is None:
+        return True
+    try:
+        return memoryview(a).readonly
+    except TypeError:
+        return False
+
+
+def _carried(x, perm):
+    """``(perm, x[perm])`` if ``perm`` is the stable order of ``x``, else None."""
+    if perm is None or perm.shape != x.shape:
+        return None
+    sorted_x = np.empty_like(x)
+    return (perm, sorted_x) if _sort.carried_order(x, perm, sorted_x) else None
 
 
 def equal_mass_bin_starts(n, n_bins=None, bin_size=None):

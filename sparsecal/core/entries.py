@@ -12,6 +12,7 @@ import numpy as np
 
 from .._docs import fill_doc
 from . import _threshold
+from .binning import carry, immutable, remember_sort
 from .progress import check_progress
 from .threads import get_n_threads
 from .validation import (as_array, check_choice, check_float_matrix, check_gold,
@@ -59,10 +60,12 @@ class Entries:
     Entries(n=2, dtype=float64, n_tags=2, n_tokens=None, threshold=0.0, positives=1)
     """
 
-    __slots__ = ("score", "tag", "label", "token", "n_tags", "n_tokens", "threshold")
+    __slots__ = ("score", "tag", "label", "token", "n_tags", "n_tokens", "threshold",
+                 "_splits")
 
     def __init__(self, score, tag, label, token=None, *, n_tags=None, n_tokens=None,
                  threshold=0.0):
+        score_given, tag_given, label_given, token_given = score, tag, label, token
         score = check_probabilities(score, "score")
         n = score.shape[0]
         tag = as_array(tag, "tag")
@@ -85,22 +88,34 @@ class Entries:
             if token.dtype.kind not in "iu":
                 raise TypeError(f"token must hold integers, got dtype {token.dtype}")
             token = np.ascontiguousarray(token, dtype=np.int64)
-        self.score = score
-        self.tag = np.ascontiguousarray(tag, dtype=np.int32)
-        self.label = label
-        self.token = token
+        given = {id(a) for a in (score_given, tag_given, label_given, token_given)}
+        self._set(*(None if a is None else _read_only(a, given) for a in (
+            score, np.ascontiguousarray(tag, dtype=np.int32), label, token)))
         self.n_tags = n_tags
         self.n_tokens = None if n_tokens is None else check_positive_int(
             n_tokens, "n_tokens", allow_zero=True)
         self.threshold = check_unit_interval(threshold, "threshold")
 
     @classmethod
-    def _trusted(cls, score, tag, label, token, n_tags, n_tokens, threshold):
-        """Build from kernel output without re-validating it."""
+    def _trusted(cls, score, tag, label, token, n_tags, n_tokens, threshold, carried=None):
+        """Build from arrays no one else writes to (kernel output, another Entries'
+        arrays) without re-validating them; they are made read-only."""
         self = object.__new__(cls)
-        self.score, self.tag, self.label, self.token = score, tag, label, token
+        for a in (score, tag, label, token):
+            if a is not None:
+                a.flags.writeable = False
+        self._set(score, tag, label, token, carried)
         self.n_tags, self.n_tokens, self.threshold = n_tags, n_tokens, threshold
         return self
+
+    def _set(self, score, tag, label, token, carried=None):
+        self.score, self.tag, self.label, self.token = score, tag, label, token
+        remember_sort(score, carried)
+        self._splits = [] if immutable(tag) and immutable(label) else None
+
+    def __reduce__(self):
+        return (_rebuild, (self.score, self.tag, self.label, self.token, self.n_tags,
+                           self.n_tokens, self.threshold))
 
     def __len__(self):
         return self.score.shape[0]
@@ -112,18 +127,68 @@ class Entries:
 
     def take(self, index):
         """The entries at ``index`` (integer array, slice or boolean mask)."""
+        arrays = [None if a is None else np.ascontiguousarray(a[index])
+                  for a in (self.score, self.tag, self.label, self.token)]
+        keep = _kept(index, len(self))
         return Entries._trusted(
-            self.score[index], self.tag[index], self.label[index],
-            None if self.token is None else self.token[index],
-            self.n_tags, self.n_tokens, self.threshold)
+            *arrays, self.n_tags, self.n_tokens, self.threshold,
+            None if keep is None else carry(self.score, lambda perm: _kept_order(perm, keep)))
 
     def with_scores(self, score):
         """The same entries with new (validated) scores, sharing the other arrays."""
+        return self._with_scores(score)
+
+    def _with_scores(self, score, owned=False):
+        """:meth:`with_scores`; ``owned``: no one else writes to ``score`` (a
+        calibrator's output), which is then kept as it is, made read-only. The sort
+        is carried over where it still holds."""
+        given = score
         score = check_probabilities(score, "score")
         if score.shape != self.score.shape:
             raise ValueError(f"score has shape {score.shape}, expected {self.score.shape}")
-        return Entries._trusted(score, self.tag, self.label, self.token,
-                                self.n_tags, self.n_tokens, self.threshold)
+        if not owned:
+            score = _read_only(score, {id(given)})
+        return Entries._trusted(score, self.tag, self.label, self.token, self.n_tags,
+                                self.n_tokens, self.threshold, carry(self.score))
+
+
+def _rebuild(score, tag, label, token, n_tags, n_tokens, threshold):
+    """An unpickled :class:`Entries` (its arrays are new copies)."""
+    return Entries._trusted(score, tag, label, token, n_tags, n_tokens, threshold)
+
+
+def _read_only(a, given):
+    """``a`` read-only: itself if it is a new array (a copy made in validation),
+    else a read-only view (the caller's array stays writable)."""
+    if id(a) in given or a.base is not None:
+        a = a.view()
+    a.flags.writeable = False
+    return a
+
+
+def _kept(index, n):
+    """The boolean mask of the entries ``take(index)`` keeps, if it keeps them in
+    their order (a boolean mask, a slice of positive step, increasing indices)."""
+    if isinstance(index, slice):
+        if index.step is not None and index.step <= 0:
+            return None
+        keep = np.zeros(n, dtype=bool)
+        keep[index] = True
+        return keep
+    index = np.asarray(index)
+    if index.dtype == np.bool_ and index.shape == (n,):
+        return index   # (a candidate order is checked before use)
+    if index.dtype.kind in "iu" and index.ndim == 1 and (index.size == 0 or (
+            index[0] >= 0 and (np.diff(index) > 0).all())):
+        keep = np.zeros(n, dtype=bool)
+        keep[index] = True
+        return keep
+    return None
+
+
+def _kept_order(perm, keep):
+    """The stable order of ``x[keep]`` given ``perm``, the stable order of ``x``."""
+    return (np.cumsum(keep) - 1)[perm[keep[perm]]]
 
 
 def _raise_invalid(block, row_offset):

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from . import _partition
+from .binning import remembered_sort
 from .jsonfile import read_json
 from .threads import get_n_threads
 from .validation import as_array, check_allocation, check_positive_int
@@ -451,17 +452,43 @@ def partition_by_group(tag, tag_to_group, n_groups=None):
 
 
 def split_sorted_by_group(entries, groups, perm, sorted_scores, *, n_threads=None):
-    """``(labels, group scores, group labels, offsets)`` of entries sorted by score, by group."""
+    """``(labels, group scores, group labels, offsets)`` of entries sorted by score
+    (``perm, sorted_scores``), by group; one stable sort serves every group's binning.
+    Entries remember the split of their remembered sort by their last groupings."""
+    splits = getattr(entries, "_splits", None)
+    order = remembered_sort(entries.score)
+    if splits is None or order is None or order[0] is not perm:
+        return _split_sorted(entries, groups.tag_to_group, groups.n_groups, perm,
+                             sorted_scores, n_threads)
+    for i, (mapping, split) in enumerate(splits):
+        if split[3].shape[0] == groups.n_groups + 1 and np.array_equal(
+                mapping, groups.tag_to_group):
+            splits.append(splits.pop(i))
+            return split
+    split = _split_sorted(entries, groups.tag_to_group, groups.n_groups, perm,
+                          sorted_scores, n_threads)
+    for a in split:
+        a.flags.writeable = False
+    splits.append((np.array(groups.tag_to_group), split))
+    del splits[:-_SPLITS_KEPT]
+    return split
+
+
+#: Splits an :class:`~sparsecal.Entries` remembers (the last groupings used).
+_SPLITS_KEPT = 2
+
+
+def _split_sorted(entries, tag_to_group, n_groups, perm, sorted_scores, n_threads):
     n = perm.shape[0]
     sorted_labels = np.empty(n, dtype=np.uint8)
     group_scores = np.empty_like(sorted_scores)
     group_labels = np.empty(n, dtype=np.uint8)
-    offsets = np.empty(groups.n_groups + 1, dtype=np.int64)
+    offsets = np.empty(n_groups + 1, dtype=np.int64)
     # the kernel's per-entry code 2 * group + label: one byte when it fits
-    code = np.empty(n, dtype=np.uint8 if groups.n_groups <= 128 else
-                    np.int32 if groups.n_groups <= 2**30 else np.int64)
+    code = np.empty(n, dtype=np.uint8 if n_groups <= 128 else
+                    np.int32 if n_groups <= 2**30 else np.int64)
     _partition.split_sorted_by_group(
         perm, sorted_scores, entries.label, np.ascontiguousarray(entries.tag, np.int32),
-        np.ascontiguousarray(groups.tag_to_group, np.int64), code, sorted_labels,
+        np.ascontiguousarray(tag_to_group, np.int64), code, sorted_labels,
         group_scores, group_labels, offsets, get_n_threads(n_threads, n))
     return sorted_labels, group_scores, group_labels, offsets

@@ -18,9 +18,11 @@ def per_block(func, blocks, *args):
 def tree(parts, merge, split_every=SPLIT_EVERY):
     """``merge`` of lazy partial results in a tree, ``split_every`` per task; lazy."""
     step = require_dask().delayed(merge, pure=True)
-    while len(parts) > 1:
-        parts = [step(parts[i:i + split_every]) for i in range(0, len(parts), split_every)]
-    return step(parts)
+    while True:   # every part merged at least once (none: merge([])), the root once
+        parts = [step(parts[i:i + split_every])
+                 for i in range(0, max(len(parts), 1), split_every)]
+        if len(parts) == 1:
+            return parts[0]
 
 
 def tree_merge(func, merge, blocks, *args, split_every=SPLIT_EVERY):

@@ -173,6 +173,8 @@ def _measures_by_group(measures, entries, groups, options, counter):
     A measure undefined on a set of entries (a DegenerateDataError) is NaN there,
     with one warning; measures of one function and arguments share its call.
     """
+    if not measures:
+        return {}
     perm, offsets = groups.partition(entries)
     results, undefined = {}, {}   # undefined: (measure, reason) -> parts
 

@@ -15,7 +15,8 @@ import numpy as np
 
 from ..core.binning import argsort_scores, bin_statistics, equal_mass_bin_starts
 from ..core.entries import check_entries
-from ..core.groups import check_groups, partition_by_group, split_sorted_by_group
+from ..core.groups import (TagGroups, check_groups, partition_by_group,
+                           split_sorted_by_group)
 from ..core.progress import ProgressCounter
 from ..core.validation import check_positive_int, check_probabilities
 from .binary import calibration_error, check_debias, sorted_calibration_error
@@ -267,14 +268,21 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, binning=None, 
     check_debias(debias, 2.0, spec)
     min_entries, bins = _mce_settings(min_entries, n_bins, bin_size, binning)
     n_tags = entries.n_tags if entries.n_tags is not None else int(entries.tag.max()) + 1
-    perm, offsets = partition_by_group(entries.tag, np.arange(n_tags), n_tags)
-    sizes = np.diff(offsets)
-    enough, too_few = _mce_tags(sizes, min_entries, bins, debias)
-    per_tag = {}
-    for t in enough:
-        idx = perm[offsets[t]:offsets[t + 1]]
-        per_tag[int(t)] = calibration_error(entries.score[idx], entries.label[idx],
-                                            ci=spec, debias=debias, **bins)
+    if bins.get("binning", "equal-mass") == "equal-mass":   # one remembered sort
+        perm, sorted_x = argsort_scores(check_probabilities(entries.score, "entries.score"))
+        _, tag_x, tag_y, offsets = split_sorted_by_group(
+            entries, TagGroups.per_tag(n_tags), perm, sorted_x)
+        def measure(part):
+            return sorted_calibration_error(tag_x[part], tag_y[part], n_bins=bins.get("n_bins"),
+                                            bin_size=bins.get("bin_size"), ci=spec,
+                                            debias=debias)
+    else:
+        perm, offsets = partition_by_group(entries.tag, np.arange(n_tags), n_tags)
+        def measure(part):
+            return calibration_error(entries.score[perm[part]], entries.label[perm[part]],
+                                     ci=spec, debias=debias, **bins)
+    enough, too_few = _mce_tags(np.diff(offsets), min_entries, bins, debias)
+    per_tag = {int(t): measure(slice(offsets[t], offsets[t + 1])) for t in enough}
     return MarginalCalibrationError(_mce_value(per_tag.values(), debias), per_tag, too_few,
                                     min_entries, bool(debias))
 

@@ -34,15 +34,14 @@ def top_label(entries):
     entries = check_entries(entries)
     if entries.token is None:
         raise ValueError("top-label calibration needs the token of each entry")
-    tok = entries.token
-    if tok.size > 1 and (np.diff(tok) < 0).any():
+    step = np.diff(entries.token)
+    if (step < 0).any():
         raise ValueError("entries must be in token order (as threshold() returns them)")
-    seg = np.concatenate(([0], np.flatnonzero(np.diff(tok)) + 1))
-    best = np.maximum.reduceat(entries.score, seg)
-    seg_id = np.repeat(np.arange(seg.shape[0]), np.diff(np.append(seg, tok.shape[0])))
-    is_best = entries.score == best[seg_id]
-    _, first = np.unique(seg_id[is_best], return_index=True)
-    winner = np.flatnonzero(is_best)[first]
+    new_token = np.concatenate(([True], step != 0))
+    best = np.maximum.reduceat(entries.score, np.flatnonzero(new_token))
+    token_id = np.cumsum(new_token) - 1
+    tied = np.flatnonzero(entries.score == best[token_id])   # every token's best entries
+    winner = tied[np.concatenate(([True], np.diff(token_id[tied]) != 0))]   # the first
     return entries.score[winner], entries.label[winner]
 
 
