@@ -45,8 +45,8 @@ def add_arguments(p):
     p.add_argument("--select-metric", choices=METRICS,
                    help=f"--select: the score of the out-of-fold outputs (default: "
                         f"{METRICS[0]})")
-    p.add_argument("--json", help="--select: write the score table as JSON here")
-    p.add_argument("-o", "--output", required=True, help="directory to save it in")
+    flags.add_output(p, "--json", help="--select: write the score table as JSON here")
+    flags.add_output(p, "-o", "--output", required=True, help="directory to save it in")
     add_cluster_arguments(p)
 
 

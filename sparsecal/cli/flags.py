@@ -6,6 +6,7 @@ error naming the flag. :func:`with_flags` writes the library's argument names
 warning the command prints.
 """
 import argparse
+import os
 import re
 
 #: API argument -> the dest of the flag that sets it, where the two differ
@@ -20,20 +21,31 @@ COMPARE_RESAMPLES = 99
 
 # ------------------------------------------------------------ definitions -- #
 
+def add_input(p, *names, **kwargs):
+    """An argument naming a file or directory the verb reads (:func:`check_paths`
+    keeps every output off it)."""
+    p.add_argument(*names, **kwargs).reads = True
+
+
+def add_output(p, *names, **kwargs):
+    """An argument naming a file or directory the verb writes (:func:`check_paths`)."""
+    p.add_argument(*names, **kwargs).writes = True
+
+
 def add_inputs(p, prefix="", what="scores", required=False, gold=True):
     """``--{prefix}scores`` and ``--{prefix}key``; with ``gold``, also
     ``--{prefix}gold``, ``--{prefix}entries`` and ``--{prefix}scores-format``."""
-    p.add_argument(f"--{prefix}scores", required=required,
+    add_input(p, f"--{prefix}scores", required=required,
                    help=f"{what}: matrix [n_tokens, n_tags] (.npy: memory-mapped; .npz/.pt)")
     p.add_argument(f"--{prefix}key", help=f"array name in a multi-array --{prefix}scores "
                                           "file (.npz / .pt dict)")
     if not gold:
         return
-    p.add_argument(f"--{prefix}gold", help="gold tags (.npy; .txt: one index or tag per "
+    add_input(p, f"--{prefix}gold", help="gold tags (.npy; .txt: one index or tag per "
                                            "line; .conllu; CoNLL columns)")
     if not prefix:
         add_gold_format(p)
-    p.add_argument(f"--{prefix}entries", help=f"thresholded entries (.npz from "
+    add_input(p, f"--{prefix}entries", help=f"thresholded entries (.npz from "
                                               f"--save-entries, or its directory of shards "
                                               f"from a cluster) instead of --{prefix}scores/"
                                               f"--{prefix}gold")
@@ -57,9 +69,9 @@ def add_common(p, seeded):
     """The flags of the verbs that read scores and gold and group tags;
     ``seeded``: what --seed seeds in this verb."""
     add_inputs(p)
-    p.add_argument("--tag-index", help="JSON {tag: column}, for tag strings in gold or "
+    add_input(p, "--tag-index", help="JSON {tag: column}, for tag strings in gold or "
                                        "train counts")
-    p.add_argument("--train-counts", help="JSON {tag: training count} for TFG groups")
+    add_input(p, "--train-counts", help="JSON {tag: training count} for TFG groups")
     p.add_argument("--groups", type=int, default=5,
                    help="TFG groups, with --train-counts (default: 5)")
     p.add_argument("--threshold", type=float, default=0.01,
@@ -187,6 +199,21 @@ class _Refused(argparse.Action):
 
 # ---------------------------------------------------------------- checks -- #
 
+def check_paths(parser, args, argv=()):
+    """Every output of ``parser``'s arguments in ``args`` checked before any work
+    (:func:`sparsecal.io.atomic.check_output`): none is an input, holds one, is
+    another output or lies inside one, or is a device or FIFO."""
+    from ..io.atomic import check_output
+    typed = _flags(parser, argv)
+    given = [(typed[a.dest], getattr(args, a.dest, None), hasattr(a, "writes"))
+             for a in parser._actions if hasattr(a, "reads") or hasattr(a, "writes")]
+    given = [(flag, os.fspath(path), writes) for flag, path, writes in given if path]
+    for i, (flag, path, writes) in enumerate(given):
+        if writes:
+            check_output(path, flag, [(f"the {'output' if w else 'input'} {f}", p)
+                                      for j, (f, p, w) in enumerate(given) if j != i])
+
+
 def check_threads(args):
     """``SPARSECAL_NUM_THREADS`` and ``--n-threads``, checked before any work."""
     from ..core.threads import check_n_threads, env_n_threads
@@ -279,19 +306,28 @@ def resampling_options(args, default=None):
 
 # ----------------------------------------------------------- translation -- #
 
+def _flags(parser, argv=()):
+    """dest -> the flag of ``parser`` that sets it (the spelling in ``argv``, if
+    typed there; a positional argument: its name)."""
+    typed = {a.partition("=")[0] for a in argv if a.startswith("-")}
+    flags = {}
+    for action in parser._actions:
+        if action.help is argparse.SUPPRESS:
+            continue
+        options = [o for o in action.option_strings if o in typed] or \
+            [o for o in action.option_strings if o.startswith("--")] or [action.dest]
+        flags[action.dest] = options[0]
+    return flags
+
+
 def flag_names(parser, argv=()):
     """API argument name -> the flag of ``parser`` that sets it (the spelling in
     ``argv``, if typed there): the names with an underscore, which no sentence
     uses as a word (:func:`with_flags` writes them as flags)."""
     if parser is None:
         return {}
-    typed = {a.partition("=")[0] for a in argv if a.startswith("-")}
-    flags = {}
-    for action in parser._actions:
-        if action.option_strings and action.help is not argparse.SUPPRESS:
-            options = [o for o in action.option_strings if o in typed] or \
-                [o for o in action.option_strings if o.startswith("--")]
-            flags[action.dest] = options[0]
+    flags = {dest: flag for dest, flag in _flags(parser, argv).items()
+             if flag.startswith("-")}
     for name, dest in API_NAMES.items():
         if dest in flags:
             flags.setdefault(name, flags[dest])

@@ -1,7 +1,5 @@
 """The verbs' inputs: scores, gold, entries and groups from the flags; every
 error names the file or the flag."""
-import os
-
 from ..core.entries import threshold
 from ..core.groups import TagGroups
 from ..core.jsonfile import read_json
@@ -106,11 +104,3 @@ def check_same_tags(dev_tags, test_tags):
     if dev_tags != test_tags:
         raise ValueError(f"dev has {dev_tags} tags but test has {test_tags}")
 
-
-def check_output_directory(path, flag):
-    """An output ``path`` (or None) whose directory exists."""
-    if path is None:
-        return
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise ValueError(f"{flag} {path!r}: directory {directory!r} does not exist")

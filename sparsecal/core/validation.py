@@ -7,6 +7,7 @@ caller's array.
 """
 import numbers
 import os
+import stat
 
 import numpy as np
 
@@ -210,6 +211,35 @@ def check_real(value, name):
     if value != value:
         raise ValueError(f"{name} must not be NaN")
     return value
+
+
+#: ``stat`` tests of the kinds of path that are not a regular file, and their words
+_FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+               (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+               (stat.S_ISSOCK, "a socket"))
+
+
+def file_kind(mode):
+    """What a path of ``st_mode`` ``mode`` is, in words: "a regular file", "a FIFO
+    (named pipe)", "a character device", ...
+    """
+    return next((words for test, words in _FILE_KINDS if test(mode)), "a regular file")
+
+
+def check_input_file(path, what):
+    """Raise unless ``path`` names an existing regular file (through links):
+    FileNotFoundError if nothing is there, ValueError naming what is there
+    instead (a directory, a FIFO, a device), each naming ``what`` and the path.
+    """
+    name = os.fspath(path)
+    try:
+        mode = os.stat(name).st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{what} file {name!r} does not exist") from None
+    except OSError as exc:
+        raise ValueError(f"cannot read {what} file {name!r}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"{what} file {name!r} is {file_kind(mode)}, not a file")
 
 
 def physical_memory():

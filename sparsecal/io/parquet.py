@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 
-from .textfile import check_file
+from ..core.validation import check_input_file
 from .._extras import require
 from ..core.entries import Entries
 from ..core.dispatch import takes_data
@@ -123,7 +123,7 @@ def read_parquet(path):
     --------
     See :func:`write_parquet`.
     """
-    check_file(path, "entries")
+    check_input_file(path, "entries")
     pa = _pa("read_parquet()")
     pq = require("pyarrow.parquet", "arrow", "read_parquet()")
     name = os.fspath(path)
