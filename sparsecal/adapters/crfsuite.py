@@ -1,12 +1,14 @@
 """sklearn-crfsuite's marginals: ``CRF.predict_marginals(X)`` as scores or entries.
 
 ``predict_marginals`` gives, per sentence and token, a dict ``{label: p}`` over
-``CRF.classes_``; one flattening pass over these Python objects (``np.fromiter``
-over ``itertools.chain``, no loop body) is unavoidable, the rest is vectorised.
+``CRF.classes_``; one flattening pass over these Python objects (a list of
+``itertools.chain``, no loop body; a string or a boolean among them is refused)
+is unavoidable, the rest is vectorised.
 Columns follow ``labels`` (default: the first token's keys), which may add
 labels the model never saw (zero columns) but must hold every label it knows.
 The conversion needs no extra; training the model needs ``sparsecal[crfsuite]``.
 """
+import numbers
 from itertools import chain
 from operator import itemgetter
 
@@ -14,7 +16,7 @@ import numpy as np
 
 from ..core.dispatch import LIBRARY_OUTPUTS, takes_data
 from ..core.entries import threshold as _threshold
-from ..core.validation import check_probabilities
+from ..core.validation import check_probabilities, check_python_types
 from .labels import _gold_and_lengths, _names
 from .._docs import fill_doc
 
@@ -64,8 +66,7 @@ def crfsuite_scores(marginals, labels=None):
     sizes = np.fromiter(map(len, tokens), dtype=np.int64, count=n)
     get = itemgetter(*model) if k > 1 else (lambda d: (d[model[0]],))
     try:
-        flat = np.fromiter(chain.from_iterable(map(get, tokens)), dtype=np.float64,
-                           count=n * k)
+        flat = list(chain.from_iterable(map(get, tokens)))
     except KeyError:   # a token lacks a label: found by its size below
         flat = None
     bad = np.flatnonzero(sizes != k)
@@ -74,7 +75,8 @@ def crfsuite_scores(marginals, labels=None):
                                               if not all(m in d for m in model))
         raise ValueError(f"token {i} of marginals (counting from the first sentence) "
                          f"does not have the labels of the first token ({model})")
-    values = check_probabilities(flat, "marginals").reshape(n, k)
+    check_python_types(flat, "marginals", numbers.Real, "probabilities (real numbers)")
+    values = check_probabilities(np.array(flat, dtype=np.float64), "marginals").reshape(n, k)
     scores = np.zeros((n, len(cols)), dtype=np.float64)
     scores[:, [index[name] for name in model]] = values
     return scores, cols

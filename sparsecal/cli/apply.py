@@ -15,10 +15,10 @@ from .inputs import scores_from_args
 
 def add_arguments(p):
     flags.add_input(p, "calibrator", help="directory written by 'sparsecal fit' (a grouped "
-                                      "calibrator or an --ensemble)")
+                                       "calibrator or an --ensemble)")
     flags.add_inputs(p, what="scores to calibrate", required=True, gold=False)
     flags.add_output(p, "-o", "--output", required=True, help="calibrated matrix (.npy); "
-                   "--scheduler/--dask: a Zarr store (.zarr) or a directory of .npy shards")
+                     "--scheduler/--dask: a Zarr store (.zarr) or a directory of .npy shards")
     add_cluster_arguments(p)
 
 

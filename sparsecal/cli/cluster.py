@@ -29,8 +29,12 @@ def add_cluster_arguments(p):
 
 
 def wants_cluster(args):
-    """True if the command line asks for a cluster."""
-    return bool(getattr(args, "scheduler", None) or getattr(args, "dask", False))
+    """True if the command line asks for a cluster (``--scheduler ''`` refused)."""
+    scheduler = getattr(args, "scheduler", None)
+    if scheduler is not None and not scheduler.strip():
+        raise ValueError(f"--scheduler needs the scheduler's address (tcp://host:8786), got "
+                         f"{scheduler!r}")
+    return scheduler is not None or getattr(args, "dask", False)
 
 
 @contextlib.contextmanager

@@ -22,7 +22,7 @@ def add_arguments(p):
     p.add_argument("--tokens", type=int, default=50000,
                    help="tokens per split, dev and test (default: 50000)")
     flags.add_output(p, "-o", "--output", default="sparsecal-demo-report",
-                   help="report directory (default: sparsecal-demo-report; '' for none)")
+                     help="report directory (default: sparsecal-demo-report; '' for none)")
     p.add_argument("--threshold", type=float, default=0.01,
                    help="keep scores >= this (default: 0.01)")
     p.add_argument("--groups", type=int, default=5, help="TFG groups (default: 5)")

@@ -21,7 +21,7 @@ def add_arguments(p):
     flags.add_prior(p, methods=False)
     flags.add_output(p, "--json", help="write the numbers as JSON here")
     flags.add_output(p, "--save-entries", help="also save the thresholded entries (.npz; on a "
-                                          "cluster: a directory of .npz shards)")
+                                            "cluster: a directory of .npz shards)")
     add_cluster_arguments(p)
 
 

@@ -32,27 +32,27 @@ GROUPINGS = ("scw", "tfg", "per-type")
 def add_arguments(p):
     for prefix, what in (("", "test"), ("dev-", "dev (to fit a calibrator on)")):
         flags.add_input(p, f"--{prefix}potentials", help=f"{what} CRF potentials (.npz: "
-                       "emissions [n_sentences, max_len, n_tags], transitions, optional "
-                       "start, end, allowed, lengths)")
+                        "emissions [n_sentences, max_len, n_tags], transitions, optional "
+                        "start, end, allowed, lengths)")
         flags.add_input(p, f"--{prefix}scores", help=f"{what} per-token softmax scores "
-                       f"[n_tokens, n_tags] (.npy, .npz, .pt) with --{prefix}lengths or "
-                       "a CoNLL-U / CoNLL gold file")
+                        f"[n_tokens, n_tags] (.npy, .npz, .pt) with --{prefix}lengths or "
+                        "a CoNLL-U / CoNLL gold file")
         p.add_argument(f"--{prefix}key", help=f"array name in a multi-array "
                                               f"--{prefix}scores file")
         flags.add_input(p, f"--{prefix}lengths", help=f"sentence lengths of --{prefix}scores "
-                                                  "(.npy, .txt: one per line)")
+                                                   "(.npy, .txt: one per line)")
         flags.add_input(p, f"--{prefix}gold", help="gold tags, one per token (.npy; .txt; "
-                                               ".conllu; CoNLL columns)")
+                                                ".conllu; CoNLL columns)")
         flags.add_input(p, f"--{prefix}samples", help=f"{what} per-token softmax scores of S "
-                       "samples (MC-dropout passes, ensemble members) stacked [S, n_tokens, "
-                       f"n_tags] (.npy), rows as --{prefix}scores: J&Y's mean, p_low (10th "
-                       "percentile), p_high (90th) and std over the samples become "
-                       "forecaster features")
+                        "samples (MC-dropout passes, ensemble members) stacked [S, n_tokens, "
+                        f"n_tags] (.npy), rows as --{prefix}scores: J&Y's mean, p_low (10th "
+                        "percentile), p_high (90th) and std over the samples become "
+                        "forecaster features")
         flags.add_input(p, f"--{prefix}events-file", help=f"{what} events saved by -o (.npz: "
-                       "entries with the event features), instead of the tagger's outputs")
+                        "entries with the event features), instead of the tagger's outputs")
     flags.add_gold_format(p)
     flags.add_input(p, "--tag-index", help="JSON {tag: column}: the tag names (needed for "
-                                       "spans and for tag strings in gold)")
+                                        "spans and for tag strings in gold)")
     p.add_argument("--events", choices=["sequences", "spans"],
                    help="the top-k sequences, or the spans in them (default: sequences; "
                         "with --events-file, the file's)")
@@ -87,9 +87,9 @@ def add_arguments(p):
     flags.add_bins_and_seed(p, "the intervals, the resampling --metrics, the forecaster and "
                                   "seeded methods")
     flags.add_output(p, "-o", "--output", help="write the test events as entries with their "
-                                           "features (.npz; --events-file reads it)")
+                                             "features (.npz; --events-file reads it)")
     flags.add_output(p, "--calibrated-output", help="write the calibrated events as -o does "
-                                               "(.npz)")
+                                                 "(.npz)")
     flags.add_output(p, "--json", help="write the numbers as JSON here")
     flags.add_ci(p)
     flags.add_binning(p)

@@ -66,6 +66,9 @@ def run(args, console):
         check_positive_int(args.min_entries, "--group-min-entries")
     if args.grouping != "scw" and not args.train_counts:
         raise ValueError(f"--grouping {args.grouping} needs --train-counts")
+    if args.grouping == "scw" and args.train_counts:
+        raise ValueError("--train-counts applies to --grouping tfg or per-tag (TFG groups), "
+                         "not scw (one calibrator for all tags)")
     method = get_method(args.method)
     if wants_cluster(args):
         model, n_tokens = cluster_fit(

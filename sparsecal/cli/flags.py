@@ -36,20 +36,20 @@ def add_inputs(p, prefix="", what="scores", required=False, gold=True):
     """``--{prefix}scores`` and ``--{prefix}key``; with ``gold``, also
     ``--{prefix}gold``, ``--{prefix}entries`` and ``--{prefix}scores-format``."""
     add_input(p, f"--{prefix}scores", required=required,
-                   help=f"{what}: matrix [n_tokens, n_tags] (.npy: memory-mapped; .npz/.pt)")
+              help=f"{what}: matrix [n_tokens, n_tags] (.npy: memory-mapped; .npz/.pt)")
     p.add_argument(f"--{prefix}key", help=f"array name in a multi-array --{prefix}scores "
                                           "file (.npz / .pt dict)")
     if not gold:
         return
     add_input(p, f"--{prefix}gold", help="gold tags (.npy; .txt: one index or tag per "
-                                           "line; .conllu; CoNLL columns)")
+                                      "line; .conllu; CoNLL columns)")
     if not prefix:
         add_gold_format(p)
     add_input(p, f"--{prefix}entries", help=f"thresholded entries (.npz from "
-                                              f"--save-entries, or its directory of shards "
-                                              f"from a cluster) instead of --{prefix}scores/"
-                                              f"--{prefix}gold")
-    p.add_argument(f"--{prefix}scores-format", choices=["dense", "crfsuite"], default="dense",
+                                         f"--save-entries, or its directory of shards "
+                                         f"from a cluster) instead of --{prefix}scores/"
+                                         f"--{prefix}gold")
+    p.add_argument(f"--{prefix}scores-format", choices=["dense", "crfsuite"],
                    help=f"crfsuite: --{prefix}scores is JSON of sklearn-crfsuite's "
                         f"predict_marginals(X) and --{prefix}gold JSON of its labels y "
                         "(columns: --tag-index, else the model's labels; default: dense)")
@@ -70,12 +70,10 @@ def add_common(p, seeded):
     ``seeded``: what --seed seeds in this verb."""
     add_inputs(p)
     add_input(p, "--tag-index", help="JSON {tag: column}, for tag strings in gold or "
-                                       "train counts")
+                                  "train counts")
     add_input(p, "--train-counts", help="JSON {tag: training count} for TFG groups")
-    p.add_argument("--groups", type=int, default=5,
-                   help="TFG groups, with --train-counts (default: 5)")
-    p.add_argument("--threshold", type=float, default=0.01,
-                   help="keep scores >= this (default: 0.01)")
+    p.add_argument("--groups", type=int, help="TFG groups, with --train-counts (default: 5)")
+    p.add_argument("--threshold", type=float, help="keep scores >= this (default: 0.01)")
     add_bins_and_seed(p, seeded)
     add_threads(p)
 
@@ -212,6 +210,38 @@ def check_paths(parser, args, argv=()):
         if writes:
             check_output(path, flag, [(f"the {'output' if w else 'input'} {f}", p)
                                       for j, (f, p, w) in enumerate(given) if j != i])
+
+
+#: dest -> (what it needs, in words; the flags that give it): in a verb with
+#: those flags, a flag given without any of them would be ignored, and is refused
+_NEEDS = {
+    "chunk_rows": ("--scheduler or --dask", ("scheduler", "dask")),
+    "groups": ("--train-counts (TFG groups)", ("train_counts",)),
+    "threshold": ("scores to threshold (not --entries)", ("scores", "dev_scores")),
+    "gold_format": ("a gold file", ("gold", "dev_gold")),
+    "gold_column": ("a gold file", ("gold", "dev_gold")),
+    "key": ("--scores", ("scores",)),
+    "dev_key": ("--dev-scores", ("dev_scores",)),
+    "scores_format": ("--scores", ("scores",)),
+    "dev_scores_format": ("--dev-scores", ("dev_scores",)),
+}
+#: the defaults of the flags of :data:`_NEEDS`, set where they apply
+_DEFAULTS = {"groups": 5, "threshold": 0.01, "scores_format": "dense",
+             "dev_scores_format": "dense"}
+
+
+def check_applies(parser, args, argv=()):
+    """Refuse a flag of :data:`_NEEDS` given without what it needs (nothing
+    would take it), naming both; then set the defaults of those not given."""
+    typed = _flags(parser, argv)
+    dests = {a.dest for a in parser._actions}
+    for dest, (needs, by) in _NEEDS.items():
+        if dest not in dests or dests.isdisjoint(by):
+            continue
+        if getattr(args, dest) is not None and not any(getattr(args, d, None) for d in by):
+            raise ValueError(f"{typed[dest]} applies with {needs} only")
+        if getattr(args, dest) is None and dest in _DEFAULTS:
+            setattr(args, dest, _DEFAULTS[dest])
 
 
 def check_threads(args):

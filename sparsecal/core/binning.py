@@ -251,6 +251,14 @@ def replicated_bin_sums(multiplicity, starts, *values, cuts=None):
 
 @takes_data(refuse=BUILDING_BLOCK)
 @fill_doc
+def check_fixed_bins(n_bins, n_sets=1):
+    """``n_bins`` as a positive int whose fixed-width bins (count and four sums,
+    for each of ``n_sets`` sets) fit in memory."""
+    n_bins = check_positive_int(n_bins, "n_bins")
+    check_allocation(48 * n_bins * n_sets, f"n_bins={n_bins} fixed-width bins")
+    return n_bins
+
+
 def fixed_width_bins(scores, labels, *, n_bins=10):
     """Statistics of ``n_bins`` equal-width bins ``[i/B, (i+1)/B)`` of [0, 1], the
     last one closed; empty bins are kept (count 0, NaN bounds).
@@ -272,8 +280,7 @@ def fixed_width_bins(scores, labels, *, n_bins=10):
     >>> stats.count, stats.edges
     (array([2, 1, 1, 1]), array([0.  , 0.25, 0.5 , 0.75, 1.  ]))
     """
-    n_bins = check_positive_int(n_bins, "n_bins")
-    check_allocation(48 * n_bins, f"n_bins={n_bins} fixed-width bins")
+    n_bins = check_fixed_bins(n_bins)
     x = check_probabilities(scores, "scores")
     if x.shape[0] == 0:
         raise ValueError("cannot bin an empty set of scores")

@@ -12,14 +12,13 @@ import numpy as np
 from . import _partition
 from .jsonfile import read_json
 from .threads import get_n_threads
-from .validation import as_array, check_allocation, check_positive_int
+from .validation import (MAX_TAGS, TAG_BYTES, as_array, check_n_tags,
+                         check_size)
 from .dispatch import BUILDING_BLOCK, takes_data
 
 __all__ = ["TagGroups", "check_groups", "check_tag_index", "load_train_counts",
            "partition_by_group", "split_sorted_by_group"]
 
-#: Tag columns are below 2**31 (int32 tag arrays, docs/architecture.md data model).
-MAX_TAGS = 2 ** 31 - 1
 #: Training counts, and their total, are at most 2**53: exact in float64, in
 #: which TFG's per-group quota is computed.
 MAX_COUNT = 2 ** 53
@@ -60,7 +59,7 @@ def load_train_counts(train_counts, n_tags=None, tag_index=None):
         if n_tags is None:
             top = max(tag_index.values()) if tag_index else (index.max() if index.size else -1)
             n_tags = int(top) + 1
-        n_tags = _check_n_tags(n_tags)
+        n_tags = check_n_tags(n_tags)
         if index.size and index.max() >= n_tags:
             i = int(np.argmax(index))
             raise ValueError(f"tag index {index[i]} has a training count but n_tags is "
@@ -79,7 +78,7 @@ def load_train_counts(train_counts, n_tags=None, tag_index=None):
     if gold.size and gold.max() >= min(n_tags, MAX_TAGS):
         raise ValueError(f"training gold tag {int(gold.max())} is out of range for "
                          f"n_tags={n_tags}")
-    n_tags = _check_n_tags(n_tags)
+    n_tags = check_n_tags(n_tags)
     return np.bincount(gold.astype(np.int64, copy=False), minlength=n_tags).astype(np.int64)
 
 
@@ -241,13 +240,13 @@ class TagGroups:
         """Shared class-wise (SCW): all ``n_tags`` tags in one group (``kwargs`` as for
         :class:`TagGroups`).
         """
-        return cls(np.zeros(_check_n_tags(n_tags), dtype=np.int64), 1, kind="scw",
+        return cls(np.zeros(check_n_tags(n_tags), dtype=np.int64), 1, kind="scw",
                    **kwargs)
 
     @classmethod
     def per_tag(cls, n_tags, **kwargs):
         """One group per tag (``kwargs`` as for :class:`TagGroups`)."""
-        n_tags = _check_n_tags(n_tags)
+        n_tags = check_n_tags(n_tags)
         return cls(np.arange(n_tags), n_tags, kind="per-tag", **kwargs)
 
     @classmethod
@@ -265,7 +264,7 @@ class TagGroups:
         >>> TagGroups.from_counts({"0": 6, "1": 3, "2": 1}, 2).tag_to_group
         array([0, 1, 1])
         """
-        n_groups = check_positive_int(n_groups, "n_groups")
+        n_groups = _check_n_groups(n_groups)
         tag_index = _resolve_tag_index(tag_index)
         counts = load_train_counts(train_counts, n_tags=n_tags, tag_index=tag_index)
         if counts.sum() == 0:
@@ -364,18 +363,7 @@ def check_groups(groups, n_tags=None, name="groups"):
 
 def _check_n_groups(n_groups):
     """A positive group count whose per-group arrays (offsets, sizes) fit in memory."""
-    n_groups = check_positive_int(n_groups, "n_groups")
-    check_allocation(16 * (n_groups + 1), f"n_groups={n_groups}")
-    return n_groups
-
-
-def _check_n_tags(n_tags):
-    """A positive tag count whose per-tag arrays (the group map) fit in memory."""
-    n_tags = check_positive_int(n_tags, "n_tags")
-    if n_tags > MAX_TAGS:
-        raise ValueError(f"n_tags must be at most 2**31 - 1, got {n_tags}")
-    check_allocation(16 * n_tags, f"n_tags={n_tags}")
-    return n_tags
+    return check_size(n_groups, "n_groups", TAG_BYTES)
 
 
 @takes_data(refuse=BUILDING_BLOCK)

@@ -11,12 +11,12 @@ arrays).
 from ..core.dispatch import implements
 from ..metrics import application, brier, consistency, corp, smooth
 from ..core.groups import TagGroups
-from ..core.validation import check_choice, check_positive_int, check_prior
+from ..core.validation import check_choice, check_prior
 from ..metrics.brier import decomposition_from_bins
 from ..metrics.consistency import CalibrationTest
 from ..metrics.decisions import check_application
 from ..metrics.marginal import check_ce_options
-from ..metrics.resampling import check_random_state
+from ..metrics.resampling import check_random_state, check_resamples
 from .application import application_from_table, bayes_error_plot
 from .entries import from_arrays
 from .equal_mass import equal_mass_bin_stats
@@ -350,7 +350,7 @@ def binary_calibration_test(scores, labels, *, n_bins=None, n_resamples=999, ran
     >>> got.p_value == ref.p_value, abs(got.statistic - ref.statistic) <= 1e-12 * ref.statistic
     (True, True)
     """
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    n_resamples = check_resamples(n_resamples)
     check_random_state(random_state)
     check_ce_options(n_bins, bin_size, binning, 2, False, None)
     entries = from_arrays(scores, labels)

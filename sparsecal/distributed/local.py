@@ -21,6 +21,7 @@ import logging
 import os
 import sys
 
+from ..core.threads import check_n_threads
 from ._dask import require_dask
 
 __all__ = ["WORKER_MALLOC", "local_cluster", "worker_environ"]
@@ -75,7 +76,7 @@ def local_cluster(n_workers=None, *, memory_limit="auto", malloc=True, **kwargs)
     Parameters
     ----------
     n_workers : int, optional
-        Worker processes (Dask's default: one per core).
+        Worker processes (Dask's default: one per core; at most 4 per CPU).
     memory_limit : str, float or int, default="auto"
         Per worker, as the nanny takes it.
     malloc : bool, default=True
@@ -113,7 +114,7 @@ def local_cluster(n_workers=None, *, memory_limit="auto", malloc=True, **kwargs)
     dask = require_dask()
     from dask.system import CPU_COUNT
     from distributed import Scheduler, SpecCluster
-    n_workers = CPU_COUNT if n_workers is None else n_workers
+    n_workers = CPU_COUNT if n_workers is None else check_n_threads(n_workers, "n_workers")
     environ = worker_environ(malloc)
     config = dask.config.merge(dask.config.config, {
         "distributed": {"nanny": {"pre-spawn-environ": environ}}})

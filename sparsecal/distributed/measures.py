@@ -28,10 +28,10 @@ import numpy as np
 
 from ..core.dispatch import implements
 from ..metrics import toplabel as single_toplabel
-from ..core.binning import BinStats, lookup_bins
+from ..core.binning import BinStats, check_fixed_bins, lookup_bins
 from ..core.groups import TagGroups, partition_by_group
 from ..core.isotonic import isotonic_fit_pooled, isotonic_predict
-from ..core.validation import check_positive_int
+from ..core.validation import TAG_BYTES, check_positive_int, check_size
 from ..metrics.binary import CalibrationError
 from ..metrics.ce import ce_from_bins, check_norm
 from ..metrics.corp import ScoreDecomposition
@@ -240,7 +240,8 @@ def fixed_width_bin_stats(entries, tag_to_group=None, n_groups=1, *, n_bins=10):
     (array([2, 1, 1, 1]), array([1., 0., 1., 1.]))
     """
     check_dask_entries(entries)
-    n_bins = check_positive_int(n_bins, "n_bins")
+    n_groups = check_size(n_groups, "n_groups", TAG_BYTES)
+    n_bins = check_fixed_bins(n_bins, n_groups)
     return [b for b, _ in _group_sums(entries, tag_to_group, n_groups, n_bins)]
 
 

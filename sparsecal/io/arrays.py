@@ -19,7 +19,7 @@ from .npyfile import npz_names, open_npy, read_npz
 from .tagids import field_tag_ids
 from ..core.validation import check_input_file
 from .textfile import base_extension, read_bytes
-from ..core.entries import Entries
+from ..core.entries import Entries, check_row_major, stored_threshold
 from ..core.groups import _resolve_tag_index, check_tag_index
 from ..core.jsonfile import read_json
 
@@ -355,7 +355,7 @@ def save_entries(path, entries, *, extra_arrays=None, extra_metadata=None):
     """
     from .atomic import atomic_path   # here only: reading never needs it
     meta = {"format": ENTRIES_FORMAT, "version": ENTRIES_VERSION, "n_tags": entries.n_tags,
-            "n_tokens": entries.n_tokens, "threshold": entries.threshold,
+            "n_tokens": entries.n_tokens, "threshold": stored_threshold(entries),
             "dtype": str(entries.score.dtype)}
     arrays = {"score": entries.score, "tag": entries.tag, "label": entries.label}
     if entries.token is not None:
@@ -420,6 +420,8 @@ def load_entries(path, *, extras=False):
         raise ValueError(f"{_name(path)!r}: metadata lacks {exc}") from None
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{_name(path)!r}: {exc}") from None
+    if "events" not in meta:   # (events may share a sentence and a type)
+        check_row_major(entries, repr(_name(path)))
     if not extras:
         return entries
     return entries, meta, {k: v for k, v in data.items() if k not in _ENTRY_ARRAYS}

@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from ..core.validation import physical_memory
+from ..core.validation import memory_limit
 
 __all__ = ["npz_names", "open_npy", "read_npz"]
 
@@ -99,11 +99,10 @@ def read_npz(path, what, names=None):
             _check_fits(declared, info.file_size - offset, where, shape, dtype)
             headers.append((key, info, shape, fortran, dtype, declared))
             total += declared
-        memory = physical_memory()
+        memory, where = memory_limit()
         if memory is not None and total > memory:
             raise ValueError(f"cannot read {what} file {name!r}: it declares {total:,} "
-                             f"bytes of arrays, more than this machine's {memory:,} bytes "
-                             "of memory")
+                             f"bytes of arrays, more than {where} ({memory:,} bytes)")
         out = {}
         for key, info, shape, fortran, dtype, declared in headers:
             with archive.open(info) as f:

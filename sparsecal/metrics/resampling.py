@@ -23,8 +23,9 @@ from ..core.binning import (BinStats, argsort_scores, lookup_bins, replicated_bi
                             replicated_cuts)
 from .ce import ce_from_bins, ce_of_gaps
 from ..core.dispatch import BUILDING_BLOCK, takes_data
+from ..core.validation import check_size
 
-__all__ = ["bin_layout", "check_random_state", "data_table", "p_value", "percentile_interval",
+__all__ = ["bin_layout", "check_random_state", "check_resamples", "data_table", "p_value", "percentile_interval",
            "replicate_bin_sums", "replicate_errors", "replicate_generators", "score_table",
            "table_bootstrap_interval"]
 
@@ -93,6 +94,23 @@ def check_random_state(random_state):
                          f"or a numpy Generator, got {random_state!r}") from err
 
 
+#: Bytes of one resample: its spawned generator (about 1 KiB) and its statistic.
+RESAMPLE_BYTES = 1032
+
+
+def check_resamples(n_resamples, name="n_resamples"):
+    """``n_resamples`` as a positive int whose generators and statistics fit in
+    memory (:func:`~sparsecal.core.validation.check_size`), else one error naming
+    ``name``.
+
+    Examples
+    --------
+    >>> check_resamples(999)
+    999
+    """
+    return check_size(n_resamples, name, RESAMPLE_BYTES)
+
+
 def replicate_generators(random_state, n_resamples):
     """One independent generator per replicate, spawned from ``random_state`` (a
     Generator spawns new children at every call).
@@ -112,7 +130,7 @@ def replicate_generators(random_state, n_resamples):
     >>> a.random() == replicate_generators(0, 1)[0].random(), a.random() == b.random()
     (True, False)
     """
-    return check_random_state(random_state).spawn(n_resamples)
+    return check_random_state(random_state).spawn(check_resamples(n_resamples))
 
 
 class _Draws:

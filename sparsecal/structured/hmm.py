@@ -15,8 +15,8 @@ in that class (as Brants 2000, TnT).
 """
 import numpy as np
 
-from ..core.validation import (as_array, check_lengths, check_positive_int,
-                               check_positive_real)
+from ..core.validation import (TAG_BYTES, as_array, check_allocation, check_lengths,
+                               check_positive_int, check_positive_real)
 
 __all__ = ["SupervisedHMM", "WORD_CLASSES", "word_classes"]
 
@@ -144,6 +144,8 @@ class SupervisedHMM:
         n_tag = np.bincount(y, minlength=C)
         vocab, word_id, word_count = np.unique(w, return_inverse=True, return_counts=True)
         V, K = vocab.shape[0], len(WORD_CLASSES)
+        # the C x C transitions and the C x (V + K) emissions, counts and logs
+        check_allocation(16 * C * (C + V + K) + TAG_BYTES * C, f"n_tags={C}")
         n_emit = np.zeros((C, V + K))
         np.add.at(n_emit, (y, word_id), 1.0)
         hapax = word_count[word_id] == 1
