@@ -427,6 +427,9 @@ def _make_events(args, console, outputs, tag_names, k, which):
         with console.step(which + "events"):
             return getattr(st, name)(gold=outputs["gold"], k=k, **kw)
     except (TypeError, ValueError) as exc:
+        if str(exc).startswith(f"k={k} "):   # too many sequences: the flag that asked
+            flag = "--k" if k == args.k else "--choose-k"
+            raise ValueError(f"{flag} {k}{str(exc)[len(f'k={k}'):]}") from None
         raise ValueError(f"{outputs['source']!r}: {exc}") from None
 
 

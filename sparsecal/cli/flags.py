@@ -11,7 +11,7 @@ import re
 
 #: API argument -> the dest of the flag that sets it, where the two differ
 API_NAMES = {"n_bins": "bins", "n_groups": "groups", "n_folds": "folds",
-             "random_state": "seed", "application_prior": "prior"}
+             "random_state": "seed", "application_prior": "prior", "n_tokens": "tokens"}
 
 #: ``--n-resamples`` of the measures that resample, where every method is
 #: evaluated (compare; report with dev outputs): 15 evaluations of 999 took

@@ -71,7 +71,7 @@ def _crfsuite_entries(scores, gold, args):
 def tfg_groups(train_counts, n_groups, n_tags=None, tag_index=None):
     """TFG groups from a JSON counts file."""
     check_positive_int(n_groups, "--groups")
-    index = load_tag_index(tag_index) if tag_index else None
+    index = _tag_index(tag_index, n_tags) if tag_index else None
     counts = read_json(train_counts, "train counts")
     try:
         return TagGroups.from_counts(counts, n_groups, n_tags=n_tags, tag_index=index)
@@ -94,10 +94,23 @@ def groups_from_args(args, n_tags, console):
 def _index_names(path, n_tags):
     """The name of each of ``n_tags`` columns from a tag-index file ("" if none)."""
     names = [""] * n_tags
-    for name, i in load_tag_index(path).items():
-        if 0 <= i < n_tags:
-            names[i] = name
+    for name, i in _tag_index(path, n_tags).items():
+        names[i] = name
     return names
+
+
+def _tag_index(path, n_tags):
+    """The tag index of ``--tag-index``, every column it names one of the
+    ``n_tags`` columns of the scores (None: not known here)."""
+    index = load_tag_index(path)
+    beyond = [(tag, column) for tag, column in index.items()
+              if n_tags is not None and column >= n_tags]
+    if beyond:
+        tag, column = min(beyond, key=lambda item: item[1])
+        raise ValueError(f"--tag-index {path!r} places tag {tag!r} in column {column}, but "
+                         f"there are {n_tags} tag columns (0..{n_tags - 1}): the index "
+                         "and the scores disagree")
+    return index
 
 
 def check_same_tags(dev_tags, test_tags):

@@ -64,7 +64,8 @@ class DaskEntries:
         self.blocks = list(blocks)
         self.row_starts = None if row_starts is None else [int(r) for r in row_starts]
         self.n_tags = check_n_tags(n_tags)
-        self.n_tokens = check_positive_int(n_tokens, "n_tokens", allow_zero=True)
+        self.n_tokens = None if n_tokens is None else check_positive_int(
+            n_tokens, "n_tokens", allow_zero=True)
         self.threshold = threshold
         self.dtype = np.dtype(dtype)
 

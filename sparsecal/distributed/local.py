@@ -21,7 +21,8 @@ import logging
 import os
 import sys
 
-from ..core.threads import check_n_threads
+from ..core.threads import max_threads
+from ..core.validation import check_positive_int
 from ._dask import require_dask
 
 __all__ = ["WORKER_MALLOC", "local_cluster", "worker_environ"]
@@ -114,7 +115,12 @@ def local_cluster(n_workers=None, *, memory_limit="auto", malloc=True, **kwargs)
     dask = require_dask()
     from dask.system import CPU_COUNT
     from distributed import Scheduler, SpecCluster
-    n_workers = CPU_COUNT if n_workers is None else check_n_threads(n_workers, "n_workers")
+    if n_workers is not None:
+        n_workers = check_positive_int(n_workers, "n_workers")
+        if n_workers > max_threads():
+            raise ValueError(f"n_workers={n_workers} is more than {max_threads()}, four "
+                             "worker processes per CPU")
+    n_workers = CPU_COUNT if n_workers is None else n_workers
     environ = worker_environ(malloc)
     config = dask.config.merge(dask.config.config, {
         "distributed": {"nanny": {"pre-spawn-environ": environ}}})

@@ -31,7 +31,7 @@ from ..metrics import toplabel as single_toplabel
 from ..core.binning import BinStats, check_fixed_bins, lookup_bins
 from ..core.groups import TagGroups, partition_by_group
 from ..core.isotonic import isotonic_fit_pooled, isotonic_predict
-from ..core.validation import TAG_BYTES, check_positive_int, check_size
+from ..core.validation import TAG_BYTES, check_size
 from ..metrics.binary import CalibrationError
 from ..metrics.ce import ce_from_bins, check_norm
 from ..metrics.corp import ScoreDecomposition
@@ -376,7 +376,7 @@ def top_label_ece(entries, *, n_bins=20, norm=1, ci=None):
     (True, True)
     """
     check_dask_entries(entries)
-    n_bins = check_positive_int(n_bins, "n_bins")
+    n_bins = check_fixed_bins(n_bins)
     norm = check_norm(norm)
     spec = check_distributed_ci(ci)
     ((bins, _),) = _group_sums(entries, None, 1, n_bins, top=True)
