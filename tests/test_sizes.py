@@ -19,6 +19,7 @@ import pytest
 import sparsecal as sc
 from sparsecal import crf, structured as st
 from sparsecal.cli.main import VERBS, _parser, main
+from sparsecal.core import validation
 
 from _public_api import parameters
 
@@ -467,3 +468,58 @@ def test_a_huge_flag_is_refused_naming_it_or_clamped(verb, flag, cli_files, caps
         return
     assert rc == 2 and f"{flag} " in err.replace("=", " "), err
     assert err.count("error:") == 1, err
+
+
+# ------------------------------------------------------------ memory limit -- #
+
+def test_sizes_are_checked_against_the_address_space_limit():
+    """Under a 4 GiB RLIMIT_AS, 3e8 fixed-width bins (13 GiB) are refused naming
+    n_bins and the limit, not attempted (a MemoryError), whatever the machine has."""
+    import subprocess
+    import sys
+    code = ("import resource, numpy as np\n"
+            "resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))\n"
+            "import sparsecal as sc\n"
+            "e = sc.threshold(np.array([[0.6, 0.4]]), [0])\n"
+            "try:\n"
+            "    sc.smce(e, n_bins=3 * 10**8, binning='fixed')\n"
+            "except ValueError as exc:\n"
+            "    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == ("n_bins=300000000 fixed-width bins needs 13.4 GiB, more "
+                                  "than this process's address-space limit RLIMIT_AS "
+                                  "(4.0 GiB)")
+
+
+@pytest.mark.parametrize("cgroup, files, want", [
+    ("0::/job/step\n", {"/sys/fs/cgroup/job/step/memory.max": "max\n",
+                        "/sys/fs/cgroup/job/memory.max": "1073741824\n"}, 1 << 30),
+    ("4:memory:/docker/abc\n1:cpu:/\n",
+     {"/sys/fs/cgroup/memory/memory.limit_in_bytes": "2147483648\n"}, 2 << 30),
+    ("0::/\n", {"/sys/fs/cgroup/memory.max": "max\n"}, None),
+])
+def test_the_cgroup_memory_limit_is_read(monkeypatch, cgroup, files, want):
+    """cgroup v2 (``memory.max`` of the group and its ancestors, "max" for none)
+    and v1 (``memory.limit_in_bytes``, the container's group seen as the root)."""
+    import builtins
+    import io
+    files = {"/proc/self/cgroup": cgroup, **files}
+
+    def fake_open(path, *args, **kwargs):
+        if path in files:
+            return io.StringIO(files[path])
+        raise FileNotFoundError(path)
+
+    monkeypatch.setattr(builtins, "open", fake_open)
+    got = validation._cgroup_memory_limit()
+    monkeypatch.undo()
+    assert got == want
+    if want is not None:
+        monkeypatch.setattr(validation, "_cgroup_memory_limit", lambda: want)
+        monkeypatch.setattr(validation, "physical_memory", lambda: 64 << 30)
+        assert validation.memory_limit() == (want, "this process's cgroup memory limit")
+        with pytest.raises(ValueError, match=r"n_tags=100000000 needs 6.0 GiB, more than this "
+                                             r"process's cgroup memory limit"):
+            validation.check_n_tags(10 ** 8)

@@ -282,7 +282,7 @@ def _cgroup_memory_limit():
         return None
     limits = []
     for line in lines:
-        _, controllers, path = line.partition(":")[2].partition(":")
+        controllers, _, path = line.partition(":")[2].partition(":")
         if controllers == "":
             base, name = "/sys/fs/cgroup", "memory.max"
         elif "memory" in controllers.split(","):
@@ -314,7 +314,7 @@ def memory_limit():
         import resource
         soft = resource.getrlimit(resource.RLIMIT_AS)[0]
         if soft != resource.RLIM_INFINITY:
-            limits.append((soft, "this process's address-space limit (RLIMIT_AS)"))
+            limits.append((soft, "this process's address-space limit RLIMIT_AS"))
     except (ImportError, OSError, ValueError):   # not POSIX
         pass
     limits = [(n, what) for n, what in limits if n is not None and n > 0]
