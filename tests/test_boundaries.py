@@ -173,3 +173,14 @@ def test_a_span_at_the_cutoff_is_kept():
     dropped = rerank_spans(events, np.array([np.nextafter(0.75, 0)]), gold, names, "bio",
                            cutoff=0.75)
     assert kept.spans_after.n_pred == 1 and dropped.spans_after.n_pred == 0
+
+
+# ------------------------------------------------------- decisions (>) -- #
+
+def test_an_llr_at_the_bayes_threshold_is_decided_negative():
+    """Positive where ``llr > threshold`` (0 at prior 0.5, equal costs): a
+    positive at exactly 0 is a miss (with ``>=``, no error at all)."""
+    d = sc.dcf([0.0, -3.0], [1, 0], prior=0.5, scores_are="llr")
+    assert d.threshold == 0.0 and (d.p_miss, d.p_fa) == (1.0, 0.0) and d.value == 1.0
+    assert sc.dcf([np.nextafter(0.0, 1.0), -3.0], [1, 0], prior=0.5,
+                  scores_are="llr").value == 0.0
