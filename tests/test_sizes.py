@@ -305,8 +305,21 @@ def _spans():
 
 
 def _torch_model():
+    """A dropout model that fails its third call: the size of the samples is
+    checked after the first (whose output's size it needs), not after 10**12."""
     torch = pytest.importorskip("torch")
-    return torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.Dropout(0.5))
+
+    class Once(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.dropout, self.calls = torch.nn.Dropout(0.5), 0
+
+        def forward(self, x):
+            self.calls += 1
+            assert self.calls <= 2, "n_samples was not checked before the samples"
+            return self.dropout(x)
+
+    return Once()
 
 
 def _torch_input():
@@ -347,6 +360,20 @@ def _check(call, verdict, name):
         call()
 
 
+@pytest.fixture
+def bounded_memory():
+    """The address space this process has now plus 2 GiB while a size is tried:
+    a size that escaped its check fails at once instead of taking the machine."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    with open("/proc/self/status") as f:
+        used = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize"))
+    resource.setrlimit(resource.RLIMIT_AS, (used + (2 << 30), hard))
+    yield
+    resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+@pytest.mark.usefixtures("bounded_memory")
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_huge_size_is_refused_naming_it_or_clamped(case):
     call, verdict = CASES[case]
@@ -354,6 +381,7 @@ def test_a_huge_size_is_refused_naming_it_or_clamped(case):
     _check(lambda: call(HUGE), verdict, "bandwidth" if name == "bandwidth" else name)
 
 
+@pytest.mark.usefixtures("bounded_memory")
 @pytest.mark.parametrize("case", sorted(DISTRIBUTED))
 def test_a_huge_distributed_size_is_refused_naming_it_or_clamped(case):
     d, e = _dask()
