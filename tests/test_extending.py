@@ -79,7 +79,7 @@ def test_command_line_choices_come_from_the_registries(toys, capsys, tmp_path):
     among its choices: exit status 2 before anything is read)."""
     missing = tmp_path / "missing.npy"
     for argv in (["evaluate", "--scores", missing, "--gold", missing, "--metrics", "toy-gap"],
-                 ["fit", "--scores", missing, "--gold", missing, "--method", "toy",
+                 ["fit", "--scores", missing, "--gold", missing, "--method", "toy", "--grouping", "scw",
                   "-o", tmp_path / "m"]):
         rc, out, err = _run(capsys, *argv)
         assert rc != 0 and "invalid choice" not in err and "missing.npy" in err, err

@@ -19,15 +19,10 @@ from ..core.dispatch import takes_data
 __all__ = ["positional_folds", "stratified_token_folds"]
 
 
-def check_n_folds(n_folds, n_tokens=None):
-    """``n_folds`` as an int of at least 2 and, given ``n_tokens``, at most the
-    tokens there are to deal."""
+def check_n_folds(n_folds):
     n_folds = check_positive_int(n_folds, "n_folds")
     if n_folds < 2:
         raise ValueError(f"n_folds must be at least 2, got {n_folds}")
-    if n_tokens is not None and n_folds > n_tokens:
-        raise ValueError(f"n_folds={n_folds} is more than the {n_tokens} tokens to deal "
-                         "into folds")
     return n_folds
 
 
@@ -142,7 +137,6 @@ def stratified_token_folds(entries, groups, n_folds=5, seed=0):
         raise ValueError("folds split by token: entries need their tokens")
     n_tokens = (entries.n_tokens if entries.n_tokens is not None
                 else int(entries.token.max()) + 1)
-    check_n_folds(n_folds, n_tokens)
     stratum = token_strata(entries, groups, 0, n_tokens)
     offsets = np.zeros(groups.n_groups + 1, dtype=np.int64)
     return positional_folds(stratum, offsets, n_folds, seed)[entries.token]

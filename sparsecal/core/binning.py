@@ -249,8 +249,6 @@ def replicated_bin_sums(multiplicity, starts, *values, cuts=None):
     return sums
 
 
-@takes_data(refuse=BUILDING_BLOCK)
-@fill_doc
 def check_fixed_bins(n_bins, n_sets=1):
     """``n_bins`` as a positive int whose fixed-width bins (count and four sums,
     for each of ``n_sets`` sets) fit in memory."""
@@ -259,6 +257,8 @@ def check_fixed_bins(n_bins, n_sets=1):
     return n_bins
 
 
+@takes_data(refuse=BUILDING_BLOCK)
+@fill_doc
 def fixed_width_bins(scores, labels, *, n_bins=10):
     """Statistics of ``n_bins`` equal-width bins ``[i/B, (i+1)/B)`` of [0, 1], the
     last one closed; empty bins are kept (count 0, NaN bounds).

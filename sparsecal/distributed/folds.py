@@ -118,7 +118,7 @@ def _folds(entries, groups, n_folds, seed):
     """:func:`token_folds`, and the entries of each chunk (from the same pass)."""
     dask = require_dask()
     check_dask_entries(entries, groups)
-    n_folds = check_n_folds(n_folds, entries.n_tokens)
+    n_folds = check_n_folds(n_folds)
     seed = check_positive_int(seed, "seed", allow_zero=True)
     if entries.row_starts is None:
         raise ValueError("folds split by token: entries need their rows "
