@@ -76,9 +76,9 @@ def test_tiny_and_errors(trained):
         crfsuite_scores([[{"A": 1.5}]])
     with pytest.raises(TypeError, match="list of sentences"):
         crfsuite_scores({"A": 1.0})
-    with pytest.raises(TypeError, match=r"^token 2 of marginals \(counting from the first "
-                                        r"sentence\) has \[0.5, 0.5\] for label 'B': the "
-                                        r"values must be probabilities \(numbers\)$"):
+    with pytest.raises(TypeError, match=r"^marginals must hold probabilities \(real numbers\); "
+                                        r"token 2 \(counting from the first sentence\), "
+                                        r"label 'B', is \[0.5, 0.5\] \(list\)$"):
         crfsuite_scores([[{"A": 1.0, "B": 0.0}], [{"A": 0.5, "B": 0.5},
                                                   {"A": 0.0, "B": [0.5, 0.5]}]])
     with pytest.raises(ValueError, match="sentence 1 has 1 tokens in marginals but 2"):

@@ -169,7 +169,8 @@ def test_word_probabilities_errors():
         word_probabilities(np.array([[[0.0, 0.0], [np.nan, 0.0]]]), [[0, 1]])
     with pytest.raises(ValueError, match=r"word_ids has shape \(2,\), expected \(1, 2\)"):
         word_probabilities(np.zeros((1, 2, 2)), [0, 1])
-    with pytest.raises(TypeError, match="word_ids must be lists of integers and None"):
+    with pytest.raises(TypeError, match=r"word_ids must hold word indices \(integers\) or "
+                                        "None; value 0 is 'a'"):
         word_probabilities(np.zeros((1, 2, 2)), [["a", 1]])
     with pytest.raises(ValueError, match="word_ids must be non-negative integers"):
         word_probabilities(np.zeros((1, 2, 2)), [[0, -1]])

@@ -106,7 +106,8 @@ def test_report_comparison_carries_the_measures(data, tmp_path, monkeypatch):
     rc = main(["report", "--scores", data.p("test.npy"), "--gold", data.p("test_gold.npy"),
                "--dev-scores", data.p("dev.npy"), "--dev-gold", data.p("dev_gold.npy"),
                "--train-counts", data.p("counts.json"), "--methods", "platt",
-               "--metrics", "ece", "min-dcf", "--prior", "0.2", "-o", str(out), "-q"])
+               "--metrics", "ece", "min-dcf", "--prior", "0.2", "--ci", "simulation",
+               "-o", str(out), "-q"])
     assert rc == 0
     numbers = json.loads((out / "numbers.json").read_text())
     want = sc.compare_methods(data.dev_entries, data.test_entries, data.tfg,

@@ -62,6 +62,12 @@ def write_api_pages(app, config):
         path = out / fname
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
             path.write_text(text, encoding="utf-8")
+    # stubs of names no longer public, left by an earlier build, would be orphan pages
+    public = {f"sparsecal.{sub}.{name}.rst" for sub in SUBPACKAGES
+              for name in importlib.import_module(f"sparsecal.{sub}").__all__}
+    for stub in (out / "generated").glob("sparsecal.*.rst"):
+        if stub.name not in public:
+            stub.unlink()
 
 
 def resolve_top_level(app, env, node, contnode):

@@ -1,6 +1,6 @@
 """sklearn-crfsuite's marginals: ``CRF.predict_marginals(X)``, a ``{label: p}``
 dict per token, as scores or entries (one flattening pass over the dicts, the
-rest vectorised). Columns follow ``labels`` (default: the first token's keys),
+rest vectorised; a string or a boolean among the values is refused). Columns follow ``labels`` (default: the first token's keys),
 which may add labels the model never saw but must hold every one it knows.
 """
 import numbers
@@ -11,7 +11,7 @@ import numpy as np
 
 from ..core.dispatch import LIBRARY_OUTPUTS, takes_data
 from ..core.entries import threshold as _threshold
-from ..core.validation import check_probabilities
+from ..core.validation import check_probabilities, check_python_types
 from .labels import _gold_and_lengths, _names
 from .._docs import fill_doc
 
@@ -54,26 +54,19 @@ def crfsuite_scores(marginals, labels=None):
     sizes = np.fromiter(map(len, tokens), dtype=np.int64, count=n)
     get = itemgetter(*model) if k > 1 else (lambda d: (d[model[0]],))
     try:
-        flat = np.fromiter(chain.from_iterable(map(get, tokens)), dtype=np.float64,
-                           count=n * k)
+        flat = list(chain.from_iterable(map(get, tokens)))
     except KeyError:   # a token lacks a label: found by its size below
         flat = None
-    except (TypeError, ValueError):   # a value that is not a number
-        bad = next(((i, m) for i, d in enumerate(tokens) for m in model
-                    if m in d and not isinstance(d[m], numbers.Real)), None)
-        if bad is None:
-            raise
-        i, name = bad
-        raise TypeError(f"token {i} of marginals (counting from the first sentence) has "
-                        f"{tokens[i][name]!r} for label {name!r}: the values must be "
-                        "probabilities (numbers)") from None
     bad = np.flatnonzero(sizes != k)
     if bad.size or flat is None:
         i = int(bad[0]) if bad.size else next(i for i, d in enumerate(tokens)
                                               if not all(m in d for m in model))
         raise ValueError(f"token {i} of marginals (counting from the first sentence) "
                          f"does not have the labels of the first token ({model})")
-    values = check_probabilities(flat, "marginals").reshape(n, k)
+    check_python_types(flat, "marginals", numbers.Real, "probabilities (real numbers)",
+                       lambda i: f"token {i // k} (counting from the first sentence), "
+                                 f"label {model[i % k]!r},")
+    values = check_probabilities(np.array(flat, dtype=np.float64), "marginals").reshape(n, k)
     scores = np.zeros((n, len(cols)), dtype=np.float64)
     scores[:, [index[name] for name in model]] = values
     return scores, cols

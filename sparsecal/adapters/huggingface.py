@@ -4,6 +4,7 @@ pipeline's aggregations of a word's sub-words (``tokenizer.word_ids()``):
 ``"average"``) or ``"max"`` (the sub-word of the largest top probability),
 never renormalised, so the scores are those a pipeline user sees.
 """
+import numbers
 from itertools import count, islice
 
 import numpy as np
@@ -13,7 +14,7 @@ from .._extras import require
 from ..core.entries import threshold as _threshold
 from ..core.entry_buffer import EntryBuffer
 from ..core.validation import (as_array, as_float_array, check_choice, check_positive_int,
-                               check_unit_interval)
+                               check_python_types, check_unit_interval)
 from .labels import _gold_and_lengths
 from .._docs import fill_doc
 
@@ -101,6 +102,13 @@ def _word_probabilities(logits, word_ids, aggregation):
     b, t = np.nonzero(valid)                      # sub-words in sequence order
     w = ids[b, t]
     n_words = ids.max(axis=1, initial=-1) + 1     # [B]
+    short = np.flatnonzero(n_words > valid.sum(axis=1))   # more words than sub-words
+    if short.size:   # (found before the per-word counts are allocated)
+        s = int(short[0])
+        have = np.append(np.unique(ids[s][valid[s]]), -1)   # -1: past the last word
+        missing = int(np.argmax(have != np.arange(have.size)))
+        raise ValueError(f"word_ids[{s}] has no sub-word for word {missing} "
+                         f"(words 0..{n_words[s] - 1} must each have one)")
     start = np.concatenate([[0], np.cumsum(n_words)])
     gw = start[b] + w                             # global word of each sub-word
     counts = np.bincount(gw, minlength=start[-1])
@@ -137,20 +145,21 @@ def _softmax(z):
 
 
 def _word_id_array(word_ids, B, T):
-    """``word_ids`` as int64 [B, T], -1 for None (no Python loop over sub-words)."""
-    try:
-        ids = np.array(word_ids, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError("word_ids must be lists of integers and None (one per sub-word, "
-                        "of equal lengths: tokenizer(...).word_ids(i) of a padded "
-                        "batch)") from None
+    """``word_ids`` as int64 [B, T], -1 for None (no Python loop over sub-words):
+    integers (not booleans, floats or strings) and None."""
+    ids = np.array(word_ids, dtype=object)
     if ids.shape != (B, T):
         raise ValueError(f"word_ids has shape {ids.shape}, expected ({B}, {T}) like "
-                         "logits")
-    real = ~np.isnan(ids)
-    if (ids[real] < 0).any() or (ids[real] != np.floor(ids[real])).any():
+                         "logits (lists of integers and None, one per sub-word, of equal "
+                         "lengths: tokenizer(...).word_ids(i) of a padded batch)")
+    check_python_types(ids.ravel().tolist(), "word_ids", (numbers.Integral, type(None)),
+                       "word indices (integers) or None")
+    none = ids == None   # noqa: E711 - elementwise
+    real = ids[~none]
+    if real.size and (real.min() < 0 or real.max() >= 2 ** 62):
         raise ValueError("word_ids must be non-negative integers or None")
-    return np.where(real, ids, -1).astype(np.int64)
+    ids[none] = -1
+    return ids.astype(np.int64)
 
 
 @fill_doc

@@ -14,7 +14,7 @@ from ..core.validation import check_positive_int, check_unit_interval
 from ..io.calibrators import (ENSEMBLE_FORMAT, StateError, StateFields, check_count, check_fields,
                               describe, load_state, save_state)
 from .base import Estimator, clone
-from .folds import stratified_token_folds
+from .folds import check_n_folds, stratified_token_folds
 from .grouped import EntryTransformer, GroupedCalibrator, check_grouped, fold_models
 
 __all__ = ["CrossFittedCalibrator"]
@@ -68,7 +68,7 @@ class CrossFittedCalibrator(EntryTransformer, Estimator):
 
     def _check_params(self):
         check_grouped(self.calibrator, "calibrator")
-        check_positive_int(self.n_folds, "n_folds")
+        check_n_folds(self.n_folds)
         check_positive_int(self.seed, "seed", allow_zero=True)
 
     def fit(self, entries):

@@ -9,7 +9,7 @@ import numpy as np
 from ..core.entries import check_entries
 from ..core.groups import check_groups
 from ..core.hashing import splitmix64
-from ..core.validation import check_positive_int
+from ..core.validation import check_allocation, check_positive_int
 from .._docs import fill_doc
 from ..core.dispatch import takes_data
 
@@ -80,6 +80,8 @@ def positional_folds(stratum, offsets, n_folds, seed):
                    + np.arange(in_order.shape[0]) - np.searchsorted(in_order, in_order))
     block, slot = np.divmod(rank, n_folds)
     pairs, inverse = np.unique(np.stack((stratum, block)), axis=1, return_inverse=True)
+    # each block's K hashes and their order
+    check_allocation(16 * pairs.shape[1] * n_folds, f"n_folds={n_folds}")
     key = splitmix64(np.array([seed % 2 ** 64], dtype=np.uint64))
     per_block = splitmix64(splitmix64(key ^ pairs[0].astype(np.uint64))
                            ^ pairs[1].astype(np.uint64))

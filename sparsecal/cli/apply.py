@@ -10,15 +10,15 @@ from ..calibration.loading import load_calibrator
 from ..io.atomic import atomic_path
 from . import flags
 from .cluster import add_cluster_arguments, cluster_apply, wants_cluster
-from .inputs import check_output_directory, scores_from_args
+from .inputs import scores_from_args
 
 
 def add_arguments(p):
-    p.add_argument("calibrator", help="directory written by 'sparsecal fit' (a grouped "
-                                      "calibrator or an --ensemble)")
+    flags.add_input(p, "calibrator", help="directory written by 'sparsecal fit' (a grouped "
+                                       "calibrator or an --ensemble)")
     flags.add_inputs(p, what="scores to calibrate", required=True, gold=False)
-    p.add_argument("-o", "--output", required=True, help="calibrated matrix (.npy); "
-                   "--scheduler/--dask: a Zarr store (.zarr) or a directory of .npy shards")
+    flags.add_output(p, "-o", "--output", required=True, help="calibrated matrix (.npy); "
+                     "--scheduler/--dask: a Zarr store (.zarr) or a directory of .npy shards")
     add_cluster_arguments(p)
 
 
@@ -28,7 +28,6 @@ def run(args, console):
     model = load_calibrator(args.calibrator)
     if not args.output.endswith(".npy"):
         raise ValueError(f"-o {args.output!r} must be a .npy file")
-    check_output_directory(args.output, "-o")
     with console.step("reading"):
         scores = scores_from_args(args)
     if scores.shape[1] != model.n_tags:

@@ -6,6 +6,7 @@ store) and ``apply``'s output must be on a file system the workers share.
 """
 import contextlib
 import os
+import re
 
 from .inputs import check_same_tags, groups_from_args
 
@@ -29,8 +30,12 @@ def add_cluster_arguments(p):
 
 
 def wants_cluster(args):
-    """True if the command line asks for a cluster."""
-    return bool(getattr(args, "scheduler", None) or getattr(args, "dask", False))
+    """True if the command line asks for a cluster (``--scheduler ''`` refused)."""
+    scheduler = getattr(args, "scheduler", None)
+    if scheduler is not None and not scheduler.strip():
+        raise ValueError(f"--scheduler needs the scheduler's address (tcp://host:8786), got "
+                         f"{scheduler!r}")
+    return scheduler is not None or getattr(args, "dask", False)
 
 
 @contextlib.contextmanager
@@ -41,17 +46,21 @@ def _client(args, console):
     from distributed import Client
 
     from ..distributed import local_cluster
+    named = _naming_scores(getattr(args, "scores", None), getattr(args, "dev_scores", None))
     if args.scheduler:
         try:
             client = Client(args.scheduler, timeout=CONNECT_TIMEOUT)
-        except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        except MemoryError:   # what answered sent a huge "frame length": not Dask
+            raise ValueError(f"--scheduler {args.scheduler!r}: cannot connect (what answers "
+                             "there is not a Dask scheduler)") from None
+        except Exception as exc:   # noqa: BLE001 - whatever failed, it is the connection
             raise ValueError(f"--scheduler {args.scheduler!r}: cannot connect "
                              f"({' '.join(str(exc).split()) or type(exc).__name__})") from None
-        with client:
+        with client, named:
             console.info(f"Dask scheduler {args.scheduler}; dashboard: {client.dashboard_link}")
             yield client
         return
-    with local_cluster() as cluster, Client(cluster) as client:
+    with local_cluster() as cluster, Client(cluster) as client, named:
         console.info(f"local Dask cluster, {len(cluster.workers)} workers; dashboard: "
                      f"{client.dashboard_link}")
         yield client
@@ -69,18 +78,15 @@ def dask_scores(path, chunk_rows=None, flag="--scores"):
     a worker) or of a Zarr store; errors name ``flag``."""
     import dask
     import dask.array as da
-    import numpy as np
 
     from ..core.validation import check_positive_int
+    from ..io.arrays import load_scores
     if os.path.isdir(path) and os.path.isfile(os.path.join(path, "zarr.json")):
         return da.from_zarr(path)
     if os.path.splitext(path)[1].lower() != ".npy":
         raise ValueError(f"{flag} {path!r}: on a cluster the scores must be a .npy file "
                          "or a Zarr store")
-    header = np.load(path, mmap_mode="r")
-    if header.ndim != 2:
-        raise ValueError(f"{flag} {path!r} must be a matrix [n_tokens, n_tags], got "
-                         f"shape {header.shape}")
+    header = load_scores(path)   # the header checked as on one machine, nothing read
     n, n_tags = header.shape
     rows = (max(1, (32 << 20) // (n_tags * header.dtype.itemsize)) if chunk_rows is None
             else check_positive_int(chunk_rows, "--chunk-rows"))
@@ -92,14 +98,43 @@ def dask_scores(path, chunk_rows=None, flag="--scores"):
 
 def _inputs(args, prefix=""):
     """The dask score matrix and the gold vector of ``--{prefix}scores`` and
-    ``--{prefix}gold``."""
+    ``--{prefix}gold``, checked together as on one machine."""
+    from ..core.validation import check_gold
     from ..io.arrays import load_gold
     name = prefix.replace("-", "_")
     scores, gold = getattr(args, f"{name}scores"), getattr(args, f"{name}gold")
     if not scores or not gold:
         raise ValueError(f"--scheduler/--dask: give --{prefix}scores and --{prefix}gold")
-    return dask_scores(scores, args.chunk_rows, f"--{prefix}scores"), load_gold(
-        gold, tag_index=args.tag_index, format=args.gold_format, column=args.gold_column)
+    matrix = dask_scores(scores, args.chunk_rows, f"--{prefix}scores")
+    gold_arr = load_gold(gold, tag_index=args.tag_index, format=args.gold_format,
+                         column=args.gold_column)
+    try:
+        check_gold(gold_arr, *matrix.shape)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{gold!r} with {scores!r}: {exc}") from None
+    return matrix, gold_arr
+
+
+@contextlib.contextmanager
+def _naming_scores(*paths):
+    """Name the file of a bad score that a worker found (``scores[r, c] = ...``):
+    the one of ``paths`` (``.npy`` files; None for a set not given) holding a NaN,
+    infinity or value outside [0, 1] there, as one machine names it."""
+    try:
+        yield
+    except ValueError as exc:
+        where = re.match(r"scores\[(\d+), (\d+)\]", str(exc))
+        paths = [p for p in paths if p]
+        if where is None or not paths:
+            raise
+        import numpy as np
+        r, c = (int(i) for i in where.groups())
+        for path in paths:
+            m = np.load(path, mmap_mode="r") if path.endswith(".npy") else None
+            if m is not None and r < m.shape[0] and c < m.shape[1] and \
+                    not 0.0 <= float(m[r, c]) <= 1.0:
+                raise ValueError(f"{path!r}: {exc}") from None
+        raise ValueError(f"{' or '.join(map(repr, paths))}: {exc}") from None
 
 
 def _check_flags(args):

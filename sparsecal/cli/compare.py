@@ -21,7 +21,7 @@ def add_arguments(p):
     flags.add_prior(p)
     flags.add_resamples(p, "resamples", str(flags.COMPARE_RESAMPLES))
     flags.add_methods(p, "the methods to compare (default: all)", default=list(METHODS))
-    p.add_argument("--json", help="write the numbers as JSON here")
+    flags.add_output(p, "--json", help="write the numbers as JSON here")
     add_cluster_arguments(p)
 
 

@@ -19,9 +19,9 @@ def add_arguments(p):
                                                    "own CE (default: 400, two bins of 200)")
     flags.add_metrics(p)
     flags.add_prior(p, methods=False)
-    p.add_argument("--json", help="write the numbers as JSON here")
-    p.add_argument("--save-entries", help="also save the thresholded entries (.npz; on a "
-                                          "cluster: a directory of .npz shards)")
+    flags.add_output(p, "--json", help="write the numbers as JSON here")
+    flags.add_output(p, "--save-entries", help="also save the thresholded entries (.npz; on a "
+                                            "cluster: a directory of .npz shards)")
     add_cluster_arguments(p)
 
 

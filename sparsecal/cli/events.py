@@ -18,7 +18,7 @@ from ..io.atomic import atomic_write_text
 from ..io.sentences import load_potentials, pad_sentences
 from ..metrics import evaluate
 from . import flags
-from .inputs import check_output_directory, check_same_tags, scores_from_args
+from .inputs import check_same_tags, scores_from_args
 
 #: Forecaster features from events: J&Y's "mean" (the event's probability under
 #: the model), "Rank", "ln" (length) and the event type.
@@ -31,28 +31,28 @@ GROUPINGS = ("scw", "tfg", "per-type")
 
 def add_arguments(p):
     for prefix, what in (("", "test"), ("dev-", "dev (to fit a calibrator on)")):
-        p.add_argument(f"--{prefix}potentials", help=f"{what} CRF potentials (.npz: "
-                       "emissions [n_sentences, max_len, n_tags], transitions, optional "
-                       "start, end, allowed, lengths)")
-        p.add_argument(f"--{prefix}scores", help=f"{what} per-token softmax scores "
-                       f"[n_tokens, n_tags] (.npy, .npz, .pt) with --{prefix}lengths or "
-                       "a CoNLL-U / CoNLL gold file")
+        flags.add_input(p, f"--{prefix}potentials", help=f"{what} CRF potentials (.npz: "
+                        "emissions [n_sentences, max_len, n_tags], transitions, optional "
+                        "start, end, allowed, lengths)")
+        flags.add_input(p, f"--{prefix}scores", help=f"{what} per-token softmax scores "
+                        f"[n_tokens, n_tags] (.npy, .npz, .pt) with --{prefix}lengths or "
+                        "a CoNLL-U / CoNLL gold file")
         p.add_argument(f"--{prefix}key", help=f"array name in a multi-array "
                                               f"--{prefix}scores file")
-        p.add_argument(f"--{prefix}lengths", help=f"sentence lengths of --{prefix}scores "
-                                                  "(.npy, .txt: one per line)")
-        p.add_argument(f"--{prefix}gold", help="gold tags, one per token (.npy; .txt; "
-                                               ".conllu; CoNLL columns)")
-        p.add_argument(f"--{prefix}samples", help=f"{what} per-token softmax scores of S "
-                       "samples (MC-dropout passes, ensemble members) stacked [S, n_tokens, "
-                       f"n_tags] (.npy), rows as --{prefix}scores: J&Y's mean, p_low (10th "
-                       "percentile), p_high (90th) and std over the samples become "
-                       "forecaster features")
-        p.add_argument(f"--{prefix}events-file", help=f"{what} events saved by -o (.npz: "
-                       "entries with the event features), instead of the tagger's outputs")
+        flags.add_input(p, f"--{prefix}lengths", help=f"sentence lengths of --{prefix}scores "
+                                                   "(.npy, .txt: one per line)")
+        flags.add_input(p, f"--{prefix}gold", help="gold tags, one per token (.npy; .txt; "
+                                                ".conllu; CoNLL columns)")
+        flags.add_input(p, f"--{prefix}samples", help=f"{what} per-token softmax scores of S "
+                        "samples (MC-dropout passes, ensemble members) stacked [S, n_tokens, "
+                        f"n_tags] (.npy), rows as --{prefix}scores: J&Y's mean, p_low (10th "
+                        "percentile), p_high (90th) and std over the samples become "
+                        "forecaster features")
+        flags.add_input(p, f"--{prefix}events-file", help=f"{what} events saved by -o (.npz: "
+                        "entries with the event features), instead of the tagger's outputs")
     flags.add_gold_format(p)
-    p.add_argument("--tag-index", help="JSON {tag: column}: the tag names (needed for "
-                                       "spans and for tag strings in gold)")
+    flags.add_input(p, "--tag-index", help="JSON {tag: column}: the tag names (needed for "
+                                        "spans and for tag strings in gold)")
     p.add_argument("--events", choices=["sequences", "spans"],
                    help="the top-k sequences, or the spans in them (default: sequences; "
                         "with --events-file, the file's)")
@@ -77,8 +77,8 @@ def add_arguments(p):
                                    "(per-type: an event type) needs for its own calibrator")
     p.add_argument("--choose-k", type=int, nargs="+", metavar="K",
                    help="forecaster: J&Y's heuristic k among these candidates")
-    p.add_argument("--calibrator", help="a saved calibrator to apply (instead of fitting)")
-    p.add_argument("--save-calibrator", help="directory to save the fitted calibrator in")
+    flags.add_input(p, "--calibrator", help="a saved calibrator to apply (instead of fitting)")
+    flags.add_output(p, "--save-calibrator", help="directory to save the fitted calibrator in")
     p.add_argument("--rerank", action="store_true", help="re-rank by calibrated confidence: "
                    "exact match (sequences) or span F1 (spans) before and after")
     p.add_argument("--cutoff", type=float, default=0.5,
@@ -86,11 +86,11 @@ def add_arguments(p):
     flags.add_prior(p)
     flags.add_bins_and_seed(p, "the intervals, the resampling --metrics, the forecaster and "
                                   "seeded methods")
-    p.add_argument("-o", "--output", help="write the test events as entries with their "
-                                           "features (.npz; --events-file reads it)")
-    p.add_argument("--calibrated-output", help="write the calibrated events as -o does "
-                                               "(.npz)")
-    p.add_argument("--json", help="write the numbers as JSON here")
+    flags.add_output(p, "-o", "--output", help="write the test events as entries with their "
+                                             "features (.npz; --events-file reads it)")
+    flags.add_output(p, "--calibrated-output", help="write the calibrated events as -o does "
+                                                 "(.npz)")
+    flags.add_output(p, "--json", help="write the numbers as JSON here")
     flags.add_ci(p)
     flags.add_binning(p)
     flags.add_metrics(p)
@@ -181,8 +181,6 @@ def _check_flags(args, with_dev):
             raise ValueError(f"--choose-k candidates must differ, got {args.choose_k}")
     _check_grouping(args)
     check_unit_interval(args.cutoff, "--cutoff")
-    for flag in ("output", "calibrated_output", "json", "save_calibrator"):
-        check_output_directory(getattr(args, flag), "--" + flag.replace("_", "-"))
 
 
 def _check_inputs(args):
@@ -429,6 +427,9 @@ def _make_events(args, console, outputs, tag_names, k, which):
         with console.step(which + "events"):
             return getattr(st, name)(gold=outputs["gold"], k=k, **kw)
     except (TypeError, ValueError) as exc:
+        if str(exc).startswith(f"k={k} "):   # too many sequences: the flag that asked
+            flag = "--k" if k == args.k else "--choose-k"
+            raise ValueError(f"{flag} {k}{str(exc)[len(f'k={k}'):]}") from None
         raise ValueError(f"{outputs['source']!r}: {exc}") from None
 
 

@@ -11,7 +11,7 @@ from ..calibration.registry import METHODS, check_bins_methods, get_method
 from ..calibration.selection import METRICS, select
 from ..core.groups import TagGroups
 from ..core.jsonfile import read_json
-from ..core.validation import check_positive_int
+from ..core.validation import TAG_BYTES, check_positive_int, check_size
 from ..io.atomic import atomic_write_text
 from . import flags
 from .cluster import add_cluster_arguments, cluster_fit, cluster_select, wants_cluster
@@ -45,8 +45,8 @@ def add_arguments(p):
     p.add_argument("--select-metric", choices=METRICS,
                    help=f"--select: the score of the out-of-fold outputs (default: "
                         f"{METRICS[0]})")
-    p.add_argument("--json", help="--select: write the score table as JSON here")
-    p.add_argument("-o", "--output", required=True, help="directory to save it in")
+    flags.add_output(p, "--json", help="--select: write the score table as JSON here")
+    flags.add_output(p, "-o", "--output", required=True, help="directory to save it in")
     add_cluster_arguments(p)
 
 
@@ -66,6 +66,9 @@ def run(args, console):
         check_positive_int(args.min_entries, "--group-min-entries")
     if args.grouping != "scw" and not args.train_counts:
         raise ValueError(f"--grouping {args.grouping} needs --train-counts")
+    if args.grouping == "scw" and args.train_counts:
+        raise ValueError("--train-counts applies to --grouping tfg or per-tag (TFG groups), "
+                         "not scw (one calibrator for all tags)")
     method = get_method(args.method)
     if wants_cluster(args):
         model, n_tokens = cluster_fit(
@@ -100,6 +103,9 @@ def _model(args, method, n_tags, prior, console):
 def _fit(args, console, model, entries, step):
     """``model`` fit on ``entries``; with --ensemble K, K cross-fitted copies."""
     if args.ensemble is not None:
+        if entries.n_tokens is not None and args.ensemble > entries.n_tokens:
+            raise ValueError(f"--ensemble {args.ensemble} is more than the "
+                             f"{entries.n_tokens:,} dev tokens to deal into folds")
         from ..calibration.ensemble import CrossFittedCalibrator
         model = CrossFittedCalibrator(model, n_folds=args.ensemble, seed=args.seed)
         with console.step(step):
@@ -119,7 +125,7 @@ def _select(args, console):
     methods = args.methods or list(METHODS)
     _, prior = flags.priors(args, methods)
     check_positive_int(args.groups, "--groups")
-    groups_grid = [check_positive_int(g, "--groups-grid")
+    groups_grid = [check_size(g, "--groups-grid", TAG_BYTES)
                    for g in args.groups_grid or sorted({1, args.groups})]
     n_bins = [check_positive_int(b, "--bins-grid") for b in args.bins_grid or [args.bins or 10]]
     if max(groups_grid) > 1 and not args.train_counts:

@@ -6,11 +6,12 @@ error naming the flag. :func:`with_flags` writes the library's argument names
 warning the command prints.
 """
 import argparse
+import os
 import re
 
 #: API argument -> the dest of the flag that sets it, where the two differ
 API_NAMES = {"n_bins": "bins", "n_groups": "groups", "n_folds": "folds",
-             "random_state": "seed", "application_prior": "prior"}
+             "random_state": "seed", "application_prior": "prior", "n_tokens": "tokens"}
 
 #: ``--n-resamples`` of the measures that resample, where every method is
 #: evaluated (compare; report with dev outputs): 15 evaluations of 999 took
@@ -20,24 +21,35 @@ COMPARE_RESAMPLES = 99
 
 # ------------------------------------------------------------ definitions -- #
 
+def add_input(p, *names, **kwargs):
+    """An argument naming a file or directory the verb reads (:func:`check_paths`
+    keeps every output off it)."""
+    p.add_argument(*names, **kwargs).reads = True
+
+
+def add_output(p, *names, **kwargs):
+    """An argument naming a file or directory the verb writes (:func:`check_paths`)."""
+    p.add_argument(*names, **kwargs).writes = True
+
+
 def add_inputs(p, prefix="", what="scores", required=False, gold=True):
     """``--{prefix}scores`` and ``--{prefix}key``; with ``gold``, also
     ``--{prefix}gold``, ``--{prefix}entries`` and ``--{prefix}scores-format``."""
-    p.add_argument(f"--{prefix}scores", required=required,
-                   help=f"{what}: matrix [n_tokens, n_tags] (.npy: memory-mapped; .npz/.pt)")
+    add_input(p, f"--{prefix}scores", required=required,
+              help=f"{what}: matrix [n_tokens, n_tags] (.npy: memory-mapped; .npz/.pt)")
     p.add_argument(f"--{prefix}key", help=f"array name in a multi-array --{prefix}scores "
                                           "file (.npz / .pt dict)")
     if not gold:
         return
-    p.add_argument(f"--{prefix}gold", help="gold tags (.npy; .txt: one index or tag per "
-                                           "line; .conllu; CoNLL columns)")
+    add_input(p, f"--{prefix}gold", help="gold tags (.npy; .txt: one index or tag per "
+                                      "line; .conllu; CoNLL columns)")
     if not prefix:
         add_gold_format(p)
-    p.add_argument(f"--{prefix}entries", help=f"thresholded entries (.npz from "
-                                              f"--save-entries, or its directory of shards "
-                                              f"from a cluster) instead of --{prefix}scores/"
-                                              f"--{prefix}gold")
-    p.add_argument(f"--{prefix}scores-format", choices=["dense", "crfsuite"], default="dense",
+    add_input(p, f"--{prefix}entries", help=f"thresholded entries (.npz from "
+                                         f"--save-entries, or its directory of shards "
+                                         f"from a cluster) instead of --{prefix}scores/"
+                                         f"--{prefix}gold")
+    p.add_argument(f"--{prefix}scores-format", choices=["dense", "crfsuite"],
                    help=f"crfsuite: --{prefix}scores is JSON of sklearn-crfsuite's "
                         f"predict_marginals(X) and --{prefix}gold JSON of its labels y "
                         "(columns: --tag-index, else the model's labels; default: dense)")
@@ -57,13 +69,11 @@ def add_common(p, seeded):
     """The flags of the verbs that read scores and gold and group tags;
     ``seeded``: what --seed seeds in this verb."""
     add_inputs(p)
-    p.add_argument("--tag-index", help="JSON {tag: column}, for tag strings in gold or "
-                                       "train counts")
-    p.add_argument("--train-counts", help="JSON {tag: training count} for TFG groups")
-    p.add_argument("--groups", type=int, default=5,
-                   help="TFG groups, with --train-counts (default: 5)")
-    p.add_argument("--threshold", type=float, default=0.01,
-                   help="keep scores >= this (default: 0.01)")
+    add_input(p, "--tag-index", help="JSON {tag: column}, for tag strings in gold or "
+                                  "train counts")
+    add_input(p, "--train-counts", help="JSON {tag: training count} for TFG groups")
+    p.add_argument("--groups", type=int, help="TFG groups, with --train-counts (default: 5)")
+    p.add_argument("--threshold", type=float, help="keep scores >= this (default: 0.01)")
     add_bins_and_seed(p, seeded)
     add_threads(p)
 
@@ -187,6 +197,53 @@ class _Refused(argparse.Action):
 
 # ---------------------------------------------------------------- checks -- #
 
+def check_paths(parser, args, argv=()):
+    """Every output of ``parser``'s arguments in ``args`` checked before any work
+    (:func:`sparsecal.io.atomic.check_output`): none is an input, holds one, is
+    another output or lies inside one, or is a device or FIFO."""
+    from ..io.atomic import check_output
+    typed = _flags(parser, argv)
+    given = [(typed[a.dest], getattr(args, a.dest, None), hasattr(a, "writes"))
+             for a in parser._actions if hasattr(a, "reads") or hasattr(a, "writes")]
+    given = [(flag, os.fspath(path), writes) for flag, path, writes in given if path]
+    for i, (flag, path, writes) in enumerate(given):
+        if writes:
+            check_output(path, flag, [(f"the {'output' if w else 'input'} {f}", p)
+                                      for j, (f, p, w) in enumerate(given) if j != i])
+
+
+#: dest -> (what it needs, in words; the flags that give it): in a verb with
+#: those flags, a flag given without any of them would be ignored, and is refused
+_NEEDS = {
+    "chunk_rows": ("--scheduler or --dask", ("scheduler", "dask")),
+    "groups": ("--train-counts (TFG groups)", ("train_counts",)),
+    "threshold": ("scores to threshold (not --entries)", ("scores", "dev_scores")),
+    "gold_format": ("a gold file", ("gold", "dev_gold")),
+    "gold_column": ("a gold file", ("gold", "dev_gold")),
+    "key": ("--scores", ("scores",)),
+    "dev_key": ("--dev-scores", ("dev_scores",)),
+    "scores_format": ("--scores", ("scores",)),
+    "dev_scores_format": ("--dev-scores", ("dev_scores",)),
+}
+#: the defaults of the flags of :data:`_NEEDS`, set where they apply
+_DEFAULTS = {"groups": 5, "threshold": 0.01, "scores_format": "dense",
+             "dev_scores_format": "dense"}
+
+
+def check_applies(parser, args, argv=()):
+    """Refuse a flag of :data:`_NEEDS` given without what it needs (nothing
+    would take it), naming both; then set the defaults of those not given."""
+    typed = _flags(parser, argv)
+    dests = {a.dest for a in parser._actions}
+    for dest, (needs, by) in _NEEDS.items():
+        if dest not in dests or dests.isdisjoint(by):
+            continue
+        if getattr(args, dest) is not None and not any(getattr(args, d, None) for d in by):
+            raise ValueError(f"{typed[dest]} applies with {needs} only")
+        if getattr(args, dest) is None and dest in _DEFAULTS:
+            setattr(args, dest, _DEFAULTS[dest])
+
+
 def check_threads(args):
     """``SPARSECAL_NUM_THREADS`` and ``--n-threads``, checked before any work."""
     from ..core.threads import check_n_threads, env_n_threads
@@ -279,19 +336,28 @@ def resampling_options(args, default=None):
 
 # ----------------------------------------------------------- translation -- #
 
+def _flags(parser, argv=()):
+    """dest -> the flag of ``parser`` that sets it (the spelling in ``argv``, if
+    typed there; a positional argument: its name)."""
+    typed = {a.partition("=")[0] for a in argv if a.startswith("-")}
+    flags = {}
+    for action in parser._actions:
+        if action.help is argparse.SUPPRESS:
+            continue
+        options = [o for o in action.option_strings if o in typed] or \
+            [o for o in action.option_strings if o.startswith("--")] or [action.dest]
+        flags[action.dest] = options[0]
+    return flags
+
+
 def flag_names(parser, argv=()):
     """API argument name -> the flag of ``parser`` that sets it (the spelling in
     ``argv``, if typed there): the names with an underscore, which no sentence
     uses as a word (:func:`with_flags` writes them as flags)."""
     if parser is None:
         return {}
-    typed = {a.partition("=")[0] for a in argv if a.startswith("-")}
-    flags = {}
-    for action in parser._actions:
-        if action.option_strings and action.help is not argparse.SUPPRESS:
-            options = [o for o in action.option_strings if o in typed] or \
-                [o for o in action.option_strings if o.startswith("--")]
-            flags[action.dest] = options[0]
+    flags = {dest: flag for dest, flag in _flags(parser, argv).items()
+             if flag.startswith("-")}
     for name, dest in API_NAMES.items():
         if dest in flags:
             flags.setdefault(name, flags[dest])

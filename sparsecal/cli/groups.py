@@ -4,12 +4,13 @@ tags' training shares and its most frequent tags.
 """
 import numpy as np
 
+from . import flags
 from .inputs import tfg_groups
 
 
 def add_arguments(p):
-    p.add_argument("--train-counts", required=True, help="JSON {tag: training count}")
-    p.add_argument("--tag-index", help="JSON {tag: column}, for counts keyed by tag names")
+    flags.add_input(p, "--train-counts", required=True, help="JSON {tag: training count}")
+    flags.add_input(p, "--tag-index", help="JSON {tag: column}, for counts keyed by tag names")
     p.add_argument("--n-tags", type=int, help="tag inventory size (default: from the index "
                                               "or the counts)")
     p.add_argument("--groups", type=int, default=5, help="TFG groups (default: 5)")

@@ -1,7 +1,5 @@
 """The verbs' inputs: scores, gold, entries and groups from the flags; every
 error names the file or the flag."""
-import os
-
 from ..core.entries import threshold
 from ..core.groups import TagGroups
 from ..core.jsonfile import read_json
@@ -73,8 +71,8 @@ def _crfsuite_entries(scores, gold, args):
 def tfg_groups(train_counts, n_groups, n_tags=None, tag_index=None):
     """TFG groups from a JSON counts file."""
     check_positive_int(n_groups, "--groups")
-    index = load_tag_index(tag_index) if tag_index else None
     counts = read_json(train_counts, "train counts")
+    index = _tag_index(tag_index, n_tags, counts) if tag_index else None
     try:
         return TagGroups.from_counts(counts, n_groups, n_tags=n_tags, tag_index=index)
     except (TypeError, ValueError) as exc:
@@ -96,21 +94,31 @@ def groups_from_args(args, n_tags, console):
 def _index_names(path, n_tags):
     """The name of each of ``n_tags`` columns from a tag-index file ("" if none)."""
     names = [""] * n_tags
-    for name, i in load_tag_index(path).items():
-        if 0 <= i < n_tags:
-            names[i] = name
+    for name, i in _tag_index(path, n_tags).items():
+        names[i] = name
     return names
+
+
+def _tag_index(path, n_tags, counts=None):
+    """The tag index of ``--tag-index``, every column it names one of the
+    ``n_tags`` columns of the scores (None: not known here), except names the
+    training ``counts`` (a mapping) give no count: padding, ignored as
+    :func:`~sparsecal.core.groups.load_train_counts` ignores it."""
+    index = load_tag_index(path)
+    counted = counts if isinstance(counts, dict) else {}
+    beyond = [(tag, column) for tag, column in index.items()
+              if n_tags is not None and column >= n_tags
+              and (counts is None or tag in counted)]
+    if beyond:
+        tag, column = min(beyond, key=lambda item: item[1])
+        raise ValueError(f"--tag-index {path!r} places tag {tag!r} in column {column}, but "
+                         f"there are {n_tags} tag columns (0..{n_tags - 1}): the index "
+                         "and the scores disagree (a name beyond them is taken as padding "
+                         "only where --train-counts gives it no count)")
+    return index
 
 
 def check_same_tags(dev_tags, test_tags):
     if dev_tags != test_tags:
         raise ValueError(f"dev has {dev_tags} tags but test has {test_tags}")
 
-
-def check_output_directory(path, flag):
-    """An output ``path`` (or None) whose directory exists."""
-    if path is None:
-        return
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise ValueError(f"{flag} {path!r}: directory {directory!r} does not exist")

@@ -16,7 +16,7 @@ import sys
 import warnings
 
 from ._progress import Console
-from .flags import check_threads, flag_names, with_flags
+from .flags import check_applies, check_paths, check_threads, flag_names, with_flags
 
 __all__ = ["main", "build_parser"]
 
@@ -122,6 +122,8 @@ def main(argv=None):
         warnings.showwarning = functools.partial(_show_warning, console, verb, names)
         try:
             check_threads(args)   # first: its error names the flag, not a file
+            check_paths(parsers[verb], args, argv)   # no output destroys an input
+            check_applies(parsers[verb], args, argv)   # no flag is ignored
             return args.func(args, console)
         except KeyboardInterrupt:
             print(f"sparsecal {verb}: interrupted", file=sys.stderr)

@@ -24,7 +24,7 @@ def add_arguments(p):
                       default=list(METHODS))
     p.add_argument("--title", default="Calibration report",
                    help="the page's title (default: Calibration report)")
-    p.add_argument("-o", "--output", required=True, help="report directory")
+    flags.add_output(p, "-o", "--output", required=True, help="report directory")
     add_cluster_arguments(p)
 
 

@@ -350,6 +350,14 @@ def replicated_bin_sums(multiplicity, starts, *values, cuts=None):
     return sums
 
 
+def check_fixed_bins(n_bins, n_sets=1):
+    """``n_bins`` as a positive int whose fixed-width bins (count and four sums,
+    for each of ``n_sets`` sets) fit in memory."""
+    n_bins = check_positive_int(n_bins, "n_bins")
+    check_allocation(48 * n_bins * n_sets, f"n_bins={n_bins} fixed-width bins")
+    return n_bins
+
+
 @takes_data(refuse=BUILDING_BLOCK)
 @fill_doc
 def fixed_width_bins(scores, labels, *, n_bins=10):
@@ -373,8 +381,7 @@ def fixed_width_bins(scores, labels, *, n_bins=10):
     >>> stats.count, stats.edges
     (array([2, 1, 1, 1]), array([0.  , 0.25, 0.5 , 0.75, 1.  ]))
     """
-    n_bins = check_positive_int(n_bins, "n_bins")
-    check_allocation(48 * n_bins, f"n_bins={n_bins} fixed-width bins")
+    n_bins = check_fixed_bins(n_bins)
     x = check_probabilities(scores, "scores")
     if x.shape[0] == 0:
         raise ValueError("cannot bin an empty set of scores")

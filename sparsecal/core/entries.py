@@ -16,8 +16,8 @@ from .binning import carry, immutable, remember_sort
 from .progress import check_progress
 from .threads import get_n_threads
 from .validation import (as_array, check_choice, check_float_matrix, check_gold,
-                          check_labels, check_positive_int, check_probabilities,
-                          check_unit_interval)
+                          check_labels, check_n_tags, check_positive_int,
+                          check_probabilities, check_unit_interval)
 from .dispatch import takes_data
 
 __all__ = ["Entries", "check_entries", "concatenate_entries", "threshold"]
@@ -76,25 +76,38 @@ class Entries:
         if n and (tag.min() < 0 or tag.max() > np.iinfo(np.int32).max):
             raise ValueError("tag indices must be non-negative int32 values")
         if n_tags is not None:
-            n_tags = check_positive_int(n_tags, "n_tags")
+            n_tags = check_n_tags(n_tags)
         if n_tags is not None and n and tag.max() >= n_tags:
             raise ValueError(f"tag index {int(tag.max())} is out of range for "
                              f"n_tags={n_tags}")
         label = check_labels(label, "label", n)
+        if n_tokens is not None:
+            n_tokens = check_positive_int(n_tokens, "n_tokens", allow_zero=True)
         if token is not None:
             token = as_array(token, "token")
             if token.shape != (n,):
                 raise ValueError(f"token has shape {token.shape}, expected ({n},)")
             if token.dtype.kind not in "iu":
                 raise TypeError(f"token must hold integers, got dtype {token.dtype}")
+            # checked in the caller's dtype: a huge uint64 must not wrap around
+            if n and (token.min() < 0 or n_tokens is not None and token.max() >= n_tokens):
+                bad = (token < 0) | (token >= (n_tokens if n_tokens is not None else np.inf))
+                i = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"token[{i}] = {token[i]} is out of range: tokens (rows) "
+                                 f"must lie in [0, n_tokens={n_tokens})")
             token = np.ascontiguousarray(token, dtype=np.int64)
+        threshold = check_unit_interval(threshold, "threshold")
+        if n and score.min() < score.dtype.type(threshold):   # the threshold's comparison
+            i = int(np.flatnonzero(score < score.dtype.type(threshold))[0])
+            raise ValueError(f"score[{i}] = {score[i].item()!r} is below threshold="
+                             f"{threshold!r}, the threshold the entries declare they were "
+                             "selected with")
         given = {id(a) for a in (score_given, tag_given, label_given, token_given)}
         self._set(*(None if a is None else _read_only(a, given) for a in (
             score, np.ascontiguousarray(tag, dtype=np.int32), label, token)))
         self.n_tags = n_tags
-        self.n_tokens = None if n_tokens is None else check_positive_int(
-            n_tokens, "n_tokens", allow_zero=True)
-        self.threshold = check_unit_interval(threshold, "threshold")
+        self.n_tokens = n_tokens
+        self.threshold = threshold
 
     @classmethod
     def _trusted(cls, score, tag, label, token, n_tags, n_tokens, threshold, carried=None):
@@ -393,6 +406,31 @@ def concatenate_entries(parts, n_tags, n_tokens, threshold):
               np.concatenate([getattr(p, f) for p in parts])
               for f in ("score", "tag", "label", "token")]
     return Entries._trusted(*fields, n_tags, n_tokens, threshold)
+
+
+def stored_threshold(entries):
+    """The threshold a file of ``entries`` declares: theirs, or their lowest score
+    where recalibrated scores (:meth:`Entries.with_scores`) fall below it, so that
+    every file read back holds scores >= its threshold."""
+    low = entries.score.min() if len(entries) else None
+    if low is not None and low < entries.score.dtype.type(entries.threshold):
+        return float(low)
+    return entries.threshold
+
+
+def check_row_major(entries, name):
+    """Raise (naming ``name``) unless entries with tokens are in row-major
+    (token, tag) order with each (token, tag) once, as :func:`threshold` makes
+    them."""
+    if entries.token is None or len(entries) < 2:
+        return
+    step, tag_step = np.diff(entries.token), np.diff(entries.tag.astype(np.int64))
+    bad = (step < 0) | ((step == 0) & (tag_step <= 0))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0]) + 1
+        what = "repeats" if step[i - 1] == 0 and tag_step[i - 1] == 0 else "is out of order:"
+        raise ValueError(f"{name}: entry {i} (token {entries.token[i]}, tag {entries.tag[i]}) "
+                         f"{what} entries must be in (token, tag) order, each pair once")
 
 
 def check_entries(entries, name="entries"):

@@ -13,14 +13,13 @@ from . import _partition
 from .binning import remembered_sort
 from .jsonfile import read_json
 from .threads import get_n_threads
-from .validation import as_array, check_allocation, check_positive_int
+from .validation import (MAX_TAGS, TAG_BYTES, as_array, check_n_tags,
+                         check_size)
 from .dispatch import BUILDING_BLOCK, takes_data
 
 __all__ = ["TagGroups", "check_groups", "check_tag_index", "load_train_counts",
            "partition_by_group", "split_sorted_by_group"]
 
-#: Tag columns are below 2**31 (int32 tag arrays, docs/architecture.md data model).
-MAX_TAGS = 2 ** 31 - 1
 #: Training counts, and their total, are at most 2**53: exact in float64, in
 #: which TFG's per-group quota is computed.
 MAX_COUNT = 2 ** 53
@@ -63,7 +62,7 @@ def load_train_counts(train_counts, n_tags=None, tag_index=None):
         if n_tags is None:
             top = max(tag_index.values()) if tag_index else (index.max() if index.size else -1)
             n_tags = int(top) + 1
-        n_tags = _check_n_tags(n_tags)
+        n_tags = check_n_tags(n_tags)
         if index.size and index.max() >= n_tags:
             i = int(np.argmax(index))
             raise ValueError(f"tag index {index[i]} has a training count but n_tags is "
@@ -73,7 +72,7 @@ def load_train_counts(train_counts, n_tags=None, tag_index=None):
         return out
     counts = _integer_vector(train_counts, "train_counts", "a mapping, a JSON file, "
                              "or a 1-D integer array of per-tag counts")
-    n_tags = _check_n_tags(counts.shape[0] if n_tags is None else n_tags)
+    n_tags = check_n_tags(counts.shape[0] if n_tags is None else n_tags)
     if counts.shape[0] != n_tags:
         raise ValueError(f"train_counts has {counts.shape[0]} counts but n_tags={n_tags}: "
                          "an array holds one training count per tag index; for the "
@@ -111,7 +110,7 @@ def _gold_counts(train_gold, n_tags):
     if gold.size and gold.max() >= min(n_tags, MAX_TAGS):
         raise ValueError(f"training gold tag {int(gold.max())} is out of range for "
                          f"n_tags={n_tags}")
-    n_tags = _check_n_tags(n_tags)
+    n_tags = check_n_tags(n_tags)
     return np.bincount(gold.astype(np.int64, copy=False), minlength=n_tags).astype(np.int64)
 
 
@@ -275,13 +274,13 @@ class TagGroups:
     @classmethod
     def scw(cls, n_tags, **kwargs):
         """Shared class-wise (SCW): all ``n_tags`` tags in one group."""
-        return cls(np.zeros(_check_n_tags(n_tags), dtype=np.int64), 1, kind="scw",
+        return cls(np.zeros(check_n_tags(n_tags), dtype=np.int64), 1, kind="scw",
                    **kwargs)
 
     @classmethod
     def per_tag(cls, n_tags, **kwargs):
         """One group per tag (``kwargs`` as for :class:`TagGroups`)."""
-        n_tags = _check_n_tags(n_tags)
+        n_tags = check_n_tags(n_tags)
         return cls(np.arange(n_tags), n_tags, kind="per-tag", **kwargs)
 
     @classmethod
@@ -296,7 +295,7 @@ class TagGroups:
         >>> TagGroups.from_counts({"0": 6, "1": 3, "2": 1}, 2).tag_to_group
         array([0, 1, 1])
         """
-        n_groups = check_positive_int(n_groups, "n_groups")
+        n_groups = _check_n_groups(n_groups)
         tag_index = _resolve_tag_index(tag_index)
         counts = load_train_counts(train_counts, n_tags=n_tags, tag_index=tag_index)
         if counts.sum() == 0:
@@ -402,18 +401,7 @@ def check_groups(groups, n_tags=None, name="groups"):
 
 def _check_n_groups(n_groups):
     """A positive group count whose per-group arrays (offsets, sizes) fit in memory."""
-    n_groups = check_positive_int(n_groups, "n_groups")
-    check_allocation(16 * (n_groups + 1), f"n_groups={n_groups}")
-    return n_groups
-
-
-def _check_n_tags(n_tags):
-    """A positive tag count whose per-tag arrays (the group map) fit in memory."""
-    n_tags = check_positive_int(n_tags, "n_tags")
-    if n_tags > MAX_TAGS:
-        raise ValueError(f"n_tags must be at most 2**31 - 1, got {n_tags}")
-    check_allocation(16 * n_tags, f"n_tags={n_tags}")
-    return n_tags
+    return check_size(n_groups, "n_groups", TAG_BYTES)
 
 
 @takes_data(refuse=BUILDING_BLOCK)

@@ -8,6 +8,8 @@ recursion, and a top-level value of the wrong kind.
 import json
 import os
 
+from .validation import check_input_file
+
 __all__ = ["MAX_JSON_BYTES", "read_json"]
 
 #: Largest JSON input read (bytes). A tag index or count file of a million tags
@@ -37,10 +39,7 @@ def read_json(path, what, *, kind=dict, max_bytes=MAX_JSON_BYTES):
     the file's content in messages, ``max_bytes`` caps its size.
     """
     name = os.fspath(path)
-    if os.path.isdir(name):
-        raise ValueError(f"{what} file {name!r} is a directory, not a file")
-    if not os.path.exists(name):
-        raise FileNotFoundError(f"{what} file {name!r} does not exist")
+    check_input_file(name, what)
     try:
         size = os.path.getsize(name)
         if size > max_bytes:

@@ -7,10 +7,18 @@ caller's array.
 """
 import numbers
 import os
+import stat
 
 import numpy as np
 
 FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+#: Tag columns are below 2**31 (int32 tag arrays, docs/architecture.md data model).
+MAX_TAGS = 2 ** 31 - 1
+#: Bytes a measure or grouping may hold per tag (counts, sums, maps: eight
+#: 8-byte arrays), what a tag count is checked against before anything is
+#: allocated.
+TAG_BYTES = 64
 
 
 class DegenerateDataError(ValueError):
@@ -133,6 +141,21 @@ def as_float_array(x, name, ndim=1):
     return arr
 
 
+def check_python_types(values, name, kinds, words, where="value {}".format):
+    """Raise a TypeError naming ``name``, the first offending value (``where(i)``
+    says where the ``i``-th is) and ``words`` (what the values must be) unless
+    every element of the list ``values`` is an instance of ``kinds`` and not a
+    boolean (before NumPy converts ``"0.5"``, ``True`` or ``1.0`` silently); one
+    pass over the distinct types.
+    """
+    bad = {t for t in set(map(type, values))
+           if not issubclass(t, kinds) or issubclass(t, (bool, np.bool_))}
+    if bad:
+        i = next(i for i, v in enumerate(values) if type(v) in bad)
+        raise TypeError(f"{name} must hold {words}; {where(i)} is {values[i]!r} "
+                        f"({type(values[i]).__name__})")
+
+
 def check_probabilities(x, name):
     """A contiguous 1-D float32/float64 array of values in [0, 1] (no NaN)."""
     arr = as_float_array(x, name)
@@ -247,6 +270,35 @@ def check_real(value, name):
     return value
 
 
+#: ``stat`` tests of the kinds of path that are not a regular file, and their words
+_FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+               (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+               (stat.S_ISSOCK, "a socket"))
+
+
+def file_kind(mode):
+    """What a path of ``st_mode`` ``mode`` is, in words: "a regular file", "a FIFO
+    (named pipe)", "a character device", ...
+    """
+    return next((words for test, words in _FILE_KINDS if test(mode)), "a regular file")
+
+
+def check_input_file(path, what):
+    """Raise unless ``path`` names an existing regular file (through links):
+    FileNotFoundError if nothing is there, ValueError naming what is there
+    instead (a directory, a FIFO, a device), each naming ``what`` and the path.
+    """
+    name = os.fspath(path)
+    try:
+        mode = os.stat(name).st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{what} file {name!r} does not exist") from None
+    except OSError as exc:
+        raise ValueError(f"cannot read {what} file {name!r}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"{what} file {name!r} is {file_kind(mode)}, not a file")
+
+
 def physical_memory():
     """Bytes of physical memory of this machine, or None where it is unknown."""
     try:
@@ -256,16 +308,83 @@ def physical_memory():
     return pages * page_size if pages > 0 and page_size > 0 else None
 
 
-def check_allocation(nbytes, what):
-    """Refuse, before allocating, ``nbytes`` beyond this machine's physical memory
-    (not the memory free now, so that a refusal does not depend on what else runs).
+def _cgroup_memory_limit():
+    """The smallest memory limit of this process's cgroup and its ancestors (cgroup
+    v2 ``memory.max``, v1 ``memory.limit_in_bytes``), or None."""
+    try:
+        with open("/proc/self/cgroup") as f:
+            lines = f.read().splitlines()
+    except OSError:   # not Linux
+        return None
+    limits = []
+    for line in lines:
+        controllers, _, path = line.partition(":")[2].partition(":")
+        if controllers == "":
+            base, name = "/sys/fs/cgroup", "memory.max"
+        elif "memory" in controllers.split(","):
+            base, name = "/sys/fs/cgroup/memory", "memory.limit_in_bytes"
+        else:
+            continue
+        parts = [p for p in path.split("/") if p]
+        for depth in range(len(parts), -1, -1):   # a container sees its own as the root
+            try:
+                with open(os.path.join(base, *parts[:depth], name)) as f:
+                    text = f.read().strip()
+            except OSError:
+                continue
+            if text.isdigit():
+                limits.append(int(text))
+    return min(limits, default=None)
 
-    ``what`` names the argument and value that set the size (``"n_bins=10**12"``).
+
+def memory_limit():
+    """``(bytes, what)``: the most memory this process may allocate, the smallest
+    of this machine's physical memory, its address-space limit (``RLIMIT_AS``)
+    and its cgroup's memory limit, and which it is; ``(None, None)`` where none
+    is known. Limits, not the memory free now: whether a call is refused does
+    not depend on what else runs.
     """
-    limit = physical_memory()
+    limits = [(physical_memory(), "this machine's memory"),
+              (_cgroup_memory_limit(), "this process's cgroup memory limit")]
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft != resource.RLIM_INFINITY:
+            limits.append((soft, "this process's address-space limit RLIMIT_AS"))
+    except (ImportError, OSError, ValueError):   # not POSIX
+        pass
+    limits = [(n, what) for n, what in limits if n is not None and n > 0]
+    return min(limits, key=lambda x: x[0], default=(None, None))
+
+
+def check_allocation(nbytes, what):
+    """Refuse, before allocating, ``nbytes`` beyond :func:`memory_limit`, with a
+    ValueError: ``what`` names the argument and value that set the size
+    (``"n_bins=10**12"``).
+    """
+    limit, where = memory_limit()
     if limit is not None and nbytes > limit:
-        raise ValueError(f"{what} needs {nbytes / 2**30:.1f} GiB, more than this "
-                         f"machine's {limit / 2**30:.1f} GiB of memory")
+        raise ValueError(f"{what} needs {nbytes / 2**30:,.1f} GiB, more than "
+                         f"{where} ({limit / 2**30:,.1f} GiB)")
+
+
+def check_size(value, name, bytes_each, *, allow_zero=False, what=None):
+    """``value`` as an int >= 1 (>= 0 with ``allow_zero``; bools and floats
+    raise) whose ``value * bytes_each`` bytes fit in :func:`memory_limit`; every
+    error names ``name`` (``what``: the words for the allocation, default
+    ``name=value``).
+    """
+    value = check_positive_int(value, name, allow_zero=allow_zero)
+    check_allocation(value * bytes_each, what or f"{name}={value}")
+    return value
+
+
+def check_n_tags(n_tags, name="n_tags"):
+    """A positive tag count below 2**31 whose per-tag arrays fit in memory."""
+    n_tags = check_positive_int(n_tags, name)
+    if n_tags > MAX_TAGS:
+        raise ValueError(f"{name} must be at most 2**31 - 1, got {n_tags}")
+    return check_size(n_tags, name, TAG_BYTES)
 
 
 def check_choice(value, name, choices):

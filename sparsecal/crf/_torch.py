@@ -20,13 +20,10 @@ __all__ = ["torch", "resolve_threads", "torch_threads", "to_tensor"]
 def resolve_threads(n_threads):
     """Torch intra-op threads for a CRF call: ``None`` means ``SPARSECAL_NUM_THREADS``
     or 1 (a second thread helps only on an idle core and large C, and costs up to
-    100x otherwise); ``0`` leaves torch's setting; others are checked and capped.
+    100x otherwise); others are checked (a positive integer) and capped.
     """
     if n_threads is None:
         return env_n_threads() or 1
-    if isinstance(n_threads, (int, np.integer)) and not isinstance(n_threads, bool) \
-            and n_threads == 0:
-        return 0
     return check_n_threads(n_threads)
 
 
@@ -36,7 +33,7 @@ def torch_threads(n_threads):
     previous setting (``torch.set_num_threads`` is process-wide)."""
     n = resolve_threads(n_threads)
     old = torch.get_num_threads()
-    if n == 0 or n == old:
+    if n == old:
         yield
         return
     torch.set_num_threads(n)

@@ -8,7 +8,7 @@ Yu (2020, Section 2.4), whose rank is a calibration feature.
 import math
 
 from ..core.dispatch import SENTENCE_RECURSION, takes_data
-from ..core.validation import check_positive_int
+from ..core.validation import check_allocation, check_positive_int
 from . import logspace
 from ._torch import torch, torch_threads
 from .potentials import prepare
@@ -108,19 +108,24 @@ def kbest(emissions, transitions, k, lengths=None, start=None, end=None, allowed
 
 
 def _kbest(emissions, transitions, lengths, start, end, allowed, mask, k, n_threads):
-    """(paths [B, k, N], log p [B, k]) of the k best sequences."""
+    """(paths [B, k, N], log p [B, k]) of the k best sequences (searched for no
+    more than there are; the memory checked before anything is allocated)."""
     with torch_threads(n_threads), torch.no_grad():
         ch = prepare(emissions, transitions, lengths, start, end, allowed, mask)
-        ef, T, _, L = ch.shifted(dtype=torch.float64)
         B, n, C, N = ch.B, ch.n, ch.C, ch.N
+        # the search runs for the sequences there are (at most C ** n): its
+        # candidates and back-pointers per row, and the output, checked first
+        run = k if n * math.log2(max(C, 2)) >= 63 else min(k, C ** n)
+        check_allocation(8 * (k * B * (N + 2) + run * (3 * C * C + 2 * n * C)), f"k={k}")
+        ef, T, _, L = ch.shifted(dtype=torch.float64)
         paths = torch.full((B, k, N), -1, dtype=torch.int64, device=ch.device)
         scores = torch.full((B, k), -math.inf, dtype=torch.float64, device=ch.device)
         logz = torch.empty(B, dtype=torch.float64, device=ch.device)
-        for sl in logspace.chunks(B, C * C * k):
+        for sl in logspace.chunks(B, C * C * run):
             logz[sl] = logspace.forward(ef[sl], T, L[sl])[1]
-            p, s = _kbest_chunk(ef[sl], T, L[sl], k)
-            paths[sl, :, :n] = p
-            scores[sl] = s
+            p, s = _kbest_chunk(ef[sl], T, L[sl], run)
+            paths[sl, :run, :n] = p
+            scores[sl, :run] = s
         if not bool(torch.isfinite(logz).all()):
             raise ch.no_path_error(torch.nonzero(~torch.isfinite(logz))[:, 0])
         return paths, (scores - logz[:, None]).clamp_(max=0.0).to(ch.dtype)

@@ -8,7 +8,7 @@ import numpy as np
 from ..core.entries import threshold as _threshold
 from ..core.entry_buffer import EntryBuffer
 from ..core.progress import ProgressCounter
-from ..core.validation import check_unit_interval
+from ..core.validation import check_n_tags, check_unit_interval
 from ._torch import resolve_threads, to_tensor, torch, torch_threads
 from .backends import check_backend, token_marginals
 from .potentials import prepare
@@ -89,10 +89,11 @@ def stream_entries(batches, threshold=0.01, n_tags=None, dense_out=None, progres
     ([0, 0, 1, 2, 2, 3], [1, 0, 1, 1, 0, 1])
     """
     t = check_unit_interval(threshold, "threshold")
+    n_tags = None if n_tags is None else check_n_tags(n_tags)
     backend = check_backend(backend)
     # one batch's marginals are small: the threshold kernel gets the same thread
-    # count as torch (default 1; 0 = sparsecal's default for its kernels)
-    n_kernel_threads = resolve_threads(n_threads) or None
+    # count as torch (default 1)
+    n_kernel_threads = resolve_threads(n_threads)
     if callable(batches):
         batches = batches()
     try:

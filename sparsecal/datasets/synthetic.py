@@ -3,7 +3,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.validation import check_positive_int
+from ..core.validation import check_n_tags, check_positive_int, check_size
 
 __all__ = ["SyntheticTagger", "make_tagger_outputs"]
 
@@ -68,10 +68,15 @@ def make_tagger_outputs(n_tokens=20000, n_tags=426, *, split_seed=0, tagger_seed
     >>> [bool(e.score[m].mean() > e.label[m].mean()) for m in (e.tag < 5, e.tag >= 40)]
     [True, False]
     """
-    n_tokens = check_positive_int(n_tokens, "n_tokens")
-    n_tags = check_positive_int(n_tags, "n_tags")
+    n_tags = check_n_tags(n_tags)
+    n_confusable = check_positive_int(n_confusable, "n_confusable", allow_zero=True)
     if n_tags < n_confusable + 2:
         raise ValueError(f"n_tags must be at least n_confusable + 2 = {n_confusable + 2}")
+    n_train = check_positive_int(n_train, "n_train", allow_zero=True)
+    if n_train >= 2 ** 63:
+        raise ValueError(f"n_train must be below 2**63, got {n_train}")
+    # the scores (and true probabilities) and the gold tags
+    n_tokens = check_size(n_tokens, "n_tokens", 4 * n_tags * (1 + bool(keep_true_probs)) + 4)
     prior = _tag_prior(n_tags, zipf_exponent)
     tagger_rng = np.random.default_rng(tagger_seed)
     train_counts = dict(enumerate(tagger_rng.multinomial(n_train, prior).tolist()))

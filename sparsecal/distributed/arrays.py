@@ -3,12 +3,12 @@ of one tag and the entry-level distributed form computes the result."""
 from ..core.dispatch import implements
 from ..metrics import application, brier, consistency, corp, smooth
 from ..core.groups import TagGroups
-from ..core.validation import check_choice, check_positive_int, check_prior
+from ..core.validation import check_choice, check_prior
 from ..metrics.brier import decomposition_from_bins
 from ..metrics.consistency import CalibrationTest
 from ..metrics.decisions import check_application
 from ..metrics.marginal import check_ce_options
-from ..metrics.resampling import check_random_state
+from ..metrics.resampling import check_random_state, check_resamples
 from .application import application_from_table, bayes_error_plot
 from .entries import from_arrays
 from .equal_mass import equal_mass_bin_stats
@@ -111,7 +111,7 @@ def binary_bayes_error_plot(scores, labels, *, prior_log_odds=None, scores_are="
 def binary_calibration_test(scores, labels, *, n_bins=None, n_resamples=999, random_state=0,
                             bin_size=None, binning="equal-mass"):
     """:func:`sparsecal.calibration_test` of dask arrays (the same p-value)."""
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    n_resamples = check_resamples(n_resamples)
     check_random_state(random_state)
     check_ce_options(n_bins, bin_size, binning, 2, False, None)
     entries = from_arrays(scores, labels)

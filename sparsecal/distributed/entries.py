@@ -5,7 +5,8 @@ import numpy as np
 from .._docs import fill_doc
 from ..core.dispatch import implements
 from ..core.entries import Entries, concatenate_entries, threshold as threshold_block
-from ..core.validation import as_array, check_choice, check_unit_interval
+from ..core.validation import (as_array, check_choice, check_n_tags, check_positive_int,
+                               check_unit_interval)
 from ._dask import require_dask
 
 __all__ = ["DaskEntries", "from_arrays", "threshold"]
@@ -33,8 +34,9 @@ class DaskEntries:
     def __init__(self, blocks, *, n_tags, n_tokens, threshold, dtype, row_starts=None):
         self.blocks = list(blocks)
         self.row_starts = None if row_starts is None else [int(r) for r in row_starts]
-        self.n_tags = n_tags
-        self.n_tokens = n_tokens
+        self.n_tags = check_n_tags(n_tags)
+        self.n_tokens = None if n_tokens is None else check_positive_int(
+            n_tokens, "n_tokens", allow_zero=True)
         self.threshold = threshold
         self.dtype = np.dtype(dtype)
 

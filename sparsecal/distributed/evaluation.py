@@ -8,7 +8,8 @@ from ..metrics import evaluation as single_evaluation, marginal as single_margin
 from ..core.groups import TagGroups, check_groups
 from ..core.validation import check_prior
 from ..metrics.binary import check_debias
-from ..metrics.evaluation import EvaluationResult, _check_measure_options, _per_tag_ci
+from ..metrics.evaluation import (EvaluationResult, _check_measure_options, _per_tag_ci,
+                                  bins_used)
 from ..metrics.marginal import (MarginalCalibrationError, _mce_settings, _mce_tags,
                                 _mce_value, check_ce_options)
 from .checks import check_dask_entries
@@ -144,7 +145,8 @@ def evaluate(entries, groups=None, *, n_bins=None, per_tag=False, min_entries=No
         metrics=measures_by_group(entries, groups, metrics, n_bins=n_bins,
                                   bin_size=bin_size, binning=binning, prior=prior,
                                   **_check_measure_options(measure_options)),
-        settings={"threshold": entries.threshold, "n_bins": n_bins,
+        settings={"threshold": entries.threshold,
+                  "n_bins": bins_used(n_bins, binning, shared.n),
                   "bin_size": bin_size, "binning": binning, "norm": shared.norm,
                   "debias": bool(debias), "prior": prior, "ci": interval.get("method"),
                   "confidence_level": interval.get("confidence_level"),

@@ -1,9 +1,9 @@
 """Tag frequency groups from a distributed training gold vector: per-chunk
-``bincount``s added in a tree (exact); the gold never reaches the client."""
+``bincount`` results added in a tree (exact); the gold never reaches the client."""
 import numpy as np
 
 from ..core.groups import TagGroups
-from ..core.validation import check_positive_int
+from ..core.validation import TAG_BYTES, check_n_tags, check_size
 from ._dask import require_dask
 from .reduce import tree_merge
 
@@ -47,7 +47,7 @@ def tfg_from_gold(gold, n_groups=5, *, n_tags):
         raise TypeError("gold must be a dask.array.Array of integer tags")
     if gold.ndim != 1:
         raise ValueError(f"gold must be 1-D, got shape {gold.shape}")
-    n_tags = check_positive_int(n_tags, "n_tags")
-    check_positive_int(n_groups, "n_groups")
+    n_tags = check_n_tags(n_tags)
+    check_size(n_groups, "n_groups", TAG_BYTES)
     counts = tree_merge(_chunk_counts, _add, list(gold.to_delayed()), n_tags)
     return TagGroups.from_counts(counts, n_groups, n_tags=n_tags)

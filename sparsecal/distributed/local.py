@@ -7,6 +7,8 @@ import logging
 import os
 import sys
 
+from ..core.threads import max_threads
+from ..core.validation import check_positive_int
 from ._dask import require_dask
 
 __all__ = ["WORKER_MALLOC", "local_cluster", "worker_environ"]
@@ -47,10 +49,11 @@ def local_cluster(n_workers=None, *, memory_limit="auto", malloc=True, **kwargs)
     Parameters
     ----------
     n_workers : int, optional
-        Default: one per core.
+        Worker processes (Dask's default: one per core; at most 4 per CPU).
     memory_limit : str, float or int, default="auto"
         Per worker.
     malloc : bool, default=True
+        False starts the workers with Dask's own malloc settings.
     **kwargs
         Scheduler options (e.g. ``dashboard_address=None``).
 
@@ -69,6 +72,11 @@ def local_cluster(n_workers=None, *, memory_limit="auto", malloc=True, **kwargs)
     dask = require_dask()
     from dask.system import CPU_COUNT
     from distributed import Scheduler, SpecCluster
+    if n_workers is not None:
+        n_workers = check_positive_int(n_workers, "n_workers")
+        if n_workers > max_threads():
+            raise ValueError(f"n_workers={n_workers} is more than {max_threads()}, four "
+                             "worker processes per CPU")
     n_workers = CPU_COUNT if n_workers is None else n_workers
     environ = worker_environ(malloc)
     config = dask.config.merge(dask.config.config, {

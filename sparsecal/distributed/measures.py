@@ -5,9 +5,9 @@ import numpy as np
 from .._docs import fill_doc
 from ..core.dispatch import implements
 from ..metrics import toplabel as single_toplabel
-from ..core.binning import BinStats, lookup_bins
+from ..core.binning import BinStats, check_fixed_bins, lookup_bins
 from ..core.groups import TagGroups, partition_by_group
-from ..core.validation import check_positive_int
+from ..core.validation import TAG_BYTES, check_size
 from ..metrics.binary import CalibrationError
 from ..metrics.ce import ce_from_bins, check_norm
 from ..metrics.corp import table_corp
@@ -136,7 +136,8 @@ def fixed_width_bin_stats(entries, tag_to_group=None, n_groups=1, *, n_bins=10):
     array([2, 1, 1, 1])
     """
     check_dask_entries(entries)
-    n_bins = check_positive_int(n_bins, "n_bins")
+    n_groups = check_size(n_groups, "n_groups", TAG_BYTES)
+    n_bins = check_fixed_bins(n_bins, n_groups)
     return [b for b, _ in _group_sums(entries, tag_to_group, n_groups, n_bins)]
 
 
@@ -218,7 +219,7 @@ def top_label_ece(entries, *, n_bins=20, norm=1, ci=None):
     True
     """
     check_dask_entries(entries)
-    n_bins = check_positive_int(n_bins, "n_bins")
+    n_bins = check_fixed_bins(n_bins)
     norm = check_norm(norm)
     spec = check_distributed_ci(ci)
     ((bins, _),) = _group_sums(entries, None, 1, n_bins, top=True)

@@ -17,8 +17,9 @@ from .._docs import fill_doc
 from .bytefields import Lines, digit_fields, digit_values
 from .npyfile import npz_names, open_npy, read_npz
 from .tagids import field_tag_ids
-from .textfile import base_extension, check_file, read_bytes
-from ..core.entries import Entries
+from ..core.validation import check_input_file
+from .textfile import base_extension, read_bytes
+from ..core.entries import Entries, check_row_major, stored_threshold
 from ..core.groups import _resolve_tag_index, check_tag_index
 from ..core.jsonfile import read_json
 
@@ -37,9 +38,6 @@ _ENTRY_ARRAYS = ("score", "tag", "label", "token", "metadata")
 
 def _name(path):
     return os.fspath(path)
-
-
-_exists = check_file
 
 
 def load_scores(path, *, key=None):
@@ -68,7 +66,7 @@ def load_scores(path, *, key=None):
     >>> scores.dtype, scores.shape, type(scores).__name__
     (dtype('float32'), (2, 2), 'memmap')
     """
-    _exists(path, "scores")
+    check_input_file(path, "scores")
     ext = os.path.splitext(_name(path))[1].lower()
     if ext not in (".npy", ".npz", ".pt"):
         raise ValueError(f"{_name(path)!r}: unknown score file type {ext!r} "
@@ -205,7 +203,7 @@ def load_gold_sentences(path, *, tag_index=None, unknown="error", format=None, c
     >>> gold.tolist(), offsets.tolist()
     ([1, 0, 2], [0, 2, 3])
     """
-    _exists(path, "gold")
+    check_input_file(path, "gold")
     ext = "." + format if format is not None else base_extension(path)
     if ext not in _GOLD_TYPES:
         raise ValueError(f"{_name(path)!r}: unknown gold file type {ext!r} (use "
@@ -302,7 +300,7 @@ def load_lengths(path):
     >>> load_lengths("lengths.txt")
     array([3, 1])
     """
-    _exists(path, "lengths")
+    check_input_file(path, "lengths")
     ext = base_extension(path)
     if ext == ".npy":
         lengths = _integer_vector(path, "lengths").astype(np.int64)
@@ -357,7 +355,7 @@ def save_entries(path, entries, *, extra_arrays=None, extra_metadata=None):
     """
     from .atomic import atomic_path   # here only: reading never needs it
     meta = {"format": ENTRIES_FORMAT, "version": ENTRIES_VERSION, "n_tags": entries.n_tags,
-            "n_tokens": entries.n_tokens, "threshold": entries.threshold,
+            "n_tokens": entries.n_tokens, "threshold": stored_threshold(entries),
             "dtype": str(entries.score.dtype)}
     arrays = {"score": entries.score, "tag": entries.tag, "label": entries.label}
     if entries.token is not None:
@@ -398,7 +396,7 @@ def load_entries(path, *, extras=False):
     >>> entries.tag, entries.label
     (array([0, 1, 0, 1], dtype=int32), array([1, 0, 0, 1], dtype=uint8))
     """
-    _exists(path, "entries")
+    check_input_file(path, "entries")
     data = read_npz(path, "entries")
     if "metadata" not in data:
         raise ValueError(f"{_name(path)!r} is not a sparsecal entries file (no metadata)")
@@ -422,6 +420,8 @@ def load_entries(path, *, extras=False):
         raise ValueError(f"{_name(path)!r}: metadata lacks {exc}") from None
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{_name(path)!r}: {exc}") from None
+    if "events" not in meta:   # (events may share a sentence and a type)
+        check_row_major(entries, repr(_name(path)))
     if not extras:
         return entries
     return entries, meta, {k: v for k, v in data.items() if k not in _ENTRY_ARRAYS}

@@ -7,7 +7,9 @@ and swapped with it in one step (``renameat2(RENAME_EXCHANGE)`` on Linux,
 directory is first renamed to ``.<name>.old-<pid>-<token>``, and the next write
 puts it back if a kill fell between the two renames. The next write also removes
 the temporaries of killed writers. A failed write removes its temporary, leaves
-the old output untouched, and is raised naming the user's path.
+the old output untouched, and is raised naming the user's path. An output path
+that writing would destroy something through (an input, a device, a FIFO) is
+refused before anything is written (:func:`check_output`).
 """
 import contextlib
 import ctypes
@@ -16,9 +18,13 @@ import os
 import platform
 import secrets
 import shutil
+import stat
 import sys
 
-__all__ = ["atomic_directory", "atomic_path", "atomic_write_text", "exchange", "make_temp"]
+from ..core.validation import file_kind
+
+__all__ = ["atomic_directory", "atomic_path", "atomic_write_text", "check_output",
+           "exchange", "make_temp"]
 
 #: errno values of a failed write that concern the output (not the input).
 _WRITE_ERRORS = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EIO, errno.EROFS}
@@ -53,6 +59,40 @@ def make_temp(directory, prefix=".tmp-", suffix="", *, is_dir=False):
             continue
         return path
     raise FileExistsError(f"no free temporary name in {directory!r}")
+
+
+def check_output(path, name="output", inputs=(), *, is_dir=None):
+    """Refuse, with a ValueError naming ``name`` and ``path``, an output path that
+    cannot be written or that writing would destroy something through: one whose
+    directory does not exist, an existing path that is not a
+    regular file or a directory (a device, a FIFO, a socket: it would be
+    replaced by a file) or not of the kind ``is_dir`` asks (None: either), or
+    one of ``inputs`` (``(name, path)`` pairs, ``name`` as "the input --scores":
+    the same file, through links; an input inside the output, which replacing
+    the output removes).
+    """
+    path = os.fspath(path)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:   # nothing there (or a dangling link, which is replaced)
+        mode = None
+    directory = os.path.dirname(os.path.abspath(path))
+    if mode is None and not os.path.isdir(directory):
+        raise ValueError(f"{name} {path!r}: directory {directory!r} does not exist")
+    kinds = {None: (stat.S_ISREG, stat.S_ISDIR), True: (stat.S_ISDIR,),
+             False: (stat.S_ISREG,)}[is_dir]
+    if mode is not None and not any(ok(mode) for ok in kinds):
+        wanted = {None: "a file or directory", True: "a directory", False: "a file"}[is_dir]
+        raise ValueError(f"{name} {path!r} is {file_kind(mode)}, not {wanted}: choose "
+                         "another output path")
+    real = os.path.realpath(path)
+    for input_name, input_path in inputs:
+        other = os.path.realpath(input_path)
+        same = real == other or (mode is not None and os.path.exists(input_path)
+                                 and os.path.samefile(path, input_path))
+        if same or (other != real and os.path.commonpath([real, other]) == real):
+            raise ValueError(f"{name} {path!r} {'is' if same else 'holds'} {input_name} "
+                             f"{input_path!r}: choose another output path")
 
 
 def _pid_alive(pid):
@@ -168,6 +208,7 @@ def atomic_path(path, suffix=""):
     replaces ``path``.
     """
     path = os.fspath(path)
+    check_output(path, is_dir=False)
     directory = os.path.dirname(os.path.abspath(path))
     _recover(path)
     tmp = make_temp(directory, _prefix(path, "tmp"), suffix)

@@ -30,7 +30,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..core.jsonfile import read_json
-from ..core.validation import check_positive_int
+from ..core.validation import check_positive_int, file_kind
 from .atomic import atomic_directory
 from .npyfile import read_npz
 
@@ -250,6 +250,9 @@ def _regular_file(fields, name):
         what = "a" if name == "calibrator.json" else "a complete"
         raise StateError(f"{fields.path!r} is not {what} saved calibrator (no {name})") \
             from None
+    except NotADirectoryError:   # the calibrator given as a file, a FIFO, ...
+        raise StateError(f"{fields.path!r} is {file_kind(os.stat(fields.path).st_mode)}, "
+                         "not a saved calibrator's directory") from None
     except OSError as exc:
         raise StateError(f"{file}: cannot be read: {exc}") from None
     if not stat.S_ISREG(st.st_mode):

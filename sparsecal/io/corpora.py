@@ -27,7 +27,11 @@ __all__ = ["CorpusTags", "read_conllu", "read_conll_columns", "CONLLU_FIELDS"]
 #: The ten CoNLL-U columns, in file order (https://universaldependencies.org/format.html).
 CONLLU_FIELDS = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps",
                  "misc")
-_SKIPPED_ID = re.compile(r"[0-9]+-[0-9]+|[0-9]+\.[0-9]+")   # multiword ranges, empty nodes
+#: IDs other than a word's, as the ``conllu`` package reads them: a multiword
+#: range (whose end is not before its start) and an empty node
+_SKIPPED_ID = re.compile(r"([1-9][0-9]*)-([1-9][0-9]*)|[0-9]+\.[1-9][0-9]*")
+#: the fields that may hold spaces (https://universaldependencies.org/format.html)
+_SPACES_ALLOWED = ("form", "lemma", "misc")
 
 
 class CorpusTags:
@@ -215,6 +219,23 @@ def read_conllu(path, column="upos", tag_index=None, *, unknown="error", engine=
         return _read_conllu_package(path, name, tag_index, unknown)
     if engine != "numpy":
         raise ValueError(f"engine must be 'numpy' or 'conllu', got {engine!r}")
+    lines, blank, rows, field, word = _conllu_lines(path)
+    words = np.flatnonzero(word)
+    return _build(lines.buf, field(CONLLU_FIELDS.index(name), words), field(1, words),
+                  rows[words], blank, tag_index, unknown, path)
+
+
+def _conllu_lines(path):
+    """The lines of a CoNLL-U file checked as the format has them, whichever
+    engine then reads them: ``(lines, blank, rows, field, word)``, the body rows
+    (word lines, ranges, empty nodes), ``field(k, keep)`` the bounds of their
+    field ``k`` and ``word`` which rows are words.
+
+    A body row has 10 tab-separated fields, none empty (``_`` is "no value"),
+    no space but in FORM, LEMMA and MISC, and an ID as the ``conllu`` package
+    reads it: a word ``0`` or ``1``, ``2``, ... without leading zeros, a range
+    ``1-2`` not ending before it starts, an empty node ``1.1``.
+    """
     lines = Lines(read_bytes(path, "CoNLL-U"))
     blank = _blank(lines)
     comment = lines.ends > lines.starts
@@ -232,24 +253,40 @@ def read_conllu(path, column="upos", tag_index=None, *, unknown="error", engine=
         """Field k of each body row (between tabs k-1 and k)."""
         return ((lines.starts[rows] if k == 0 else tab_at[first_tab + k - 1] + 1)[keep],
                 (lines.ends[rows] if k == 9 else tab_at[first_tab + k])[keep])
-    word = digit_fields(lines.buf, *field(0))
+    space_at = lines.positions(b" ")
+    for k, name in enumerate(CONLLU_FIELDS):
+        start, end = field(k)
+        if np.any(end == start):
+            raise _bad_line(path, rows, end == start, lambda i: f"the {name.upper()} field "
+                            "is empty (CoNLL-U writes _ for no value)")
+        if name not in _SPACES_ALLOWED:
+            spaced = np.searchsorted(space_at, end) > np.searchsorted(space_at, start)
+            if np.any(spaced):
+                raise _bad_line(path, rows, spaced, lambda i: f"the {name.upper()} field "
+                                "holds a space (only FORM, LEMMA and MISC may)")
+    start, end = field(0)
+    word = digit_fields(lines.buf, start, end)
+    word &= (end - start == 1) | (lines.buf[start] != ord("0"))   # no leading zero
     other = np.flatnonzero(~word)   # multiword ranges, empty nodes, bad IDs: few
-    ids, id_of = distinct_fields(lines.buf, *field(0, other))
-    bad = ~np.array([bool(_SKIPPED_ID.fullmatch(i)) for i in ids], bool)[id_of]
+    ids, id_of = distinct_fields(lines.buf, start[other], end[other])
+    matches = [_SKIPPED_ID.fullmatch(i) for i in ids]
+    ok = [m is not None and (m.group(1) is None or int(m.group(2)) >= int(m.group(1)))
+          for m in matches]
+    bad = ~np.array(ok, bool)[id_of]
     if np.any(bad):
         raise _bad_line(path, rows[other], bad,
-                        lambda i: f"bad ID {ids[id_of[i]]!r} (an integer, a range 1-2 or an "
-                                  "empty node 1.1)")
-    words = np.flatnonzero(word)
-    return _build(lines.buf, field(CONLLU_FIELDS.index(name), words), field(1, words),
-                  rows[words], blank, tag_index, unknown, path)
+                        lambda i: f"bad ID {ids[id_of[i]]!r} (an integer without leading "
+                                  "zeros, a range 1-2 or an empty node 1.1)")
+    return lines, blank, rows, field, word
 
 
 def _read_conllu_package(path, column, tag_index, unknown):
-    """:func:`read_conllu` with the ``conllu`` package's parser."""
+    """:func:`read_conllu` with the ``conllu`` package's parser, on a file checked
+    as the NumPy engine checks it (the two refuse the same files)."""
     conllu = require("conllu", "conllu", "read_conllu(engine='conllu')")
+    _conllu_lines(path)
     text = "\n".join(read_lines(path, "CoNLL-U")) + "\n"
-    raw = {column: lambda line, i: line[i], "form": lambda line, i: line[i]}
+    raw = {name: (lambda line, i: line[i]) for name in CONLLU_FIELDS[1:]}
     tags, forms, lengths = [], [], []
     try:
         for sentence in conllu.parse_incr(io.StringIO(text), field_parsers=raw):

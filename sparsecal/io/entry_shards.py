@@ -8,8 +8,9 @@ random ``id``, ``n_tags``, ``n_tokens``, ``threshold``, ``dtype`` and, per
 shard in order, its file, entry count and rows ``[r0, r1)``) and
 ``shard-00000.npz``, ... in the format of :func:`sparsecal.io.save_entries`,
 whose metadata names the manifest's ``id`` and the shard's index. A shard that
-is missing, truncated, from another manifest or outside its rows is one error
-naming the file.
+is missing, truncated, from another manifest or outside its rows, or named by a
+path (absolute, ``../``, a link) rather than a file name of the directory, is
+one error naming the file.
 """
 import os
 import uuid
@@ -87,6 +88,12 @@ def read_manifest(path):
         raise ValueError(f"{name!r}: missing or ill-typed fields")
     if ends != sorted(ends) or any(a != b for a, b in zip(ends[0::2], ends[1::2])):
         raise ValueError(f"{name!r}: the shards' rows do not cover 0..n_tokens in order")
+    for record in meta["shards"]:   # a file of this directory: no path, no "..", no link out
+        file = record["file"]
+        if file in ("", ".", "..") or os.path.basename(file) != file or "\\" in file \
+                or os.path.islink(os.path.join(os.fspath(path), file)):
+            raise ValueError(f"{name!r}: shard file {file!r} is not a file name of its "
+                             "directory (a manifest reaches only the files beside it)")
     return meta
 
 

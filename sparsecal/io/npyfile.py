@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from ..core.validation import physical_memory
+from ..core.validation import check_input_file, memory_limit
 
 __all__ = ["npz_names", "open_npy", "read_npz"]
 
@@ -63,6 +63,7 @@ def open_npy(path, what):
     order and memory order), its header checked.
     """
     name = os.fspath(path)
+    check_input_file(name, what)   # (a FIFO would block the read)
     kind = _kind_of(name)
     if kind == "zip":
         raise ValueError(f"cannot read {what} file {name!r}: it is an .npz archive, not "
@@ -86,6 +87,7 @@ def read_npz(path, what, names=None):
     given) as a dict in archive order, every member checked first.
     """
     name = os.fspath(path)
+    check_input_file(name, what)
     wanted = None if names is None else set(names)
     with _archive(name, what) as archive:
         members = [(key, info) for key, info in _members(archive, name, what)
@@ -99,11 +101,10 @@ def read_npz(path, what, names=None):
             _check_fits(declared, info.file_size - offset, where, shape, dtype)
             headers.append((key, info, shape, fortran, dtype, declared))
             total += declared
-        memory = physical_memory()
+        memory, where = memory_limit()
         if memory is not None and total > memory:
             raise ValueError(f"cannot read {what} file {name!r}: it declares {total:,} "
-                             f"bytes of arrays, more than this machine's {memory:,} bytes "
-                             "of memory")
+                             f"bytes of arrays, more than {where} ({memory:,} bytes)")
         out = {}
         for key, info, shape, fortran, dtype, declared in headers:
             with archive.open(info) as f:

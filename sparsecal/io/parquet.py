@@ -12,9 +12,9 @@ import os
 
 import numpy as np
 
-from .textfile import check_file
+from ..core.validation import check_input_file
 from .._extras import require
-from ..core.entries import Entries
+from ..core.entries import Entries, check_row_major, stored_threshold
 from ..core.dispatch import takes_data
 
 __all__ = ["to_arrow", "write_parquet", "read_parquet"]
@@ -69,7 +69,7 @@ def to_arrow(entries, *, tag_names=None):
     if entries.token is not None:
         columns["token"] = pa.array(entries.token, type=pa.int64())
     meta = {"format": FORMAT, "version": VERSION, "n_tags": entries.n_tags,
-            "n_tokens": entries.n_tokens, "threshold": entries.threshold}
+            "n_tokens": entries.n_tokens, "threshold": stored_threshold(entries)}
     return pa.table(columns, metadata={_KEY: json.dumps(meta).encode()})
 
 
@@ -123,7 +123,7 @@ def read_parquet(path):
     --------
     See :func:`write_parquet`.
     """
-    check_file(path, "entries")
+    check_input_file(path, "entries")
     pa = _pa("read_parquet()")
     pq = require("pyarrow.parquet", "arrow", "read_parquet()")
     name = os.fspath(path)
@@ -160,8 +160,10 @@ def read_parquet(path):
             data = data.indices
         arrays[column] = data.to_numpy(zero_copy_only=False)
     try:
-        return Entries(arrays["score"], arrays["tag"], arrays["label"].astype(np.uint8),
-                       arrays.get("token"), n_tags=meta.get("n_tags"),
-                       n_tokens=meta.get("n_tokens"), threshold=meta.get("threshold", 0.0))
+        entries = Entries(arrays["score"], arrays["tag"], arrays["label"].astype(np.uint8),
+                          arrays.get("token"), n_tags=meta.get("n_tags"),
+                          n_tokens=meta.get("n_tokens"), threshold=meta.get("threshold", 0.0))
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name!r}: {exc}") from None
+    check_row_major(entries, repr(name))
+    return entries

@@ -7,8 +7,7 @@ import os
 import numpy as np
 
 from .npyfile import read_npz
-from .textfile import check_file
-from ..core.validation import as_array, check_lengths
+from ..core.validation import as_array, check_input_file, check_lengths
 
 __all__ = ["POTENTIALS_ARRAYS", "load_potentials", "pad_sentences"]
 
@@ -46,7 +45,7 @@ def load_potentials(path):
     >>> sorted(p), p["lengths"].tolist()
     (['emissions', 'lengths', 'transitions'], [3, 1])
     """
-    check_file(path, "potentials")
+    check_input_file(path, "potentials")
     name = repr(os.fspath(path))
     arrays = read_npz(path, "potentials")
     unknown = sorted(set(arrays) - set(POTENTIALS_ARRAYS))

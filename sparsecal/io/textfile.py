@@ -8,17 +8,11 @@ import gzip
 import lzma
 import os
 
-__all__ = ["check_file", "read_bytes", "read_lines", "base_extension"]
+from ..core.validation import check_input_file
+
+__all__ = ["read_bytes", "read_lines", "base_extension"]
 
 _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
-
-
-def check_file(path, what):
-    """Raise unless ``path`` is an existing file (not a directory)."""
-    if os.path.isdir(path):
-        raise ValueError(f"{what} file {os.fspath(path)!r} is a directory, not a file")
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{what} file {os.fspath(path)!r} does not exist")
 
 
 def base_extension(path):
@@ -31,7 +25,7 @@ def base_extension(path):
 
 def read_bytes(path, what):
     """The bytes of a UTF-8 text file without a BOM, line ends made ``\\n``."""
-    check_file(path, what)
+    check_input_file(path, what)
     name = os.fspath(path)
     opener = _OPENERS.get(os.path.splitext(name)[1].lower(), open)
     try:

@@ -5,11 +5,10 @@ Smith (2007, Section 3), drawn from the data's distinct-score table
 from dataclasses import dataclass
 
 from ..core.binning import bin_statistics
-from ..core.validation import check_positive_int
 from .ce import ce_from_bins
 from .._docs import fill_doc
-from .resampling import (bin_layout, check_random_state, data_table, p_value,
-                         replicate_errors, replicate_generators)
+from .resampling import (bin_layout, check_random_state, check_resamples, data_table,
+                         p_value, replicate_errors, replicate_generators)
 from ..core.dispatch import takes_data
 
 __all__ = ["CalibrationTest", "calibration_test"]
@@ -64,7 +63,7 @@ def calibration_test(scores, labels, *, n_bins=None, n_resamples=999, random_sta
     >>> calibration_test(q, rng.random(2000) < q ** 2, n_resamples=99).p_value
     0.01
     """
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    n_resamples = check_resamples(n_resamples)
     rng = check_random_state(random_state)
     if n_bins is None and bin_size is None:
         n_bins = 10

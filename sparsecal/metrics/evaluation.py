@@ -232,6 +232,12 @@ def _missing(x):
     return x is None or (isinstance(x, float) and math.isnan(x))
 
 
+def bins_used(n_bins, binning, n):
+    """The bin count over ``n`` entries that ``n_bins`` gives: equal-mass bins
+    are at most one per entry (None with ``bin_size``)."""
+    return n_bins if n_bins is None or binning != "equal-mass" else min(n_bins, n)
+
+
 def _bins_text(s):
     """"10 equal-mass bins", "bins of 200 entries", "15 fixed-width bins"."""
     if s.get("bin_size") is not None:
@@ -334,7 +340,8 @@ def evaluate(entries, groups=None, *, n_bins=None, ci="simulation", per_tag=Fals
     return EvaluationResult(
         smce=shared, gmce=grouped, groups=groups.summary(entries), mce=marginal,
         top_label_ece=tagged, metrics=extra,
-        settings={"threshold": entries.threshold, "n_bins": n_bins,
+        settings={"threshold": entries.threshold,
+                  "n_bins": bins_used(n_bins, binning, len(entries)),
                   "bin_size": bin_size, "binning": binning, "norm": shared.norm,
                   "debias": bool(debias), "prior": prior,
                   "ci": interval.get("method"),

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.validation import check_positive_int
 from .ce import bin_rates, ce_of_gaps
-from .resampling import check_random_state, data_table, table_bootstrap_interval
+from .resampling import (check_random_state, check_resamples, data_table,
+                         table_bootstrap_interval)
 
 __all__ = ["ConfidenceInterval", "ce_interval", "check_confidence_level", "check_random_state",
            "simulation_interval", "two_sided_z"]
@@ -74,7 +74,7 @@ class ConfidenceInterval:
                              f"got {self.method!r}")
         level = check_confidence_level(self.confidence_level)
         n = (DEFAULT_RESAMPLES[self.method] if self.n_resamples is None
-             else check_positive_int(self.n_resamples, "n_resamples"))
+             else check_resamples(self.n_resamples))
         check_random_state(self.random_state)
         object.__setattr__(self, "confidence_level", level)
         object.__setattr__(self, "n_resamples", n)

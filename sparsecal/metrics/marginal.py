@@ -190,7 +190,7 @@ def _fixed_width(entries, groups, pooled, counter, kw):
 class MarginalCalibrationError(Table):
     """Kumar et al.'s marginal CE (:func:`mce`): ``value``, the ``per_tag``
     CalibrationError of every evaluated tag, the entries of the ``too_few``
-    others, ``min_entries``, and whether the CEs are the ``debias``ed ones.
+    others, ``min_entries``, and whether the CEs are debiased (``debias``).
 
     Examples
     --------

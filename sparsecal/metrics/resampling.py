@@ -11,9 +11,11 @@ from ..core.binning import (BinStats, argsort_scores, lookup_bins, replicated_bi
                             replicated_cuts)
 from .ce import ce_from_bins, ce_of_gaps
 from ..core.dispatch import BUILDING_BLOCK, takes_data
+from ..core.validation import check_size
 
-__all__ = ["bin_layout", "check_random_state", "data_table", "p_value", "percentile_interval",
-           "replicate_errors", "replicate_generators", "table_bootstrap_interval"]
+__all__ = ["bin_layout", "check_random_state", "check_resamples", "data_table", "p_value",
+           "percentile_interval", "replicate_errors", "replicate_generators",
+           "table_bootstrap_interval"]
 
 # Index draws (one per point) instead of a multinomial over the cells when the
 # cells are at least n / _INDEX_DRAW_RATIO: both are exact, the index draw is
@@ -54,9 +56,26 @@ def check_random_state(random_state):
                          f"or a numpy Generator, got {random_state!r}") from err
 
 
+#: Bytes of one resample: its spawned generator (about 1 KiB) and its statistic.
+RESAMPLE_BYTES = 1032
+
+
+def check_resamples(n_resamples, name="n_resamples"):
+    """``n_resamples`` as a positive int whose generators and statistics fit in
+    memory (:func:`~sparsecal.core.validation.check_size`), else one error naming
+    ``name``.
+
+    Examples
+    --------
+    >>> check_resamples(999)
+    999
+    """
+    return check_size(n_resamples, name, RESAMPLE_BYTES)
+
+
 def replicate_generators(random_state, n_resamples):
     """One independent generator per replicate, spawned from ``random_state``."""
-    return check_random_state(random_state).spawn(n_resamples)
+    return check_random_state(random_state).spawn(check_resamples(n_resamples))
 
 
 class _Draws:

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core.validation import (check_positive_int, check_positive_real,
-                               check_scores_and_labels)
+from ..core.validation import (check_allocation, check_positive_real,
+                               check_scores_and_labels, check_size)
 from .._docs import fill_doc
 from ..core.dispatch import takes_data
 
@@ -168,12 +168,23 @@ def _reliability_from_grids(grids, ece, n_points):
     return SmoothReliability(mesh, total / (count + _DENSITY_EPS), count / ece.n, ece)
 
 
+#: Bytes per point of a smoothing grid or mesh: its rows, their mirrored copy
+#: and FFTs (a power of two at least four times as long) and the interpolation.
+_POINT_BYTES = 256
+
+
 def _check_bandwidth(bandwidth):
-    return None if bandwidth is None else check_positive_real(bandwidth, "bandwidth")
+    """None, or a positive bandwidth whose grid (about 10 / bandwidth points) fits
+    in memory."""
+    if bandwidth is None:
+        return None
+    bandwidth = check_positive_real(bandwidth, "bandwidth")
+    check_allocation(_POINT_BYTES * _grid_size(bandwidth), f"bandwidth={bandwidth!r}")
+    return bandwidth
 
 
 def _check_n_points(n_points):
-    n_points = check_positive_int(n_points, "n_points")
+    n_points = check_size(n_points, "n_points", _POINT_BYTES)
     if n_points < 2:
         raise ValueError(f"n_points must be at least 2, got {n_points}")
     return n_points

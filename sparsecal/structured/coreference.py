@@ -66,7 +66,7 @@ def sample_entities(probabilities, n_samples, random_state=0):
     S = check_positive_int(n_samples, "n_samples")
     rng = check_random_state(random_state)
     M = P.shape[0]
-    check_allocation(S * M * M, f"sampling {S} x {M} antecedents (S M^2 comparisons)")
+    check_allocation(S * M * M, f"n_samples={S} ({M} mentions: S M^2 comparisons)")
     u = rng.random((S, M))
     cdf = np.cumsum(P, axis=1)
     cdf[np.triu_indices(M)] = np.inf          # NEW (the diagonal) takes the rest of [0, 1)

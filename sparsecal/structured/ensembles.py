@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.dispatch import IN_MEMORY_SAMPLES, takes_data
-from ..core.validation import as_float_array, check_positive_int, check_probabilities
+from ..core.validation import (as_float_array, check_allocation, check_positive_int,
+                               check_probabilities)
 from ..io.tables import number, plural, summary
 
 __all__ = ["EventConfidence", "sample_confidence", "mc_dropout_samples"]
@@ -117,7 +118,11 @@ def mc_dropout_samples(model, inputs, n_samples=10, seed=None):
         with torch.no_grad(), torch.random.fork_rng(enabled=seed is not None):
             if seed is not None:
                 torch.manual_seed(seed)
-            outs = [model(*args) for _ in range(S)]
+            outs = [model(*args)]
+            if torch.is_tensor(outs[0]):   # the samples stacked: S times the first, twice
+                check_allocation(2 * S * outs[0].element_size() * outs[0].nelement(),
+                                 f"n_samples={S}")
+            outs += [model(*args) for _ in range(S - 1)]
     finally:
         for m, mode in modes:
             m.training = mode

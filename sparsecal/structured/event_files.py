@@ -86,11 +86,12 @@ def load_events(path, *, features=False):
     if kind not in ("sequence", "span"):
         raise ValueError(f"{name!r}: events kind must be 'sequence' or 'span', got {kind!r}")
     if (not isinstance(names, list) or not all(isinstance(t, str) for t in names)
-            or entries.n_tags != max(len(names), 1)):
-        raise ValueError(f"{name!r}: type_names must be {entries.n_tags} strings, one per "
-                         f"event type, got {names!r}")
-    if entries.token is None:
-        raise ValueError(f"{name!r}: events need the 'token' array (their sentences)")
+            or entries.n_tags != len(names) or len(set(names)) != len(names)):
+        raise ValueError(f"{name!r}: type_names must be {entries.n_tags} distinct strings, "
+                         f"one per event type, got {names!r}")
+    if entries.token is None or entries.n_tokens is None:
+        raise ValueError(f"{name!r}: events need the 'token' array (their sentences) and "
+                         "n_tokens (the number of sentences)")
     names_f = info.get("features", [])
     if not isinstance(names_f, list) or not all(isinstance(f, str) for f in names_f):
         raise ValueError(f"{name!r}: events features must be a list of names, got "
@@ -109,6 +110,20 @@ def load_events(path, *, features=False):
         raise ValueError(f"{name!r}: an event_length exceeds the {width} columns of "
                          "event_tags")
     sentence, type_ = entries.token, entries.tag.astype(np.int64)
+    inside = np.arange(width)[None] < got["length"][:, None]
+    wrong = {"event_tags of -1 inside an event, or not -1 past its length":
+             np.flatnonzero(((got["tags"] >= 0) != inside).any(1))}
+    if kind == "sequence":   # whole sentences, typed by rank
+        wrong["sequence events must start at 0"] = np.flatnonzero(got["start"] != 0)
+        wrong["a sequence event's type is its rank - 1"] = \
+            np.flatnonzero(type_ != got["rank"] - 1)
+        same = np.diff(sentence) == 0   # (in sentence order) the sentence's length
+        wrong["sequence events out of sentence order"] = np.flatnonzero(np.diff(sentence) < 0)
+        wrong["sequence events of one sentence must have its length"] = \
+            np.flatnonzero(same & (np.diff(got["length"]) != 0)) + 1
+    for problem, bad in wrong.items():
+        if bad.size:
+            raise ValueError(f"{name!r}: event {int(bad[0])}: {problem}")
     events = make_events(kind, entries.score, entries.label, sentence, got["start"],
                          got["length"], got["rank"], type_, got["tags"], names,
                          entries.n_tokens)

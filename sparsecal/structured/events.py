@@ -83,14 +83,36 @@ def event_tags(paths, row, start, length):
     return np.where(inside, paths[row[:, None], np.minimum(pos, paths.shape[1] - 1)], -1)
 
 
+#: How far a real token's scores may sum from 1 (float32 rounding of a softmax
+#: over many tags is far below it; logits or sigmoid outputs are far above).
+SUM_TOLERANCE = 1e-3
+
+
 def check_softmax_scores(scores, lengths=None):
-    """Per-token probabilities ``[B, N, C]`` in [0, 1] and lengths [B]."""
+    """Per-token probabilities ``[B, N, C]`` in [0, 1], each real token's a
+    distribution (summing to 1 within :data:`SUM_TOLERANCE`), and lengths [B]."""
+    arr = _probabilities(scores)
+    L = check_lengths(lengths, arr.shape[0], arr.shape[1])
+    _check_sums(arr, np.arange(arr.shape[1])[None] < L[:, None])
+    return arr, L
+
+
+def _probabilities(scores):
     arr = as_float_array(scores, "scores", ndim=3)
     check_probabilities(arr.reshape(-1), "scores")
-    B, N, C = arr.shape
-    if B == 0 or N == 0 or C == 0:
+    if 0 in arr.shape:
         raise ValueError(f"scores is empty (shape {arr.shape})")
-    return arr, check_lengths(lengths, B, N)
+    return arr
+
+
+def _check_sums(arr, real):
+    """Refuse a token of the mask ``real`` [B, N] whose scores are no distribution."""
+    off = (np.abs(arr.sum(axis=2, dtype=np.float64) - 1.0) > SUM_TOLERANCE) & real
+    if off.any():
+        b, t = (int(i) for i in np.argwhere(off)[0])
+        raise ValueError(f"scores[{b}, {t}] sums to {arr[b, t].sum(dtype=np.float64):.6g}, "
+                         "not 1: per-token softmax scores are a distribution over the tags "
+                         "(probabilities, not logits or independent sigmoids)")
 
 
 def _check_events(events):
@@ -125,10 +147,14 @@ def softmax_event_probabilities(events, scores, normalize=False):
     [0.7348]
     """
     ev = _check_events(events)
-    arr, _ = check_softmax_scores(scores)
+    arr = _probabilities(scores)
     _check_covers(ev, arr.shape)
     width = ev.tags.shape[1]
     pos = np.minimum(ev.start[:, None] + np.arange(width)[None], arr.shape[1] - 1)
+    inside = ev.tags >= 0
+    covered = np.zeros(arr.shape[:2], bool)   # the tokens of the events
+    covered[np.broadcast_to(ev.sentence[:, None], pos.shape)[inside], pos[inside]] = True
+    _check_sums(arr, covered)
     tok = arr[ev.sentence[:, None], pos, np.maximum(ev.tags, 0)].astype(np.float64)
     with np.errstate(divide="ignore"):
         logp = np.where(ev.tags >= 0, np.log(tok), 0.0).sum(1)

@@ -7,7 +7,7 @@ counted from the training words seen once (as Brants 2000, TnT).
 """
 import numpy as np
 
-from ..core.validation import (as_array, check_lengths, check_positive_int,
+from ..core.validation import (as_array, check_allocation, check_lengths, check_n_tags,
                                check_positive_real)
 from ..io.tables import plural, summary
 
@@ -118,7 +118,8 @@ class SupervisedHMM:
                              f"shape {y.shape}" if w.shape[0] else "cannot fit on no tokens")
         if y.dtype.kind not in "iu":
             raise TypeError(f"tags must hold integer tag indices, got dtype {y.dtype}")
-        C = int(y.max()) + 1 if n_tags is None else check_positive_int(n_tags, "n_tags")
+        C = check_n_tags(int(y.max()) + 1 if n_tags is None else n_tags)
+        check_allocation(16 * C * C, f"n_tags={C}")   # the transitions, counts and logs
         if y.min() < 0 or y.max() >= C:
             i = int(np.flatnonzero((y < 0) | (y >= C))[0])
             raise ValueError(f"tags[{i}] = {y[i]} is outside [0, {C})")
@@ -135,6 +136,7 @@ class SupervisedHMM:
         n_tag = np.bincount(y, minlength=C)
         vocab, word_id, word_count = np.unique(w, return_inverse=True, return_counts=True)
         V, K = vocab.shape[0], len(WORD_CLASSES)
+        check_allocation(16 * C * (V + K), f"n_tags={C}")   # the emissions, counts and logs
         n_emit = np.zeros((C, V + K))
         np.add.at(n_emit, (y, word_id), 1.0)
         hapax = word_count[word_id] == 1

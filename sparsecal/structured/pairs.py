@@ -8,12 +8,21 @@ import numpy as np
 from ..core.dispatch import SENTENCE_EVENTS, takes_data
 from ..core.entries import Entries, threshold as threshold_entries
 from ..core.groups import TagGroups
-from ..core.validation import (as_float_array, check_lengths, check_positive_int,
-                               check_probabilities, check_tag_matrix,
-                               check_unit_interval)
+from ..core.validation import (MAX_TAGS, TAG_BYTES, as_float_array, check_allocation,
+                               check_lengths, check_positive_int, check_probabilities,
+                               check_tag_matrix, check_unit_interval)
 from .._docs import fill_doc
 
 __all__ = ["pair_entries", "most_frequent_pairs", "pair_groups"]
+
+
+def check_pair_tags(n_tags):
+    """``n_tags`` C whose ``C * C`` pair tags are below 2**31 and fit in memory."""
+    C = check_positive_int(n_tags, "n_tags")
+    if C * C > MAX_TAGS:
+        raise ValueError(f"n_tags={C} makes {C * C} pair tags, more than 2**31 - 1")
+    check_allocation(TAG_BYTES * C * C, f"n_tags={C} ({C * C} pair tags)")
+    return C
 
 
 def _gold_pairs(gold, n_tags, lengths):
@@ -89,7 +98,7 @@ def most_frequent_pairs(gold, n_tags, n=5, lengths=None):
     --------
     See :func:`pair_groups`.
     """
-    C = check_positive_int(n_tags, "n_tags")
+    C = check_pair_tags(n_tags)
     n = check_positive_int(n, "n")
     pairs, _ = _gold_pairs(gold, C, lengths)
     counts = np.bincount(pairs[pairs >= 0], minlength=C * C)
@@ -118,7 +127,7 @@ def pair_groups(pairs, n_tags, tag_names=None):
     >>> pairs.tolist(), counts.tolist(), pair_groups(pairs, 2).tag_to_group.tolist()
     ([1, 2], [2, 1], [2, 0, 1, 2])
     """
-    C = check_positive_int(n_tags, "n_tags")
+    C = check_pair_tags(n_tags)
     p = check_tag_matrix(np.reshape(pairs, (1, -1)), C * C, "pairs")[0]
     if p.size and (p.min() < 0 or np.unique(p).size != p.size):
         raise ValueError("pairs must be distinct pair indices in [0, C*C)")

@@ -82,7 +82,7 @@ def sample_sequences(emissions, transitions, n_samples, lengths=None, start=None
         ch = prepare(emissions, transitions, lengths, start, end, allowed, mask)
         ids = _check_ids(sentence_ids, ch.B)
         check_allocation(ch.B * S * ch.n * (8 * 2 + ch.C * 8 * 3),
-                         f"sample_sequences with n_samples={S}")
+                         f"n_samples={S}")
         ef, T, _, L = ch.shifted(dtype=torch.float64)
         parts = [logspace.forward(ef[sl], T, L[sl]) for sl in logspace.chunks(ch.B, ch.C ** 2)]
         la, logz = torch.cat([a for a, _ in parts]), torch.cat([z for _, z in parts])

@@ -59,8 +59,8 @@ class Spans:
         n_types = max(len(self.type_names), 1)
         if (max(int(self.sentence.max(initial=0)) + 1, 1) * n_positions * (n_positions + 1)
                 * n_types >= 2 ** 62):
-            raise ValueError("too many sentences, positions and types to key spans in "
-                             "int64: split the batch")
+            raise ValueError(f"n_positions={n_positions}: too many sentences, positions "
+                             "and types to key spans in int64: split the batch")
         return ((self.sentence * n_positions + self.start) * (n_positions + 1)
                 + self.length) * n_types + self.type
 
