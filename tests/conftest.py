@@ -1,6 +1,9 @@
 """Shared test fixtures, the worker count of ``pytest -n auto`` and the check
 that a run leaves no new file in the repository root."""
+import atexit
 import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -10,6 +13,21 @@ import pytest
 # other workers' tests (3-4x the CPU time of test_sort.py and test_invariance.py).
 # Only idle waits change: every kernel runs as it would.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+# Hypothesis keeps no example database and writes its caches into a temporary
+# folder, not a .hypothesis folder in the checkout: the property tests are seeded
+# by their settings, not by past runs.
+try:
+    from hypothesis import settings as _hypothesis_settings
+    from hypothesis.configuration import set_hypothesis_home_dir
+except ImportError:   # the property tests skip, naming the missing package
+    pass
+else:
+    _HYPOTHESIS_HOME = tempfile.mkdtemp(prefix="sparsecal-hypothesis-")
+    atexit.register(shutil.rmtree, _HYPOTHESIS_HOME, ignore_errors=True)
+    set_hypothesis_home_dir(_HYPOTHESIS_HOME)
+    _hypothesis_settings.register_profile("sparsecal", database=None)
+    _hypothesis_settings.load_profile("sparsecal")
 
 _ROOT_BEFORE = pytest.StashKey[frozenset]()
 
