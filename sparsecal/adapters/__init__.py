@@ -1,7 +1,8 @@
 """Taggers where they live: the outputs of Hugging Face transformers
 (``huggingface``), pytorch-crf (``pytorch_crf``) and sklearn-crfsuite
 (``crfsuite``) as sparsecal inputs, each module needing its library's extra,
-and gold from per-sentence label lists (``labels``).
+gold from per-sentence label lists (``labels``), and the measures inside
+training loops (``torchmetrics``).
 """
 from .._lazy import lazy_exports
 
@@ -12,5 +13,7 @@ _EXPORTS = {
     "word_probabilities": "huggingface",
     "log_partition_from_torchcrf": "pytorch_crf", "marginals_from_torchcrf": "pytorch_crf",
     "crfsuite_scores": "crfsuite", "entries_from_crfsuite": "crfsuite",
+    "SMCEMetric": "torchmetrics", "GMCEMetric": "torchmetrics",
+    "TopLabelECEMetric": "torchmetrics",
 }
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
