@@ -15,5 +15,6 @@ _EXPORTS = {
     "crfsuite_scores": "crfsuite", "entries_from_crfsuite": "crfsuite",
     "SMCEMetric": "torchmetrics", "GMCEMetric": "torchmetrics",
     "TopLabelECEMetric": "torchmetrics",
+    "trainer_compute_metrics": "trainer", "eval_word_scores": "trainer",
 }
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
