@@ -91,12 +91,12 @@ def test_bad_input_names_the_argument(probs, target, match):
         SMCEMetric(3).update(probs, target)
 
 
-def _worker(rank, port, seed, out):
+def _worker(rank, port, seed, out, split):
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                             world_size=2)
     try:
         batches = _batches(seed)
-        mine = batches[:2] if rank == 0 else batches[2:]   # unequal shares
+        mine = batches[:split] if rank == 0 else batches[split:]   # unequal, or none
         metrics = _metrics()
         for probs, target in mine:
             for m in metrics:
@@ -110,11 +110,12 @@ def _worker(rank, port, seed, out):
         dist.destroy_process_group()
 
 
-def test_two_gloo_processes_give_the_single_process_numbers(tmp_path):
+@pytest.mark.parametrize("split", [2, 6])   # rank 1 with 4 batches, or idle
+def test_two_gloo_processes_give_the_single_process_numbers(tmp_path, split):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    mp.spawn(_worker, args=(port, 3, str(tmp_path)), nprocs=2, join=True)
+    mp.spawn(_worker, args=(port, 3, str(tmp_path), split), nprocs=2, join=True)
     smce, gmce, top, ent = _expected(_batches(3))   # rank 0's batches, then rank 1's
     for rank in (0, 1):
         got = np.load(tmp_path / f"{rank}.npz")

@@ -5,8 +5,9 @@ Only the thresholded entries are kept, as list states reduced by ``"cat"``. Toke
 ids: each ``update()`` numbers its rows from 0 and records its entry and row
 counts; ``compute()`` (after a sync, which concatenates every state in rank
 order) shifts each update's rows past the rows of the updates before it, so every
-row of every process is one token. Every process must call ``update()`` at least
-once before a sync (torchmetrics pads an idle process with float states).
+row of every process is one token. A process without updates joins a sync with
+empty states (scores in torch's default dtype, float32 unless changed, like every
+process's probabilities).
 """
 import numpy as np
 
@@ -65,6 +66,16 @@ class _EntryMetric(_tm.Metric):
 
     def _kept(self, p):
         return p >= self.threshold
+
+    def sync(self, *args, **kwargs):
+        # torchmetrics gives an idle process float states of the metric's dtype,
+        # which gloo/NCCL cannot gather with the others' integers: typed empty ones
+        for name in _STATES:
+            state = getattr(self, name)
+            if isinstance(state, list) and not state:
+                dtype = torch.get_default_dtype() if name == "score" else torch.int64
+                state.append(torch.zeros(0, dtype=dtype, device=self.device))
+        return super().sync(*args, **kwargs)
 
     def entries(self):
         """This process's entries so far (every process's inside
