@@ -16,7 +16,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 
 import sparsecal as sc
-from sparsecal.adapters import entries_from_spacy, spacy_scores
+from sparsecal.adapters import entries_from_spacy, spacy_scores, spancat_entries
 
 DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "ud_ewt"
 
@@ -130,9 +130,72 @@ def test_bad_arguments_name_them(trained):
         entries_from_spacy("en_core_web_sm", dev)
     other = spacy.blank("en")
     other.add_pipe("sentencizer")
-    with pytest.raises(TypeError, match="'sentencizer' is a Sentencizer"):
+    with pytest.raises(TypeError, match="'sentencizer' is a Sentencizer: a spacy.pipeline"):
         spacy_scores(other, [], "sentencizer")
     with pytest.raises(ValueError, match="threshold"):
         entries_from_spacy(nlp, dev, threshold=1.5)
     assert spacy_scores(nlp, [Doc(nlp.vocab, words=[])])[0].shape == (0, len(
         nlp.get_pipe("tagger").labels))
+
+
+def _runs(pos, wanted=("PROPN", "NUM")):
+    """Maximal runs of the same wanted UPOS, as (start, end, label) spans."""
+    out, k = [], 0
+    while k < len(pos):
+        end = k + 1
+        while end < len(pos) and pos[end] == pos[k]:
+            end += 1
+        if pos[k] in wanted:
+            out.append((k, end, pos[k]))
+        k = end
+    return out
+
+
+@pytest.fixture(scope="module")
+def spancat():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("spancat", config={"suggester": {"@misc": "spacy.ngram_suggester.v1",
+                                                  "sizes": [1, 2]}})
+    examples = []
+    for s in _sentences(200):
+        ref = Doc(nlp.vocab, words=s["words"])
+        ref.spans["sc"] = [ref.char_span(ref[a].idx, ref[b - 1].idx + len(ref[b - 1]),
+                                         label=lab) for a, b, lab in _runs(s["pos"])]
+        examples.append(Example(Doc(nlp.vocab, words=s["words"]), ref))
+    train, dev = examples[:170], examples[170:]
+    spacy.util.fix_random_seed(0)
+    optimizer = nlp.initialize(lambda: train)
+    for _ in range(3):
+        for batch in spacy.util.minibatch(train, 16):
+            nlp.update(batch, sgd=optimizer)
+    return nlp, dev
+
+
+def test_spancat_entries_are_its_scores_and_gold_spans(spancat):
+    nlp, dev = spancat
+    proc = nlp.get_pipe("spancat")
+    entries, spans = spancat_entries(nlp, dev, threshold=0.0)
+    indices, scores = proc.predict([eg.predicted for eg in dev])
+    assert entries.n_tokens == len(spans) == scores.shape[0]
+    assert len(entries) == scores.size   # threshold 0: every (span, label)
+    np.testing.assert_array_equal(entries.score.reshape(scores.shape), scores)
+    gold = {(k, s.start, s.end, s.label_) for k, eg in enumerate(dev)
+            for s in eg.reference.spans["sc"]}
+    want = [(int(k), int(a), int(b), proc.labels[t]) in gold
+            for (k, a, b), t in zip(spans[entries.token], entries.tag)]
+    assert entries.label.tolist() == want and sum(want) > 10
+    # what the component sets: the (span, label) pairs at or above its threshold
+    docs = list(nlp.pipe(Doc(nlp.vocab, words=[t.text for t in eg.predicted]) for eg in dev))
+    predicted = {(k, s.start, s.end, s.label_) for k, d in enumerate(docs) for s in d.spans["sc"]}
+    kept = entries.score >= proc.cfg["threshold"]
+    assert predicted == {(int(k), int(a), int(b), proc.labels[t]) for (k, a, b), t in
+                         zip(spans[entries.token[kept]], entries.tag[kept])}
+    assert len(predicted) > 0
+    above = spancat_entries(nlp, dev, threshold=0.05)[0]
+    assert len(above) == int((scores >= np.float32(0.05)).sum())
+
+
+def test_spancat_entries_refuses_a_tagger(trained):
+    nlp, dev = trained
+    with pytest.raises(TypeError, match="a spacy.pipeline.SpanCategorizer is needed"):
+        spancat_entries(nlp, dev, "tagger")

@@ -16,6 +16,6 @@ _EXPORTS = {
     "SMCEMetric": "torchmetrics", "GMCEMetric": "torchmetrics",
     "TopLabelECEMetric": "torchmetrics",
     "trainer_compute_metrics": "trainer", "eval_word_scores": "trainer",
-    "spacy_scores": "spacy", "entries_from_spacy": "spacy",
+    "spacy_scores": "spacy", "entries_from_spacy": "spacy", "spancat_entries": "spacy",
 }
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
