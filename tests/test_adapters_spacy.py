@@ -41,7 +41,11 @@ def trained():
     nlp.add_pipe("morphologizer")
     sents = _sentences(240)
     examples = [Example(Doc(nlp.vocab, words=s["words"]), Doc(nlp.vocab, **s)) for s in sents]
-    train, dev = examples[:200], examples[200:]
+    return _trained(nlp, examples[:200], examples[200:])
+
+
+def _trained(nlp, train, dev):
+    """``(nlp, dev)`` after 3 epochs on ``train``, in batches of 16."""
     random.seed(0)
     spacy.util.fix_random_seed(0)
     optimizer = nlp.initialize(lambda: train)
@@ -162,13 +166,7 @@ def spancat():
         ref.spans["sc"] = [ref.char_span(ref[a].idx, ref[b - 1].idx + len(ref[b - 1]),
                                          label=lab) for a, b, lab in _runs(s["pos"])]
         examples.append(Example(Doc(nlp.vocab, words=s["words"]), ref))
-    train, dev = examples[:170], examples[170:]
-    spacy.util.fix_random_seed(0)
-    optimizer = nlp.initialize(lambda: train)
-    for _ in range(3):
-        for batch in spacy.util.minibatch(train, 16):
-            nlp.update(batch, sgd=optimizer)
-    return nlp, dev
+    return _trained(nlp, examples[:170], examples[170:])
 
 
 def test_spancat_entries_are_its_scores_and_gold_spans(spancat):
