@@ -103,7 +103,7 @@ def _gold(proc, examples):
 @fill_doc
 def entries_from_spacy(nlp, examples, component="tagger", *, threshold=0.01,
                        missing_gold="negatives"):
-    """Thresholded entries of a tagger's or morphologizer's scores on ``Example``s.
+    """Thresholded entries of a tagger's or morphologizer's scores on spaCy Examples.
 
     Parameters
     ----------

@@ -68,8 +68,9 @@ class _EntryMetric(_tm.Metric):
         return p >= self.threshold
 
     def sync(self, *args, **kwargs):
+        """torchmetrics' ``Metric.sync``, an idle process's states typed empty ones."""
         # torchmetrics gives an idle process float states of the metric's dtype,
-        # which gloo/NCCL cannot gather with the others' integers: typed empty ones
+        # which gloo/NCCL cannot gather with the others' integers
         for name in _STATES:
             state = getattr(self, name)
             if isinstance(state, list) and not state:
@@ -132,6 +133,7 @@ class SMCEMetric(_EntryMetric):
                             debias=debias)
 
     def compute(self):
+        """The SMCE of every update's entries (every process's), a float64 tensor."""
         return torch.tensor(smce(self.entries(), **self.options).value, dtype=torch.float64)
 
 
@@ -162,6 +164,7 @@ class GMCEMetric(SMCEMetric):
         self.groups = groups
 
     def compute(self):
+        """One GMCE per group (NaN: no entries), a float64 tensor."""
         per_group = smce_and_gmce(self.entries(), self.groups, pooled=False,
                                   **self.options)[1]
         return torch.tensor([np.nan if g is None else g.value for g in per_group],
@@ -200,6 +203,7 @@ class TopLabelECEMetric(_EntryMetric):
         return torch.zeros_like(p, dtype=torch.bool).scatter(-1, best, True)
 
     def compute(self):
+        """The top-label ECE of every update's rows, a float64 tensor."""
         conf, correct = top_label(self.entries())
         return torch.tensor(calibration_error(conf, correct, **self.options).value,
                             dtype=torch.float64)
