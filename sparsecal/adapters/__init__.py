@@ -1,8 +1,9 @@
 """Taggers where they live: the outputs of Hugging Face transformers
 (``huggingface``), pytorch-crf (``pytorch_crf``) and sklearn-crfsuite
 (``crfsuite``) as sparsecal inputs, each module needing its library's extra,
-gold from per-sentence label lists (``labels``), and the measures inside
-training loops (``torchmetrics``).
+gold from per-sentence label lists (``labels``), and the loops taggers are
+trained in: spaCy pipelines (``spacy``), the transformers ``Trainer``'s
+``compute_metrics`` (``trainer``) and torchmetrics ``Metric``s (``torchmetrics``).
 """
 from .._lazy import lazy_exports
 
