@@ -5,5 +5,5 @@
 # them), each test file on one worker in file order (a module-scoped fixture, such
 # as a Dask cluster or the documentation site, is made once per run), and the 25
 # slowest tests at the end.
-TEST_EXTRAS="test,torch,hf,crf,crfsuite,conllu,pandas,arrow,dask,docs"
+TEST_EXTRAS="test,torch,hf,crf,crfsuite,torchmetrics,trainer,spacy,conllu,pandas,arrow,dask,docs"
 TEST_PYTEST_ARGS=(-n auto --dist loadfile --no-loadscope-reorder --durations=25)

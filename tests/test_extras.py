@@ -57,6 +57,16 @@ CASES = [   # (hidden module, code that needs it, purpose in the message, extra)
     ("conllu", "from sparsecal.io.corpora import _read_conllu_package\n"
                "_read_conllu_package('c.conllu', 'upos', None, 'error')",
      "read_conllu(engine='conllu')", "conllu"),
+    ("torchmetrics", "import sparsecal.adapters.torchmetrics",
+     "sparsecal.adapters.torchmetrics", "torchmetrics"),
+    ("torchmetrics", "from sparsecal.adapters import SMCEMetric",
+     "sparsecal.adapters.torchmetrics", "torchmetrics"),
+    ("spacy", "from sparsecal.adapters import spacy_scores; spacy_scores(None, [])",
+     "spacy_scores", "spacy"),
+    ("spacy", "from sparsecal.adapters import entries_from_spacy; entries_from_spacy(None, [])",
+     "entries_from_spacy", "spacy"),
+    ("spacy", "from sparsecal.adapters import spancat_entries; spancat_entries(None, [])",
+     "spancat_entries", "spacy"),
     ("pandas", "from sparsecal.metrics.evaluation import Comparison\n"
                "Comparison([dict(name='SMCE', before=0.1, after=0.05, change=-0.05,\n"
                "                 relative_change=-0.5)]).to_frame()",
