@@ -39,6 +39,10 @@ class CorefCorpus:
     of their first mention: ``entity_ids`` (as written), ``entity_document``,
     ``entity_type``; entity ``e``'s mentions are
     ``chain_mentions[chain_offsets[e]:chain_offsets[e + 1]]``.
+
+    Examples
+    --------
+    See :func:`read_coref`.
     """
 
     forms: np.ndarray
