@@ -176,7 +176,9 @@ class AntecedentModel:
         e = np.exp(s - np.repeat(top, n))
         return e, np.repeat(np.add.reduceat(e, starts), n)
 
-    def fit(self, m):
+    def objective(self, m):
+        """The penalised mean negative log-likelihood of the gold antecedents
+        (a function of the weights returning value and gradient) and its width."""
         X, mention, ante, starts = self._design(m)
         n = np.diff(np.r_[starts, mention.size])
         ent = m["entity"]
@@ -192,8 +194,11 @@ class AntecedentModel:
             value = (np.log(Z[starts]).sum() - np.log(Zg[starts]).sum()) / N
             grad = X.T @ (e / Z - eg / Zg) / N
             return value + self.l2 / 2 * w @ w, grad + self.l2 * w
+        return loss, X.shape[1]
 
-        res = minimize(loss, np.zeros(X.shape[1]), jac=True, method="L-BFGS-B",
+    def fit(self, m):
+        loss, width = self.objective(m)
+        res = minimize(loss, np.zeros(width), jac=True, method="L-BFGS-B",
                        options={"maxiter": 300})
         self.w_, self.train_loss_ = res.x, float(res.fun)
         return self

@@ -170,7 +170,8 @@ def _match(path, key, sign, line):
     run = np.cumsum(s)
     first = np.r_[True, k[1:] != k[:-1]]
     before = np.r_[0, run[:-1]]
-    depth = run - before[np.flatnonzero(first)][np.cumsum(first) - 1] + (s < 0)                # an open's depth after, a close's before
+    # an open's depth after it, a close's before it
+    depth = run - before[np.flatnonzero(first)][np.cumsum(first) - 1] + (s < 0)
     if np.any(depth <= 0):
         i = order[np.flatnonzero(depth <= 0)[0]]
         raise _error(path, line[i], "a closing bracket of an entity with no open mention")
