@@ -90,6 +90,7 @@ def test_quick_study(ex, tmp_path):
     for r in s["pairwise_ce"].values():
         assert 0 <= r["ci_low"] <= r["value"] <= r["ci_high"] < 0.5
     assert 0 < s["calibration_test"]["p_value"] <= 1
+    assert 0.3 < s["decision_accuracy"] < 1 and s["decision_ce"]["value"] < 0.5
     for v in s["entities"].values():
         items = v["items"]
         inside = [it["low"] <= it["gold"] <= it["high"] for it in items]
