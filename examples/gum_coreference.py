@@ -312,7 +312,7 @@ def run(data_dir, out_dir, figures_dir=None, *, quick=False, seed=0, log=print):
     n_docs = dict(train=20, dev=4, test=4) if quick else dict(train=None, dev=None,
                                                                test=None)
     grid = [(30, 1e-3)] if quick else [(w, l2) for w in (30, 100)
-                                         for l2 in (1e-4, 1e-3, 1e-2)]
+                                         for l2 in (1e-5, 1e-4, 1e-3)]
     S = 100 if quick else 1000
     data = {s: load(data_dir, s, n_docs[s]) for s in SPLITS}
     gold = {s: doc_gold(data[s]) for s in SPLITS}
@@ -396,9 +396,11 @@ def draw(results, per_doc, figures_dir):
     err = np.array([[it["mean"] - it["low"], it["high"] - it["mean"]] for it in items]).T
     ax.errorbar(x, mean, yerr=err, fmt="o", ms=3, label="sampled (95% interval)")
     ax.plot(x, [it["gold"] for it in items], "kx", label="gold")
+    ax.set_xticks(x)
     ax.set_xlabel("test document")
     ax.set_ylabel("entities")
     ax.legend()
+    fig.tight_layout()
     save_figure(fig, os.path.join(figures_dir, "gum_coreference_entities.png"))
 
 
