@@ -354,6 +354,12 @@ def run(data_dir, out_dir, figures_dir=None, *, quick=False, seed=0, log=print):
         "pairwise_ce_q_at_least_0.01": sc.calibration_error(
             q[nonzero], y[nonzero], ci=ci).to_dict(),
         "calibration_test": {"statistic": float(test.statistic), "p_value": test.p_value},
+        "q_at_least_0.01_mean_and_rate": {
+            split: [float(pairs[split][0][pairs[split][0] >= 0.01].mean()),
+                    float(pairs[split][1][pairs[split][0] >= 0.01].mean())]
+            for split in ("dev", "test")},
+        "recalibrated_0.5": {k: float(np.clip(c.predict(np.array([0.5])), 0, 1)[0])
+                             for k, c in calibrators.items()},
         "decision_ce": decisions.to_dict(), "decision_accuracy": float(right.mean()),
         "entities": {}}
     for name, (values, g) in entity_quantities(data["test"], samples["test"],
