@@ -129,3 +129,13 @@ def test_entity_on_a_multiword_token_is_refused(tmp_path):
                     + ROW.format(2, "b", "_") + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match="line 1: Entity= on a multiword token"):
         read_coref(path)
+
+
+def test_files_without_mentions(tmp_path):
+    c = read_coref(_write(tmp_path, ["_", "SpaceAfter=No"]))
+    assert (c.n_mentions, c.n_entities, c.document_names) == (0, 0, ("d0",))
+    assert c.chain_offsets.tolist() == [0] and c.forms.tolist() == ["w0", "w1"]
+    empty = tmp_path / "empty.conllu"
+    empty.write_text("", encoding="utf-8")
+    c = read_coref(empty)
+    assert (c.n_mentions, len(c.document_names), c.documents.tolist()) == (0, 0, [0])
