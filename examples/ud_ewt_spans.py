@@ -57,10 +57,10 @@ def name_spans(data_dir, split, limit=None):
     return forms, gold, lengths
 
 
-def span_events(model, forms, gold, lengths, k):
-    pot = crf_potentials(model, forms, lengths, NAMES)
+def span_events(model, forms, gold, lengths, k, tag_names=NAMES):
+    pot = crf_potentials(model, forms, lengths, tag_names)
     return crf_span_events(pot["emissions"], pot["transitions"],
-                           pad(gold, lengths, fill=-1), NAMES, k=k, lengths=lengths,
+                           pad(gold, lengths, fill=-1), tag_names, k=k, lengths=lengths,
                            normalize=True)
 
 
@@ -77,11 +77,20 @@ def ece(p, y, ci=None):
 def run(data_dir, out_dir, figures_dir=None, *, limit=None, k_max=3, c2=0.1,
         log=print):
     """The whole pipeline; returns the summary dict (also written to ``out_dir``)."""
-    os.makedirs(out_dir, exist_ok=True)
     data = {s: name_spans(data_dir, s, limit) for s in ("train", "dev", "test")}
-    model = train_crf(*data["train"], NAMES, c2)
-    dev = span_events(model, *data["dev"], k_max)
-    test = span_events(model, *data["test"], k_max)
+    return span_study(data, NAMES, out_dir, figures_dir, k_max=k_max, c2=c2, log=log,
+                      title="UD EWT test: NAME spans of the top-1 sequence",
+                      figure="ud_ewt_spans_forecaster.png")
+
+
+def span_study(data, tag_names, out_dir, figures_dir=None, *, k_max=3, c2=0.1, log=print,
+               title, figure):
+    """Steps 2-5 on ``data[split] = (forms, BIO gold ids, lengths)`` tagged with
+    ``tag_names``; the summary, also written to ``out_dir``."""
+    os.makedirs(out_dir, exist_ok=True)
+    model = train_crf(*data["train"], tag_names, c2)
+    dev = span_events(model, *data["dev"], k_max, tag_names)
+    test = span_events(model, *data["test"], k_max, tag_names)
     log(f"span events (top {k_max}): dev {len(dev):,} ({dev.entries.label.mean():.1%} "
         f"correct), test {len(test):,}")
     choice = heuristic_k(features(dev), dev.entries.label, ks=tuple(range(1, k_max + 1)),
@@ -99,7 +108,7 @@ def run(data_dir, out_dir, figures_dir=None, *, limit=None, k_max=3, c2=0.1,
                "Platt (confidence alone)": ece(platt.predict(test.entries.score[top]), y),
                f"forecaster (top-{choice.k})": ece(conf[top], y)}
     gold_padded = pad(data["test"][1], data["test"][2], fill=-1)
-    rerank = rerank_spans(test, conf, gold_padded, NAMES, cutoff=0.5)
+    rerank = rerank_spans(test, conf, gold_padded, tag_names, cutoff=0.5)
     summary = {"n_dev_events": len(dev), "n_test_events": len(test),
                "heuristic_k": choice.to_dict(),
                "ece_top1": {name: r.value for name, r in results.items()},
@@ -116,9 +125,8 @@ def run(data_dir, out_dir, figures_dir=None, *, limit=None, k_max=3, c2=0.1,
         matplotlib.use("Agg")
         from sparsecal.plotting import ModifiedReliabilityDisplay, save_figure
         os.makedirs(figures_dir, exist_ok=True)
-        fig = ModifiedReliabilityDisplay.from_results(results).plot(
-            title="UD EWT test: NAME spans of the top-1 sequence").figure_
-        save_figure(fig, os.path.join(figures_dir, "ud_ewt_spans_forecaster.png"))
+        fig = ModifiedReliabilityDisplay.from_results(results).plot(title=title).figure_
+        save_figure(fig, os.path.join(figures_dir, figure))
     return summary
 
 

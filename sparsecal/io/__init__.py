@@ -1,5 +1,6 @@
 """Files: score matrices, gold tags (``.npy``, ``.txt``, CoNLL-U, CoNLL columns),
-tag indexes, entries, saved calibrators, and atomic replacement of outputs."""
+coreference (CorefUD), tag indexes, entries, saved calibrators, and atomic
+replacement of outputs."""
 from .._lazy import lazy_exports
 
 #: public name -> the module of this package that defines it
@@ -11,6 +12,7 @@ _EXPORTS = {
     "to_arrow": "parquet", "write_parquet": "parquet", "read_parquet": "parquet",
     "load_potentials": "sentences", "pad_sentences": "sentences",
     "load_entry_shards": "entry_shards",
+    "CorefCorpus": "coref", "read_coref": "coref",
 }
 
 __all__, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

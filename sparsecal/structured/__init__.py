@@ -6,7 +6,7 @@ them, as :class:`Events` whose entries every metric and calibrator takes
 (``events``, ``sequences``, ``spans``, ``schemes`` for span decoding,
 ``reranking``, ``event_files``); the tag-pair marginals and the sampling-based
 inference of Nguyen & O'Connor (2015; ``pairs``, ``sampling``, ``estimates``,
-``hmm``, ``coreference``); confidence features from several score samples
+``hmm``, ``coreference``, ``coref_scores``); confidence features from several score samples
 (``ensembles``). Importing it imports neither torch nor scipy.
 """
 from .._lazy import lazy_exports
@@ -28,7 +28,7 @@ _EXPORTS = {
     "rerank_sequences": "reranking", "rerank_spans": "reranking",
     "SupervisedHMM": "hmm", "WORD_CLASSES": "hmm", "word_classes": "hmm",
     "sample_entities": "coreference", "coreference_probabilities": "coreference",
-    "coreference_entries": "coreference",
+    "coreference_entries": "coreference", "coreference_scores": "coref_scores",
     "save_events": "event_files", "load_events": "event_files",
 }
 
