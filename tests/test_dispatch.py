@@ -101,7 +101,7 @@ def test_every_public_function_taking_data_dispatches_or_refuses():
     assert not missing, f"neither dispatched nor refused: {missing}"
     assert not [n for n, f in funcs.items() if _form(f) is not None and _refusal(f)]
     forms = {n: _form(f) for n, f in funcs.items() if _form(f) is not None}
-    assert (len(forms), len(funcs) - len(forms)) == (23, 40)
+    assert (len(forms), len(funcs) - len(forms)) == (23, 43)
     assert all(f.__module__.startswith("sparsecal.distributed.") for f in forms.values())
 
 
@@ -684,6 +684,9 @@ SENTENCE_CASES = {
     "log_partition_from_torchcrf": lambda a: sc.adapters.log_partition_from_torchcrf(None, a),
     "marginals_from_torchcrf": lambda a: sc.adapters.marginals_from_torchcrf(None, a),
     "word_probabilities": lambda a: sc.adapters.word_probabilities(a, [[0]]),
+    "coreference_scores": lambda a: sc.structured.coreference_scores(a, [0, 0]),
+    "eval_word_scores": lambda a: sc.adapters.eval_word_scores(a, np.zeros((2, 3), int)),
+    "trainer_compute_metrics": lambda a: sc.adapters.trainer_compute_metrics(word_ids=a),
 }
 
 

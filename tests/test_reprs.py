@@ -303,7 +303,36 @@ def _dask_entries(d):
     return x, ["n_blocks=20", f"n_tags={N_TAGS}"]
 
 
+def _coref_corpus(d, tmp_path):
+    from sparsecal.io import read_coref
+    row = "{}\tw\tw\tNOUN\tNN\t_\t0\troot\t_\t{}\n"
+    miscs = ["Entity=(1-person(2-place)", "Entity=1)", "_", "Entity=(3-time)"]
+    text = "# newdoc id = d0\n" + "".join(row.format(i + 1, m) for i, m in enumerate(miscs))
+    (tmp_path / "c.conllu").write_text(text + "\n")
+    return read_coref(tmp_path / "c.conllu"), ["n_tokens=4", "n_documents=1",
+                                               "n_mentions=3", "n_entities=3"]
+
+
+def _metric(name):
+    def build(d):
+        torch = pytest.importorskip("torch")
+        from sparsecal import adapters
+        e = d["test"]
+        arg = e.n_tags if name != "GMCEMetric" else sc.TagGroups.per_tag(e.n_tags)
+        m = getattr(adapters, name)(arg)
+        probs = torch.softmax(torch.randn(50, e.n_tags, generator=torch.Generator()
+                                          .manual_seed(0)), -1)
+        m.update(probs, torch.arange(50) % e.n_tags)
+        kept = int((probs >= 0.01).sum()) if name != "TopLabelECEMetric" else 50
+        threshold = "0.01" if name != "TopLabelECEMetric" else "0"   # top-label: every argmax
+        parts = [f"n_tags={e.n_tags}", f"threshold={threshold},", f"entries={kept}"]
+        return m, parts + ([f"n_groups={e.n_tags}"] if name == "GMCEMetric" else [])
+    return build
+
+
 BUILDERS = {
+    "CorefCorpus": _coref_corpus,
+    **{name: _metric(name) for name in ("SMCEMetric", "GMCEMetric", "TopLabelECEMetric")},
     "CalibrationError": _calibration_error, "MarginalCalibrationError": _mce,
     "EvaluationResult": _evaluation, "Comparison": _comparison,
     "CalibrationTest": _calibration_test, "SmoothECE": _smooth_ece,

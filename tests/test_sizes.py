@@ -205,6 +205,22 @@ CASES = {
     "sparsecal.structured.spans.softmax_span_events:k": (
         lambda v: st.softmax_span_events(PROBS, np.zeros((2, 4), np.int64), NAMES, k=v),
         "refused"),
+    "sparsecal.adapters.torchmetrics.SMCEMetric:n_tags": (
+        lambda v: _metric("SMCEMetric", v), "refused"),
+    "sparsecal.adapters.torchmetrics.SMCEMetric:n_bins": (
+        lambda v: _metric("SMCEMetric", 3, n_bins=v), "accepted"),
+    "sparsecal.adapters.torchmetrics.SMCEMetric:bin_size": (
+        lambda v: _metric("SMCEMetric", 3, bin_size=v), "accepted"),
+    "sparsecal.adapters.torchmetrics.TopLabelECEMetric:n_tags": (
+        lambda v: _metric("TopLabelECEMetric", v), "refused"),
+    "sparsecal.adapters.torchmetrics.TopLabelECEMetric:n_bins": (
+        lambda v: _metric("TopLabelECEMetric", 3, n_bins=v), "refused"),
+    "sparsecal.adapters.trainer.trainer_compute_metrics:n_bins": (
+        lambda v: sc.adapters.trainer_compute_metrics(n_bins=v), "accepted"),
+    "sparsecal.adapters.trainer.trainer_compute_metrics:n_groups": (
+        lambda v: sc.adapters.trainer_compute_metrics(n_groups=v), "refused"),
+    "sparsecal.adapters.trainer.trainer_compute_metrics:top_label_bins": (
+        lambda v: sc.adapters.trainer_compute_metrics(top_label_bins=v), "refused"),
     "sparsecal.adapters.huggingface.stream_word_entries:batch_size": (
         lambda v: _stream_words(batch_size=v), "accepted"),
     "sparsecal.adapters.huggingface.stream_word_entries:max_length": (
@@ -325,6 +341,15 @@ def _torch_model():
 def _torch_input():
     import torch
     return torch.zeros(4, 2)
+
+
+def _metric(name, n_tags, **kw):
+    """A torchmetrics metric of the package, updated once and computed."""
+    import torch
+    from sparsecal import adapters
+    m = getattr(adapters, name)(n_tags, **kw)
+    m.update(torch.tensor([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1]]), torch.tensor([0, 2]))
+    return m.compute()
 
 
 def _stream_words(**kw):

@@ -3,7 +3,7 @@
 (``crfsuite``) as sparsecal inputs, each module needing its library's extra,
 gold from per-sentence label lists (``labels``), and the loops taggers are
 trained in: spaCy pipelines (``spacy``), the transformers ``Trainer``'s
-``compute_metrics`` (``trainer``) and torchmetrics ``Metric``s (``torchmetrics``).
+``compute_metrics`` (``trainer``) and torchmetrics ``Metric`` classes (``torchmetrics``).
 """
 from .._lazy import lazy_exports
 

@@ -14,9 +14,9 @@ import numpy as np
 from .._extras import require
 from ..core.entries import Entries
 from ..core.groups import check_groups
-from ..core.validation import check_positive_int, check_unit_interval
+from ..core.validation import check_n_tags, check_unit_interval
 from ..metrics.binary import calibration_error
-from ..metrics.marginal import smce, smce_and_gmce
+from ..metrics.marginal import check_ce_options, smce, smce_and_gmce
 from ..metrics.toplabel import top_label
 
 torch = require("torch", "torchmetrics", "sparsecal.adapters.torchmetrics")
@@ -36,7 +36,7 @@ class _EntryMetric(_tm.Metric):
 
     def __init__(self, n_tags, *, threshold=0.01, ignore_index=-100, **kwargs):
         super().__init__(**kwargs)
-        self.n_tags = check_positive_int(n_tags, "n_tags")
+        self.n_tags = check_n_tags(n_tags)
         self.threshold = check_unit_interval(threshold, "threshold")
         self.ignore_index = int(ignore_index)
         for name in _STATES:
@@ -66,6 +66,12 @@ class _EntryMetric(_tm.Metric):
 
     def _kept(self, p):
         return p >= self.threshold
+
+    def extra_repr(self):
+        """``n_tags``, ``threshold`` and the entries kept so far (in torch's repr)."""
+        kept = sum(int(n.sum()) for n in self.n_entries) if isinstance(
+            self.n_entries, list) else int(self.n_entries.sum())
+        return f"n_tags={self.n_tags}, threshold={self.threshold:g}, entries={kept}"
 
     def sync(self, *args, **kwargs):
         """torchmetrics' ``Metric.sync``, an idle process's states typed empty ones."""
@@ -129,6 +135,7 @@ class SMCEMetric(_EntryMetric):
     def __init__(self, n_tags, *, threshold=0.01, ignore_index=-100, n_bins=None,
                  bin_size=None, binning="equal-mass", norm=2, debias=False, **kwargs):
         super().__init__(n_tags, threshold=threshold, ignore_index=ignore_index, **kwargs)
+        check_ce_options(n_bins, bin_size, binning, norm, debias, None)
         self.options = dict(n_bins=n_bins, bin_size=bin_size, binning=binning, norm=norm,
                             debias=debias)
 
@@ -163,6 +170,9 @@ class GMCEMetric(SMCEMetric):
         super().__init__(groups.tag_to_group.size, **kwargs)
         self.groups = groups
 
+    def extra_repr(self):
+        return f"n_groups={self.groups.n_groups}, {super().extra_repr()}"
+
     def compute(self):
         """One GMCE per group (NaN: no entries), a float64 tensor."""
         per_group = smce_and_gmce(self.entries(), self.groups, pooled=False,
@@ -196,6 +206,7 @@ class TopLabelECEMetric(_EntryMetric):
     def __init__(self, n_tags, *, ignore_index=-100, n_bins=20, binning="fixed", norm=1,
                  **kwargs):
         super().__init__(n_tags, threshold=0.0, ignore_index=ignore_index, **kwargs)
+        check_ce_options(n_bins, None, binning, norm, False, None)
         self.options = dict(n_bins=n_bins, binning=binning, norm=norm)
 
     def _kept(self, p):

@@ -10,17 +10,20 @@ are left out. Needs NumPy only (the ``Trainer`` itself: the ``trainer`` extra).
 """
 import numpy as np
 
+from ..core.dispatch import LIBRARY_OUTPUTS, takes_data
 from ..core.entries import threshold as _threshold
 from ..core.groups import TagGroups, check_groups
-from ..core.validation import (as_float_array, check_choice, check_positive_int,
+from ..core.binning import check_fixed_bins
+from ..core.validation import (TAG_BYTES, as_float_array, check_choice, check_size,
                                check_unit_interval)
-from ..metrics.marginal import smce, smce_and_gmce
+from ..metrics.marginal import check_ce_options, smce, smce_and_gmce
 from ..metrics.toplabel import top_label_ece
 from .huggingface import AGGREGATIONS, _softmax, _word_id_array, _word_probabilities
 
 __all__ = ["eval_word_scores", "trainer_compute_metrics"]
 
 
+@takes_data(refuse=LIBRARY_OUTPUTS)
 def trainer_compute_metrics(*, word_ids=None, aggregation="first", threshold=0.01,
                             groups=None, train_counts=None, train_labels=None, n_groups=5,
                             n_bins=None, top_label_bins=20):
@@ -61,7 +64,9 @@ def trainer_compute_metrics(*, word_ids=None, aggregation="first", threshold=0.0
     """
     check_choice(aggregation, "aggregation", set(AGGREGATIONS))
     t = check_unit_interval(threshold, "threshold")
-    n_groups = check_positive_int(n_groups, "n_groups")
+    n_groups = check_size(n_groups, "n_groups", TAG_BYTES)
+    check_ce_options(n_bins, None, "equal-mass", 2, False, None)
+    check_fixed_bins(top_label_bins, name="top_label_bins")
     given = [k for k, v in dict(groups=groups, train_counts=train_counts,
                                 train_labels=train_labels).items() if v is not None]
     if len(given) > 1:
@@ -108,6 +113,7 @@ def _padded(counts, n_tags):
     return np.pad(counts, (0, n_tags - counts.size))
 
 
+@takes_data(refuse=LIBRARY_OUTPUTS)
 def eval_word_scores(logits, labels, word_ids=None, aggregation="first"):
     """Word-level probabilities and gold tags of a Trainer's eval predictions.
 

@@ -350,11 +350,11 @@ def replicated_bin_sums(multiplicity, starts, *values, cuts=None):
     return sums
 
 
-def check_fixed_bins(n_bins, n_sets=1):
-    """``n_bins`` as a positive int whose fixed-width bins (count and four sums,
-    for each of ``n_sets`` sets) fit in memory."""
-    n_bins = check_positive_int(n_bins, "n_bins")
-    check_allocation(48 * n_bins * n_sets, f"n_bins={n_bins} fixed-width bins")
+def check_fixed_bins(n_bins, n_sets=1, name="n_bins"):
+    """``n_bins`` (the argument ``name``) as a positive int whose fixed-width bins
+    (count and four sums, for each of ``n_sets`` sets) fit in memory."""
+    n_bins = check_positive_int(n_bins, name)
+    check_allocation(48 * n_bins * n_sets, f"{name}={n_bins} fixed-width bins")
     return n_bins
 
 

@@ -7,6 +7,7 @@ apart (one alignment over all documents equals one per document).
 """
 import numpy as np
 
+from ..core.dispatch import takes_data
 from ..core.validation import as_array, check_allocation
 
 __all__ = ["coreference_scores"]
@@ -19,6 +20,8 @@ def _prf(num_p, den_p, num_r, den_r):
             "f1": float(2 * p * r / (p + r)) if p + r else 0.0}
 
 
+@takes_data(refuse="its entity alignment (CEAF-e) needs every mention of both "
+                   "clusterings in memory")
 def coreference_scores(gold, predicted):
     """MUC, B-cubed and CEAF-e of a clustering, and their CoNLL average.
 
