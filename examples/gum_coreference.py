@@ -402,7 +402,7 @@ def draw(results, per_doc, figures_dir):
                               title="GUM test: pairwise coreference probabilities")
     save_figure(fig, os.path.join(figures_dir, "gum_coreference_reliability.png"))
     items = per_doc["items"]
-    fig, ax = plt.subplots(figsize=(6, 3.2))
+    fig, ax = plt.subplots(figsize=(6, 3.5))
     x = np.arange(len(items))
     mean = np.array([it["mean"] for it in items])
     err = np.array([[it["mean"] - it["low"], it["high"] - it["mean"]] for it in items]).T
@@ -411,8 +411,8 @@ def draw(results, per_doc, figures_dir):
     ax.set_xticks(x)
     ax.set_xlabel("test document")
     ax.set_ylabel("entities")
-    ax.legend()
-    fig.tight_layout()
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
+    fig.tight_layout()   # the legend above the axes: it covers no document
     save_figure(fig, os.path.join(figures_dir, "gum_coreference_entities.png"))
 
 
