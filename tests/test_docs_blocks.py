@@ -27,6 +27,8 @@ drifts from the code fails here.
   but is not run here (a set-up script that runs this suite, a benchmark of minutes)
   carries ``<!-- not run: REASON -->`` on the line before its fence; it is a skipped
   test whose reason ``-ra`` lists, once the repository files it names are found.
+- The pages the docs site runs when it is built (docs/conf.py
+  ``sparsecal_run_pages``) are tested by that build (tests/test_docs_site.py).
 - Every ``sparsecal.x.y`` and ``sc.x`` the prose names exists.
 """
 import contextlib
@@ -65,6 +67,19 @@ IMPORT_ROOT = str(Path(sparsecal.__file__).resolve().parents[1])
 
 pytestmark = pytest.mark.skipif(
     not FILES, reason="no README.md here: the docs are run from a checkout")
+
+
+def _site_run_pages():
+    """The pages the docs site runs when it is built (docs/conf.py's
+    ``sparsecal_run_pages``): a failing block or a stale output block fails
+    that build under -W, in tests/test_docs_site.py, so they are not run twice."""
+    conf = REPO / "docs" / "conf.py"
+    found = re.search(r"^sparsecal_run_pages = (\[.*?\])$",
+                      conf.read_text(encoding="utf-8"), re.M) if conf.is_file() else None
+    return {f"{name}.md" for name in (json.loads(found[1]) if found else [])}
+
+
+SITE_RUN_PAGES = _site_run_pages()
 
 
 @dataclass
@@ -305,6 +320,9 @@ def test_runs(block, runs):
                    if _in_repository(w) and not (REPO / w.split("::")[0]).exists()]
         assert not missing, f"{block.name} names files that do not exist: {missing}"
         pytest.skip(f"{block.name} not run: {block.not_run}")
+    if block.path.parent.name == "docs" and block.path.name in SITE_RUN_PAGES:
+        pytest.skip(f"{block.name} runs when the docs site is built "
+                    "(tests/test_docs_site.py, where a failing block fails the build)")
     mine = [b for b in BLOCKS if b.path == block.path and b.runs and b.not_run is None]
     run = runs(block.path)
     for earlier in mine[run.done:mine.index(block)]:
