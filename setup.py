@@ -49,9 +49,14 @@ extensions = [
     for pyx in sorted(glob.glob("sparsecal/core/_*.pyx"))
 ]
 
+#: kernels are translated and compiled in parallel, one job per usable CPU
+JOBS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
 setup(
+    options={"build_ext": {"parallel": JOBS}},
     ext_modules=cythonize(
         extensions,
+        nthreads=JOBS if JOBS > 1 else 0,
         compiler_directives={
             "language_level": 3,
             "boundscheck": False,
