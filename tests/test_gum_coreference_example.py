@@ -1,12 +1,12 @@
 """The GUM coreference example (examples/gum_coreference.py) in its quick mode,
 with its model's gradient against finite differences and its antecedent
 matrices, heads and MAP entities against plain loops."""
-import runpy
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from _examples import example
 
 ROOT = Path(__file__).resolve().parents[1]
 GUM = ROOT.parent / "shared" / "data" / "gum"
@@ -16,11 +16,8 @@ if not GUM.is_dir():
 
 @pytest.fixture(scope="module")
 def ex():
-    sys.path.insert(0, str(ROOT / "examples"))
-    try:
-        yield runpy.run_path(str(ROOT / "examples" / "gum_coreference.py"), run_name="gum")
-    finally:
-        sys.path.remove(str(ROOT / "examples"))
+    with example("gum_coreference") as namespace:
+        yield namespace
 
 
 @pytest.fixture(scope="module")

@@ -1,11 +1,11 @@
 """The GUM entity-span example (examples/gum_entity_spans.py): its BIO gold
 against a plain loop over the outermost mentions, and the study on a slice."""
-import runpy
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from _examples import example
 
 pytest.importorskip("sklearn_crfsuite", reason="the CRF is sklearn-crfsuite's")
 pytest.importorskip("sklearn", reason="the forecaster is fitted by scikit-learn")
@@ -17,11 +17,8 @@ if not GUM.is_dir():
 
 @pytest.fixture(scope="module")
 def ex():
-    sys.path.insert(0, str(ROOT / "examples"))
-    try:
-        yield runpy.run_path(str(ROOT / "examples" / "gum_entity_spans.py"), run_name="gs")
-    finally:
-        sys.path.remove(str(ROOT / "examples"))
+    with example("gum_entity_spans") as namespace:
+        yield namespace
 
 
 def test_bio_gold_is_the_outermost_mentions(ex):

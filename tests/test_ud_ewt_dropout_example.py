@@ -7,12 +7,12 @@ brute force: gold spans decoded by a plain loop, every tag sequence of the short
 sentences enumerated under each sample's potentials."""
 import copy
 import itertools
-import runpy
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from _examples import example
 
 torch = pytest.importorskip("torch", reason="the dropout tagger is a PyTorch model")
 pytest.importorskip("sklearn", reason="the forecaster is fitted by scikit-learn")
@@ -27,12 +27,8 @@ FAST = dict(epochs=1, lr=1e-2, batch_size=8)        # one epoch that finds names
 
 @pytest.fixture(scope="module")
 def ex():
-    sys.path.insert(0, str(ROOT / "examples"))
-    try:
-        yield runpy.run_path(str(ROOT / "examples" / "ud_ewt_spans_dropout.py"),
-                             run_name="spans_dropout")
-    finally:
-        sys.path.remove(str(ROOT / "examples"))
+    with example("ud_ewt_spans_dropout") as namespace:
+        yield namespace
 
 
 @pytest.fixture(scope="module")

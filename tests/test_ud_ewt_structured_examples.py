@@ -3,11 +3,12 @@ examples themselves): HMM versus CRF (examples/ud_ewt_hmm_crf.py, Nguyen &
 O'Connor 2015 Section 4.2) and proper-name spans with J&Y's forecaster and
 re-ranking (examples/ud_ewt_spans.py)."""
 import runpy
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from _examples import example as example_namespace
 
 pytest.importorskip("torch", reason="the posteriors come from sparsecal.crf")
 pytest.importorskip("sklearn_crfsuite", reason="the examples' CRF is sklearn-crfsuite's")
@@ -71,11 +72,8 @@ def test_pipeline_on_a_slice(example, tmp_path):
 
 @pytest.fixture(scope="module")
 def spans_example():
-    sys.path.insert(0, str(ROOT / "examples"))
-    try:
-        yield runpy.run_path(str(ROOT / "examples" / "ud_ewt_spans.py"), run_name="spans")
-    finally:
-        sys.path.remove(str(ROOT / "examples"))
+    with example_namespace("ud_ewt_spans") as namespace:
+        yield namespace
 
 
 def test_name_spans_are_runs_of_propn(spans_example):
