@@ -141,3 +141,9 @@ def test_bad_predictions_name_the_argument():
     with pytest.raises(ValueError, match="train_counts must be one count per tag"):
         trainer_compute_metrics(train_counts=[1, 2, 3])(EvalPrediction(logits, np.zeros(
             (1, 3), np.int64)))
+
+
+@pytest.mark.parametrize("labels", [[[0, -1, 2]], [[0.5, 1.0]]])
+def test_train_labels_must_be_label_ids(labels):
+    with pytest.raises(ValueError, match="train_labels must hold label ids"):
+        trainer_compute_metrics(train_labels=labels)

@@ -75,7 +75,12 @@ def trainer_compute_metrics(*, word_ids=None, aggregation="first", threshold=0.0
         check_groups(groups)
     elif train_labels is not None:
         flat = np.concatenate([np.ravel(np.asarray(x)) for x in train_labels])
-        train_counts = np.bincount(flat[flat != -100])
+        flat = flat[flat != -100]
+        if flat.dtype.kind not in "iu" or (flat.size and flat.min() < 0):
+            raise ValueError("train_labels must hold label ids >= 0 (or -100, ignored), "
+                             f"got dtype {flat.dtype} and minimum "
+                             f"{flat.min() if flat.size else None}")
+        train_counts = np.bincount(flat)
     if word_ids is not None:
         word_ids = [list(w) for w in word_ids]
 

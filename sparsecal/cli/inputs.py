@@ -102,13 +102,12 @@ def _index_names(path, n_tags):
 def _tag_index(path, n_tags, counts=None):
     """The tag index of ``--tag-index``, every column it names one of the
     ``n_tags`` columns of the scores (None: not known here), except names the
-    training ``counts`` (a mapping) give no count: padding, ignored as
+    training ``counts`` (a JSON object) do not name: padding, ignored as
     :func:`~sparsecal.core.groups.load_train_counts` ignores it."""
     index = load_tag_index(path)
-    counted = counts if isinstance(counts, dict) else {}
     beyond = [(tag, column) for tag, column in index.items()
               if n_tags is not None and column >= n_tags
-              and (counts is None or tag in counted)]
+              and (counts is None or tag in counts)]
     if beyond:
         tag, column = min(beyond, key=lambda item: item[1])
         raise ValueError(f"--tag-index {path!r} places tag {tag!r} in column {column}, but "
