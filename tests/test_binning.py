@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from sparsecal.core import BinStats, equal_mass_bins, fixed_width_bins
-from sparsecal.core.binning import equal_mass_bin_starts, lookup_bins
+from sparsecal.core.binning import equal_mass_bin_starts, lookup_bins, segment_bin_starts
 
 DTYPES = [np.float32, np.float64]
 
@@ -148,6 +148,22 @@ def test_starts_large_n_exact():
         assert equal_mass_bin_starts(n, n_bins=B).tolist() == ref_starts(n, n_bins=B)
     assert equal_mass_bin_starts(n, bin_size=10**8).tolist() == ref_starts(
         n, bin_size=10**8)
+
+
+@pytest.mark.parametrize("bins", [dict(n_bins=1), dict(n_bins=3), dict(n_bins=10),
+                                  dict(bin_size=1), dict(bin_size=4), dict(bin_size=200)])
+def test_segment_starts_are_each_segments_own(bins):
+    """Every segment binned alone, at sizes on each side of the bin count / size."""
+    rng = np.random.default_rng(3)
+    edge = bins.get("n_bins") or bins["bin_size"]
+    for sizes in ([1], [edge], [edge - 1 or 1, edge, edge + 1, 2 * edge - 1, 2 * edge],
+                  rng.integers(1, 5 * edge, 50), [10 ** 9 if "n_bins" in bins else 10 ** 5, 3]):
+        starts, first = segment_bin_starts(sizes, **bins)
+        offsets = np.concatenate(([0], np.cumsum(sizes)))
+        assert starts.dtype == first.dtype == np.int64 and starts[-1] == offsets[-1]
+        for s, n in enumerate(sizes):
+            own = starts[first[s]:first[s + 1] + 1] - offsets[s]
+            assert own.tolist() == equal_mass_bin_starts(n, **bins).tolist(), (sizes, s)
 
 
 def test_starts_examples():

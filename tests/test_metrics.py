@@ -695,6 +695,53 @@ def test_mce_matches_brute_force(entries, kw, min_entries, bins):
     assert float(res) == res.value
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kw", [dict(), dict(debias=False, min_entries=30, n_bins=4),
+                                dict(ci="score", min_entries=30, bin_size=20),
+                                dict(debias=False, ci="simulation", min_entries=30, n_bins=3),
+                                dict(debias=False, ci="bootstrap", min_entries=50, n_bins=2)])
+def test_mce_per_tag_is_each_tags_own_error_bit_for_bit(dtype, kw):
+    """mce bins and measures every tag in one vectorised pass; each tag's result is
+    exactly calibration_error of that tag's entries alone (ties, empty tags and
+    tags with too few entries between evaluated ones)."""
+    rng = np.random.default_rng(7)
+    n, n_tags = 6000, 12
+    p = np.array([0.3, 0, 0.004, 0.2, 0.005, 0, 0.1, 0.1, 0.2, 0.003, 0.088, 0])
+    tag = rng.choice(n_tags, n, p=p / p.sum())
+    score = (rng.integers(0, 40, n) / 40).astype(dtype)   # many ties
+    label = (rng.random(n) < np.where(tag % 2, score ** 1.3, score)).astype(np.uint8)
+    entries = Entries(score, tag, label, n_tags=n_tags)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        res = sc.mce(entries, **kw)
+    kw = dict(kw)
+    min_entries = kw.pop("min_entries", 400)
+    if "n_bins" not in kw and "bin_size" not in kw:
+        kw["bin_size"] = 200
+    kw.setdefault("debias", True)   # mce's default
+    counts = np.bincount(tag, minlength=n_tags)
+    assert sorted(res.per_tag) == np.flatnonzero(counts >= min_entries).tolist()
+    assert res.too_few == {t: int(c) for t, c in enumerate(counts) if 0 < c < min_entries}
+    assert 1 <= len(res.too_few) and any(a < b < c for a in res.per_tag
+                                         for b in res.too_few for c in res.per_tag)
+    squares = []
+    for t, got in res.per_tag.items():
+        want = sc.calibration_error(score[tag == t], label[tag == t], **kw)
+        assert (got.value, got.n, got.ci_low, got.ci_high) == (
+            want.value, want.n, want.ci_low, want.ci_high), t
+        for f in ("count", "sum_score", "sum_label", "lower", "upper"):
+            assert np.array_equal(getattr(got.bins, f), getattr(want.bins, f)), (t, f)
+        w = want.bins.count / want.n
+        gap = want.bins.sum_score / want.bins.count - want.bins.sum_label / want.bins.count
+        v = np.where(want.bins.count > 1, (want.bins.sum_label / want.bins.count)
+                     * (1 - want.bins.sum_label / want.bins.count)
+                     / np.maximum(want.bins.count - 1, 1), 0)
+        squares.append(w @ (gap ** 2 - (v if kw["debias"] else 0)))
+    assert res.value == pytest.approx(np.sqrt(max(np.mean(squares), 0)), rel=1e-12, abs=1e-15)
+    if kw["debias"]:   # calibrated tags: negative squares, reported as 0
+        assert min(squares) < 0 and min(c.value for c in res.per_tag.values()) == 0
+
+
 def test_mce_default_bins_hold_200_entries(entries):
     res = sc.mce(entries)
     for t, ce in res.per_tag.items():

@@ -20,11 +20,9 @@ from .validation import (as_array, as_float_array, check_allocation, check_choic
 from .dispatch import BUILDING_BLOCK, GLOBAL_SORT, takes_data
 
 __all__ = ["BinStats", "argsort_scores", "bin_statistics", "equal_mass_bin_starts",
-           "equal_mass_bins", "equal_mass_bins_sorted", "fixed_width_bins", "lookup_bin_means",
-           "lookup_bins", "replicated_bin_sums", "weighted_equal_mass_bins"]
-__all__ += ["replicated_cuts"]
-__all__ += ["histogram_counts"]
-__all__ += ["weighted_bin_starts"]
+           "equal_mass_bins", "equal_mass_bins_sorted", "fixed_width_bins", "histogram_counts",
+           "lookup_bin_means", "lookup_bins", "replicated_bin_sums", "replicated_cuts",
+           "segment_bin_starts", "weighted_bin_starts", "weighted_equal_mass_bins"]
 
 
 @dataclass(frozen=True)
@@ -278,6 +276,33 @@ def equal_mass_bin_starts(n, n_bins=None, bin_size=None):
     return starts
 
 
+def segment_bin_starts(sizes, n_bins=None, bin_size=None):
+    """:func:`equal_mass_bin_starts` of consecutive segments of ranks (one tag's
+    sorted entries each, ``sizes`` of them, all > 0), each segment binned alone.
+
+    Returns
+    -------
+    starts : ndarray of int64
+        Bin ``b`` holds ranks ``starts[b]:starts[b + 1]`` (the last ends at ``sum(sizes)``).
+    first : ndarray of int64, shape (len(sizes) + 1,)
+        Segment ``s`` has bins ``first[s]:first[s + 1]``.
+
+    Examples
+    --------
+    >>> from sparsecal.core.binning import segment_bin_starts
+    >>> segment_bin_starts([5, 3], n_bins=2)
+    (array([0, 2, 5, 6, 8]), array([0, 2, 4]))
+    """
+    n = np.asarray(sizes, dtype=np.int64)
+    k = np.minimum(n_bins, n) if n_bins is not None else np.maximum(n // bin_size, 1)
+    first = np.concatenate(([0], np.cumsum(k)))
+    seg = np.repeat(np.arange(n.shape[0]), k)
+    j = np.arange(first[-1]) - first[seg]
+    step = j * n[seg] // k[seg] if n_bins is not None else j * bin_size
+    offsets = np.concatenate(([0], np.cumsum(n)))
+    return np.append(offsets[seg] + step, offsets[-1]), first
+
+
 @takes_data(refuse=GLOBAL_SORT)
 @fill_doc
 def equal_mass_bins(scores, labels, *, n_bins=None, bin_size=None, n_threads=None):
@@ -449,7 +474,7 @@ def bin_statistics(scores, labels, *, binning="equal-mass", n_bins=None, bin_siz
     scores, labels : ndarray
         The validated inputs.
     sort : tuple or None
-        ``(perm, sorted_scores, starts)`` of equal-mass bins, for reuse; None for
+        ``(perm, sorted_scores)`` of equal-mass bins, for reuse; None for
         fixed-width bins.
     """
     check_choice(binning, "binning", {"equal-mass", "fixed"})
@@ -465,7 +490,7 @@ def bin_statistics(scores, labels, *, binning="equal-mass", n_bins=None, bin_siz
         n_bins = 10
     starts = equal_mass_bin_starts(x.shape[0], n_bins=n_bins, bin_size=bin_size)
     perm, sorted_x = argsort_scores(x, n_threads=n_threads)
-    return equal_mass_bins_sorted(sorted_x, y, perm, starts), x, y, (perm, sorted_x, starts)
+    return equal_mass_bins_sorted(sorted_x, y, perm, starts), x, y, (perm, sorted_x)
 
 
 def weighted_equal_mass_bins(sorted_x, y, w, perm, n_bins, bin_size):

@@ -10,8 +10,8 @@ from ..core.validation import check_prior
 from ..metrics.binary import check_debias
 from ..metrics.evaluation import (EvaluationResult, _check_measure_options, _per_tag_ci,
                                   bins_used)
-from ..metrics.marginal import (MarginalCalibrationError, _mce_settings, _mce_tags,
-                                _mce_value, check_ce_options)
+from ..metrics.marginal import (MarginalCalibrationError, _mce_settings, _mce_squares,
+                                _mce_tags, _mce_value, check_ce_options, stack_bins)
 from .checks import check_dask_entries
 from .equal_mass import equal_mass_bin_stats
 from .measures import (binned_errors, check_distributed_ci, check_measures,
@@ -86,8 +86,9 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, binning=None, 
                            spec)[1:]
     per_tag = {int(t): with_interval(b, 2.0, spec, debias, ends=e)
                for t, b, e in zip(enough, bins, ends)}
-    return MarginalCalibrationError(_mce_value(per_tag.values(), debias), per_tag, too_few,
-                                    min_entries, bool(debias))
+    squares = _mce_squares(*stack_bins(bins[:enough.size]), debias)
+    return MarginalCalibrationError(_mce_value(squares), per_tag, too_few, min_entries,
+                                    bool(debias))
 
 
 @implements(single_evaluation.evaluate)

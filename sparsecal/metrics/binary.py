@@ -15,8 +15,8 @@ from .._docs import fill_doc
 from ..io.tables import Table, interval, number, plural, summary
 from ..core.dispatch import takes_data
 
-__all__ = ["CalibrationError", "calibration_error", "check_debias", "reliability_table",
-           "sorted_calibration_error"]
+__all__ = ["CalibrationError", "calibration_error", "check_debias", "error_from_bins",
+           "reliability_table", "sorted_calibration_error"]
 
 
 @dataclass(frozen=True)
@@ -102,11 +102,15 @@ def calibration_error(scores, labels, *, norm=2, binning="equal-mass", n_bins=No
     check_debias(debias, norm, spec)
     bins, x, y, order = bin_statistics(scores, labels, binning=binning, n_bins=n_bins,
                                        bin_size=bin_size, n_threads=n_threads)
-    return _from_bins(bins, x, y, order, norm, spec, debias)
+    return error_from_bins(bins, x, y, order, norm, spec, debias)
 
 
-def _from_bins(bins, x, y, order, norm, spec, debias):
-    value = debiased_ce_from_bins(bins) if debias else ce_from_bins(bins, norm)
+def error_from_bins(bins, x, y, order, norm, spec, debias, value=None):
+    """The CalibrationError of ``bins`` of the points ``x``, ``y`` (``order``: see
+    :func:`~sparsecal.metrics.intervals.ce_interval`), its ``value`` computed
+    unless given."""
+    if value is None:
+        value = debiased_ce_from_bins(bins) if debias else ce_from_bins(bins, norm)
     lo = hi = None
     if spec is not None:
         lo, hi = (score_interval(bins, spec) if debias
@@ -136,9 +140,9 @@ def sorted_calibration_error(sorted_scores, sorted_labels, *, n_bins=None, bin_s
     n = sorted_scores.shape[0]
     starts = equal_mass_bin_starts(n, n_bins=n_bins, bin_size=bin_size)
     bins = equal_mass_bins_sorted(sorted_scores, sorted_labels, None, starts)
-    order = None if spec is None else (np.arange(n), sorted_scores, starts)
-    return _from_bins(bins, sorted_scores, sorted_labels, order, check_norm(norm), spec,
-                      debias)
+    order = None if spec is None else (np.arange(n), sorted_scores)
+    return error_from_bins(bins, sorted_scores, sorted_labels, order, check_norm(norm),
+                           spec, debias)
 
 
 class ReliabilityTable(Table, dict):

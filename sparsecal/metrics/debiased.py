@@ -14,24 +14,33 @@ bias of equal-mass bins (:func:`membership_allowance`; docs/ci_coverage.md).
 """
 import numpy as np
 
-from .ce import bin_rates
+from .ce import bin_rates, segment_rates, segment_weights
 
-__all__ = ["debiased_ce_from_bins", "score_interval"]
+__all__ = ["debiased_ce_from_bins", "debiased_squares", "score_interval"]
+
+
+def _terms(count, q, p):
+    several = count > 1
+    v = np.where(several, p * (1.0 - p) / np.maximum(count - 1, 1), 0.0)
+    return np.where(several, (q - p) ** 2 - v, 0.0), v
 
 
 def debiased_terms(bins):
     """``(w, t, v)`` of the non-empty bins (``t``, ``v`` 0 for bins of one point)."""
     count, q, p = bin_rates(bins)
-    several = count > 1
-    v = np.where(several, p * (1.0 - p) / np.maximum(count - 1, 1), 0.0)
-    t = np.where(several, (q - p) ** 2 - v, 0.0)
-    return count / count.sum(), t, v
+    return (count / count.sum(), *_terms(count, q, p))
+
+
+def debiased_squares(bins, starts):
+    """Kumar et al.'s ``D`` of each segment of bins (see
+    :func:`~sparsecal.metrics.ce.segment_ce`), its sums in bin order."""
+    count, q, p, n, starts = segment_rates(bins, starts)
+    return np.add.reduceat(segment_weights(count, n, starts) * _terms(count, q, p)[0], starts)
 
 
 def debiased_ce_from_bins(bins):
     """Kumar et al.'s debiased CE_2, ``sqrt(max(D, 0))``."""
-    w, t, _ = debiased_terms(bins)
-    return float(np.sqrt(max(float(w @ t), 0.0)))
+    return float(np.sqrt(max(float(debiased_squares(bins, [0])[0]), 0.0)))
 
 
 def membership_allowance(bins):
@@ -70,7 +79,7 @@ def _score_roots(d, a, c, z2):
 def score_interval(bins, spec):
     """Score-type interval of the binned CE_2 (``(0.0, 0.0)`` when no ``θ`` is accepted)."""
     w, t, v = debiased_terms(bins)
-    d = float(w @ t)
+    d = float(debiased_squares(bins, [0])[0])   # the estimate's own sum
     tp = w * np.maximum(t, 0.0)
     share = tp / tp.sum() if tp.sum() > 0 else w
     a = float(share @ (w * v))

@@ -13,15 +13,17 @@ import warnings
 
 import numpy as np
 
-from ..core.binning import argsort_scores, bin_statistics, equal_mass_bin_starts
+from ..core.binning import (BinStats, argsort_scores, bin_statistics, equal_mass_bin_starts,
+                            equal_mass_bins_sorted, segment_bin_starts)
 from ..core.entries import check_entries
 from ..core.groups import (TagGroups, check_groups, partition_by_group,
                            split_sorted_by_group)
 from ..core.progress import ProgressCounter
 from ..core.validation import check_positive_int, check_probabilities
-from .binary import calibration_error, check_debias, sorted_calibration_error
-from .ce import check_norm
-from .debiased import debiased_terms
+from .binary import (calibration_error, check_debias, error_from_bins,
+                     sorted_calibration_error)
+from .ce import check_norm, segment_ce
+from .debiased import debiased_squares
 from .intervals import ConfidenceInterval
 from .._docs import fill_doc
 from ..io.tables import Table, number, plural, summary
@@ -268,34 +270,74 @@ def mce(entries, *, min_entries=None, n_bins=None, bin_size=None, binning=None, 
     check_debias(debias, 2.0, spec)
     min_entries, bins = _mce_settings(min_entries, n_bins, bin_size, binning)
     n_tags = entries.n_tags if entries.n_tags is not None else int(entries.tag.max()) + 1
-    if bins.get("binning", "equal-mass") == "equal-mass":   # one remembered sort
+    if bins.get("binning", "equal-mass") == "fixed":
+        perm, offsets = partition_by_group(entries.tag, np.arange(n_tags), n_tags)
+        enough, too_few = _mce_tags(np.diff(offsets), min_entries, bins, debias)
+        per_tag = {int(t): calibration_error(entries.score[perm[offsets[t]:offsets[t + 1]]],
+                                             entries.label[perm[offsets[t]:offsets[t + 1]]],
+                                             ci=spec, debias=debias, **bins) for t in enough}
+        squares = _mce_squares(*stack_bins([c.bins for c in per_tag.values()]), debias)
+    else:   # every tag's bins from one remembered sort and one pass
         perm, sorted_x = argsort_scores(check_probabilities(entries.score, "entries.score"))
         _, tag_x, tag_y, offsets = split_sorted_by_group(
             entries, TagGroups.per_tag(n_tags), perm, sorted_x)
-        def measure(part):
-            return sorted_calibration_error(tag_x[part], tag_y[part], n_bins=bins.get("n_bins"),
-                                            bin_size=bins.get("bin_size"), ci=spec,
-                                            debias=debias)
-    else:
-        perm, offsets = partition_by_group(entries.tag, np.arange(n_tags), n_tags)
-        def measure(part):
-            return calibration_error(entries.score[perm[part]], entries.label[perm[part]],
-                                     ci=spec, debias=debias, **bins)
-    enough, too_few = _mce_tags(np.diff(offsets), min_entries, bins, debias)
-    per_tag = {int(t): measure(slice(offsets[t], offsets[t + 1])) for t in enough}
-    return MarginalCalibrationError(_mce_value(per_tag.values(), debias), per_tag, too_few,
-                                    min_entries, bool(debias))
+        enough, too_few = _mce_tags(np.diff(offsets), min_entries, bins, debias)
+        per_tag, squares = _equal_mass_per_tag(tag_x, tag_y, offsets, enough, bins, spec,
+                                               debias)
+    return MarginalCalibrationError(_mce_value(squares), per_tag, too_few, min_entries,
+                                    bool(debias))
 
 
-def _mce_value(per_tag, debias):
-    """MCE of the per-tag CEs: ``sqrt(mean CE_tag^2)``, or with ``debias``
-    ``sqrt(max(mean D_tag, 0))`` from each tag's bins (the debiased squares
-    averaged before clipping, so the negative squares of calibrated tags
-    offset their positive noise). Shared with :func:`sparsecal.distributed.mce`."""
-    if debias:
-        squares = [float(w @ t) for w, t, _ in (debiased_terms(c.bins) for c in per_tag)]
-        return float(np.sqrt(max(np.mean(squares), 0.0)))
-    return float(np.sqrt(np.mean([c.value ** 2 for c in per_tag])))
+def _equal_mass_per_tag(tag_x, tag_y, offsets, tags, bins, spec, debias):
+    """The CalibrationError of each of ``tags`` (its sorted scores and labels at
+    ``offsets[t]:offsets[t + 1]`` of ``tag_x``, ``tag_y``) and their MCE squares:
+    the bins of every tag in one pass, their errors in one vectorised step."""
+    sizes = np.diff(offsets)
+    present = np.flatnonzero(sizes)   # consecutive segments of ranks, as the split lies
+    starts, first = segment_bin_starts(sizes[present], bins.get("n_bins"),
+                                       bins.get("bin_size"))
+    every = equal_mass_bins_sorted(tag_x, tag_y, None, starts)
+    seg = np.searchsorted(present, tags)
+    k = first[seg + 1] - first[seg]
+    tag_first = np.concatenate(([0], np.cumsum(k)))
+    keep = np.arange(tag_first[-1]) + np.repeat(first[seg] - tag_first[:-1], k)
+    stats = BinStats(*(getattr(every, f)[keep] for f in _SUMS))
+    squares = _mce_squares(stats, tag_first[:-1], debias)
+    values = np.sqrt(np.maximum(squares, 0.0)).tolist()
+    arrays = [getattr(stats, f) for f in _SUMS]
+    begin, end, tag_first = offsets[tags].tolist(), offsets[tags + 1].tolist(), tag_first.tolist()
+    per_tag = {}
+    for i, t in enumerate(tags.tolist()):
+        a, b = begin[i], end[i]
+        order = None if spec is None else (np.arange(b - a), tag_x[a:b])
+        tag_bins = BinStats(*(x[tag_first[i]:tag_first[i + 1]] for x in arrays))
+        per_tag[t] = error_from_bins(tag_bins, tag_x[a:b], tag_y[a:b], order, 2.0, spec,
+                                     debias, values[i])
+    return per_tag, squares
+
+
+#: The per-bin arrays of a BinStats of equal-mass bins.
+_SUMS = ("count", "sum_score", "sum_label", "lower", "upper")
+
+
+def stack_bins(bins):
+    """One BinStats of the bins of several sets (their ``edges`` dropped) and where
+    each set's bins start in it."""
+    starts = np.concatenate(([0], np.cumsum([b.count.shape[0] for b in bins])[:-1]))
+    return BinStats(*(np.concatenate([getattr(b, f) for b in bins]) for f in _SUMS)), starts
+
+
+def _mce_squares(stats, starts, debias):
+    """Each tag's squared CE of :func:`mce` from its bins (the segments ``starts`` of
+    ``stats``): Kumar et al.'s debiased ``D`` or the plug-in CE_2 squared."""
+    return debiased_squares(stats, starts) if debias else segment_ce(stats, starts, 2.0) ** 2
+
+
+def _mce_value(squares):
+    """MCE of the per-tag squares: ``sqrt(max(mean, 0))`` (the debiased squares are
+    averaged before clipping, so the negative squares of calibrated tags offset
+    their positive noise). Shared with :func:`sparsecal.distributed.mce`."""
+    return float(np.sqrt(max(float(np.mean(squares)), 0.0)))
 
 
 def _mce_settings(min_entries, n_bins, bin_size, binning):
