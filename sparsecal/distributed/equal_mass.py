@@ -13,7 +13,7 @@ _DIGIT = 16
 _RADIX = 1 << _DIGIT
 #: a cut whose bucket holds at most this many entries (all chunks) is finished
 #: by gathering the bucket's keys instead of further radix rounds
-GATHER_MAX = 1 << 14
+GATHER_MAX = 1 << 17
 _EMPTY = np.empty(0, np.uint64)
 #: distinct top digits of scores in [0, 1] (0x3F80 + 1 for float32 keys,
 #: 0x3FF0 + 1 for float64): the ids of one set's first-round counts
@@ -91,22 +91,25 @@ class _Cuts:
     def settle(self, buckets, found, w):
         """Key, chunk and tie rank of each finished cut from the found keys (or counts)."""
         chunks = np.array([c for c, _ in found], dtype=np.int64)
-        for t in self.finish:   # a loop over cuts (bins)
-            f = np.searchsorted(buckets, self.lo[t])
+        bucket = np.searchsorted(buckets, self.lo[self.finish])
+        for f in np.unique(bucket):   # a loop over buckets: each sorted once
+            cut = self.finish[bucket == f]
+            rest = self.rest[cut]
             if w == 0:
                 cum = np.cumsum([per_chunk[f] for _, per_chunk in found])
-                c = np.searchsorted(cum, self.rest[t], side="right")
-                self.key[t], self.chunk[t] = self.lo[t], chunks[c]
-                self.tie[t] = self.rest[t] - (cum[c - 1] if c else 0)
+                c = np.searchsorted(cum, rest, side="right")
+                self.key[cut], self.chunk[cut] = self.lo[cut], chunks[c]
+                self.tie[cut] = rest - np.where(c > 0, cum[c - 1], 0)
                 continue
             parts = [per_chunk[f] for _, per_chunk in found]
-            lengths = np.array([p.size for p in parts])
+            begin = np.cumsum([0] + [p.size for p in parts])
             keys = np.concatenate(parts)
-            e = np.argsort(keys, kind="stable")[self.rest[t]]
-            c = np.searchsorted(np.cumsum(lengths), e, side="right")
-            own = parts[c]
-            self.key[t], self.chunk[t] = keys[e], chunks[c]
-            self.tie[t] = e - (lengths[:c].sum() + np.searchsorted(own, keys[e]))
+            e = np.argsort(keys, kind="stable")[rest]
+            c = np.searchsorted(begin, e, side="right") - 1
+            self.key[cut], self.chunk[cut] = keys[e], chunks[c]
+            # the rank of the cut's entry among its chunk's entries tied at its key
+            self.tie[cut] = e - begin[c] - [np.searchsorted(parts[i], k)
+                                            for i, k in zip(c, keys[e])]
 
     def plan(self, w):
         done = (self.size[self.refine] <= GATHER_MAX) | (w == 0)

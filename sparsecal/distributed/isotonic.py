@@ -7,7 +7,8 @@ from ..calibration.isotonic import IsotonicCalibrator
 from ..core.isotonic import isotonic_fit_pooled
 from .checks import check_dask_entries
 from .chunks import add_tables, key_scores, runs, sorted_sets
-from .reduce import tree_merge
+from ._dask import require_dask
+from .reduce import per_block, tree, tree_merge
 
 __all__ = ["fit_from_tables", "fit_grouped", "score_tables"]
 
@@ -31,14 +32,31 @@ def _merge_tables(parts):
     return merged, sum(p[1] for p in parts)
 
 
+def _table_spec(groupings):
+    return [(np.asarray(g.tag_to_group, dtype=np.int64), g.n_groups) for g in groupings]
+
+
 def score_tables(entries, groupings):
     """``tables[i][g]``: the distinct scores of group ``g`` of ``groupings[i]`` with
     their counts and label sums, merged exactly; and the entries per tag."""
-    spec = [(np.asarray(g.tag_to_group, dtype=np.int64), g.n_groups) for g in groupings]
-    tables, tag_counts = tree_merge(_tables, _merge_tables, entries.blocks, spec,
-                                    entries.n_tags)
-    return ([[(key_scores(k.astype(np.uint64), entries.dtype), c, y) for k, c, y in t]
-             for t in tables], tag_counts)
+    tables, tag_counts = tree_merge(_tables, _merge_tables, entries.blocks,
+                                    _table_spec(groupings), entries.n_tags)
+    return [[_scores(t, entries.dtype) for t in per] for per in tables], tag_counts
+
+
+def _scores(table, dtype):
+    keys, count, positives = table
+    return key_scores(keys.astype(np.uint64), dtype), count, positives
+
+
+def _fit_tables(merged, dtype):
+    """Each group's isotonic knots (None for an empty group) and entries, fitted
+    where the merged tables are: only the knots travel to the client."""
+    tables, tag_counts = merged
+    fits = [[isotonic_fit_pooled(x, y.astype(np.float64) / c, c.astype(np.float64))
+             if c.size else None for x, c, y in (_scores(t, dtype) for t in per)]
+            for per in tables]
+    return fits, [np.array([t[1].sum() for t in per]) for per in tables], tag_counts
 
 
 def fit_grouped(model, entries, sample_weight=None, *, progress=None):
@@ -48,32 +66,46 @@ def fit_grouped(model, entries, sample_weight=None, *, progress=None):
         raise TypeError("on distributed entries only an IsotonicCalibrator base can be "
                         f"fitted here, got {type(model.base).__name__} (see "
                         "sparsecal.distributed.calibrators.fit_grouped)")
+    _check_fit(model, entries, sample_weight)
+    groupings = _groupings(model)
+    merged = tree(per_block(_tables, entries.blocks, _table_spec(groupings), entries.n_tags),
+                  _merge_tables)
+    fits, sizes, tag_counts = require_dask().compute(
+        require_dask().delayed(_fit_tables, pure=True)(merged, entries.dtype))[0]
 
-    def fitter(groups, table):
+    def grouping(groups):
+        i = 0 if groups is model.groups else 1
+
         def fit_group(g):
-            x, count, positives = table[g]
             cal = clone(model.base)
-            cal.x_knots_, cal.y_knots_ = isotonic_fit_pooled(
-                x, positives.astype(np.float64) / count, count.astype(np.float64))
+            cal.x_knots_, cal.y_knots_ = fits[i][g]
             return cal
-        return fit_group
+        return sizes[i], fit_group
 
-    return fit_from_tables(model, entries, sample_weight, fitter, progress=progress)
+    return _fit_groups(model, entries, grouping, tag_counts, progress)
 
 
 def fit_from_tables(model, entries, sample_weight, fitter, *, progress=None):
     """Fit ``model`` by the single-machine rule from the merged distinct-score
     tables, where ``fitter(groups, tables)`` returns ``fit_group(g)``."""
     _check_fit(model, entries, sample_weight)
-    groupings = [model.groups] + ([] if model.fallback is None else [model.fallback])
+    groupings = _groupings(model)
     tables, tag_counts = score_tables(entries, groupings)
-    if not tag_counts.any():
-        raise ValueError("no dev entries to fit on")
 
     def grouping(groups):
         table = tables[0 if groups is model.groups else 1]
         return np.array([t[1].sum() for t in table]), fitter(groups, table)
 
+    return _fit_groups(model, entries, grouping, tag_counts, progress)
+
+
+def _groupings(model):
+    return [model.groups] + ([] if model.fallback is None else [model.fallback])
+
+
+def _fit_groups(model, entries, grouping, tag_counts, progress):
+    if not tag_counts.any():
+        raise ValueError("no dev entries to fit on")
     return model.fit_groups(grouping, np.flatnonzero(tag_counts), entries.threshold,
                             progress=progress)
 
