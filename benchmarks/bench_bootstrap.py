@@ -32,7 +32,8 @@ from sparsecal.metrics.ce import ce_of_gaps  # noqa: E402
 
 def index_draws(x, y, spec):
     """The interval as computed before the table draws (entry indices, one stream)."""
-    bins, x, y, (perm, sorted_x, starts) = bin_statistics(x, y)
+    bins, x, y, (perm, sorted_x) = bin_statistics(x, y)
+    starts = np.concatenate(([0], np.cumsum(bins.count)))
     rng = np.random.default_rng(spec.random_state)
     n = x.shape[0]
     sx, sy = sorted_x.astype(np.float64), y[perm].astype(np.float64)
