@@ -56,13 +56,17 @@ def test_source_is_the_mapped_file_at_the_right_offset(saved, rows):
         source.close()
 
 
-@pytest.mark.parametrize("n_threads, chunk_bytes", [(1, 1 << 20), (2, 1 << 20),
-                                                   (3, 10_000), (2, 1)])
+@pytest.mark.parametrize("n_threads, chunk_bytes, read_bytes", [
+    (1, 1 << 20, 1 << 18), (2, 1 << 20, 1 << 20), (2, 1 << 20, 1), (3, 10_000, 10_000),
+    (3, 10_000, 5_000), (2, 1, 1 << 18), (2, 50_000, 20_000)])
 @pytest.mark.parametrize("mode", ["r", "r+"])
 def test_read_with_pread_equals_reading_memory(saved, monkeypatch, n_threads,
-                                               chunk_bytes, mode):
+                                               chunk_bytes, read_bytes, mode):
+    """Chunks read whole or in pieces of whole rows (one row; the last piece of a
+    chunk shorter)."""
     path, s, gold = saved
     monkeypatch.setattr(entries_mod, "_CHUNK_BYTES", chunk_bytes)
+    monkeypatch.setattr(entries_mod, "_READ_BYTES", read_bytes)
     made = _sources(monkeypatch)
     mm = np.load(path, mmap_mode=mode)
     for rows in (slice(None), slice(11, 2999)):

@@ -26,6 +26,12 @@ __all__ = ["Entries", "check_entries", "concatenate_entries", "threshold"]
 # from a shared counter (small enough to balance the threads' loads, large
 # enough that taking one costs nothing).
 _CHUNK_BYTES = 1 << 20
+# A file read with ``pread`` in a scan of under _THREAD_BYTES goes into each
+# thread's buffer this many bytes at a time (whole rows): a buffer of a chunk
+# (a MiB) per thread went back to the system at every call and was faulted in
+# again, doubling the time of a 10 MB scan; larger scans read whole chunks
+# (fewer calls).
+_READ_BYTES = 256 << 10
 # Input the kernel cannot read as it is (another byte order or layout, HDF5...)
 # is converted to native C-ordered row blocks of about this many bytes.
 _BLOCK_BYTES = 64 << 20
@@ -370,7 +376,9 @@ def _is_shared_file_map(scores):
 def _run(survivors, block, gold, t, chunk_rows, token_offset, release, progress,
          rows_before, n_tokens, source=None):
     """One scan of ``block``, a large one in a worker thread (progress every 0.1 s, Ctrl-C)."""
-    read = () if source is None else (source.fd, source.offset)
+    piece = _READ_BYTES if block.nbytes < _THREAD_BYTES else _CHUNK_BYTES
+    read = () if source is None else (
+        source.fd, source.offset, max(1, piece // (block.shape[1] * block.itemsize)))
     if progress is None and block.nbytes < _THREAD_BYTES:
         return survivors.scan(block, gold, t, chunk_rows, token_offset, release, *read)
     result = []
