@@ -303,7 +303,8 @@ def _equal_mass_per_tag(tag_x, tag_y, offsets, tags, bins, spec, debias):
     keep = np.arange(tag_first[-1]) + np.repeat(first[seg] - tag_first[:-1], k)
     stats = BinStats(*(getattr(every, f)[keep] for f in _SUMS))
     squares = _mce_squares(stats, tag_first[:-1], debias)
-    values = np.sqrt(np.maximum(squares, 0.0)).tolist()
+    values = (np.sqrt(np.maximum(squares, 0.0)) if debias
+              else segment_ce(stats, tag_first[:-1], 2.0)).tolist()
     arrays = [getattr(stats, f) for f in _SUMS]
     begin, end, tag_first = offsets[tags].tolist(), offsets[tags + 1].tolist(), tag_first.tolist()
     per_tag = {}
