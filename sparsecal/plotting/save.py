@@ -81,13 +81,22 @@ def save_figure(fig, path, formats=None, *, dpi=200, **savefig_kw):
     if not os.path.isdir(directory):
         raise FileNotFoundError(f"directory {directory!r} does not exist")
     written = []
-    for f in dict.fromkeys(formats):
-        target = f"{stem}.{f}"
-        kw = dict(savefig_kw)
-        if f in _DATED and "metadata" not in kw:   # the same figure, the same bytes
-            kw["metadata"] = {_DATED[f]: None}
-        with atomic_path(target, suffix=f".{f}") as tmp, \
-                matplotlib.rc_context({"svg.hashsalt": "sparsecal"}):   # fixed SVG ids
-            fig.savefig(tmp, format=f, dpi=dpi, **kw)
-        written.append(target)
+    engine = fig.get_layout_engine()
+    try:
+        for f in dict.fromkeys(formats):
+            target = f"{stem}.{f}"
+            kw = dict(savefig_kw)
+            if f in _DATED and "metadata" not in kw:   # the same figure, the same bytes
+                kw["metadata"] = {_DATED[f]: None}
+            with atomic_path(target, suffix=f".{f}") as tmp, \
+                    matplotlib.rc_context({"svg.hashsalt": "sparsecal"}):   # fixed SVG ids
+                fig.savefig(tmp, format=f, dpi=dpi, **kw)
+            written.append(target)
+            if engine is not None and len(written) == 1:
+                # the layout of the first format serves the others (it is in
+                # figure units): each save would run it again
+                fig.set_layout_engine("none")
+    finally:
+        if engine is not None:
+            fig.set_layout_engine(engine)
     return written
