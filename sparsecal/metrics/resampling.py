@@ -140,6 +140,10 @@ def _null(rng, d):
 
 def _split_positives(rng, copies, positives, run, offset):
     """Positives among the first ``offset[i]`` copies of run ``run[i]`` (hypergeometric draws)."""
+    if run.shape[0] and (run.shape[0] == 1 or (run[1:] != run[:-1]).all()):
+        # no two cuts in one run (the usual case): the loop below's one draw
+        good = positives[run]
+        return rng.hypergeometric(good, copies[run] - good, offset)
     i = np.arange(run.shape[0])
     first = np.maximum.accumulate(np.where(np.r_[True, run[1:] != run[:-1]], i, 0))
     depth = i - first
