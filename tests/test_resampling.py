@@ -14,7 +14,8 @@ from scipy import stats
 import sparsecal as sc
 from sparsecal.core.binning import equal_mass_bin_starts, replicated_bin_sums
 from sparsecal.metrics import ConfidenceInterval
-from sparsecal.metrics.resampling import (_Draws, _bootstrap, _null, data_table,
+from sparsecal.metrics.resampling import (_Draws, _bootstrap, _null, _split_positives,
+                                          _splits_by_depth, data_table,
                                           replicate_bin_sums, replicate_errors,
                                           replicate_generators, score_table)
 
@@ -136,6 +137,21 @@ def test_hypergeometric_split_matches_enumeration():
     observed = np.array([seen.get(k, 0) for k in keys])
     expected = np.array([exact[k] / total * reps for k in keys])
     assert stats.chisquare(observed, expected).pvalue > 1e-3
+
+
+def test_cuts_in_distinct_runs_take_the_same_draws_as_the_depth_loop():
+    """Cuts in distinct runs (one per run, also one cut, and none): the one draw
+    is the depth loop's, bit for bit, from the same generator state."""
+    rng = np.random.default_rng(4)
+    for _ in range(200):
+        copies = rng.integers(0, 9, 30)
+        positives = rng.binomial(copies, 0.4)
+        run = np.sort(rng.choice(np.flatnonzero(copies), rng.integers(0, 6), replace=False))
+        offset = rng.integers(0, copies[run] + 1)
+        a, b = np.random.default_rng(run.size), np.random.default_rng(run.size)
+        got = _split_positives(a, copies, positives, run, offset)
+        np.testing.assert_array_equal(got, _splits_by_depth(b, copies, positives, run, offset))
+        assert a.random() == b.random()   # the generators moved alike
 
 
 def test_equal_mass_replicate_sums_match_entry_index_bootstrap():

@@ -141,9 +141,14 @@ def _null(rng, d):
 def _split_positives(rng, copies, positives, run, offset):
     """Positives among the first ``offset[i]`` copies of run ``run[i]`` (hypergeometric draws)."""
     if run.shape[0] and (run.shape[0] == 1 or (run[1:] != run[:-1]).all()):
-        # no two cuts in one run (the usual case): the loop below's one draw
+        # no two cuts in one run (the usual case): the one draw of _splits_by_depth
         good = positives[run]
         return rng.hypergeometric(good, copies[run] - good, offset)
+    return _splits_by_depth(rng, copies, positives, run, offset)
+
+
+def _splits_by_depth(rng, copies, positives, run, offset):
+    """:func:`_split_positives` of any cuts: one draw per depth of cuts within a run."""
     i = np.arange(run.shape[0])
     first = np.maximum.accumulate(np.where(np.r_[True, run[1:] != run[:-1]], i, 0))
     depth = i - first
