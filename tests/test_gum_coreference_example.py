@@ -1,17 +1,14 @@
 """The GUM coreference example (examples/gum_coreference.py) in its quick mode,
 with its model's gradient against finite differences and its antecedent
 matrices, heads and MAP entities against plain loops."""
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from _examples import example
+from _shared_data import require
 
-ROOT = Path(__file__).resolve().parents[1]
-GUM = ROOT.parent / "shared" / "data" / "gum"
-if not GUM.is_dir():
-    pytest.skip(f"real data not available: {GUM} is absent", allow_module_level=True)
+GUM = require("gum")
 
 
 @pytest.fixture(scope="module")

@@ -1,18 +1,15 @@
 """The GUM entity-span example (examples/gum_entity_spans.py): its BIO gold
 against a plain loop over the outermost mentions, and the study on a slice."""
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from _examples import example
+from _shared_data import require
 
 pytest.importorskip("sklearn_crfsuite", reason="the CRF is sklearn-crfsuite's")
 pytest.importorskip("sklearn", reason="the forecaster is fitted by scikit-learn")
-ROOT = Path(__file__).resolve().parents[1]
-GUM = ROOT.parent / "shared" / "data" / "gum"
-if not GUM.is_dir():
-    pytest.skip(f"real data not available: {GUM} is absent", allow_module_level=True)
+GUM = require("gum")
 
 
 @pytest.fixture(scope="module")

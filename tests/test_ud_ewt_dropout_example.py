@@ -7,19 +7,16 @@ brute force: gold spans decoded by a plain loop, every tag sequence of the short
 sentences enumerated under each sample's potentials."""
 import copy
 import itertools
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from _examples import example
+from _shared_data import require
 
 torch = pytest.importorskip("torch", reason="the dropout tagger is a PyTorch model")
 pytest.importorskip("sklearn", reason="the forecaster is fitted by scikit-learn")
-ROOT = Path(__file__).resolve().parents[1]
-UD_EWT = ROOT.parent / "shared" / "data" / "ud_ewt"
-if not UD_EWT.is_dir():
-    pytest.skip(f"real data not available: {UD_EWT} is absent", allow_module_level=True)
+UD_EWT = require("ud_ewt")
 
 LIMIT, S, K = 300, 3, 3             # sentences per split, samples, top k
 FAST = dict(epochs=1, lr=1e-2, batch_size=8)        # one epoch that finds names

@@ -8,15 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from _shared_data import require
+
 from _examples import example as example_namespace
 
 pytest.importorskip("torch", reason="the posteriors come from sparsecal.crf")
 pytest.importorskip("sklearn_crfsuite", reason="the examples' CRF is sklearn-crfsuite's")
 pytest.importorskip("sklearn", reason="the forecaster is fitted by scikit-learn")
 ROOT = Path(__file__).resolve().parents[1]
-UD_EWT = ROOT.parent / "shared" / "data" / "ud_ewt"
-if not UD_EWT.is_dir():
-    pytest.skip(f"real data not available: {UD_EWT} is absent", allow_module_level=True)
+UD_EWT = require("ud_ewt")
 SCRIPT = ROOT / "examples" / "ud_ewt_hmm_crf.py"
 example = pytest.fixture(scope="module")(
     lambda: runpy.run_path(str(SCRIPT), run_name="ud_ewt_hmm_crf_under_test"))
