@@ -35,7 +35,10 @@ def _openmp_flags():
 
 
 omp_compile, omp_link = _openmp_flags()
-extra_compile = [] if sys.platform == "win32" else ["-O3"]
+# -ffp-contract=off: no fused multiply-add, so that a kernel's a + b * c is numpy's
+extra_compile = [] if sys.platform == "win32" else ["-O3", "-ffp-contract=off"]
+#: numpy's C distributions (numpy.random.c_distributions), for the resampling kernel
+NPYRANDOM = os.path.join(os.path.dirname(np.__file__), "random", "lib")
 
 extensions = [
     Extension(
@@ -45,6 +48,8 @@ extensions = [
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
         extra_compile_args=extra_compile + omp_compile,
         extra_link_args=omp_link,
+        library_dirs=[NPYRANDOM],
+        libraries=["npyrandom"] + ([] if sys.platform == "win32" else ["m"]),
     )
     for pyx in sorted(glob.glob("sparsecal/core/_*.pyx"))
 ]

@@ -1,9 +1,12 @@
 """Resampling from the distinct-score table (sparsecal.metrics.resampling): the
-table against np.unique, the multinomial cell draw against resampling entry
-indices (means and variances over many replicates, both draw paths), the
-hypergeometric split at cuts inside ties against an exact enumeration of the
-arrangements, replicate bin sums against the old entry-index procedure, and
-the spawned generators (reproducible, seed-dependent, independent of blocking)."""
+table against np.unique; the compiled replicates against the numpy Generator
+calls of tests/_resampling_reference.py, bit for bit (every draw path, both
+binnings, ties, any thread count), whose law is checked here: the multinomial
+cell draw against resampling entry indices (means and variances over many
+replicates, both draw paths), the hypergeometric split at cuts inside ties
+against an exact enumeration of the arrangements; replicate bin sums against
+the old entry-index procedure; the spawned generators (reproducible,
+seed-dependent, independent of blocking)."""
 import itertools
 import math
 
@@ -11,13 +14,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import _resampling_reference as reference
 import sparsecal as sc
+from _resampling_reference import _Draws, _bootstrap, _null
+from sparsecal.core import _resample
 from sparsecal.core.binning import equal_mass_bin_starts, replicated_bin_sums
 from sparsecal.metrics import ConfidenceInterval
-from sparsecal.metrics.resampling import (_Draws, _bootstrap, _null, _split_positives,
-                                          _splits_by_depth, data_table,
-                                          replicate_bin_sums, replicate_errors,
+from sparsecal.metrics.resampling import (data_table, replicate_bins, replicate_errors,
                                           replicate_generators, score_table)
+from sparsecal.metrics import resampling
 
 
 def bootstrap_cells(rng, table):
@@ -126,8 +131,8 @@ def test_hypergeometric_split_matches_enumeration():
     reps = 4000
     seen = {}
     for g in replicate_generators(11, reps):
-        count, sum_score, sum_label = replicate_bin_sums(g, scores, copies, positives,
-                                                         starts=starts)
+        count, sum_score, sum_label = reference.replicate_bin_sums(
+            g, scores, copies, positives, starts=starts)
         key = tuple(sum_label.astype(int))
         seen[key] = seen.get(key, 0) + 1
     np.testing.assert_array_equal(count, np.diff(starts))
@@ -137,21 +142,6 @@ def test_hypergeometric_split_matches_enumeration():
     observed = np.array([seen.get(k, 0) for k in keys])
     expected = np.array([exact[k] / total * reps for k in keys])
     assert stats.chisquare(observed, expected).pvalue > 1e-3
-
-
-def test_cuts_in_distinct_runs_take_the_same_draws_as_the_depth_loop():
-    """Cuts in distinct runs (one per run, also one cut, and none): the one draw
-    is the depth loop's, bit for bit, from the same generator state."""
-    rng = np.random.default_rng(4)
-    for _ in range(200):
-        copies = rng.integers(0, 9, 30)
-        positives = rng.binomial(copies, 0.4)
-        run = np.sort(rng.choice(np.flatnonzero(copies), rng.integers(0, 6), replace=False))
-        offset = rng.integers(0, copies[run] + 1)
-        a, b = np.random.default_rng(run.size), np.random.default_rng(run.size)
-        got = _split_positives(a, copies, positives, run, offset)
-        np.testing.assert_array_equal(got, _splits_by_depth(b, copies, positives, run, offset))
-        assert a.random() == b.random()   # the generators moved alike
 
 
 def test_equal_mass_replicate_sums_match_entry_index_bootstrap():
@@ -164,15 +154,70 @@ def test_equal_mass_replicate_sums_match_entry_index_bootstrap():
     table = score_table(x, y)
     starts = equal_mass_bin_starts(n, n_bins=7)
     reps = 3000
-    new = np.array([replicate_bin_sums(g, table[0], *bootstrap_cells(g, table),
-                                       starts=starts)[2]
-                    for g in replicate_generators(3, reps)])
+    new = replicate_bins(table, replicate_generators(3, reps), starts=starts)[2]
     rng = np.random.default_rng(4)
     old = np.array([replicated_bin_sums(np.bincount(rng.integers(0, n, n), minlength=n),
                                         starts, y.astype(float))[0] for _ in range(reps)])
     sd = old.std(axis=0)
     assert np.all(np.abs(new.mean(axis=0) - old.mean(axis=0)) <= 5 * sd * math.sqrt(2 / reps))
     np.testing.assert_allclose(new.std(axis=0), sd, rtol=0.1)
+
+
+def _random_table(rng, n, n_distinct):
+    x = np.sort(rng.integers(0, n_distinct, n) / n_distinct * rng.random())
+    return score_table(x, (rng.random(n) < rng.random()).astype(np.uint8))
+
+
+def test_compiled_replicates_are_the_generator_calls_bit_for_bit():
+    """Random tables (few or many ties, 1 to 5,000 points), bootstrap and
+    consistency resamples, equal-mass bins (from one bin to one per point) and
+    fixed-width bins, norms 1, 2 and inf: every replicate's CE equals the
+    reference's, and each generator is left where the reference leaves it."""
+    rng = np.random.default_rng(0)
+    modes = set()
+    for _ in range(400):
+        n = int(rng.choice([1, 2, 3, 5, 20, 100, 1000, 5000]))
+        table = _random_table(rng, n, int(rng.choice([1, 2, 3, 10, n])))
+        null = bool(rng.integers(2))
+        modes.add(int(resampling._Draws(table, null).mode))
+        if rng.integers(2):
+            kw = dict(starts=equal_mass_bin_starts(n, n_bins=int(rng.integers(1, n + 1))))
+        else:
+            kw = dict(n_bins=int(rng.integers(1, 30)))
+        norm = [1.0, 2.0, np.inf][rng.integers(3)]
+        seed = int(rng.integers(1000))
+        ours, theirs = replicate_generators(seed, 9), replicate_generators(seed, 9)
+        np.testing.assert_array_equal(
+            replicate_errors(table, ours, norm=norm, null=null, **kw),
+            reference.replicate_errors(table, theirs, norm=norm, null=null, **kw))
+        assert [g.random() for g in ours] == [g.random() for g in theirs]
+    assert modes == {int(m) for m in _resample.Draw}
+
+
+@pytest.mark.parametrize("null", [False, True])
+def test_replicate_bins_do_not_depend_on_threads(null):
+    rng = np.random.default_rng(3)
+    table = _random_table(rng, 3000, 40)
+    starts = equal_mass_bin_starts(3000, n_bins=15)
+    one = replicate_bins(table, replicate_generators(5, 50), starts=starts, null=null,
+                         n_threads=1)
+    for threads in (2, 3):
+        many = replicate_bins(table, replicate_generators(5, 50), starts=starts, null=null,
+                              n_threads=threads)
+        for a, b in zip(one, many):
+            np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(one[0], np.broadcast_to(np.diff(starts), one[0].shape))
+    assert np.all(one[2].sum(axis=1) <= 3000) and np.all(one[2] >= 0)
+
+
+def test_one_generator_twice_draws_in_turn():
+    """The same generator for two replicates (two draws in turn, as in a loop),
+    not two threads on one generator."""
+    table = _random_table(np.random.default_rng(1), 500, 7)
+    g, h = np.random.default_rng(4), np.random.default_rng(4)
+    starts = equal_mass_bin_starts(500, n_bins=5)
+    np.testing.assert_array_equal(replicate_errors(table, [g, g, g], starts=starts),
+                                  reference.replicate_errors(table, [h, h, h], starts=starts))
 
 
 def test_generators_reproducible_seeded_and_blocking_free():

@@ -18,10 +18,12 @@ def check_norm(norm):
 
 
 def ce_of_gaps(weights, gaps, norm):
-    """CE_p from bin weights and gaps (last axis: bins); for inf, zero-weight bins are ignored."""
+    """CE_p from bin weights and gaps (last axis: bins); for inf, zero-weight bins are
+    ignored. The root is the C library's ``pow`` for one set and for many
+    (``float_power``: an array's ``** 0.5`` would take ``sqrt``, a last bit apart)."""
     if norm == np.inf:
         return np.max(np.where(weights > 0, gaps, 0.0), axis=-1)
-    return np.sum(weights * gaps ** norm, axis=-1) ** (1.0 / norm)
+    return np.float_power(np.sum(weights * gaps ** norm, axis=-1), 1.0 / norm)
 
 
 def bin_rates(bins):

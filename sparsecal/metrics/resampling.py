@@ -3,18 +3,22 @@ calibration test), the same numbers on one machine and on a cluster: the data
 enter only through the mergeable table of sorted distinct scores with counts
 and label sums, and replicate ``r`` draws only from the ``r``-th generator
 spawned from ``random_state``. A replicate is binned as the data, a cut inside
-one score's copies splitting its positives hypergeometrically.
+one score's copies splitting its positives hypergeometrically. The replicates
+run in the compiled core (:mod:`sparsecal.core._resample`), in parallel.
 """
+import contextlib
+
 import numpy as np
 
-from ..core.binning import (BinStats, argsort_scores, lookup_bins, replicated_bin_sums,
-                            replicated_cuts)
-from .ce import ce_from_bins, ce_of_gaps
+from ..core import _resample
+from ..core.binning import BinStats, argsort_scores, lookup_bins
 from ..core.dispatch import BUILDING_BLOCK, takes_data
+from ..core.threads import get_n_threads
 from ..core.validation import check_size
+from .ce import ce_from_bins, ce_of_gaps
 
 __all__ = ["bin_layout", "check_random_state", "check_resamples", "data_table", "p_value",
-           "percentile_interval", "replicate_errors", "replicate_generators",
+           "percentile_interval", "replicate_bins", "replicate_errors", "replicate_generators",
            "table_bootstrap_interval"]
 
 # Index draws (one per point) instead of a multinomial over the cells when the
@@ -22,6 +26,9 @@ __all__ = ["bin_layout", "check_random_state", "check_resamples", "data_table", 
 # faster with few ties and needs a rank-to-cell map of n ints, at most
 # _INDEX_DRAW_RATIO times the table.
 _INDEX_DRAW_RATIO = 4
+
+#: Bin sums of at most this many bytes per block of replicates.
+_BLOCK_BYTES = 1 << 25
 
 
 @takes_data(refuse=BUILDING_BLOCK)
@@ -78,129 +85,88 @@ def replicate_generators(random_state, n_resamples):
     return check_random_state(random_state).spawn(check_resamples(n_resamples))
 
 
-class _Draws:
-    """What the draws from one table need, computed once per block of replicates."""
-
-    def __init__(self, table):
-        self.scores, counts, positives = table
-        both = np.column_stack((counts - positives, positives)).ravel()
-        self.index = np.flatnonzero(both)
-        self.cells, self.counts = both[self.index], counts
-        # one cell per score (no score with both labels): no interleaving needed
-        self.label = (positives > 0).astype(np.int64) if self.index.shape[0] == counts.shape[
-            0] else None
-        self.n = int(counts.sum())
-        self.cell_of_rank = _rank_map(self.cells, self.n)
-        self.score_of_rank = _rank_map(counts, self.n)
-
-
 def _rank_map(counts, n):
-    """False: one item per rank; the item of each rank: index draws; None: one multinomial."""
+    """False: one item per rank; the item of each rank: rank draws; None: one multinomial."""
     if counts.shape[0] == n:
         return False
     if _INDEX_DRAW_RATIO * counts.shape[0] >= n:
-        return np.repeat(np.arange(counts.shape[0]), counts)
+        return np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts)
     return None
 
 
-def _items(rng, rank_map, n):
-    ranks = rng.integers(0, n, n)
-    return ranks if rank_map is False else rank_map[ranks]
+class _Draws:
+    """How the kernel draws the replicates of one table: its mode, cells and maps."""
 
-
-def _multinomial(rng, counts, rank_map, n):
-    """``Multinomial(n, counts / n)`` exactly (index draws when the items are many)."""
-    if rank_map is None:
-        return rng.multinomial(n, counts / n)
-    return np.bincount(_items(rng, rank_map, n), minlength=counts.shape[0])
-
-
-def _bootstrap(rng, d):
-    """A bootstrap replicate's copies and positives per distinct score."""
-    if d.label is not None:
-        copies = _multinomial(rng, d.cells, d.cell_of_rank, d.n)
-        return copies, copies * d.label
-    both = np.zeros(2 * d.scores.shape[0], dtype=np.int64)
-    both[d.index] = _multinomial(rng, d.cells, d.cell_of_rank, d.n)
-    return both[0::2] + both[1::2], both[1::2]
-
-
-def _null(rng, d):
-    """A consistency resample's copies and ``Binomial(m_j, s_j)`` positives per distinct score."""
-    if d.score_of_rank is None:   # few distinct scores: one binomial each
-        copies = _multinomial(rng, d.counts, None, d.n)
-        return copies, rng.binomial(copies, d.scores)
-    # many: a Bernoulli label per drawn copy (the same law)
-    item = _items(rng, d.score_of_rank, d.n)
-    label = rng.random(d.n) < d.scores[item]
-    J = d.counts.shape[0]
-    return (np.bincount(item, minlength=J),
-            np.bincount(item, weights=label, minlength=J).astype(np.int64))
-
-
-def _split_positives(rng, copies, positives, run, offset):
-    """Positives among the first ``offset[i]`` copies of run ``run[i]`` (hypergeometric draws)."""
-    if run.shape[0] and (run.shape[0] == 1 or (run[1:] != run[:-1]).all()):
-        # no two cuts in one run (the usual case): the one draw of _splits_by_depth
-        good = positives[run]
-        return rng.hypergeometric(good, copies[run] - good, offset)
-    return _splits_by_depth(rng, copies, positives, run, offset)
-
-
-def _splits_by_depth(rng, copies, positives, run, offset):
-    """:func:`_split_positives` of any cuts: one draw per depth of cuts within a run."""
-    i = np.arange(run.shape[0])
-    first = np.maximum.accumulate(np.where(np.r_[True, run[1:] != run[:-1]], i, 0))
-    depth = i - first
-    left = np.zeros(run.shape[0], dtype=np.int64)
-    prev_offset = np.zeros(run.shape[0], dtype=np.int64)
-    prev_left = np.zeros(run.shape[0], dtype=np.int64)
-    for d in range(int(depth.max()) + 1 if depth.size else 0):
-        at = np.flatnonzero(depth == d)
-        if d:
-            prev_offset[at], prev_left[at] = offset[at - 1], left[at - 1]
-        good = positives[run[at]] - prev_left[at]
-        bad = copies[run[at]] - prev_offset[at] - good
-        left[at] = prev_left[at] + rng.hypergeometric(good, bad, offset[at] - prev_offset[at])
-    return left
-
-
-def replicate_bin_sums(rng, scores, copies, positives, *, starts=None, n_bins=None,
-                       score_bins=None):
-    """``(count, sum_score, sum_label)`` per bin of a replicate: equal-mass rank
-    ``starts`` or ``n_bins`` fixed-width bins.
-    """
-    if starts is None:
-        b = _score_bins(scores, n_bins) if score_bins is None else score_bins
-        return tuple(np.bincount(b, weights=w, minlength=n_bins).astype(np.float64)
-                     for w in (copies, copies * scores, positives))
-    run, offset = replicated_cuts(copies, starts)
-    left = np.concatenate(([0], np.cumsum(positives)))[run] + _split_positives(
-        rng, copies, positives, run, offset)
-    (sum_score,) = replicated_bin_sums(copies, starts, scores, cuts=(run, offset))
-    return np.diff(starts).astype(np.float64), sum_score, np.diff(left).astype(np.float64)
+    def __init__(self, table, null):
+        self.scores, counts, positives = (np.ascontiguousarray(a) for a in table)
+        self.n = int(counts.sum())
+        if null:   # a cell per score: Multinomial copies, Binomial positives
+            self.cell_index, cells = np.empty(0, np.int64), counts
+        else:   # a cell per score and label (cell_index 2 * score + label)
+            both = np.column_stack((counts - positives, positives)).ravel()
+            self.cell_index = np.flatnonzero(both).astype(np.int64)
+            cells = both[self.cell_index]
+        self.n_cells = cells.shape[0]
+        rank_map = _rank_map(cells, self.n)
+        multinomial = rank_map is None
+        self.mode = (_resample.Draw.NULL_MULTINOMIAL if multinomial else
+                     _resample.Draw.NULL_RANKS) if null else (
+                     _resample.Draw.MULTINOMIAL if multinomial else _resample.Draw.RANKS)
+        self.pvals = cells / self.n if multinomial else np.empty(0)
+        self.rank_map = rank_map if isinstance(rank_map, np.ndarray) else np.empty(0, np.int64)
 
 
 def _score_bins(scores, n_bins):
     return lookup_bins(scores, np.arange(1, n_bins) / n_bins)
 
 
+def replicate_bins(table, generators, *, starts=None, n_bins=None, null=False, n_threads=None):
+    """``(count, sum_score, sum_label)`` of replicates of the set of ``table``,
+    one row per generator (``null``: consistency resamples instead of bootstrap
+    replicates), in equal-mass bins cut at ranks ``starts`` or in ``n_bins``
+    fixed-width bins; the replicates run in the compiled core, in parallel.
+    """
+    d = _Draws(table, null)
+    J, R = d.scores.shape[0], len(generators)
+    if starts is not None:
+        starts = np.ascontiguousarray(starts, dtype=np.int64)
+        S, n_bins, score_bin = starts.shape[0], starts.shape[0] - 1, np.empty(0, np.int64)
+    else:
+        S, score_bin = 0, _score_bins(d.scores, n_bins)
+    count, sum_score, sum_label = (np.empty((R, n_bins)) for _ in range(3))
+    bit_generators = [g.bit_generator for g in generators]
+    distinct = len({id(b) for b in bit_generators}) == R
+    threads = get_n_threads(n_threads, R * (d.n + J + S)) if distinct else 1
+    scratch = [np.empty((threads, k), np.int64) for k in (
+        d.n_cells, d.n if d.mode == _resample.Draw.NULL_RANKS else 0, J, J, 5 * S + 1)]
+    with contextlib.ExitStack() as locks:
+        for b in dict.fromkeys(bit_generators):
+            locks.enter_context(b.lock)
+        _resample.replicate_bins(bit_generators, d.mode, d.n, d.scores, d.cell_index,
+                                 d.pvals, d.rank_map, starts if S else np.empty(0, np.int64),
+                                 score_bin, count, sum_score, sum_label, *scratch,
+                                 np.empty((threads, J + 1)),
+                                 np.empty((threads, 2 * (J + 1)), np.int64), threads)
+    if S:
+        count[:] = np.diff(starts)
+    return count, sum_score, sum_label
+
+
 def replicate_errors(table, generators, *, starts=None, n_bins=None, norm=2.0, null=False):
     """CE_p of replicates of the set of ``table``, one per generator (``null``:
     consistency resamples instead of bootstrap replicates).
     """
-    draw, d = _null if null else _bootstrap, _Draws(table)
-    weights = None if starts is None else np.diff(starts) / starts[-1]
-    score_bins = None if starts is not None else _score_bins(table[0], n_bins)
     out = np.empty(len(generators))
-    for r, rng in enumerate(generators):
-        copies, positives = draw(rng, d)
-        count, sum_score, sum_label = replicate_bin_sums(rng, table[0], copies, positives,
-                                                         starts=starts, n_bins=n_bins,
-                                                         score_bins=score_bins)
-        out[r] = (ce_of_gaps(weights, np.abs(sum_score - sum_label) / count, norm)
-                  if starts is not None else
-                  ce_from_bins(BinStats(count, sum_score, sum_label, None, None), norm))
+    block = max(1, _BLOCK_BYTES // (24 * (n_bins or starts.shape[0])))
+    for i in range(0, len(generators), block):
+        count, sum_score, sum_label = replicate_bins(table, generators[i:i + block],
+                                                     starts=starts, n_bins=n_bins, null=null)
+        if starts is not None:
+            out[i:i + block] = ce_of_gaps(np.diff(starts) / starts[-1],
+                                          np.abs(sum_score - sum_label) / count, norm)
+        else:
+            out[i:i + block] = [ce_from_bins(BinStats(*sums, None, None), norm)
+                                for sums in zip(count, sum_score, sum_label)]
     return out
 
 
