@@ -567,16 +567,19 @@ def test_save_figure_png_and_svg(tmp_path):
 
 def test_save_figure_lays_a_figure_out_once_for_every_format(tmp_path, monkeypatch):
     """The layout of the first format serves the others (each save would run it
-    again); the figure keeps its layout engine, and a second save lays it out again."""
+    again); the figure keeps its layout engine, and a second save lays it out again.
+    The figure is drawn once per format, and once more for the layout."""
     fig = small_figure()
     engine = fig.get_layout_engine()
     assert engine is not None
-    runs = []
-    execute = type(engine).execute
+    runs, draws = [], []
+    execute, draw = type(engine).execute, type(fig).draw
     monkeypatch.setattr(type(engine), "execute",
                         lambda self, f: (runs.append(f), execute(self, f))[1])
+    monkeypatch.setattr(type(fig), "draw", lambda self, r: (draws.append(r), draw(self, r))[1])
     plots.save_figure(fig, tmp_path / "fig", ("png", "svg", "pdf"))
     assert runs == [fig] and fig.get_layout_engine() is engine
+    assert len(draws) == 4
     positions = [ax.get_position().bounds for ax in fig.axes]
     plots.save_figure(fig, tmp_path / "again", ("svg",))
     # laid out again, with the SVG renderer's text sizes: the same layout within 0.1%

@@ -94,8 +94,9 @@ def save_figure(fig, path, formats=None, *, dpi=200, **savefig_kw):
             written.append(target)
             if engine is not None and len(written) == 1:
                 # the layout of the first format serves the others (it is in
-                # figure units): each save would run it again
-                fig.set_layout_engine("none")
+                # figure units): with an engine, even "none", each save would
+                # draw the figure once more to run it
+                fig.set_layout_engine(None)
     finally:
         if engine is not None:
             fig.set_layout_engine(engine)
