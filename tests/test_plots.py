@@ -618,3 +618,39 @@ def test_save_figure_errors_leave_nothing(tmp_path):
     with pytest.raises(TypeError):
         plots.save_figure(fig, tmp_path / "x", not_a_savefig_option=1)
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("scale", ["log", "logit", "linear"])
+def test_rates_off_a_log_or_logit_axis_are_triangles_at_its_edge(scale):
+    """Bins of label rate 0 (and 1) lie beyond a log (logit) axis: each is a
+    triangle on the edge it lies beyond, with its bar drawn up to that edge and a
+    line in the legend's title; on a linear axis they are ordinary points."""
+    s = np.repeat([0.05, 0.3, 0.6, 0.95], 50)
+    y = np.concatenate([np.zeros(50), np.arange(50) < 15, np.arange(50) < 30, np.ones(50)])
+    ce = sc.calibration_error(s, y.astype(np.uint8), n_bins=4)
+    for display in (plots.ReliabilityDisplay.from_results(ce, scale=scale, yscale=scale)
+                    .plot(show_distribution=False),
+                    plots.GroupReliabilityDisplay.from_results(
+                        sc.evaluate(sc.threshold(np.column_stack([s, 1 - s]),
+                                                 np.where(y == 1, 0, 1), threshold=0.0),
+                                    sc.TagGroups([0, 0], 1), n_bins=4), scale=scale).plot()):
+        ax = display.ax_ if hasattr(display, "ax_") else display.axes_[0]
+        lo, hi = ax.get_ylim()
+        marks = {line.get_marker(): line.get_ydata()
+                 for line in ax.lines if str(line.get_gid()).startswith("off-axis-")}
+        curve = next(line for line in ax.lines if line.get_gid() == "curve-0")
+        bars = next(c for c in ax.collections if c.get_segments())
+        tops = sorted(max(seg[:, 1]) for seg in bars.get_segments())
+        lows = sorted(min(seg[:, 1]) for seg in bars.get_segments())
+        if scale == "linear":
+            assert marks == {} and list(curve.get_markevery()) == [0, 1, 2, 3]
+            continue
+        assert list(marks["v"]) == [lo] and lows[0] == lo          # rate 0: bottom edge
+        assert list(curve.get_markevery()) == ([1, 2] if scale == "logit" else [1, 2, 3])
+        if scale == "logit":
+            assert list(marks["^"]) == [hi] and tops[-1] == hi     # rate 1: top edge
+        else:
+            assert "^" not in marks and tops[-1] == hi == 1.0            # 1 is on a log axis
+        note = (display.figure_.legends[0] if display.figure_.legends else
+                ax.get_legend()).get_title().get_text()
+        assert note.endswith("\u25b2 \u25bc: a rate of 1 or 0, off the axis")

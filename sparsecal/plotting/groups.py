@@ -10,7 +10,7 @@ from ._inputs import _is_evaluation
 from ._labels import _ce_symbol, _ce_text, _intervals_title, _is_debiased
 from ._scales import _check_scale, _diagonal, _scale_limits, _set_scale
 from ._style import _GREY, _panel_axes, _rc_style, _style_of
-from .reliability import _draw_curve
+from .reliability import _draw_curve, _off_axis_note
 
 __all__ = ["GroupReliabilityDisplay"]
 
@@ -177,7 +177,8 @@ class GroupReliabilityDisplay:
             if ce is None:
                 continue
             handles.setdefault(c, _draw_curve(a, t, c, self.labels[c], colors,
-                                              markersize=4, errorbars=errorbars))
+                                              markersize=4, errorbars=errorbars,
+                                              yscale=self.scale, ylim=a.get_ylim()))
             k += 1
             a.text(0.04, 0.96 - 0.085 * k, _ce_text(ce, symbol=False),
                    transform=a.transAxes, ha="left", va="top", fontsize=7.5,
@@ -195,7 +196,8 @@ class GroupReliabilityDisplay:
         hs.append(Line2D([], [], color=_GREY, linestyle=":", linewidth=1.2))
         ls.append("perfect calibration")
         present = [ce for row in self.errors for ce in row if ce is not None]
-        kw = dict(title=_intervals_title(present, self.bin_interval, "per bin"),
+        kw = dict(title=_off_axis_note(_intervals_title(present, self.bin_interval,
+                                                        "per bin"), panels),
                   title_fontsize=8)
         if spare:
             spare[0].legend(hs, ls, loc="center", frameon=False, **kw)

@@ -177,16 +177,17 @@ class ReliabilityDisplay:
             fig, ax, hist_ax = _main_and_lower_axes(ax, hist_ax, show_distribution,
                                                     figsize, "hist_ax")
             handles = []
+            xlo, xhi, ylo, yhi = self.limits
+            ypad = 0.02 if self.yscale == "linear" else 0.0
             for i, (label, ce, t) in enumerate(zip(self.labels, self.errors, self.tables)):
                 text = _ce_text(ce)
                 handles.append(_draw_curve(ax, t, i, text if label is None else
-                                           f"{label}: {text}", colors))
-            xlo, xhi, ylo, yhi = self.limits
+                                           f"{label}: {text}", colors, yscale=self.yscale,
+                                           ylim=(ylo - ypad, yhi + ypad)))
             _set_scale(ax, "x", self.scale)
             _set_scale(ax, "y", self.yscale)
             pad = 0.02 if self.scale == "linear" else 0.0
             ax.set_xlim(xlo - pad, xhi + pad)
-            ypad = 0.02 if self.yscale == "linear" else 0.0
             ax.set_ylim(ylo - ypad, yhi + ypad)
             handles.append(_diagonal(ax, max(xlo, ylo), min(xhi, yhi),
                                      label="perfect calibration"))
@@ -197,7 +198,8 @@ class ReliabilityDisplay:
             if title:
                 ax.set_title(title)
             _legend(ax, owned, handles, [h.get_label() for h in handles],
-                    title=_intervals_title(self.errors, self.bin_interval),
+                    title=_off_axis_note(_intervals_title(self.errors, self.bin_interval),
+                                         [ax]),
                     title_fontsize=7.5)
             if hist_ax is not None:
                 self._draw_histogram(hist_ax, colors)
@@ -259,19 +261,40 @@ def reliability_diagram(results, labels=None, *, scores=None, scale="linear", ys
                         title=title, colors=colors, figsize=figsize).figure_
 
 
-def _draw_curve(ax, table, i, label, colors, markersize=5, errorbars=True):
+def _draw_curve(ax, table, i, label, colors, markersize=5, errorbars=True, yscale="linear",
+                ylim=None):
     """Curve ``i``: bin means with their interval bars; returns the errorbar
-    container (shared with the per-group grid)."""
+    container (shared with the per-group grid). On a log or logit ``yscale``
+    (axis limits ``ylim``) a bin whose label rate is off the axis (0, or 1 on
+    logit) is a triangle at the edge it lies beyond, its bar drawn up to it."""
     x, y = table["mean_score"], table["mean_label"]
+    low, high = table["ci_low"], table["ci_high"]
     st = _style_of(i, colors)
-    yerr = np.vstack([y - table["ci_low"], table["ci_high"] - y]) if errorbars else None
+    off = np.zeros(y.shape, bool)
+    if yscale != "linear":   # what the axis cannot show is drawn at its edge
+        off = (y <= 0) | ((y >= 1) if yscale == "logit" else False)
+        y, low, high = (np.clip(v, *ylim) for v in (y, low, high))
+    yerr = np.vstack([y - low, high - y]) if errorbars else None
     cont = ax.errorbar(x, y, yerr=yerr, color=st["color"], marker=st["marker"],
                        linestyle=st["linestyle"], markersize=markersize, linewidth=1.4,
                        elinewidth=1.0, capsize=2.5 if errorbars else 0,
                        markeredgecolor="white", markeredgewidth=0.6, label=label,
-                       zorder=3 + i)
+                       zorder=3 + i, markevery=list(np.flatnonzero(~off)))
     cont.lines[0].set_gid(f"curve-{i}")
+    for edge, marker in ((0, "v"), (1, "^")) if off.any() else ():
+        at = off & (y == ylim[edge])
+        if at.any():
+            ax.plot(x[at], y[at], linestyle="none", marker=marker, color=st["color"],
+                    markersize=markersize + 1, clip_on=False, zorder=3 + i,
+                    gid=f"off-axis-{i}")
     return cont
+
+
+def _off_axis_note(title, axes):
+    """``title`` with a line on the triangles of :func:`_draw_curve`, if any are drawn."""
+    if not any(str(line.get_gid()).startswith("off-axis-") for a in axes for line in a.lines):
+        return title
+    return "\n".join(filter(None, [title, "\u25b2 \u25bc: a rate of 1 or 0, off the axis"]))
 
 
 def _limits(tables, scale, yscale):
