@@ -653,4 +653,19 @@ def test_rates_off_a_log_or_logit_axis_are_triangles_at_its_edge(scale):
             assert "^" not in marks and tops[-1] == hi == 1.0            # 1 is on a log axis
         note = (display.figure_.legends[0] if display.figure_.legends else
                 ax.get_legend()).get_title().get_text()
-        assert note.endswith("\u25b2 \u25bc: a rate of 1 or 0, off the axis")
+        assert note.endswith("triangles: bins at 0 or 1, off the axes")
+
+
+def test_a_mean_score_off_a_logit_axis_is_a_triangle_at_its_right_edge():
+    """A bin of scores 1.0 (e.g. after isotonic recalibration) lies beyond a logit
+    score axis: at its right edge, "^" when its rate is 1 too (the corner), ">" else."""
+    s = np.repeat([0.2, 0.6, 1.0], 40)
+    for last, marker in ((np.ones(40), "^"), (np.arange(40) < 30, ">")):
+        y = np.concatenate([np.arange(40) < 8, np.arange(40) < 24, last]).astype(np.uint8)
+        ax = plots.ReliabilityDisplay.from_results(
+            sc.calibration_error(s, y, n_bins=3), scale="logit").plot(
+            show_distribution=False).ax_
+        (line,) = [g for g in ax.lines if str(g.get_gid()).startswith("off-axis-")]
+        assert line.get_marker() == marker
+        assert list(line.get_xdata()) == [ax.get_xlim()[1]]
+        assert list(line.get_ydata()) == [ax.get_ylim()[1] if marker == "^" else 0.75]

@@ -178,7 +178,8 @@ class GroupReliabilityDisplay:
                 continue
             handles.setdefault(c, _draw_curve(a, t, c, self.labels[c], colors,
                                               markersize=4, errorbars=errorbars,
-                                              yscale=self.scale, ylim=a.get_ylim()))
+                                              scales=(self.scale, self.scale),
+                                              limits=a.get_xlim() + a.get_ylim()))
             k += 1
             a.text(0.04, 0.96 - 0.085 * k, _ce_text(ce, symbol=False),
                    transform=a.transAxes, ha="left", va="top", fontsize=7.5,

@@ -178,15 +178,16 @@ class ReliabilityDisplay:
                                                     figsize, "hist_ax")
             handles = []
             xlo, xhi, ylo, yhi = self.limits
+            pad = 0.02 if self.scale == "linear" else 0.0
             ypad = 0.02 if self.yscale == "linear" else 0.0
             for i, (label, ce, t) in enumerate(zip(self.labels, self.errors, self.tables)):
                 text = _ce_text(ce)
-                handles.append(_draw_curve(ax, t, i, text if label is None else
-                                           f"{label}: {text}", colors, yscale=self.yscale,
-                                           ylim=(ylo - ypad, yhi + ypad)))
+                handles.append(_draw_curve(
+                    ax, t, i, text if label is None else f"{label}: {text}", colors,
+                    scales=(self.scale, self.yscale),
+                    limits=(xlo - pad, xhi + pad, ylo - ypad, yhi + ypad)))
             _set_scale(ax, "x", self.scale)
             _set_scale(ax, "y", self.yscale)
-            pad = 0.02 if self.scale == "linear" else 0.0
             ax.set_xlim(xlo - pad, xhi + pad)
             ax.set_ylim(ylo - ypad, yhi + ypad)
             handles.append(_diagonal(ax, max(xlo, ylo), min(xhi, yhi),
@@ -261,28 +262,39 @@ def reliability_diagram(results, labels=None, *, scores=None, scale="linear", ys
                         title=title, colors=colors, figsize=figsize).figure_
 
 
-def _draw_curve(ax, table, i, label, colors, markersize=5, errorbars=True, yscale="linear",
-                ylim=None):
+#: Markers of a bin off a log or logit axis, by the edge it lies beyond.
+_OFF_AXIS = {"<": ("x", 0), ">": ("x", 1), "v": ("y", 0), "^": ("y", 1)}
+
+
+def _draw_curve(ax, table, i, label, colors, markersize=5, errorbars=True,
+                scales=("linear", "linear"), limits=None):
     """Curve ``i``: bin means with their interval bars; returns the errorbar
-    container (shared with the per-group grid). On a log or logit ``yscale``
-    (axis limits ``ylim``) a bin whose label rate is off the axis (0, or 1 on
-    logit) is a triangle at the edge it lies beyond, its bar drawn up to it."""
+    container (shared with the per-group grid). On log or logit ``scales``
+    (x, y; axis ``limits`` ``(x0, x1, y0, y1)``) a bin off an axis (a mean score
+    or label rate of 0, or 1 on logit) is a triangle at the edge it lies
+    beyond, its bar drawn up to the edge."""
     x, y = table["mean_score"], table["mean_label"]
     low, high = table["ci_low"], table["ci_high"]
     st = _style_of(i, colors)
-    off = np.zeros(y.shape, bool)
-    if yscale != "linear":   # what the axis cannot show is drawn at its edge
-        off = (y <= 0) | ((y >= 1) if yscale == "logit" else False)
-        y, low, high = (np.clip(v, *ylim) for v in (y, low, high))
+    off = np.full(y.shape, "")
+    for axis, scale, values in (("x", scales[0], x), ("y", scales[1], y)):
+        if scale != "linear":   # the rate's marker wins over the score's
+            off[values <= 0] = "<" if axis == "x" else "v"
+            if scale == "logit":
+                off[values >= 1] = ">" if axis == "x" else "^"
+    if scales[0] != "linear":
+        x = np.clip(x, *limits[:2])
+    if scales[1] != "linear":
+        y, low, high = (np.clip(v, *limits[2:]) for v in (y, low, high))
     yerr = np.vstack([y - low, high - y]) if errorbars else None
     cont = ax.errorbar(x, y, yerr=yerr, color=st["color"], marker=st["marker"],
                        linestyle=st["linestyle"], markersize=markersize, linewidth=1.4,
                        elinewidth=1.0, capsize=2.5 if errorbars else 0,
                        markeredgecolor="white", markeredgewidth=0.6, label=label,
-                       zorder=3 + i, markevery=list(np.flatnonzero(~off)))
+                       zorder=3 + i, markevery=list(np.flatnonzero(off == "")))
     cont.lines[0].set_gid(f"curve-{i}")
-    for edge, marker in ((0, "v"), (1, "^")) if off.any() else ():
-        at = off & (y == ylim[edge])
+    for marker in _OFF_AXIS:
+        at = off == marker
         if at.any():
             ax.plot(x[at], y[at], linestyle="none", marker=marker, color=st["color"],
                     markersize=markersize + 1, clip_on=False, zorder=3 + i,
@@ -294,7 +306,7 @@ def _off_axis_note(title, axes):
     """``title`` with a line on the triangles of :func:`_draw_curve`, if any are drawn."""
     if not any(str(line.get_gid()).startswith("off-axis-") for a in axes for line in a.lines):
         return title
-    return "\n".join(filter(None, [title, "\u25b2 \u25bc: a rate of 1 or 0, off the axis"]))
+    return "\n".join(filter(None, [title, "triangles: bins at 0 or 1, off the axes"]))
 
 
 def _limits(tables, scale, yscale):
