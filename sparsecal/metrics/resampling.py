@@ -29,6 +29,9 @@ _INDEX_DRAW_RATIO = 4
 
 #: Bin sums of at most this many bytes per block of replicates.
 _BLOCK_BYTES = 1 << 25
+#: Threads beyond the first only while their scratch (one draw buffer each, of
+#: up to n ranks) stays within this many bytes.
+_SCRATCH_BYTES = 1 << 28
 
 
 @takes_data(refuse=BUILDING_BLOCK)
@@ -136,9 +139,11 @@ def replicate_bins(table, generators, *, starts=None, n_bins=None, null=False, n
     count, sum_score, sum_label = (np.empty((R, n_bins)) for _ in range(3))
     bit_generators = [g.bit_generator for g in generators]
     distinct = len({id(b) for b in bit_generators}) == R
+    widths = (d.n_cells, d.n if d.mode == _resample.Draw.NULL_RANKS else 0, J, J, 5 * S + 1)
+    per_thread = 8 * (sum(widths) + 3 * (J + 1))
     threads = get_n_threads(n_threads, R * (d.n + J + S)) if distinct else 1
-    scratch = [np.empty((threads, k), np.int64) for k in (
-        d.n_cells, d.n if d.mode == _resample.Draw.NULL_RANKS else 0, J, J, 5 * S + 1)]
+    threads = max(1, min(threads, _SCRATCH_BYTES // per_thread))
+    scratch = [np.empty((threads, k), np.int64) for k in widths]
     with contextlib.ExitStack() as locks:
         for b in dict.fromkeys(bit_generators):
             locks.enter_context(b.lock)
