@@ -100,7 +100,8 @@ class GroupReliabilityDisplay:
 
     def plot(self, axes=None, *, ncols=None, title=None, colors=None,
              panel_size=(2.9, 2.7), errorbars=True):
-        """Draw one panel per group.
+        """Draw one panel per group (a bin at 0 or 1, off a log or logit axis: a
+        triangle at its edge).
 
         Parameters
         ----------

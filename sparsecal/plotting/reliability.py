@@ -154,7 +154,8 @@ class ReliabilityDisplay:
 
     def plot(self, ax=None, *, hist_ax=None, show_distribution=True, title=None,
              colors=None, figsize=(5.2, 5.8)):
-        """Draw the curves, and the histogram below.
+        """Draw the curves, and the histogram below. On a log or logit axis a bin
+        at 0 or 1 is a triangle at the edge it lies beyond.
 
         Parameters
         ----------
