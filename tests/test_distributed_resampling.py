@@ -124,14 +124,29 @@ def test_calibration_test_bit_identical(dtype, kw):
     assert ref["pooled"] == direct.p_value
 
 
-def test_blocks_do_not_change_replicates(monkeypatch):
+def test_tasks_do_not_change_replicates(monkeypatch):
+    """Sets of one and of several tasks, and several sets in one task: each
+    replicate is the single machine's, in order."""
     x, gold = _data(np.float64, seed=6)
     entries = _entries(x, gold, CHUNKS[0])
-    (table,) = dr.set_tables(entries, sc.TagGroups.scw(6))[:1]
-    bins = sd.binned_errors(entries, n_bins=4)[0].bins
-    ref = replicate_errors(table, replicate_generators(2, 50),
-                           starts=np.r_[0, np.cumsum(bins.count)])
-    for block in (1, 7, 64):
-        monkeypatch.setattr(dr, "BLOCK", block)
-        (got,) = dr.cluster_replicate_errors([(table, bins, replicate_generators(2, 50))])
-        np.testing.assert_array_equal(got, ref)
+    groups = sc.TagGroups([0, 0, 1, 1, 2, 2], 3)
+    tables = dr.set_tables(entries, groups)   # pooled, then each group
+    smce, gmce = sd.binned_errors(entries, groups, n_bins=4)
+    bins = [ce.bins for ce in [smce, *gmce]]
+    jobs = lambda: [(t, b, replicate_generators(2 + s, 50))   # noqa: E731
+                    for s, (t, b) in enumerate(zip(tables, bins))]
+    ref = [replicate_errors(t, g, starts=np.r_[0, np.cumsum(b.count)]) for t, b, g in jobs()]
+    each = dr._work(tables[0], bins[0])
+    for work, n_tasks in ((1, 50 * len(tables)), (7 * each, None), (64 * each, None),
+                          (1 << 22, 1)):
+        monkeypatch.setattr(dr, "TASK_WORK", work)
+        plan = dr._plan(jobs())
+        ranges = [r for task in plan for r in task]   # every replicate once, in order
+        assert [j for j, _, _ in ranges] == sorted(j for j, _, _ in ranges)
+        for j in range(len(tables)):
+            mine = [(a, b) for i, a, b in ranges if i == j]
+            assert mine[0][0] == 0 and mine[-1][1] == 50
+            assert all(b == a2 and a < b for (a, b), (a2, _) in zip(mine, mine[1:]))
+        assert n_tasks is None or len(plan) == n_tasks
+        for got, want in zip(dr.cluster_replicate_errors(jobs()), ref):
+            np.testing.assert_array_equal(got, want)

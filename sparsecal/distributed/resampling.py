@@ -11,11 +11,11 @@ from .chunks import add_tables, key_scores, native_keys, runs
 from .isotonic import score_tables
 from .reduce import tree_merge
 
-__all__ = ["BLOCK", "bootstrap_ends", "cluster_replicate_errors", "set_tables",
+__all__ = ["TASK_WORK", "bootstrap_ends", "cluster_replicate_errors", "set_tables",
            "table_bootstrap_intervals", "table_calibration_tests", "top_label_table"]
 
-#: replicates per task
-BLOCK = 64
+#: replicate work per task (points drawn, table rows and bins, summed over its replicates)
+TASK_WORK = 1 << 22
 
 
 def set_tables(entries, groups):
@@ -43,18 +43,48 @@ def top_label_table(entries):
     return key_scores(keys.astype(np.uint64), entries.dtype), counts, positives
 
 
+def _replicate_pieces(pieces, norm, null):
+    return [replicate_errors(table, generators, **layout, norm=norm, null=null, n_threads=1)
+            for table, layout, generators in pieces]
+
+
+def _work(table, bins):
+    """A replicate's work: the points drawn, the table's rows and the bins."""
+    layout = bin_layout(bins)
+    return int(table[1].sum()) + table[0].shape[0] + layout.get(
+        "n_bins", len(layout.get("starts", ())))
+
+
+def _plan(jobs):
+    """Tasks of about ``TASK_WORK``, each a list of ``(job, first, stop)``
+    replicate ranges: a large set's replicates in blocks, small sets together."""
+    tasks, current, work = [], [], 0
+    for j, (table, bins, generators) in enumerate(jobs):
+        each = max(1, _work(table, bins))
+        step = max(1, TASK_WORK // each)
+        for i in range(0, len(generators), step):
+            current.append((j, i, min(i + step, len(generators))))
+            work += each * (current[-1][2] - i)
+            if work >= TASK_WORK:
+                tasks.append(current)
+                current, work = [], 0
+    return tasks + ([current] if current else [])
+
+
 def cluster_replicate_errors(jobs, norm=2.0, null=False):
-    """``replicate_errors`` of each ``(table, bins, generators)`` job, as Dask tasks."""
+    """``replicate_errors`` of each ``(table, bins, generators)`` job, as Dask
+    tasks of about ``TASK_WORK`` each (:func:`_plan`)."""
     dask = require_dask()
-    tasks = []
-    for table, bins, generators in jobs:
-        shared = dask.delayed(table, traverse=False)   # one copy, sent where needed
-        layout = bin_layout(bins)
-        tasks.append([dask.delayed(replicate_errors)(shared, generators[i:i + BLOCK],
-                                                     **layout, norm=norm, null=null)
-                      for i in range(0, len(generators), BLOCK)])
-    blocks = dask.compute(tasks)[0]
-    return [np.concatenate(b) if b else np.empty(0) for b in blocks]
+    shared = [dask.delayed(t, traverse=False) for t, _, _ in jobs]   # one copy per set
+    plan = _plan(jobs)
+    tasks = [dask.delayed(_replicate_pieces)(
+        [(shared[j], bin_layout(jobs[j][1]), jobs[j][2][a:b]) for j, a, b in task], norm, null)
+        for task in plan]
+    values = [[] for _ in jobs]
+    for task, result in zip(plan, dask.compute(tasks)[0]):
+        for (j, _, _), v in zip(task, result):
+            values[j].append(v)
+    return [np.concatenate(v) if v else np.empty(0) for v in values]
 
 
 def table_bootstrap_intervals(tables, bins, norm, spec):

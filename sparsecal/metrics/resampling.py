@@ -157,7 +157,8 @@ def replicate_bins(table, generators, *, starts=None, n_bins=None, null=False, n
     return count, sum_score, sum_label
 
 
-def replicate_errors(table, generators, *, starts=None, n_bins=None, norm=2.0, null=False):
+def replicate_errors(table, generators, *, starts=None, n_bins=None, norm=2.0, null=False,
+                     n_threads=None):
     """CE_p of replicates of the set of ``table``, one per generator (``null``:
     consistency resamples instead of bootstrap replicates).
     """
@@ -165,7 +166,8 @@ def replicate_errors(table, generators, *, starts=None, n_bins=None, norm=2.0, n
     block = max(1, _BLOCK_BYTES // (24 * (n_bins or starts.shape[0])))
     for i in range(0, len(generators), block):
         count, sum_score, sum_label = replicate_bins(table, generators[i:i + block],
-                                                     starts=starts, n_bins=n_bins, null=null)
+                                                     starts=starts, n_bins=n_bins, null=null,
+                                                     n_threads=n_threads)
         if starts is not None:
             out[i:i + block] = ce_of_gaps(np.diff(starts) / starts[-1],
                                           np.abs(sum_score - sum_label) / count, norm)
