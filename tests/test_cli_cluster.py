@@ -12,6 +12,7 @@ from distributed import LocalCluster
 import sparsecal as sc
 from sparsecal import distributed as sd
 from sparsecal.metrics.measures import MEASURES
+from sparsecal.cli import cluster as cluster_cli
 from sparsecal.cli.main import main
 from sparsecal.datasets import make_tagger_outputs
 
@@ -78,6 +79,7 @@ def test_apply_on_scheduler_and_local_dask(files, scheduler, capsys, tmp_path):
 
 def test_bad_address_and_inputs_one_error_line(files, capsys, tmp_path, monkeypatch):
     d, _, _, _ = files
+    monkeypatch.setattr(cluster_cli, "CONNECT_TIMEOUT", 1)   # nothing listens there
     rc, out, err = run(capsys, "evaluate", "--scores", d / "test.npy", "--gold",
                        d / "test_gold.npy", "--scheduler", "tcp://127.0.0.1:9")
     assert rc == 2
