@@ -5,7 +5,7 @@
 replicate from the distinct-score table (``metrics/resampling.py``; the same
 numbers on a cluster). Before (commit 4deebc4^), a replicate drew ``n`` entry
 indices from one shared stream and re-binned the sorted points with
-``replicated_bin_sums``: that loop is the baseline here, run in this process,
+``replicated_bin_sums`` (now in ``tests/_resampling_reference.py``): that loop is the baseline here, run in this process,
 interleaved with the current code (same sort, same bins, same replicates count).
 
 Target (issue 29): at n = 1e5 distinct scores, no slower than the entry-index
@@ -24,9 +24,11 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "tests")]
 from _machine import interleaved  # noqa: E402
-from sparsecal.core.binning import bin_statistics, replicated_bin_sums  # noqa: E402
+from _resampling_reference import replicated_bin_sums  # noqa: E402   (the replaced code)
+from sparsecal.core.binning import bin_statistics  # noqa: E402
 from sparsecal.metrics import ConfidenceInterval, calibration_error  # noqa: E402
 from sparsecal.metrics.ce import ce_of_gaps  # noqa: E402
 

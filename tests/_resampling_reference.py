@@ -4,11 +4,36 @@ kernel, kept as the reference the kernel must equal bit for bit: the same
 calls, in the same order, on each replicate's own generator)."""
 import numpy as np
 
-from sparsecal.core.binning import (BinStats, lookup_bins, replicated_bin_sums,
-                                    replicated_cuts)
+from sparsecal.core.binning import BinStats, lookup_bins
 from sparsecal.metrics.ce import ce_from_bins, ce_of_gaps
 
 _INDEX_DRAW_RATIO = 4
+
+
+def replicated_cuts(multiplicity, starts):
+    """Where the rank cuts ``starts`` of a replicated sorted sample fall: for each, the
+    point ``k`` holding that rank and the copies of it before the rank.
+    """
+    cw = np.concatenate(([0], np.cumsum(multiplicity)))
+    k = np.minimum(np.searchsorted(cw, starts, side="right") - 1, multiplicity.shape[0] - 1)
+    return k, starts - cw[k]
+
+
+def replicated_bin_sums(multiplicity, starts, *values, cuts=None):
+    """Per-bin sums of ``values`` over a sorted sample in which point ``k`` appears
+    ``multiplicity[k]`` times, cut at ranks ``starts`` of that sample.
+
+    How a bootstrap replicate is re-binned without building or sorting it: in
+    sorted order the copies of a point are consecutive, so each bin sum is a
+    cumulative sum over whole points plus the copies of the point that straddles the
+    cut (O(n)). ``cuts`` are :func:`replicated_cuts` if the caller has them.
+    """
+    k, partial = replicated_cuts(multiplicity, starts) if cuts is None else cuts
+    sums = []
+    for v in values:
+        cv = np.concatenate(([0.0], np.cumsum(multiplicity * v)))
+        sums.append(np.diff(cv[k] + partial * v[k]))
+    return sums
 
 
 class _Draws:

@@ -16,9 +16,9 @@ from scipy import stats
 
 import _resampling_reference as reference
 import sparsecal as sc
-from _resampling_reference import _Draws, _bootstrap, _null
+from _resampling_reference import _Draws, _bootstrap, _null, replicated_bin_sums
 from sparsecal.core import _resample
-from sparsecal.core.binning import equal_mass_bin_starts, replicated_bin_sums
+from sparsecal.core.binning import equal_mass_bin_starts
 from sparsecal.metrics import ConfidenceInterval
 from sparsecal.metrics.resampling import (data_table, replicate_bins, replicate_errors,
                                           replicate_generators, score_table)

@@ -21,7 +21,7 @@ from .dispatch import BUILDING_BLOCK, GLOBAL_SORT, takes_data
 
 __all__ = ["BinStats", "argsort_scores", "bin_statistics", "equal_mass_bin_starts",
            "equal_mass_bins", "equal_mass_bins_sorted", "fixed_width_bins", "histogram_counts",
-           "lookup_bin_means", "lookup_bins", "replicated_bin_sums", "replicated_cuts",
+           "lookup_bin_means", "lookup_bins",
            "segment_bin_starts", "weighted_bin_starts", "weighted_equal_mass_bins"]
 
 
@@ -347,32 +347,6 @@ def equal_mass_bins_sorted(sorted_scores, labels, perm, starts):
     sums = [np.empty(k) for _ in range(4)]
     _binning.equal_mass_bin_stats(sorted_scores, labels, perm, starts, count, *sums)
     return BinStats(count, *sums)
-
-
-def replicated_cuts(multiplicity, starts):
-    """Where the rank cuts ``starts`` of a replicated sorted sample fall: for each, the
-    point ``k`` holding that rank and the copies of it before the rank.
-    """
-    cw = np.concatenate(([0], np.cumsum(multiplicity)))
-    k = np.minimum(np.searchsorted(cw, starts, side="right") - 1, multiplicity.shape[0] - 1)
-    return k, starts - cw[k]
-
-
-def replicated_bin_sums(multiplicity, starts, *values, cuts=None):
-    """Per-bin sums of ``values`` over a sorted sample in which point ``k`` appears
-    ``multiplicity[k]`` times, cut at ranks ``starts`` of that sample.
-
-    How a bootstrap replicate is re-binned without building or sorting it: in
-    sorted order the copies of a point are consecutive, so each bin sum is a
-    cumulative sum over whole points plus the copies of the point that straddles the
-    cut (O(n)). ``cuts`` are :func:`replicated_cuts` if the caller has them.
-    """
-    k, partial = replicated_cuts(multiplicity, starts) if cuts is None else cuts
-    sums = []
-    for v in values:
-        cv = np.concatenate(([0.0], np.cumsum(multiplicity * v)))
-        sums.append(np.diff(cv[k] + partial * v[k]))
-    return sums
 
 
 def check_fixed_bins(n_bins, n_sets=1, name="n_bins"):
