@@ -210,6 +210,25 @@ def test_replicate_bins_do_not_depend_on_threads(null):
     assert np.all(one[2].sum(axis=1) <= 3000) and np.all(one[2] >= 0)
 
 
+def test_threads_beyond_the_first_only_within_the_scratch_bound(monkeypatch):
+    """A consistency resample by ranks needs n ranks of scratch per thread: past
+    ``_SCRATCH_BYTES`` the kernel gets one thread, and the same replicates."""
+    table = _random_table(np.random.default_rng(2), 4000, 4000)   # many distinct: ranks
+    assert resampling._Draws(table, True).mode == _resample.Draw.NULL_RANKS
+    threads, kernel = [], _resample.replicate_bins
+    monkeypatch.setattr(_resample, "replicate_bins",
+                        lambda *a: (threads.append(a[-1]), kernel(*a))[1])
+    starts = equal_mass_bin_starts(4000, n_bins=8)
+    wide = replicate_bins(table, replicate_generators(1, 6), starts=starts, null=True,
+                          n_threads=2)
+    monkeypatch.setattr(resampling, "_SCRATCH_BYTES", 8 * 4000)
+    narrow = replicate_bins(table, replicate_generators(1, 6), starts=starts, null=True,
+                            n_threads=2)
+    assert threads == [2, 1]
+    for a, b in zip(wide, narrow):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_one_generator_twice_draws_in_turn():
     """The same generator for two replicates (two draws in turn, as in a loop),
     not two threads on one generator."""

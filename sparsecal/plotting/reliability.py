@@ -264,7 +264,7 @@ def reliability_diagram(results, labels=None, *, scores=None, scale="linear", ys
 
 
 #: Markers of a bin off a log or logit axis, by the edge it lies beyond.
-_OFF_AXIS = {"<": ("x", 0), ">": ("x", 1), "v": ("y", 0), "^": ("y", 1)}
+_OFF_AXIS = {("x", 0): "<", ("x", 1): ">", ("y", 0): "v", ("y", 1): "^"}
 
 
 def _draw_curve(ax, table, i, label, colors, markersize=5, errorbars=True,
@@ -280,9 +280,9 @@ def _draw_curve(ax, table, i, label, colors, markersize=5, errorbars=True,
     off = np.full(y.shape, "")
     for axis, scale, values in (("x", scales[0], x), ("y", scales[1], y)):
         if scale != "linear":   # the rate's marker wins over the score's
-            off[values <= 0] = "<" if axis == "x" else "v"
+            off[values <= 0] = _OFF_AXIS[axis, 0]
             if scale == "logit":
-                off[values >= 1] = ">" if axis == "x" else "^"
+                off[values >= 1] = _OFF_AXIS[axis, 1]
     if scales[0] != "linear":
         x = np.clip(x, *limits[:2])
     if scales[1] != "linear":
@@ -294,7 +294,7 @@ def _draw_curve(ax, table, i, label, colors, markersize=5, errorbars=True,
                        markeredgecolor="white", markeredgewidth=0.6, label=label,
                        zorder=3 + i, markevery=list(np.flatnonzero(off == "")))
     cont.lines[0].set_gid(f"curve-{i}")
-    for marker in _OFF_AXIS:
+    for marker in _OFF_AXIS.values():
         at = off == marker
         if at.any():
             ax.plot(x[at], y[at], linestyle="none", marker=marker, color=st["color"],
