@@ -27,9 +27,17 @@ test entries; SMCE and GMCE after.
 Reported per step: wall time, the 1-minute load average when the step ended (the
 machine is shared: read timings with it), entries per second per worker, the
 bytes sent between workers (Dask's ``transfer_outgoing_bytes_total`` summed over
-workers), and from Dask's task stream the tasks run and the workers' busy
-seconds per kind of task (compute, and transfers). The results of the two paths are checked equal (counts identical,
-values within 1e-12 relative).
+workers), the client's round trips (the times it waited for the cluster: a
+gather or ``distributed.wait``), and from Dask's task stream the tasks run and the
+workers' busy seconds per kind of task (compute, and transfers). The results of
+the two paths are checked equal (counts identical, values within 1e-12 relative).
+
+Also reported: the median time of an empty round trip on the same cluster (one
+task per worker that returns its index, and their merge, through
+``distributed.reduce.tree_merge`` as the workload's rounds), and the cluster
+path's floor: the single path's time plus one empty round trip per round trip
+the cluster path made (its time if the workers computed as fast as the single
+path and Dask cost nothing else).
 
 Usage::
 
@@ -58,7 +66,7 @@ from sparsecal.cli.cluster import _read_rows, dask_scores  # noqa: E402
 
 
 class Steps:
-    """Wall time, load average and worker-to-worker bytes of each step."""
+    """Wall time, load average, worker-to-worker bytes and round trips of each step."""
 
     def __init__(self, client=None):
         self.client, self.rows = client, []
@@ -77,9 +85,11 @@ class Steps:
 
     def run(self, name, n_entries, func):
         before, cpu, t0 = self._sent(), self._cpu(), time.perf_counter()
+        trips = 0 if self.client is None else self.client.waits
         with self._task_stream() as stream:
             result = func()
         wall = time.perf_counter() - t0
+        trips = 0 if self.client is None else self.client.waits - trips
         client_cpu, worker_cpu = self._cpu() - cpu
         self.rows.append({"step": name, "seconds": round(wall, 3),
                           "cpu_seconds": round(client_cpu + worker_cpu, 3),
@@ -87,6 +97,7 @@ class Steps:
                           "load_1min": round(os.getloadavg()[0], 2),
                           "entries": int(n_entries),
                           "bytes_between_workers": self._sent() - before,
+                          "round_trips": trips,
                           **_task_summary(stream)})
         return result
 
@@ -138,15 +149,35 @@ def _dask_gold(path, scores):
                            for a, b in zip(bounds[:-1], bounds[1:])])
 
 
-def _persisted(path, gold, chunk_rows):
-    """Entries thresholded on the workers and kept there (waits for them)."""
+def _gold_path(path):
+    return path[:-len(".npy")] + "_gold.npy"
+
+
+def _persisted(path, chunk_rows):
+    """Entries thresholded on the workers and kept there (waits for them); the
+    gold tags are read from the file :func:`main` wrote beside ``path``."""
     from distributed import futures_of, wait
     scores = dask_scores(path, chunk_rows)
-    gold_path = path[:-len(".npy")] + "_gold.npy"
-    np.save(gold_path, gold)
-    entries = sd.threshold(scores, _dask_gold(gold_path, scores)).persist()
+    entries = sd.threshold(scores, _dask_gold(_gold_path(path), scores)).persist()
     wait(futures_of(entries.blocks))
     return entries
+
+
+def _noop(block, index, round_):
+    return index
+
+
+def round_trip(client, repeat=30):
+    """Median seconds of a computation that does nothing: one task per worker
+    and their merge, through ``tree_merge`` as each round of the workload."""
+    from sparsecal.distributed.reduce import tree_merge
+    blocks = client.scatter(list(range(len(client.scheduler_info()["workers"]))))
+    seconds = []
+    for r in range(repeat + 5):   # the first 5 warm up
+        t0 = time.perf_counter()
+        tree_merge(_noop, sum, blocks, r)
+        seconds.append(time.perf_counter() - t0)
+    return float(np.median(seconds[5:]))
 
 
 def _warm():
@@ -155,24 +186,36 @@ def _warm():
     import sparsecal.distributed.isotonic  # noqa: F401
 
 
+def _count_waits(client):
+    """Count in ``client.waits`` the times the client waits for the cluster
+    (a gather, or ``distributed.wait``): its round trips."""
+    client.waits, sync = 0, client.sync
+
+    def counted(func, *args, **kwargs):
+        client.waits += func.__name__ in ("_gather", "_wait")
+        return sync(func, *args, **kwargs)
+    client.sync = counted
+
+
 @contextlib.contextmanager
 def cluster_client(workers, dask_malloc=False):
-    """A client of a started local cluster whose workers imported the package."""
+    """A client of a started local cluster whose workers imported the package;
+    it counts its round trips (``client.waits``)."""
     import dask.array  # noqa: F401  (as the single path's imports: before the timings)
     from distributed import Client
     with sd.local_cluster(workers, malloc=not dask_malloc,
                           dashboard_address=None) as cluster, Client(cluster) as client:
         client.run(_warm)
+        _count_waits(client)
         print("worker malloc settings:", client.run(
             lambda: {k: os.environ.get(k) for k in sd.WORKER_MALLOC}))
         yield client
 
 
-def _distributed_steps(client, dev_path, test_path, dev_gold, test_gold, groups, chunk_rows):
+def _distributed_steps(client, dev_path, test_path, groups, chunk_rows):
     s = Steps(client)
-    dev = s.run("threshold dev", 0, lambda: _persisted(dev_path, dev_gold, chunk_rows))
-    test = s.run("threshold test", 0, lambda: _persisted(test_path, test_gold,
-                                                         chunk_rows))
+    dev = s.run("threshold dev", 0, lambda: _persisted(dev_path, chunk_rows))
+    test = s.run("threshold test", 0, lambda: _persisted(test_path, chunk_rows))
     before = s.run("SMCE+GMCE test", 0, lambda: sd.smce_and_gmce(test, groups))
     model = sc.GroupedCalibrator(sc.IsotonicCalibrator(), groups)
     s.run("isotonic fit dev", 0, lambda: model.fit(dev))
@@ -216,13 +259,15 @@ def main():
     with tempfile.TemporaryDirectory(dir=args.workdir) as d:
         paths = [os.path.join(d, f"{n}.npy") for n in ("dev", "test")]
         golds = [write_score_matrix(p, args.rows, seed=i) for i, p in enumerate(paths)]
+        for p, gold in zip(paths, golds):   # set-up, as the score files: not timed
+            np.save(_gold_path(p), gold)
         singles, dists = [], []
         with cluster_client(args.workers, args.dask_malloc) as client:
+            latency = round_trip(client)
             for _ in range(args.repeat):   # the two paths interleaved: the same load
                 singles.append(single(*paths, *golds, args.workers))
                 groups = singles[-1][1]
-                dists.append(_distributed_steps(client, *paths, *golds, groups,
-                                                args.chunk_rows))
+                dists.append(_distributed_steps(client, *paths, groups, args.chunk_rows))
         one, (_, groups, res_one, sizes) = _best([r[0] for r in singles]), singles[-1]
         for r in one[:2]:
             r["entries"] = sizes[0] if "dev" in r["step"] else sizes[1]
@@ -236,12 +281,19 @@ def main():
     total, cpu = ({k: sum(r[field] for r in rows) for k, rows in (("single", one),
                                                                    ("dask", dist))}
                   for field in ("seconds", "cpu_seconds"))
+    # the cluster's least time: the single path's work, plus an empty round trip
+    # for each time the cluster path's client waited
+    trips = sum(r["round_trips"] for r in dist)
+    floor = total["single"] + trips * latency
     report = {"rows": args.rows, "workers": args.workers, "chunk_rows": args.chunk_rows,
               "repeat": args.repeat, "dask_malloc": args.dask_malloc, "entries_dev_test": sizes, "single": one, "dask": dist,
               "total_seconds": total, "total_cpu_seconds": cpu,
               "ratio_dask_over_single": round(total["dask"] / total["single"], 3),
               "ratio_per_round": [round(r, 3) for r in rounds],
               "cpu_ratio_dask_over_single": round(cpu["dask"] / cpu["single"], 3),
+              "round_trip_seconds": round(latency, 4),
+              "floor_seconds": round(floor, 3),
+              "ratio_floor_over_single": round(floor / total["single"], 3),
               "results_equal": True}
     dense = args.rows * N_TAGS
     for name in ("single", "dask"):
@@ -257,11 +309,15 @@ def main():
                   f"{rate / 1e6:8.2f} M {unit}/s/worker  "
                   f"{r['bytes_between_workers']:>12,} B between workers")
             if "tasks" in r:
-                print(f"    {r['tasks']} tasks; worker seconds: {r['worker_seconds']}")
+                print(f"    {r['round_trips']} round trips, {r['tasks']} tasks; "
+                      f"worker seconds: {r['worker_seconds']}")
     print(f"\ntotal: single {total['single']:.2f} s, dask {total['dask']:.2f} s "
           f"(ratio {report['ratio_dask_over_single']}); CPU: single {cpu['single']:.2f} s, "
           f"dask {cpu['dask']:.2f} s (ratio {report['cpu_ratio_dask_over_single']}); "
           f"wall ratio per round (interleaved) {report['ratio_per_round']}; results equal")
+    print(f"floor of the cluster path: single {total['single']:.2f} s + {trips} round trips "
+          f"x {latency * 1e3:.1f} ms (median empty round trip) = {floor:.2f} s "
+          f"(ratio {report['ratio_floor_over_single']})")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1)
